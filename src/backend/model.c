@@ -1,0 +1,353 @@
+#include "backend/model.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "ir/plan.h"
+#include "ir/shape.h"
+
+/* Everything that depends only on the input shapes. Built once per signature, then read-only. */
+typedef struct instance {
+  gfx_shape* input_shapes; /* the signature */
+  gfx_shape* shapes;       /* per value */
+  ir_plan plan;
+  void** node_state;
+  size_t* node_scratch;
+  size_t scratch_offset;   /* node scratch lives after the planned intermediates */
+  size_t workspace_bytes;  /* intermediates + the largest node scratch */
+  struct instance* next;
+} instance;
+
+/* Device memory one run uses while it is in flight. */
+typedef struct workspace {
+  void* base;
+  size_t bytes;
+  void* event;       /* recorded after the run's last node */
+  void* last_stream; /* the stream of the run that used it last */
+  int in_use;
+  void** ptrs;       /* per value: where it lives during the run */
+  struct workspace* next;
+} workspace;
+
+struct gfx_model {
+  const gfx_backend* be;
+  int device;
+  ir_graph* graph;
+  void* weights;       /* one device block for all constants */
+  size_t weight_bytes;
+  size_t* weight_offset; /* per value, or IR_PLAN_NO_OFFSET */
+  pthread_mutex_t lock;
+  instance* instances;
+  int n_instances;
+  workspace* pool;
+  int n_pool;
+};
+
+#define MAX_IDLE_WORKSPACES 4
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+const ir_graph* gfx_model_graph(const gfx_model* m) { return m->graph; }
+
+static gfx_status upload_constants(gfx_model* m) {
+  const ir_graph* g = m->graph;
+  size_t a = m->be->alignment ? m->be->alignment : 256;
+  m->weight_offset = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
+  if (!m->weight_offset) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "weight table");
+  size_t total = 0;
+  for (int v = 0; v < g->n_values; v++) {
+    m->weight_offset[v] = IR_PLAN_NO_OFFSET;
+    if (!g->values[v].const_data) continue;
+    m->weight_offset[v] = total;
+    total += align_up(g->values[v].const_bytes ? g->values[v].const_bytes : 1, a);
+  }
+  if (total == 0) return NULL;
+  GFX_TRY(m->be->mem_alloc(m->device, total, &m->weights));
+  m->weight_bytes = total;
+  for (int v = 0; v < g->n_values; v++) {
+    if (m->weight_offset[v] == IR_PLAN_NO_OFFSET || g->values[v].const_bytes == 0) continue;
+    gfx_status s = m->be->copy(m->device, (char*)m->weights + m->weight_offset[v], g->values[v].const_data,
+                               g->values[v].const_bytes, GFX_COPY_HOST_TO_DEVICE, NULL);
+    if (s) return gfx_status_wrap(s, "uploading constant '%s'", g->values[v].name);
+  }
+  return NULL;
+}
+
+gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, gfx_model** out) {
+  *out = NULL;
+  gfx_status s = ir_graph_validate(graph);
+  if (s) {
+    ir_graph_free(graph);
+    return s;
+  }
+  gfx_model* m = calloc(1, sizeof *m);
+  if (!m) {
+    ir_graph_free(graph);
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "model");
+  }
+  m->be = be;
+  m->device = device;
+  m->graph = graph;
+  pthread_mutex_init(&m->lock, NULL);
+  s = upload_constants(m);
+  if (s) {
+    gfx_model_free(m);
+    return s;
+  }
+  *out = m;
+  return NULL;
+}
+
+static void instance_free(const gfx_model* m, instance* in) {
+  if (!in) return;
+  if (in->node_state)
+    for (int n = 0; n < m->graph->n_nodes; n++)
+      if (in->node_state[n] && m->be->node_release) m->be->node_release(m->device, in->node_state[n]);
+  ir_plan_free(&in->plan);
+  free(in->node_state);
+  free(in->node_scratch);
+  free(in->shapes);
+  free(in->input_shapes);
+  free(in);
+}
+
+static void workspace_free(const gfx_model* m, workspace* w) {
+  if (!w) return;
+  if (w->event) {
+    /* a pooled workspace may still be read by queued work: let the device finish first */
+    gfx_status_free(m->be->event_sync(m->device, w->event));
+    m->be->event_destroy(m->device, w->event);
+  }
+  if (w->base) m->be->mem_free(m->device, w->base);
+  free(w->ptrs);
+  free(w);
+}
+
+void gfx_model_free(gfx_model* m) {
+  if (!m) return;
+  for (workspace* w = m->pool; w;) {
+    workspace* next = w->next;
+    workspace_free(m, w);
+    w = next;
+  }
+  for (instance* in = m->instances; in;) {
+    instance* next = in->next;
+    instance_free(m, in);
+    in = next;
+  }
+  if (m->weights) m->be->mem_free(m->device, m->weights);
+  free(m->weight_offset);
+  ir_graph_free(m->graph);
+  pthread_mutex_destroy(&m->lock);
+  free(m);
+}
+
+static int same_signature(const instance* in, const gfx_tensor* inputs, int n) {
+  for (int i = 0; i < n; i++)
+    if (!gfx_shape_equal(&in->input_shapes[i], &inputs[i].shape)) return 0;
+  return 1;
+}
+
+static gfx_status instance_build(const gfx_model* m, const gfx_tensor* inputs, instance** out) {
+  const ir_graph* g = m->graph;
+  instance* in = calloc(1, sizeof *in);
+  if (!in) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "shape instance");
+  gfx_status s = NULL;
+  in->input_shapes = malloc(sizeof(gfx_shape) * (size_t)(g->n_inputs + 1));
+  in->shapes = malloc(sizeof(gfx_shape) * (size_t)(g->n_values + 1));
+  in->node_state = calloc((size_t)g->n_nodes + 1, sizeof(void*));
+  in->node_scratch = calloc((size_t)g->n_nodes + 1, sizeof(size_t));
+  if (!in->input_shapes || !in->shapes || !in->node_state || !in->node_scratch) {
+    s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "shape instance");
+    goto fail;
+  }
+  for (int i = 0; i < g->n_inputs; i++) in->input_shapes[i] = inputs[i].shape;
+  if ((s = ir_infer_shapes(g, in->input_shapes, in->shapes))) goto fail;
+  size_t a = m->be->alignment ? m->be->alignment : 256;
+  if ((s = ir_plan_memory(g, in->shapes, a, &in->plan))) goto fail;
+  size_t scratch = 0;
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    gfx_shape is[IR_MAX_IO], os[IR_MAX_IO];
+    for (int i = 0; i < node->n_inputs; i++)
+      is[i] = node->inputs[i] >= 0 ? in->shapes[node->inputs[i]] : (gfx_shape){.rank = -1};
+    for (int o = 0; o < node->n_outputs; o++) os[o] = in->shapes[node->outputs[o]];
+    if (m->be->node_prepare) {
+      s = m->be->node_prepare(m->device, node, is, os, &in->node_state[n], &in->node_scratch[n]);
+      if (s) {
+        s = gfx_status_wrap(s, "preparing node '%s' (%s)", node->name, ir_op_name(node->op));
+        goto fail;
+      }
+    }
+    if (in->node_scratch[n] > scratch) scratch = in->node_scratch[n];
+  }
+  in->scratch_offset = in->plan.workspace_bytes;
+  in->workspace_bytes = in->plan.workspace_bytes + align_up(scratch, a);
+  *out = in;
+  return NULL;
+fail:
+  instance_free(m, in);
+  return s;
+}
+
+/* Finds or builds the instance for these input shapes. Instances live until the model dies. */
+static gfx_status instance_get(gfx_model* m, const gfx_tensor* inputs, instance** out) {
+  pthread_mutex_lock(&m->lock);
+  for (instance* in = m->instances; in; in = in->next)
+    if (same_signature(in, inputs, m->graph->n_inputs)) {
+      *out = in;
+      pthread_mutex_unlock(&m->lock);
+      return NULL;
+    }
+  instance* in = NULL;
+  gfx_status s = instance_build(m, inputs, &in);
+  if (!s) {
+    in->next = m->instances;
+    m->instances = in;
+    m->n_instances++;
+    *out = in;
+  }
+  pthread_mutex_unlock(&m->lock);
+  return s;
+}
+
+/* Takes a workspace of at least `bytes` for a run on `stream`, without waiting for the device. */
+static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, workspace** out) {
+  pthread_mutex_lock(&m->lock);
+  workspace* pick = NULL;
+  int idle = 0;
+  /* reusable at once: same stream (the device orders it) or the device is done with it */
+  for (workspace* w = m->pool; w; w = w->next) {
+    if (w->in_use) continue;
+    idle++;
+    if (w->bytes >= bytes && (w->last_stream == stream || m->be->event_done(m->device, w->event))) {
+      pick = w;
+      break;
+    }
+  }
+  gfx_status s = NULL;
+  if (!pick && idle >= MAX_IDLE_WORKSPACES) {
+    /* enough idle ones exist: order this stream after the one that is big enough instead of growing */
+    for (workspace* w = m->pool; w && !pick; w = w->next)
+      if (!w->in_use && w->bytes >= bytes) pick = w;
+    if (pick && (s = m->be->stream_wait_event(m->device, stream, pick->event))) pick = NULL;
+  }
+  if (!pick && !s) {
+    workspace* w = calloc(1, sizeof *w);
+    if (!w) {
+      s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "workspace");
+    } else {
+      w->ptrs = calloc((size_t)m->graph->n_values + 1, sizeof(void*));
+      s = w->ptrs ? m->be->event_create(m->device, &w->event)
+                  : gfx_error(GFX_ERR_OUT_OF_MEMORY, "workspace pointer table");
+      if (!s && bytes) s = m->be->mem_alloc(m->device, bytes, &w->base);
+      if (s) {
+        workspace_free(m, w);
+      } else {
+        w->bytes = bytes;
+        w->next = m->pool;
+        m->pool = w;
+        m->n_pool++;
+        pick = w;
+      }
+    }
+  }
+  if (pick) pick->in_use = 1;
+  pthread_mutex_unlock(&m->lock);
+  *out = pick;
+  return s;
+}
+
+static gfx_status workspace_release(gfx_model* m, workspace* w, void* stream) {
+  gfx_status s = m->be->event_record(m->device, w->event, stream);
+  pthread_mutex_lock(&m->lock);
+  w->last_stream = stream;
+  w->in_use = 0;
+  pthread_mutex_unlock(&m->lock);
+  return s;
+}
+
+static gfx_status run_nodes(gfx_model* m, const instance* in, workspace* w, void* stream) {
+  const ir_graph* g = m->graph;
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    gfx_tensor ti[IR_MAX_IO], to[IR_MAX_IO];
+    for (int i = 0; i < node->n_inputs; i++) {
+      int v = node->inputs[i];
+      if (v < 0) {
+        ti[i] = (gfx_tensor){.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}};
+        continue;
+      }
+      ti[i] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
+    }
+    for (int o = 0; o < node->n_outputs; o++) {
+      int v = node->outputs[o];
+      to[o] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
+    }
+    gfx_exec_ctx ctx = {
+        .device = m->device,
+        .stream = stream,
+        .scratch = in->node_scratch[n] ? (char*)w->base + in->scratch_offset : NULL,
+        .scratch_bytes = in->node_scratch[n],
+    };
+    gfx_status s = m->be->node_run(&ctx, node, ti, to, in->node_state[n]);
+    if (s) return gfx_status_wrap(s, "running node '%s' (%s)", node->name, ir_op_name(node->op));
+  }
+  return NULL;
+}
+
+gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
+  const ir_graph* g = m->graph;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const ir_value* v = &g->values[g->inputs[i]];
+    if (inputs[i].dtype != v->dtype)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "input '%s' is %s, the model expects %s", v->name,
+                       gfx_dtype_name(inputs[i].dtype), gfx_dtype_name(v->dtype));
+  }
+  instance* in;
+  GFX_TRY(instance_get(m, inputs, &in));
+  workspace* w;
+  GFX_TRY(workspace_acquire(m, in->workspace_bytes, stream, &w));
+
+  gfx_status s = NULL;
+  for (int v = 0; v < g->n_values; v++) {
+    if (in->plan.offsets[v] != IR_PLAN_NO_OFFSET)
+      w->ptrs[v] = (char*)w->base + in->plan.offsets[v];
+    else if (m->weight_offset[v] != IR_PLAN_NO_OFFSET)
+      w->ptrs[v] = (char*)m->weights + m->weight_offset[v];
+    else
+      w->ptrs[v] = NULL;
+  }
+  for (int i = 0; i < g->n_inputs; i++) w->ptrs[g->inputs[i]] = inputs[i].data;
+  for (int o = 0; o < g->n_outputs && !s; o++) {
+    int v = g->outputs[o];
+    void* dst = NULL;
+    s = outputs(user, o, &in->shapes[v], &dst);
+    if (s) break;
+    if (g->values[v].producer >= 0) {
+      w->ptrs[v] = dst;
+    } else if (in->plan.sizes[v]) {
+      /* an output that is a graph input or a constant: no node writes it, so copy it */
+      const void* src = g->values[v].graph_input >= 0 ? inputs[g->values[v].graph_input].data
+                                                      : (char*)m->weights + m->weight_offset[v];
+      s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
+    }
+  }
+  if (!s) s = run_nodes(m, in, w, stream);
+  gfx_status r = workspace_release(m, w, stream);
+  if (!s) s = r;
+  else gfx_status_free(r);
+  return s;
+}
+
+void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {
+  pthread_mutex_lock(&m->lock);
+  out->signatures = m->n_instances;
+  out->weight_bytes = m->weight_bytes;
+  out->workspace_bytes = 0;
+  out->workspaces = m->n_pool;
+  for (workspace* w = m->pool; w; w = w->next) out->workspace_bytes += w->bytes;
+  pthread_mutex_unlock(&m->lock);
+}

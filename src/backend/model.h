@@ -1,0 +1,41 @@
+/* gfxep — a compiled partition bound to one backend device, and its executor.
+ *
+ * gfx_model_create uploads the constants once. gfx_model_run resolves shapes for the inputs it is
+ * given — once per new input-shape signature, cached afterwards — plans intermediate memory, asks
+ * the caller for the output buffers, and enqueues every node on the caller's stream. It does not
+ * wait for the device: with a stream, the run returns as soon as the work is queued.
+ *
+ * Concurrent runs of one model on different streams are safe: signature instances are shared and
+ * immutable once built, and each run takes its own workspace from a pool whose entries are reused
+ * only when the device is done with them or ordered on the same stream.
+ */
+#ifndef GFXEP_BACKEND_MODEL_H
+#define GFXEP_BACKEND_MODEL_H
+
+#include "backend/backend.h"
+#include "ir/graph.h"
+
+typedef struct gfx_model gfx_model;
+
+/* Called once per graph output after shape resolution; returns the memory to write that output
+ * into (device memory of the model's backend), which must hold the shape's bytes. */
+typedef gfx_status (*gfx_output_fn)(void* user, int index, const gfx_shape* shape, void** data);
+
+/* Takes ownership of graph in every case (it is freed on failure). */
+gfx_status gfx_model_create(const gfx_backend* backend, int device, ir_graph* graph, gfx_model** out);
+void gfx_model_free(gfx_model* m);
+
+/* inputs: one per graph input, in order, in the backend's device memory. */
+gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user);
+
+typedef struct gfx_model_stats {
+  int signatures;          /* input-shape signatures compiled so far */
+  size_t weight_bytes;     /* device memory held by constants */
+  size_t workspace_bytes;  /* device memory held by the workspace pool */
+  int workspaces;          /* entries in the workspace pool */
+} gfx_model_stats;
+
+void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out);
+const ir_graph* gfx_model_graph(const gfx_model* m);
+
+#endif

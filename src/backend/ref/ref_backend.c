@@ -1,0 +1,246 @@
+/* gfxep — the reference backend: one "device" that is the host CPU, its memory host memory, and
+ * kernels that are plain C loops (ref_kernels.c).
+ *
+ * Every operation runs to completion before it returns, so streams and events carry no work: they
+ * exist only so that callers written for asynchronous backends run unchanged. They are still
+ * distinct heap objects, so each handle is non-NULL and unique and a leaked one shows up in a leak
+ * checker just as it would on a GPU backend.
+ */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "backend/ref/ref_kernels.h"
+
+#define REF_DEVICE_NAME "gfxep reference backend (CPU, plain C; test oracle)"
+#define REF_ALIGNMENT ((size_t)64) /* a cache line; enough for the widest host vector loads */
+
+gfx_status ref_check_device(int device) {
+  if (device != 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: no device %d (the only device is 0)", device);
+  return NULL;
+}
+
+/* ---- devices ---- */
+
+static int ref_device_count(void) { return 1; }
+
+/* sysconf(name) pages times the page size, in bytes; 0 with *ok = 0 when either is unknown. */
+static size_t host_pages_bytes(int name, int* ok) {
+  long pages = sysconf(name);
+  long page_size = sysconf(_SC_PAGESIZE);
+  if (pages < 0 || page_size <= 0) {
+    *ok = 0;
+    return 0;
+  }
+  *ok = 1;
+  if ((unsigned long)pages > SIZE_MAX / (unsigned long)page_size) return SIZE_MAX; /* saturate */
+  return (size_t)pages * (size_t)page_size;
+}
+
+static gfx_status ref_device_info(int device, gfx_device_info* out) {
+  GFX_TRY(ref_check_device(device));
+  if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: device_info given no output");
+  memset(out, 0, sizeof *out); /* no uuid, luid, PCI ids or compute capability: none apply */
+  snprintf(out->name, sizeof out->name, "%s", REF_DEVICE_NAME);
+  int ok;
+  out->total_memory = host_pages_bytes(_SC_PHYS_PAGES, &ok); /* 0 when the host will not say */
+  return NULL;
+}
+
+static gfx_status ref_device_by_pci_bus_id(const char* pci_bus_id, int* device) {
+  (void)device;
+  return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                   "reference backend: no device at PCI bus id \"%s\" (its one device is the host CPU)",
+                   pci_bus_id ? pci_bus_id : "(null)");
+}
+
+/* ---- memory ---- */
+
+/* aligned_alloc wants a size that is a multiple of the alignment. A 0-byte request still gets a
+ * real allocation (one alignment unit) so that every successful call returns a unique pointer. */
+static gfx_status ref_aligned_alloc(int device, size_t bytes, void** out, const char* what) {
+  GFX_TRY(ref_check_device(device));
+  if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: %s given no output", what);
+  *out = NULL;
+  if (bytes > SIZE_MAX - (REF_ALIGNMENT - 1))
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: %s of %zu bytes: too large", what, bytes);
+  size_t rounded = bytes == 0 ? REF_ALIGNMENT : (bytes + REF_ALIGNMENT - 1) / REF_ALIGNMENT * REF_ALIGNMENT;
+  void* p = aligned_alloc(REF_ALIGNMENT, rounded);
+  if (!p) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: %s of %zu bytes failed", what, bytes);
+  *out = p;
+  return NULL;
+}
+
+static gfx_status ref_mem_alloc(int device, size_t bytes, void** out) {
+  return ref_aligned_alloc(device, bytes, out, "mem_alloc");
+}
+
+/* Device and host memory are both plain heap memory, whatever `device` says. */
+static void ref_mem_free(int device, void* ptr) {
+  (void)device;
+  free(ptr);
+}
+
+static gfx_status ref_host_alloc(int device, size_t bytes, void** out) {
+  return ref_aligned_alloc(device, bytes, out, "host_alloc");
+}
+
+static void ref_host_free(int device, void* ptr) {
+  (void)device;
+  free(ptr);
+}
+
+static gfx_status ref_copy(int device, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+  (void)stream; /* synchronous */
+  GFX_TRY(ref_check_device(device));
+  if (kind != GFX_COPY_HOST_TO_DEVICE && kind != GFX_COPY_DEVICE_TO_HOST && kind != GFX_COPY_DEVICE_TO_DEVICE)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: copy of unknown kind %d", (int)kind);
+  if (bytes == 0) return NULL;
+  if (!dst || !src)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: copy of %zu bytes with a NULL %s", bytes,
+                     dst ? "source" : "destination");
+  /* memmove rather than memcpy: a device-to-device copy between overlapping ranges then stays
+   * defined instead of silently corrupting the oracle's data. */
+  memmove(dst, src, bytes);
+  return NULL;
+}
+
+static gfx_status ref_memset_zero(int device, void* dst, size_t bytes, void* stream) {
+  (void)stream; /* synchronous */
+  GFX_TRY(ref_check_device(device));
+  if (bytes == 0) return NULL;
+  if (!dst) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: memset_zero of %zu bytes at NULL", bytes);
+  memset(dst, 0, bytes);
+  return NULL;
+}
+
+static gfx_status ref_mem_info(int device, size_t* free_bytes, size_t* total_bytes) {
+  GFX_TRY(ref_check_device(device));
+  if (!free_bytes || !total_bytes)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: mem_info given no output");
+  int total_ok, free_ok;
+  size_t total = host_pages_bytes(_SC_PHYS_PAGES, &total_ok);
+  size_t avail = host_pages_bytes(_SC_AVPHYS_PAGES, &free_ok);
+  if (!total_ok || !free_ok)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "reference backend: the host does not report its %s memory (sysconf)",
+                     total_ok ? "free" : "total");
+  *total_bytes = total;
+  *free_bytes = avail < total ? avail : total;
+  return NULL;
+}
+
+/* ---- streams and events ---- */
+
+/* Work is finished when a call returns, so these hold nothing a caller could wait on; they only
+ * give each handle its own address. */
+typedef struct ref_stream {
+  int device;
+} ref_stream;
+
+typedef struct ref_event {
+  int recorded;
+} ref_event;
+
+static gfx_status ref_stream_create(int device, void** out) {
+  GFX_TRY(ref_check_device(device));
+  if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stream_create given no output");
+  ref_stream* s = calloc(1, sizeof *s);
+  *out = s;
+  if (!s) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: stream_create: %zu bytes", sizeof *s);
+  s->device = device;
+  return NULL;
+}
+
+static void ref_stream_destroy(int device, void* stream) {
+  (void)device;
+  free(stream);
+}
+
+static gfx_status ref_stream_sync(int device, void* stream) {
+  (void)stream; /* nothing is ever pending */
+  return ref_check_device(device);
+}
+
+static gfx_status ref_event_create(int device, void** out) {
+  GFX_TRY(ref_check_device(device));
+  if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: event_create given no output");
+  ref_event* e = calloc(1, sizeof *e);
+  *out = e;
+  if (!e) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: event_create: %zu bytes", sizeof *e);
+  return NULL;
+}
+
+static void ref_event_destroy(int device, void* event) {
+  (void)device;
+  free(event);
+}
+
+static gfx_status ref_event_record(int device, void* event, void* stream) {
+  (void)stream;
+  GFX_TRY(ref_check_device(device));
+  if (!event) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: event_record of a NULL event");
+  ((ref_event*)event)->recorded = 1; /* for a debugger's benefit; nothing reads it */
+  return NULL;
+}
+
+static gfx_status ref_stream_wait_event(int device, void* stream, void* event) {
+  (void)stream;
+  (void)event; /* the work before the event's record is already done */
+  return ref_check_device(device);
+}
+
+static gfx_status ref_event_sync(int device, void* event) {
+  (void)event;
+  return ref_check_device(device);
+}
+
+static int ref_event_done(int device, void* event) {
+  (void)device;
+  (void)event;
+  return 1;
+}
+
+static gfx_status ref_device_sync(int device) { return ref_check_device(device); }
+
+/* ---- the table ---- */
+
+static const gfx_backend ref_backend = {
+    .abi_version = GFX_BACKEND_ABI_VERSION,
+    .name = "reference",
+
+    .device_count = ref_device_count,
+    .device_info = ref_device_info,
+    .device_by_pci_bus_id = ref_device_by_pci_bus_id,
+
+    .alignment = REF_ALIGNMENT,
+    .mem_alloc = ref_mem_alloc,
+    .mem_free = ref_mem_free,
+    .host_alloc = ref_host_alloc,
+    .host_free = ref_host_free,
+    .copy = ref_copy,
+    .memset_zero = ref_memset_zero,
+    .mem_info = ref_mem_info,
+
+    .stream_create = ref_stream_create,
+    .stream_destroy = ref_stream_destroy,
+    .stream_sync = ref_stream_sync,
+    .event_create = ref_event_create,
+    .event_destroy = ref_event_destroy,
+    .event_record = ref_event_record,
+    .stream_wait_event = ref_stream_wait_event,
+    .event_sync = ref_event_sync,
+    .event_done = ref_event_done,
+    .device_sync = ref_device_sync,
+
+    .node_prepare = ref_node_prepare,
+    .node_release = ref_node_release,
+    .node_run = ref_node_run,
+};
+
+const gfx_backend* gfx_backend_reference(void) { return &ref_backend; }

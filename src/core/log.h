@@ -1,0 +1,28 @@
+/* gfxep — logging below src/ort.
+ *
+ * Layers that do not know ORT log through one process-wide sink that src/ort points at ORT's
+ * logger. Without a sink, messages of WARNING and above go to stderr, so a unit test still shows
+ * them.
+ */
+#ifndef GFXEP_CORE_LOG_H
+#define GFXEP_CORE_LOG_H
+
+typedef enum gfx_log_level {
+  GFX_LOG_VERBOSE = 0,
+  GFX_LOG_INFO = 1,
+  GFX_LOG_WARNING = 2,
+  GFX_LOG_ERROR = 3,
+} gfx_log_level;
+
+typedef void (*gfx_log_sink)(void* user, gfx_log_level level, const char* message);
+
+/* Sets the sink (NULL restores stderr). Meant to be called once when the plugin is loaded. */
+void gfx_log_set_sink(gfx_log_sink sink, void* user);
+
+void gfx_log(gfx_log_level level, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,49 @@
+/* gfxep — status values shared by every layer below src/ort.
+ *
+ * A gfx_status is NULL on success, or a heap object holding an error code and a message. This is
+ * the same convention as OrtStatus, so src/ort converts one into the other at the boundary and no
+ * layer below it ever needs ORT headers. Nothing in gfxep aborts: errors travel up as statuses.
+ */
+#ifndef GFXEP_CORE_STATUS_H
+#define GFXEP_CORE_STATUS_H
+
+#include <stdarg.h>
+
+typedef enum gfx_code {
+  GFX_OK = 0,
+  GFX_ERR_INVALID_ARGUMENT, /* the caller passed something wrong; the message names it */
+  GFX_ERR_NOT_SUPPORTED,    /* a valid request this build or device cannot serve */
+  GFX_ERR_OUT_OF_MEMORY,    /* device or host allocation failed */
+  GFX_ERR_DEVICE,           /* the GPU runtime reported an error */
+  GFX_ERR_INTERNAL,         /* a gfxep invariant was broken: a bug */
+} gfx_code;
+
+typedef struct gfx_status_s* gfx_status;
+
+/* Makes an error status with a printf-style message. Never returns NULL for a code other than
+ * GFX_OK: if memory for the message cannot be had, a static out-of-memory status is returned. */
+gfx_status gfx_error(gfx_code code, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+gfx_status gfx_error_v(gfx_code code, const char* fmt, va_list ap);
+
+gfx_code gfx_status_code(gfx_status s);
+const char* gfx_status_message(gfx_status s);
+void gfx_status_free(gfx_status s);
+
+/* Prefixes context to an error's message ("loading weights: <message>") and returns it. */
+gfx_status gfx_status_wrap(gfx_status s, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#define GFX_TRY(expr)                 \
+  do {                                \
+    gfx_status gfx_try_s_ = (expr);   \
+    if (gfx_try_s_) return gfx_try_s_; \
+  } while (0)
+
+#endif

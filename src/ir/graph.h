@@ -1,0 +1,144 @@
+/* gfxep — the internal graph (IR).
+ *
+ * src/ort builds an ir_graph in Compile from the ONNX Runtime subgraph it was given, copying
+ * everything it needs (names, types, shapes, attributes, constant weights), so nothing here points
+ * into ORT. The IR knows neither ORT nor any GPU API: it can be built and tested on its own.
+ */
+#ifndef GFXEP_IR_GRAPH_H
+#define GFXEP_IR_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "ir/tensor.h"
+
+typedef enum gfx_op {
+  GFX_OP_NONE = 0,
+#define GFX_OP(id, name, min_opset, parse, infer, summary) GFX_OP_##id,
+#include "ir/ops.def"
+#undef GFX_OP
+  GFX_OP_COUNT
+} gfx_op;
+
+#define IR_MAX_IO 8 /* inputs or outputs of one node */
+
+/* ---- per-op parameters, filled by the op's parse function ---- */
+
+typedef enum ir_auto_pad {
+  IR_PAD_NOTSET = 0, /* explicit pads */
+  IR_PAD_SAME_UPPER,
+  IR_PAD_SAME_LOWER,
+  IR_PAD_VALID,
+} ir_auto_pad;
+
+#define IR_MAX_SPATIAL 3
+
+typedef struct ir_conv_params {
+  int spatial;                      /* number of spatial dims (2 for NCHW) */
+  int64_t group;
+  int64_t kernel[IR_MAX_SPATIAL];   /* 0 when taken from the weight shape */
+  int64_t strides[IR_MAX_SPATIAL];
+  int64_t dilations[IR_MAX_SPATIAL];
+  int64_t pads[2 * IR_MAX_SPATIAL]; /* begin..., end... as in ONNX; resolved at run time for auto_pad */
+  ir_auto_pad auto_pad;
+} ir_conv_params;
+
+typedef union ir_params {
+  ir_conv_params conv;
+} ir_params;
+
+/* ---- graph ---- */
+
+typedef struct ir_value {
+  char* name;
+  int dtype;
+  gfx_shape shape;   /* declared shape; GFX_DIM_UNKNOWN for dims only known at run time */
+  int producer;      /* node index, or -1 for graph inputs and constants */
+  int graph_input;   /* index among the graph inputs, or -1 */
+  int graph_output;  /* index among the graph outputs, or -1 */
+  void* const_data;  /* host copy of a constant initializer (owned), or NULL */
+  size_t const_bytes;
+} ir_value;
+
+typedef struct ir_node {
+  gfx_op op;
+  char* name;
+  int n_inputs, n_outputs;
+  int inputs[IR_MAX_IO];  /* value indices; -1 for an absent optional input */
+  int outputs[IR_MAX_IO];
+  ir_params params;
+} ir_node;
+
+typedef struct ir_graph {
+  ir_value* values;
+  int n_values, cap_values;
+  ir_node* nodes; /* topological order */
+  int n_nodes, cap_nodes;
+  int* inputs;    /* value indices, in the order the compiled node receives them */
+  int n_inputs;
+  int* outputs;
+  int n_outputs;
+} ir_graph;
+
+ir_graph* ir_graph_new(void);
+void ir_graph_free(ir_graph* g);
+
+/* Adds a value (name copied) and returns its index through *index. */
+gfx_status ir_graph_add_value(ir_graph* g, const char* name, int dtype, const gfx_shape* shape, int* index);
+/* Finds a value by name; -1 if absent. */
+int ir_graph_find_value(const ir_graph* g, const char* name);
+/* Makes value index a constant holding a copy of bytes. The size must match dtype and shape. */
+gfx_status ir_graph_set_constant(ir_graph* g, int index, const void* bytes, size_t size);
+gfx_status ir_graph_add_input(ir_graph* g, int value);
+gfx_status ir_graph_add_output(ir_graph* g, int value);
+/* Appends a node; its params are filled by ir_op_parse. Nodes must be added in topological order
+ * (each input produced by an earlier node, or a graph input or constant). */
+gfx_status ir_graph_add_node(ir_graph* g, gfx_op op, const char* name, const int* inputs, int n_inputs,
+                             const int* outputs, int n_outputs, const ir_params* params);
+/* Checks the invariants the planner and executors rely on. */
+gfx_status ir_graph_validate(const ir_graph* g);
+
+/* ---- the op table ---- */
+
+/* What parse sees of a node: its type signature and its attributes, through callbacks so that the
+ * IR does not depend on who holds the attributes (ORT's OrtNode in production, a table in tests).
+ * Each getter returns 1 when the attribute is present, 0 when absent, -1 when it is present with
+ * another type. */
+typedef struct ir_attr_reader {
+  void* ctx;
+  int (*get_int)(void* ctx, const char* name, int64_t* out);
+  int (*get_float)(void* ctx, const char* name, float* out);
+  /* Writes up to cap values and the full count in *n. */
+  int (*get_ints)(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n);
+  /* Writes a NUL-terminated string, truncated to cap. */
+  int (*get_string)(void* ctx, const char* name, char* out, size_t cap);
+  /* The names of all attributes the node carries, so that an attribute gfxep does not know makes
+   * the node unsupported instead of being ignored. */
+  int (*count)(void* ctx);
+  const char* (*name_at)(void* ctx, int i);
+} ir_attr_reader;
+
+typedef struct ir_node_desc {
+  const char* op_type;
+  const char* domain;     /* "" or "ai.onnx" for the default domain */
+  int since_version;      /* operator-set version of the node's schema */
+  const char* name;
+  int n_inputs, n_outputs;
+  int input_dtypes[IR_MAX_IO];      /* GFX_DTYPE_UNDEFINED for an absent optional input */
+  gfx_shape input_shapes[IR_MAX_IO]; /* rank -1 when even the rank is unknown */
+  int input_is_const[IR_MAX_IO];
+  int output_dtypes[IR_MAX_IO];
+  ir_attr_reader attrs;
+} ir_node_desc;
+
+/* Looks up the op and parses the node. On success *op and *params describe it. A node gfxep does
+ * not run returns GFX_ERR_NOT_SUPPORTED with a message saying why, which callers log. */
+gfx_status ir_op_parse(const ir_node_desc* desc, gfx_op* op, ir_params* params);
+
+const char* ir_op_name(gfx_op op);
+int ir_op_min_opset(gfx_op op);
+const char* ir_op_summary(gfx_op op);
+gfx_op ir_op_from_name(const char* onnx_name);
+
+#endif

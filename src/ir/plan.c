@@ -1,0 +1,147 @@
+#include "ir/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Free ranges of the workspace, kept sorted by offset and coalesced. */
+typedef struct free_list {
+  size_t* off;
+  size_t* len;
+  int n, cap;
+} free_list;
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+static int free_list_insert(free_list* f, size_t off, size_t len) {
+  if (f->n == f->cap) {
+    int cap = f->cap ? f->cap * 2 : 16;
+    size_t* o = realloc(f->off, sizeof(size_t) * (size_t)cap);
+    if (!o) return 0;
+    f->off = o;
+    size_t* l = realloc(f->len, sizeof(size_t) * (size_t)cap);
+    if (!l) return 0;
+    f->len = l;
+    f->cap = cap;
+  }
+  int i = 0;
+  while (i < f->n && f->off[i] < off) i++;
+  memmove(f->off + i + 1, f->off + i, sizeof(size_t) * (size_t)(f->n - i));
+  memmove(f->len + i + 1, f->len + i, sizeof(size_t) * (size_t)(f->n - i));
+  f->off[i] = off;
+  f->len[i] = len;
+  f->n++;
+  /* coalesce with the neighbours */
+  if (i + 1 < f->n && f->off[i] + f->len[i] == f->off[i + 1]) {
+    f->len[i] += f->len[i + 1];
+    memmove(f->off + i + 1, f->off + i + 2, sizeof(size_t) * (size_t)(f->n - i - 2));
+    memmove(f->len + i + 1, f->len + i + 2, sizeof(size_t) * (size_t)(f->n - i - 2));
+    f->n--;
+  }
+  if (i > 0 && f->off[i - 1] + f->len[i - 1] == f->off[i]) {
+    f->len[i - 1] += f->len[i];
+    memmove(f->off + i, f->off + i + 1, sizeof(size_t) * (size_t)(f->n - i - 1));
+    memmove(f->len + i, f->len + i + 1, sizeof(size_t) * (size_t)(f->n - i - 1));
+    f->n--;
+  }
+  return 1;
+}
+
+/* Best fit among the free ranges; otherwise grows the workspace end (reusing a free tail). */
+static size_t take(free_list* f, size_t* end, size_t len) {
+  int best = -1;
+  for (int i = 0; i < f->n; i++)
+    if (f->len[i] >= len && (best < 0 || f->len[i] < f->len[best])) best = i;
+  if (best >= 0) {
+    size_t off = f->off[best];
+    f->off[best] += len;
+    f->len[best] -= len;
+    if (f->len[best] == 0) {
+      memmove(f->off + best, f->off + best + 1, sizeof(size_t) * (size_t)(f->n - best - 1));
+      memmove(f->len + best, f->len + best + 1, sizeof(size_t) * (size_t)(f->n - best - 1));
+      f->n--;
+    }
+    return off;
+  }
+  if (f->n > 0 && f->off[f->n - 1] + f->len[f->n - 1] == *end) {
+    size_t off = f->off[f->n - 1];
+    f->n--;
+    *end = off + len;
+    return off;
+  }
+  size_t off = *end;
+  *end += len;
+  return off;
+}
+
+static int in_workspace(const ir_value* v) { return v->producer >= 0 && v->graph_output < 0; }
+
+gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan) {
+  memset(plan, 0, sizeof *plan);
+  if (alignment == 0) alignment = 256;
+  plan->n_values = g->n_values;
+  plan->offsets = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
+  plan->sizes = calloc((size_t)g->n_values + 1, sizeof(size_t));
+  int* last_use = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  free_list fl = {0};
+  gfx_status s = NULL;
+  if (!plan->offsets || !plan->sizes || !last_use) {
+    s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d values", g->n_values);
+    goto done;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    plan->offsets[v] = IR_PLAN_NO_OFFSET;
+    last_use[v] = g->values[v].producer; /* a value nobody reads dies right after its producer */
+    int ok;
+    plan->sizes[v] = gfx_shape_bytes(&shapes[v], g->values[v].dtype, &ok);
+    if (!ok) {
+      s = gfx_error(GFX_ERR_INVALID_ARGUMENT, "value '%s' has no computable size", g->values[v].name);
+      goto done;
+    }
+  }
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0) last_use[g->nodes[n].inputs[i]] = n;
+
+  size_t end = 0;
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    for (int o = 0; o < node->n_outputs; o++) {
+      int v = node->outputs[o];
+      if (!in_workspace(&g->values[v])) continue;
+      size_t len = align_up(plan->sizes[v] ? plan->sizes[v] : 1, alignment);
+      plan->offsets[v] = take(&fl, &end, len);
+      plan->sum_bytes += len;
+    }
+    /* release what dies here: inputs read for the last time, outputs nobody reads */
+    for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
+      int v = k < node->n_inputs ? node->inputs[k] : node->outputs[k - node->n_inputs];
+      if (v < 0 || !in_workspace(&g->values[v]) || last_use[v] != n || plan->offsets[v] == IR_PLAN_NO_OFFSET)
+        continue;
+      /* the same value can appear twice among a node's inputs: release it once */
+      int seen = 0;
+      for (int j = 0; j < k; j++) {
+        int u = j < node->n_inputs ? node->inputs[j] : node->outputs[j - node->n_inputs];
+        seen |= u == v;
+      }
+      if (seen) continue;
+      size_t len = align_up(plan->sizes[v] ? plan->sizes[v] : 1, alignment);
+      if (!free_list_insert(&fl, plan->offsets[v], len)) {
+        s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory");
+        goto done;
+      }
+    }
+  }
+  plan->workspace_bytes = end;
+done:
+  free(last_use);
+  free(fl.off);
+  free(fl.len);
+  if (s) ir_plan_free(plan);
+  return s;
+}
+
+void ir_plan_free(ir_plan* plan) {
+  free(plan->offsets);
+  free(plan->sizes);
+  memset(plan, 0, sizeof *plan);
+}

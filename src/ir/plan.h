@@ -1,0 +1,28 @@
+/* gfxep — memory planning for one input-shape signature.
+ *
+ * Intermediate values (produced by a node, not a graph output) are packed into one workspace by
+ * lifetime: a value lives from its producer to its last consumer, and values whose lifetimes do not
+ * overlap may share bytes. Graph inputs and outputs live in ORT's buffers and constants in the
+ * model's weight memory, so they get no workspace offset.
+ */
+#ifndef GFXEP_IR_PLAN_H
+#define GFXEP_IR_PLAN_H
+
+#include <stddef.h>
+
+#include "ir/graph.h"
+
+#define IR_PLAN_NO_OFFSET ((size_t)-1)
+
+typedef struct ir_plan {
+  int n_values;
+  size_t* offsets;        /* per value: byte offset in the workspace, or IR_PLAN_NO_OFFSET */
+  size_t* sizes;          /* per value: bytes (0 for empty tensors) */
+  size_t workspace_bytes; /* total, a multiple of the alignment */
+  size_t sum_bytes;       /* what the intermediates would take without sharing, for reports */
+} ir_plan;
+
+gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan);
+void ir_plan_free(ir_plan* plan);
+
+#endif

@@ -1,0 +1,119 @@
+/* gfxep — GetCapability: which nodes gfxep takes, grouped into as few fused partitions as possible.
+ *
+ * Grouping rule: walking the nodes in topological order, every node gets a level — the highest
+ * level among its producers, plus one when the path crosses from a node ORT keeps to one gfxep
+ * takes. Supported nodes of one level form one partition. A path from one partition node to another
+ * through an unsupported node always raises the level, so no partition has an unsupported node
+ * between two of its members (which ORT forbids), and levels only grow along edges, so partitions
+ * cannot form a cycle.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ort/ep.h"
+#include "ort/node_desc.h"
+
+typedef struct node_ref {
+  const OrtNode* node;
+  int index;
+} node_ref;
+
+static int cmp_ref(const void* a, const void* b) {
+  uintptr_t x = (uintptr_t)((const node_ref*)a)->node, y = (uintptr_t)((const node_ref*)b)->node;
+  return x < y ? -1 : x > y;
+}
+
+static int index_of(const node_ref* refs, size_t n, const OrtNode* node) {
+  node_ref key = {node, -1};
+  const node_ref* r = bsearch(&key, refs, n, sizeof *refs, cmp_ref);
+  return r ? r->index : -1;
+}
+
+/* Whether gfxep takes this node, logging why not. */
+static int node_supported(const gfx_ep* ep, const OrtNode* node) {
+  const char* ep_name = NULL;
+  OrtStatus* os = gfx_ort->Node_GetEpName(node, &ep_name);
+  if (os) {
+    gfx_ort->ReleaseStatus(os);
+    return 0;
+  }
+  if (ep_name && ep_name[0]) return 0; /* already placed on another EP */
+  gfx_node_reader reader;
+  ir_node_desc desc;
+  gfx_op op;
+  ir_params params;
+  gfx_status s = gfx_node_describe(node, &reader, &desc);
+  if (!s) s = ir_op_parse(&desc, &op, &params);
+  if (s) {
+    gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+                "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));
+    gfx_status_free(s);
+    return 0;
+  }
+  return 1;
+}
+
+OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* info) {
+  gfx_ep* ep = (gfx_ep*)(void*)this_ptr;
+  size_t n = 0;
+  ORT_TRY(gfx_ort->Graph_GetNumNodes(graph, &n));
+  if (n == 0) return NULL;
+  const OrtNode** nodes = calloc(n, sizeof *nodes);
+  node_ref* refs = calloc(n, sizeof *refs);
+  int* level = calloc(n, sizeof *level);
+  char* supported = calloc(n, 1);
+  const OrtNode** group = calloc(n, sizeof *group);
+  OrtStatus* s = NULL;
+  if (!nodes || !refs || !level || !supported || !group) {
+    s = gfx_ort_error(ORT_FAIL, "gfxep: out of memory in GetCapability");
+    goto done;
+  }
+  if ((s = gfx_ort->Graph_GetNodes(graph, nodes, n))) goto done;
+  for (size_t i = 0; i < n; i++) refs[i] = (node_ref){nodes[i], (int)i};
+  qsort(refs, n, sizeof *refs, cmp_ref);
+
+  int max_level = 0;
+  size_t n_supported = 0;
+  for (size_t i = 0; i < n; i++) {
+    supported[i] = (char)node_supported(ep, nodes[i]);
+    n_supported += supported[i];
+    size_t n_in = 0;
+    if ((s = gfx_ort->Node_GetNumInputs(nodes[i], &n_in))) goto done;
+    const OrtValueInfo* ins[64];
+    if (n_in > 64) n_in = 64; /* such nodes are never supported; their level only needs to be high enough */
+    if (n_in && (s = gfx_ort->Node_GetInputs(nodes[i], ins, n_in))) goto done;
+    int lv = 0;
+    for (size_t k = 0; k < n_in; k++) {
+      if (!ins[k]) continue;
+      const OrtNode* producer = NULL;
+      size_t out_index = 0;
+      if ((s = gfx_ort->ValueInfo_GetValueProducer(ins[k], &producer, &out_index))) goto done;
+      int p = producer ? index_of(refs, n, producer) : -1;
+      if (p < 0) continue;
+      int l = level[p] + (supported[i] && !supported[p] ? 1 : 0);
+      if (l > lv) lv = l;
+    }
+    level[i] = lv;
+    if (lv > max_level) max_level = lv;
+  }
+
+  OrtNodeFusionOptions fusion = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
+  int partitions = 0;
+  for (int lv = 0; lv <= max_level && n_supported; lv++) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (supported[i] && level[i] == lv) group[k++] = nodes[i];
+    if (!k) continue;
+    if ((s = gfx_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, group, k, &fusion))) goto done;
+    partitions++;
+  }
+  gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
+              "gfxep: takes %zu of %zu nodes in %d partition(s)", n_supported, n, partitions);
+done:
+  free(nodes);
+  free(refs);
+  free(level);
+  free(supported);
+  free(group);
+  return s;
+}

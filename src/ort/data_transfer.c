@@ -1,0 +1,96 @@
+/* gfxep — OrtDataTransferImpl: copies between host memory and gfxep device memory, and within a
+ * device. ORT uses it for initializers, feeds and fetches, its Memcpy nodes and OrtApi::CopyTensors.
+ *
+ * Page-locked (HOST_ACCESSIBLE) memory of a device is host memory for copying purposes. With a
+ * stream the copy is queued on it; without one the copy is complete when CopyTensors returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ort/factory.h"
+
+typedef struct gfx_data_transfer {
+  OrtDataTransferImpl base; /* first */
+  gfx_factory* factory;
+} gfx_data_transfer;
+
+/* Where a side of a copy lives: host (CPU or page-locked), or a gfxep device's memory. */
+typedef struct side {
+  int is_host;
+  gfx_device* device; /* NULL for plain CPU memory */
+} side;
+
+static int classify(gfx_factory* f, const OrtMemoryDevice* md, side* out) {
+  bool host_accessible = false;
+  out->device = gfx_factory_device_for_memory(f, md, &host_accessible);
+  if (out->device) {
+    out->is_host = host_accessible;
+    return 1;
+  }
+  out->is_host = gfx_ep_api->MemoryDevice_GetDeviceType(md) == OrtMemoryInfoDeviceType_CPU;
+  return out->is_host;
+}
+
+static bool ORT_API_CALL can_copy(const OrtDataTransferImpl* this_ptr, const OrtMemoryDevice* src,
+                                  const OrtMemoryDevice* dst) {
+  gfx_factory* f = ((const gfx_data_transfer*)(const void*)this_ptr)->factory;
+  side s, d;
+  if (!classify(f, src, &s) || !classify(f, dst, &d)) return false;
+  if (s.is_host && d.is_host) return s.device || d.device; /* leave plain CPU<->CPU to ORT */
+  if (!s.is_host && !d.is_host) return s.device == d.device || s.device->backend == d.device->backend;
+  return true;
+}
+
+static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, OrtSyncStream* stream) {
+  side s, d;
+  if (!classify(f, gfx_ep_api->Value_GetMemoryDevice(src), &s) ||
+      !classify(f, gfx_ep_api->Value_GetMemoryDevice(dst), &d))
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: CopyTensors was given memory gfxep cannot reach");
+  size_t src_bytes = 0, dst_bytes = 0;
+  ORT_TRY(gfx_ort->GetTensorSizeInBytes(src, &src_bytes));
+  ORT_TRY(gfx_ort->GetTensorSizeInBytes(dst, &dst_bytes));
+  if (src_bytes != dst_bytes)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: CopyTensors from %zu bytes into %zu bytes", src_bytes,
+                         dst_bytes);
+  if (src_bytes == 0) return NULL;
+  const void* from = NULL;
+  void* to = NULL;
+  ORT_TRY(gfx_ort->GetTensorData(src, &from));
+  ORT_TRY(gfx_ort->GetTensorMutableData(dst, &to));
+
+  gfx_device* dev = !s.is_host ? s.device : d.device;
+  void* native = stream ? gfx_ort->SyncStream_GetHandle(stream) : NULL;
+  /* a stream of another device or EP cannot order this copy: copy synchronously instead */
+  if (stream && gfx_stream_device(stream) != dev) native = NULL;
+  if (s.is_host && d.is_host) {
+    /* page-locked <-> CPU: the host copy may only start once the device is done with the block */
+    if (native) ORT_TRY(gfx_to_ort(dev->backend->stream_sync(dev->ordinal, native)));
+    memcpy(to, from, src_bytes);
+    return NULL;
+  }
+  gfx_copy_kind kind = s.is_host ? GFX_COPY_HOST_TO_DEVICE : d.is_host ? GFX_COPY_DEVICE_TO_HOST
+                                                                       : GFX_COPY_DEVICE_TO_DEVICE;
+  return gfx_to_ort(dev->backend->copy(dev->ordinal, to, from, src_bytes, kind, native));
+}
+
+static OrtStatus* ORT_API_CALL copy_tensors(OrtDataTransferImpl* this_ptr, const OrtValue** src, OrtValue** dst,
+                                            OrtSyncStream** streams, size_t n) {
+  gfx_factory* f = ((gfx_data_transfer*)(void*)this_ptr)->factory;
+  for (size_t i = 0; i < n; i++) ORT_TRY(copy_one(f, src[i], dst[i], streams ? streams[i] : NULL));
+  return NULL;
+}
+
+/* One instance per factory, owned by it: ORT's Release is a no-op. */
+static void ORT_API_CALL release(OrtDataTransferImpl* this_ptr) { (void)this_ptr; }
+
+OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out) {
+  gfx_data_transfer* t = calloc(1, sizeof *t);
+  if (!t) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory");
+  t->factory = f;
+  t->base.ort_version_supported = ORT_API_VERSION;
+  t->base.Release = release;
+  t->base.CanCopy = can_copy;
+  t->base.CopyTensors = copy_tensors;
+  *out = &t->base;
+  return NULL;
+}

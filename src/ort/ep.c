@@ -1,0 +1,92 @@
+/* gfxep — the OrtEp: session-level entry points other than partitioning and compiling. */
+#include "ort/ep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gfx_ep* as_ep(const OrtEp* e) { return (gfx_ep*)(void*)e; }
+
+static const char* ORT_API_CALL get_name(const OrtEp* this_ptr) {
+  (void)this_ptr;
+  return GFXEP_EP_NAME;
+}
+
+static OrtStatus* ORT_API_CALL on_run_start(OrtEp* this_ptr, const OrtRunOptions* run_options) {
+  (void)this_ptr, (void)run_options;
+  return NULL;
+}
+
+/* With sync_stream, the run's outputs must be ready when Run returns: wait for the stream this
+ * thread's compiled nodes ran on (the per-run stream, if the application set one). */
+static OrtStatus* ORT_API_CALL on_run_end(OrtEp* this_ptr, const OrtRunOptions* run_options, bool sync_stream) {
+  (void)run_options;
+  gfx_ep* ep = as_ep(this_ptr);
+  if (!sync_stream) return NULL;
+  void* stream = gfx_ep_last_stream(ep);
+  const gfx_backend* be = ep->device->backend;
+  if (stream) return gfx_to_ort(be->stream_sync(ep->device->ordinal, stream));
+  return gfx_to_ort(be->device_sync(ep->device->ordinal));
+}
+
+static OrtStatus* ORT_API_CALL create_allocator(OrtEp* this_ptr, const OrtMemoryInfo* info, OrtAllocator** out) {
+  gfx_ep* ep = as_ep(this_ptr);
+  *out = NULL;
+  bool host = false;
+  gfx_device* d = gfx_factory_device_for_memory(ep->factory, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), &host);
+  if (d != ep->device)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: allocator requested for memory of another device");
+  return gfx_allocator_create(d, info, ep->options.caching_allocator, out);
+}
+
+static OrtStatus* ORT_API_CALL create_sync_stream(OrtEp* this_ptr, const OrtMemoryDevice* md,
+                                                  OrtSyncStreamImpl** out) {
+  gfx_ep* ep = as_ep(this_ptr);
+  *out = NULL;
+  bool host = false;
+  gfx_device* d = gfx_factory_device_for_memory(ep->factory, md, &host);
+  if (d != ep->device || host)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: stream requested for memory that is not this EP's device");
+  return gfx_stream_create(d, out);
+}
+
+/* Concurrent runs are safe: compiled models are shared read-only after their shape instances are
+ * built (under a lock), and each run takes its own workspace and runs on its own stream. */
+static OrtStatus* ORT_API_CALL is_concurrent_run_supported(OrtEp* this_ptr, bool* out) {
+  (void)this_ptr;
+  *out = true;
+  return NULL;
+}
+
+static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
+  gfx_ep* ep = as_ep(this_ptr);
+  return gfx_to_ort(ep->device->backend->device_sync(ep->device->ordinal));
+}
+
+OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
+                         OrtEp** out) {
+  *out = NULL;
+  gfx_ep_options options;
+  ORT_TRY(gfx_ep_options_parse(so, &options));
+  gfx_ep* ep = calloc(1, sizeof *ep);
+  if (!ep) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating the EP");
+  ep->factory = f;
+  ep->device = d;
+  ep->logger = logger;
+  ep->options = options;
+  OrtEp* b = &ep->base;
+  b->ort_version_supported = ORT_API_VERSION;
+  b->GetName = get_name;
+  b->GetCapability = gfx_ep_get_capability;
+  b->Compile = gfx_ep_compile;
+  b->ReleaseNodeComputeInfos = gfx_ep_release_compute_infos;
+  b->OnRunStart = on_run_start;
+  b->OnRunEnd = on_run_end;
+  b->CreateAllocator = create_allocator;
+  b->CreateSyncStreamForDevice = create_sync_stream;
+  b->IsConcurrentRunSupported = is_concurrent_run_supported;
+  if (gfx_ort_minor >= 25) b->Sync = sync_device;
+  *out = b;
+  return NULL;
+}
+
+void gfx_ep_destroy(OrtEp* e) { free(as_ep(e)); }

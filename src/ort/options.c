@@ -1,0 +1,56 @@
+#include "ort/options.h"
+
+#include <string.h>
+
+typedef OrtStatus* (*option_setter)(gfx_ep_options* o, const char* key, const char* value);
+
+static OrtStatus* bad_value(const char* key, const char* value, const char* allowed) {
+  return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: option '%s' = '%s' is not one of: %s", key, value, allowed);
+}
+
+static OrtStatus* set_allocator(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "caching") == 0) o->caching_allocator = 1;
+  else if (strcmp(value, "direct") == 0) o->caching_allocator = 0;
+  else return bad_value(key, value, "caching, direct");
+  return NULL;
+}
+
+static OrtStatus* set_log_partition(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "1") == 0) o->log_partition = 1;
+  else if (strcmp(value, "0") == 0) o->log_partition = 0;
+  else return bad_value(key, value, "0, 1");
+  return NULL;
+}
+
+static const struct {
+  const char* key;
+  option_setter set;
+} known[] = {
+    {"allocator", set_allocator},
+    {"log_partition", set_log_partition},
+};
+
+OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
+  memset(out, 0, sizeof *out);
+  out->caching_allocator = 1;
+  OrtKeyValuePairs* entries = NULL;
+  ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
+  const char* const* keys = NULL;
+  const char* const* values = NULL;
+  size_t n = 0;
+  gfx_ort->GetKeyValuePairs(entries, &keys, &values, &n);
+  OrtStatus* s = NULL;
+  size_t plen = strlen(GFXEP_OPTION_PREFIX);
+  for (size_t i = 0; i < n && !s; i++) {
+    if (strncmp(keys[i], GFXEP_OPTION_PREFIX, plen) != 0) continue;
+    const char* key = keys[i] + plen;
+    size_t k = 0;
+    while (k < sizeof known / sizeof known[0] && strcmp(known[k].key, key) != 0) k++;
+    if (k == sizeof known / sizeof known[0])
+      s = gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: unknown option '%s' (known: allocator, log_partition)", key);
+    else
+      s = known[k].set(out, key, values[i]);
+  }
+  gfx_ort->ReleaseKeyValuePairs(entries);
+  return s;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Writes the small ONNX models the tests and examples use, with seeded random weights.
+
+Run with Debian's python3 (package python3-onnx, python3-numpy): no downloads, the same bytes on
+every machine. Usage: make_models.py OUTPUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17  # the newest the Debian onnx package writes; ONNX Runtime 1.29 runs it as is
+rng = np.random.default_rng(20261129)
+
+
+def weight(name, shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
+    scale = scale if scale is not None else 1.0 / np.sqrt(max(fan_in, 1))
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def tensor(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def save(out_dir, name, nodes, inputs, outputs, inits, doc):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="gfxep")
+    model.ir_version = 8
+    model.doc_string = doc
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out_dir, name + ".onnx"))
+
+
+def conv(name, x, w, b, y, **attrs):
+    inputs = [x, w] + ([b] if b else [])
+    return helper.make_node("Conv", inputs, [y], name=name, **attrs)
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+
+    # every node supported: broadcasting Add with a constant, then Relu
+    save(out_dir, "add_relu",
+         [helper.make_node("Add", ["x", "bias"], ["s"], name="add"),
+          helper.make_node("Relu", ["s"], ["y"], name="relu")],
+         [tensor("x", [1, 3, 8, 8])], [tensor("y", [1, 3, 8, 8])],
+         [weight("bias", [3, 1, 1], 1.0)],
+         "Add (broadcast) + Relu: one partition, all on gfxep")
+
+    # convolutions of several kinds on a dynamic H and W: shapes are resolved at run time
+    save(out_dir, "conv_net",
+         [conv("conv1", "x", "w1", "b1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+          conv("conv2", "r1", "w2", "b2", "c2", group=2, strides=[2, 2], pads=[0, 1, 1, 0]),
+          helper.make_node("Mul", ["c2", "scale"], ["m"], name="scale"),
+          conv("conv3", "m", "w3", None, "c3", dilations=[2, 2], pads=[2, 2, 2, 2]),
+          helper.make_node("Sub", ["c3", "m"], ["d"], name="residual"),
+          conv("conv4", "d", "w4", "b4", "c4", strides=[2, 2], auto_pad="SAME_UPPER"),
+          conv("conv5", "c4", "w5", None, "c5", kernel_shape=[2, 2], auto_pad="SAME_LOWER"),
+          helper.make_node("Div", ["c5", "two"], ["y"], name="halve")],
+         [tensor("x", [1, 3, "H", "W"])], [tensor("y", [1, 8, None, None])],
+         [weight("w1", [8, 3, 3, 3]), weight("b1", [8], 0.1),
+          weight("w2", [8, 4, 3, 3]), weight("b2", [8], 0.1),
+          weight("scale", [1, 8, 1, 1], 1.0), weight("w3", [8, 8, 3, 3]),
+          weight("w4", [8, 8, 3, 3]), weight("b4", [8], 0.1), weight("w5", [8, 8, 2, 2]),
+          numpy_helper.from_array(np.array([2.0], np.float32), "two")],
+         "Conv (bias, groups, strides, asymmetric pads, dilations, SAME_UPPER/LOWER) with dynamic H, W")
+
+    # batched MatMul with a broadcast weight, bias and activation
+    save(out_dir, "matmul",
+         [helper.make_node("MatMul", ["a", "w"], ["mm"], name="matmul"),
+          helper.make_node("Relu", ["mm"], ["h"], name="relu"),
+          helper.make_node("MatMul", ["h", "h_t"], ["p"], name="matmul_batched"),
+          helper.make_node("Add", ["p", "bias"], ["y"], name="bias")],
+         [tensor("a", [2, 4, 16]), tensor("h_t", [2, 8, 5])], [tensor("y", [2, 4, 5])],
+         [weight("w", [16, 8]), weight("bias", [5], 0.1)],
+         "MatMul with broadcast batch dims, then a batched MatMul of two activations")
+
+    # an unsupported node (Sigmoid) between supported ones: two gfxep partitions around ORT's CPU EP
+    save(out_dir, "partial",
+         [conv("conv1", "x", "w1", "b1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+          helper.make_node("Sigmoid", ["r1"], ["g"], name="gate_on_cpu"),
+          helper.make_node("Mul", ["r1", "g"], ["m"], name="gated"),
+          conv("conv2", "m", "w2", None, "c2", kernel_shape=[1, 1]),
+          helper.make_node("Add", ["c2", "x3"], ["y"], name="skip")],
+         [tensor("x", [1, 3, 16, 16]), tensor("x3", [1, 3, 16, 16])], [tensor("y", [1, 3, 16, 16])],
+         [weight("w1", [6, 3, 3, 3]), weight("b1", [6], 0.1), weight("w2", [3, 6, 1, 1])],
+         "Sigmoid is left to ONNX Runtime; gfxep takes the rest in two partitions")
+
+    # attributes or ranks gfxep does not handle: the nodes must stay with ORT and still be right
+    save(out_dir, "unsupported",
+         [conv("conv1d", "x", "w", None, "c", kernel_shape=[3], pads=[1, 1]),
+          helper.make_node("Relu", ["c"], ["r"], name="relu"),
+          helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1)],
+         [tensor("x", [1, 4, 10])], [tensor("y", [1, 4, 10])],
+         [weight("w", [4, 4, 3])],
+         "1-D Conv and Softmax are not claimed; only Relu runs on gfxep")
+
+    # the example's default: a small residual denoiser-shaped conv net on a 256x256 RGB frame
+    save(out_dir, "denoise_small",
+         [conv("enc", "frame", "w1", "b1", "e", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["e"], ["e_r"], name="enc_relu"),
+          conv("mid", "e_r", "w2", "b2", "m", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["m"], ["m_r"], name="mid_relu"),
+          conv("dec", "m_r", "w3", "b3", "noise", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Sub", ["frame", "noise"], ["clean"], name="residual")],
+         [tensor("frame", [1, 3, 256, 256])], [tensor("clean", [1, 3, 256, 256])],
+         [weight("w1", [16, 3, 3, 3]), weight("b1", [16], 0.05), weight("w2", [16, 16, 3, 3]),
+          weight("b2", [16], 0.05), weight("w3", [3, 16, 3, 3], 0.02), weight("b3", [3], 0.01)],
+         "A residual conv net shaped like a denoiser (fixed random weights)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "models")

@@ -1,0 +1,310 @@
+#include "ortkit.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef GFXEP_DEFAULT_ORT_LIB
+#define GFXEP_DEFAULT_ORT_LIB "libonnxruntime.so"
+#endif
+#ifndef GFXEP_DEFAULT_PLUGIN
+#define GFXEP_DEFAULT_PLUGIN "libgfxep.so"
+#endif
+
+typedef const OrtApiBase* (*get_api_base_fn)(void);
+
+static void release_status(ortkit* k, OrtStatus* s) {
+  if (s) k->api->ReleaseStatus(s);
+}
+
+uint64_t ortkit_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char* ortkit_plugin_path(void) {
+  const char* p = getenv("GFXEP_PLUGIN");
+  return p && p[0] ? p : GFXEP_DEFAULT_PLUGIN;
+}
+
+int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size) {
+  memset(k, 0, sizeof *k);
+  if (!lib_path) lib_path = getenv("GFXEP_ORT_LIB");
+  if (!lib_path || !lib_path[0]) lib_path = GFXEP_DEFAULT_ORT_LIB;
+  k->lib_path = lib_path;
+  k->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+  if (!k->lib) {
+    snprintf(err, err_size, "cannot load ONNX Runtime from %s: %s", lib_path, dlerror());
+    return -1;
+  }
+  get_api_base_fn get = (get_api_base_fn)dlsym(k->lib, "OrtGetApiBase");
+  const OrtApiBase* base = get ? get() : NULL;
+  k->api = base ? base->GetApi(ORT_API_VERSION) : NULL;
+  if (!k->api) {
+    snprintf(err, err_size, "%s does not serve ORT API version %d (it is %s)", lib_path, ORT_API_VERSION,
+             base ? base->GetVersionString() : "unknown");
+    dlclose(k->lib);
+    k->lib = NULL;
+    return -1;
+  }
+  k->version = base->GetVersionString();
+  OrtStatus* s = k->api->CreateEnv(level, "gfxep", &k->env);
+  if (s) {
+    snprintf(err, err_size, "CreateEnv: %s", k->api->GetErrorMessage(s));
+    k->api->ReleaseStatus(s);
+    return -1;
+  }
+  return 0;
+}
+
+void ortkit_close(ortkit* k) {
+  if (k->env) k->api->ReleaseEnv(k->env);
+  /* ORT is not unloaded: its static destructors may run at exit, and that is what users do too */
+  memset(k, 0, sizeof *k);
+}
+
+int ortkit_failed(ortkit* k, OrtStatus* s, const char* what) {
+  if (!s) return 0;
+  fprintf(stderr, "%s: %s\n", what, k->api->GetErrorMessage(s));
+  k->api->ReleaseStatus(s);
+  return 1;
+}
+
+const char* ortkit_device_meta(ortkit* k, const OrtEpDevice* d, const char* key) {
+  const OrtKeyValuePairs* m = k->api->EpDevice_EpMetadata(d);
+  return m ? k->api->GetKeyValue(m, key) : NULL;
+}
+
+size_t ortkit_find_devices(ortkit* k, const char* backend, const OrtEpDevice** out, size_t max) {
+  const OrtEpDevice* const* all = NULL;
+  size_t n = 0, found = 0;
+  OrtStatus* s = k->api->GetEpDevices(k->env, &all, &n);
+  if (s) {
+    k->api->ReleaseStatus(s);
+    return 0;
+  }
+  for (size_t i = 0; i < n && found < max; i++) {
+    if (strcmp(k->api->EpDevice_EpName(all[i]), "gfxep") != 0) continue;
+    const char* b = ortkit_device_meta(k, all[i], "gfxep.backend");
+    if (backend && (!b || strcmp(b, backend) != 0)) continue;
+    out[found++] = all[i];
+  }
+  return found;
+}
+
+static OrtStatus* read_file(ortkit* k, const char* path, void** data, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return k->api->CreateStatus(ORT_NO_SUCHFILE, path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  *data = malloc(n > 0 ? (size_t)n : 1);
+  size_t got = *data ? fread(*data, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!*data || got != (size_t)n) {
+    free(*data);
+    return k->api->CreateStatus(ORT_FAIL, "reading the model failed");
+  }
+  *size = (size_t)n;
+  return NULL;
+}
+
+OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
+                          const char* const* values, size_t n_options, OrtSession** out) {
+  const OrtApi* api = k->api;
+  OrtSessionOptions* so = NULL;
+  OrtStatus* s = api->CreateSessionOptions(&so);
+  if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
+  if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, keys, values, n_options);
+  void* bytes = NULL;
+  size_t size = 0;
+  if (!s) s = read_file(k, model_path, &bytes, &size);
+  if (!s) s = api->CreateSessionFromArray(k->env, bytes, size, so, out);
+  free(bytes);
+  if (so) api->ReleaseSessionOptions(so);
+  return s;
+}
+
+void ortkit_tensors_free(ortkit_tensor* t, size_t n) {
+  if (!t) return;
+  for (size_t i = 0; i < n; i++) free(t[i].data);
+  free(t);
+}
+
+static uint64_t next_random(uint64_t* state) {
+  /* splitmix64: seeded, the same on every machine */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* sess, uint64_t seed, int64_t dyn_dim, ortkit_tensor** out,
+                                size_t* n) {
+  const OrtApi* api = k->api;
+  OrtAllocator* alloc = NULL;
+  OrtStatus* s = api->GetAllocatorWithDefaultOptions(&alloc);
+  if (s) return s;
+  size_t count = 0;
+  if ((s = api->SessionGetInputCount(sess, &count))) return s;
+  ortkit_tensor* t = calloc(count + 1, sizeof *t);
+  uint64_t state = seed;
+  for (size_t i = 0; i < count && !s; i++) {
+    char* name = NULL;
+    OrtTypeInfo* ti = NULL;
+    const OrtTensorTypeAndShapeInfo* tti = NULL;
+    if ((s = api->SessionGetInputName(sess, i, alloc, &name))) break;
+    snprintf(t[i].name, sizeof t[i].name, "%s", name);
+    release_status(k, api->AllocatorFree(alloc, name));
+    if ((s = api->SessionGetInputTypeInfo(sess, i, &ti))) break;
+    s = api->CastTypeInfoToTensorInfo(ti, &tti);
+    if (!s) s = api->GetDimensionsCount(tti, &t[i].rank);
+    if (!s && t[i].rank > 8) s = api->CreateStatus(ORT_INVALID_ARGUMENT, "input rank > 8");
+    if (!s) s = api->GetDimensions(tti, t[i].dims, t[i].rank);
+    api->ReleaseTypeInfo(ti);
+    if (s) break;
+    t[i].count = 1;
+    for (size_t d = 0; d < t[i].rank; d++) {
+      if (t[i].dims[d] < 0) t[i].dims[d] = dyn_dim;
+      t[i].count *= (size_t)t[i].dims[d];
+    }
+    t[i].data = malloc(sizeof(float) * (t[i].count + 1));
+    for (size_t e = 0; e < t[i].count; e++)
+      t[i].data[e] = (float)((double)(next_random(&state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  }
+  if (s) {
+    ortkit_tensors_free(t, count);
+    return s;
+  }
+  *out = t;
+  *n = count;
+  return NULL;
+}
+
+OrtStatus* ortkit_run(ortkit* k, OrtSession* sess, OrtRunOptions* run_options, const ortkit_tensor* in, size_t n_in,
+                      ortkit_tensor** out, size_t* n_out) {
+  const OrtApi* api = k->api;
+  OrtAllocator* alloc = NULL;
+  OrtMemoryInfo* cpu = NULL;
+  OrtStatus* s = api->GetAllocatorWithDefaultOptions(&alloc);
+  if (!s) s = api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu);
+  if (s) return s;
+  size_t count = 0;
+  if ((s = api->SessionGetOutputCount(sess, &count))) {
+    api->ReleaseMemoryInfo(cpu);
+    return s;
+  }
+  OrtValue** ins = calloc(n_in + 1, sizeof *ins);
+  const char** in_names = calloc(n_in + 1, sizeof *in_names);
+  OrtValue** outs = calloc(count + 1, sizeof *outs);
+  char** out_names = calloc(count + 1, sizeof *out_names);
+  ortkit_tensor* t = calloc(count + 1, sizeof *t);
+  for (size_t i = 0; i < n_in && !s; i++) {
+    in_names[i] = in[i].name;
+    s = api->CreateTensorWithDataAsOrtValue(cpu, in[i].data, in[i].count * sizeof(float), in[i].dims, in[i].rank,
+                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &ins[i]);
+  }
+  for (size_t i = 0; i < count && !s; i++) s = api->SessionGetOutputName(sess, i, alloc, &out_names[i]);
+  if (!s)
+    s = api->Run(sess, run_options, in_names, (const OrtValue* const*)ins, n_in, (const char* const*)out_names, count,
+                 outs);
+  for (size_t i = 0; i < count && !s; i++) {
+    OrtTensorTypeAndShapeInfo* info = NULL;
+    const float* data = NULL;
+    snprintf(t[i].name, sizeof t[i].name, "%s", out_names[i]);
+    s = api->GetTensorTypeAndShape(outs[i], &info);
+    if (!s) s = api->GetDimensionsCount(info, &t[i].rank);
+    if (!s && t[i].rank > 8) s = api->CreateStatus(ORT_FAIL, "output rank > 8");
+    if (!s) s = api->GetDimensions(info, t[i].dims, t[i].rank);
+    if (!s) s = api->GetTensorShapeElementCount(info, &t[i].count);
+    if (info) api->ReleaseTensorTypeAndShapeInfo(info);
+    if (!s) s = api->GetTensorData(outs[i], (const void**)&data);
+    if (!s) {
+      t[i].data = malloc(sizeof(float) * (t[i].count + 1));
+      memcpy(t[i].data, data, sizeof(float) * t[i].count);
+    }
+  }
+  for (size_t i = 0; i < n_in; i++)
+    if (ins[i]) api->ReleaseValue(ins[i]);
+  for (size_t i = 0; i < count; i++) {
+    if (outs[i]) api->ReleaseValue(outs[i]);
+    if (out_names[i]) release_status(k, api->AllocatorFree(alloc, out_names[i]));
+  }
+  free(ins);
+  free(in_names);
+  free(outs);
+  free(out_names);
+  api->ReleaseMemoryInfo(cpu);
+  if (s) {
+    ortkit_tensors_free(t, count);
+    return s;
+  }
+  *out = t;
+  *n_out = count;
+  return NULL;
+}
+
+int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, double atol, double rtol,
+                   ortkit_diff* d) {
+  memset(d, 0, sizeof *d);
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (a[i].count != b[i].count || a[i].rank != b[i].rank ||
+        memcmp(a[i].dims, b[i].dims, sizeof(int64_t) * a[i].rank) != 0) {
+      d->mismatched += a[i].count > b[i].count ? a[i].count : b[i].count;
+      bad = 1;
+      continue;
+    }
+    for (size_t e = 0; e < a[i].count; e++) {
+      double x = a[i].data[e], y = b[i].data[e];
+      if (!isfinite(x) || !isfinite(y)) {
+        if (isfinite(x) != isfinite(y) || (isnan(x) != isnan(y))) {
+          d->nan_mismatch = 1;
+          bad = 1;
+        }
+        continue;
+      }
+      double diff = fabs(x - y);
+      if (diff > d->max_abs) d->max_abs = diff;
+      if (fabs(y) > 1e-3 && diff / fabs(y) > d->max_rel) d->max_rel = diff / fabs(y);
+      if (diff > atol + rtol * fabs(y)) {
+        d->mismatched++;
+        bad = 1;
+      }
+    }
+  }
+  return bad;
+}
+
+OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose) {
+  const OrtApi* api = k->api;
+  const OrtEpAssignedSubgraph* const* subgraphs = NULL;
+  size_t n = 0;
+  *on_gfxep = *on_other = 0;
+  OrtStatus* st = api->Session_GetEpGraphAssignmentInfo(s, &subgraphs, &n);
+  if (st) return st;
+  for (size_t i = 0; i < n; i++) {
+    const char* ep = NULL;
+    const OrtEpAssignedNode* const* nodes = NULL;
+    size_t nn = 0;
+    if ((st = api->EpAssignedSubgraph_GetEpName(subgraphs[i], &ep))) return st;
+    if ((st = api->EpAssignedSubgraph_GetNodes(subgraphs[i], &nodes, &nn))) return st;
+    int ours = strcmp(ep, "gfxep") == 0;
+    for (size_t j = 0; j < nn; j++) {
+      const char* name = NULL;
+      const char* op = NULL;
+      if ((st = api->EpAssignedNode_GetName(nodes[j], &name))) return st;
+      if ((st = api->EpAssignedNode_GetOperatorType(nodes[j], &op))) return st;
+      if (verbose) printf("  %-24s %-12s %s\n", ep, op, name);
+      if (ours)
+        ++*on_gfxep;
+      else
+        ++*on_other;
+    }
+  }
+  return NULL;
+}

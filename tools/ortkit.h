@@ -1,0 +1,73 @@
+/* gfxep — a small kit for programs that drive ONNX Runtime with gfxep: the example runner and the
+ * ORT-level tests. It loads ORT at run time (so one binary tests 1.29 and 1.30), registers the
+ * plugin, builds sessions on gfxep or on ORT's CPU EP, feeds seeded random inputs and compares.
+ *
+ * Environment: GFXEP_ORT_LIB overrides the ONNX Runtime library, GFXEP_PLUGIN the plugin path.
+ */
+#ifndef GFXEP_TOOLS_ORTKIT_H
+#define GFXEP_TOOLS_ORTKIT_H
+
+#include <onnxruntime_c_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ortkit {
+  void* lib;
+  const OrtApi* api;
+  const char* version; /* "1.29.0" */
+  const char* lib_path;
+  OrtEnv* env;
+} ortkit;
+
+/* Loads ORT (lib_path NULL: GFXEP_ORT_LIB, else the build's default) and creates an env. Returns 0,
+ * or -1 with a message in err. */
+int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size);
+void ortkit_close(ortkit* k);
+const char* ortkit_plugin_path(void);
+
+/* Prints and frees a status; returns 1 when it was an error. */
+int ortkit_failed(ortkit* k, OrtStatus* s, const char* what);
+
+/* The gfxep EP devices whose gfxep.backend is `backend` (NULL: any). Returns how many were found. */
+size_t ortkit_find_devices(ortkit* k, const char* backend, const OrtEpDevice** out, size_t max);
+const char* ortkit_device_meta(ortkit* k, const OrtEpDevice* d, const char* key);
+
+/* A session on `device` (NULL: ORT's CPU EP only) with gfxep options. */
+OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
+                          const char* const* values, size_t n_options, OrtSession** out);
+
+/* Host float tensors. */
+typedef struct ortkit_tensor {
+  char name[128];
+  int64_t dims[8];
+  size_t rank;
+  float* data;
+  size_t count;
+} ortkit_tensor;
+
+void ortkit_tensors_free(ortkit_tensor* t, size_t n);
+/* Random inputs in [-1, 1) for every float input of the session; dynamic dims take dyn_dim. */
+OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* s, uint64_t seed, int64_t dyn_dim, ortkit_tensor** out,
+                                size_t* n);
+/* Runs with host inputs and returns host float outputs. run_options may be NULL. */
+OrtStatus* ortkit_run(ortkit* k, OrtSession* s, OrtRunOptions* run_options, const ortkit_tensor* in, size_t n_in,
+                      ortkit_tensor** out, size_t* n_out);
+
+typedef struct ortkit_diff {
+  double max_abs;     /* max |a - b| */
+  double max_rel;     /* max |a - b| / max(|b|, 1e-6) over elements with |b| > 1e-3 */
+  size_t mismatched;  /* elements outside atol + rtol * |b| */
+  int nan_mismatch;   /* NaN/Inf in one and not the other */
+} ortkit_diff;
+
+/* Compares a against the reference b; returns 0 when every output matches within tolerance. */
+int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, double atol, double rtol,
+                   ortkit_diff* d);
+
+/* Counts nodes per EP (needs the session created with session.record_ep_graph_assignment_info=1,
+ * which ortkit_session sets). Prints "ep: op name" lines when verbose. */
+OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose);
+
+uint64_t ortkit_now_ns(void);
+
+#endif
