@@ -1,0 +1,423 @@
+/* gfxep — ORT-level tests: the plugin as a user meets it, through a stock ONNX Runtime loaded at run
+ * time (GFXEP_ORT_LIB picks 1.29 or 1.30). Every model is compared with ORT's own CPU EP.
+ *
+ * GFXEP_TEST_BACKEND selects the gfxep device: "reference" (default; CI) or "cuda" (GPU machine).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ortkit.h"
+
+#ifndef GFXEP_MODELS_DIR
+#define GFXEP_MODELS_DIR "models"
+#endif
+
+/* fp32 tolerances against ORT's CPU EP: summation order differs (and cuDNN picks its own algorithms),
+ * so allow a few ulps of accumulated rounding relative to the magnitude of the values. */
+#define ATOL_F32 1e-5
+#define RTOL_F32 1e-4
+
+static ortkit k;
+static const char* backend;
+
+static const char* registration(void) { return strcmp(backend, "reference") == 0 ? "gfxep.reference" : "gfxep"; }
+
+static char* model_path(const char* name) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf, "%s/%s.onnx", GFXEP_MODELS_DIR, name);
+  return buf;
+}
+
+static void expect_ok(OrtStatus* s, const char* what) {
+  if (s) {
+    fail_msg("%s: %s", what, k.api->GetErrorMessage(s));
+  }
+}
+
+/* Expects an error whose message contains `needle`. */
+static void expect_error(OrtStatus* s, const char* needle) {
+  assert_non_null(s);
+  const char* msg = k.api->GetErrorMessage(s);
+  if (!strstr(msg, needle)) fail_msg("error '%s' does not mention '%s'", msg, needle);
+  k.api->ReleaseStatus(s);
+}
+
+static const OrtEpDevice* the_device(void) {
+  const OrtEpDevice* d[8];
+  size_t n = ortkit_find_devices(&k, backend, d, 8);
+  if (n == 0) fail_msg("gfxep offers no %s device", backend);
+  return d[0];
+}
+
+static int setup(void** state) {
+  (void)state;
+  char err[512];
+  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
+    fprintf(stderr, "%s\n", err);
+    return -1;
+  }
+  backend = getenv("GFXEP_TEST_BACKEND");
+  if (!backend || !backend[0]) backend = "reference";
+  printf("# ONNX Runtime %s from %s, gfxep backend %s\n", k.version, k.lib_path, backend);
+  OrtStatus* s = k.api->RegisterExecutionProviderLibrary(k.env, registration(), ortkit_plugin_path());
+  if (s) {
+    fprintf(stderr, "register: %s\n", k.api->GetErrorMessage(s));
+    k.api->ReleaseStatus(s);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  OrtStatus* s = k.api->UnregisterExecutionProviderLibrary(k.env, registration());
+  if (s) k.api->ReleaseStatus(s);
+  ortkit_close(&k);
+  return 0;
+}
+
+/* ---- devices ---- */
+
+static void test_device_is_listed_with_metadata(void** state) {
+  (void)state;
+  const OrtEpDevice* d = the_device();
+  assert_string_equal(k.api->EpDevice_EpName(d), "gfxep");
+  assert_string_equal(k.api->EpDevice_EpVendor(d), "gfxep");
+  assert_string_equal(ortkit_device_meta(&k, d, "gfxep.backend"), backend);
+  assert_non_null(ortkit_device_meta(&k, d, "gfxep.device_name"));
+  const OrtHardwareDevice* hw = k.api->EpDevice_Device(d);
+  if (strcmp(backend, "cuda") == 0) {
+    assert_int_equal(k.api->HardwareDevice_Type(hw), OrtHardwareDeviceType_GPU);
+    assert_int_equal(k.api->HardwareDevice_VendorId(hw), 0x10DE);
+    const char* uuid = ortkit_device_meta(&k, d, "gfxep.device_uuid");
+    assert_non_null(uuid);
+    assert_int_equal(strlen(uuid), 32);
+    assert_non_null(ortkit_device_meta(&k, d, "gfxep.pci_bus_id"));
+  } else {
+    /* the reference backend says what it is, and sits on the CPU */
+    assert_int_equal(k.api->HardwareDevice_Type(hw), OrtHardwareDeviceType_CPU);
+    assert_non_null(strstr(ortkit_device_meta(&k, d, "gfxep.note"), "test oracle"));
+  }
+  const OrtMemoryInfo* mem = k.api->EpDevice_MemoryInfo(d, OrtDeviceMemoryType_DEFAULT);
+  assert_non_null(mem);
+  const OrtMemoryInfo* pinned = k.api->EpDevice_MemoryInfo(d, OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  assert_non_null(pinned);
+}
+
+/* The reference device is offered only to a registration that asks for it, so it can never be
+ * picked by surprise over ORT's CPU EP. */
+static void test_reference_only_when_asked(void** state) {
+  (void)state;
+  if (strcmp(backend, "reference") != 0) skip();
+  expect_ok(k.api->RegisterExecutionProviderLibrary(k.env, "gfxep_plain", ortkit_plugin_path()), "register plain");
+  const OrtEpDevice* const* all = NULL;
+  size_t n = 0, refs = 0;
+  expect_ok(k.api->GetEpDevices(k.env, &all, &n), "GetEpDevices");
+  for (size_t i = 0; i < n; i++) {
+    const char* b = ortkit_device_meta(&k, all[i], "gfxep.backend");
+    if (b && strcmp(b, "reference") == 0) refs++;
+  }
+  assert_int_equal(refs, 1); /* the one from "gfxep.reference", none from "gfxep_plain" */
+  expect_ok(k.api->UnregisterExecutionProviderLibrary(k.env, "gfxep_plain"), "unregister plain");
+}
+
+static void test_unregister_and_register_again(void** state) {
+  (void)state;
+  for (int round = 0; round < 3; round++) {
+    expect_ok(k.api->UnregisterExecutionProviderLibrary(k.env, registration()), "unregister");
+    const OrtEpDevice* d[8];
+    assert_int_equal(ortkit_find_devices(&k, backend, d, 8), 0);
+    expect_ok(k.api->RegisterExecutionProviderLibrary(k.env, registration(), ortkit_plugin_path()), "register");
+    assert_int_equal(ortkit_find_devices(&k, backend, d, 8), 1);
+  }
+  /* a session works after the cycles */
+  OrtSession* s = NULL;
+  expect_ok(ortkit_session(&k, model_path("add_relu"), the_device(), NULL, NULL, 0, &s), "session");
+  k.api->ReleaseSession(s);
+}
+
+/* ---- models against ORT's CPU EP ---- */
+
+typedef struct model_case {
+  const char* name;
+  int64_t dyn;          /* value for dynamic dims */
+  size_t on_gfxep;      /* nodes gfxep must take */
+  size_t on_other;      /* nodes that must stay with ORT */
+} model_case;
+
+static void check_model(const model_case* c, const char* const* keys, const char* const* values, size_t n_opts) {
+  OrtSession *ep = NULL, *cpu = NULL;
+  ortkit_tensor *in = NULL, *a = NULL, *b = NULL;
+  size_t n_in = 0, n_a = 0, n_b = 0;
+  expect_ok(ortkit_session(&k, model_path(c->name), the_device(), keys, values, n_opts, &ep), c->name);
+  expect_ok(ortkit_session(&k, model_path(c->name), NULL, NULL, NULL, 0, &cpu), c->name);
+  size_t on_gfxep = 0, on_other = 0;
+  expect_ok(ortkit_placement(&k, ep, &on_gfxep, &on_other, 0), "placement");
+  if (on_gfxep != c->on_gfxep || on_other != c->on_other)
+    fail_msg("%s: %zu nodes on gfxep and %zu elsewhere; expected %zu and %zu", c->name, on_gfxep, on_other,
+             c->on_gfxep, c->on_other);
+  expect_ok(ortkit_random_inputs(&k, ep, 7, c->dyn, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, ep, NULL, in, n_in, &a, &n_a), "run on gfxep");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &b, &n_b), "run on the CPU EP");
+  assert_int_equal(n_a, n_b);
+  ortkit_diff d;
+  int bad = ortkit_compare(a, b, n_a, ATOL_F32, RTOL_F32, &d);
+  printf("# %-14s dyn=%-3lld gfxep %zu / other %zu nodes, max abs %.3g, max rel %.3g\n", c->name, (long long)c->dyn,
+         on_gfxep, on_other, d.max_abs, d.max_rel);
+  if (bad) fail_msg("%s: %zu elements differ from the CPU EP (max abs %g)", c->name, d.mismatched, d.max_abs);
+  /* a second run reuses the compiled shape instance and workspace: same answer */
+  ortkit_tensor* a2 = NULL;
+  size_t n_a2 = 0;
+  expect_ok(ortkit_run(&k, ep, NULL, in, n_in, &a2, &n_a2), "second run on gfxep");
+  assert_int_equal(ortkit_compare(a2, a, n_a, 0, 0, &d), 0);
+  ortkit_tensors_free(a2, n_a2);
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(a, n_a);
+  ortkit_tensors_free(b, n_b);
+  k.api->ReleaseSession(ep);
+  k.api->ReleaseSession(cpu);
+}
+
+static void test_models_match_cpu_ep(void** state) {
+  (void)state;
+  static const model_case cases[] = {
+      {"add_relu", 1, 2, 0},
+      /* ORT folds the constant Mul into conv2's weights before partitioning */
+      {"conv_net", 17, 8, 0},
+      {"conv_net", 32, 8, 0}, /* a second input shape on the same model */
+      {"matmul", 1, 4, 0},
+      {"partial", 1, 5, 1},
+      {"unsupported", 1, 1, 2},
+      {"denoise_small", 1, 6, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_model(&cases[i], NULL, NULL, 0);
+}
+
+/* One session, inputs of changing shape: each signature is compiled once and cached. */
+static void test_dynamic_shapes_in_one_session(void** state) {
+  (void)state;
+  OrtSession *ep = NULL, *cpu = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), NULL, NULL, 0, &ep), "session");
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "session");
+  const int64_t sizes[] = {9, 24, 9, 40, 24};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    ortkit_tensor *in = NULL, *a = NULL, *b = NULL;
+    size_t n_in = 0, n_a = 0, n_b = 0;
+    expect_ok(ortkit_random_inputs(&k, ep, 100 + i, sizes[i], &in, &n_in), "inputs");
+    expect_ok(ortkit_run(&k, ep, NULL, in, n_in, &a, &n_a), "gfxep");
+    expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &b, &n_b), "cpu");
+    ortkit_diff d;
+    assert_int_equal(ortkit_compare(a, b, n_a, ATOL_F32, RTOL_F32, &d), 0);
+    ortkit_tensors_free(in, n_in);
+    ortkit_tensors_free(a, n_a);
+    ortkit_tensors_free(b, n_b);
+  }
+  k.api->ReleaseSession(ep);
+  k.api->ReleaseSession(cpu);
+}
+
+/* ---- options and bad input ---- */
+
+static void test_valid_options(void** state) {
+  (void)state;
+  const char* keys[] = {"allocator", "log_partition"};
+  const char* values[] = {"direct", "1"};
+  model_case c = {"partial", 1, 5, 1};
+  check_model(&c, keys, values, 2);
+}
+
+static void test_unknown_option_is_named(void** state) {
+  (void)state;
+  const char* keys[] = {"alocator"};
+  const char* values[] = {"caching"};
+  OrtSession* s = NULL;
+  expect_error(ortkit_session(&k, model_path("add_relu"), the_device(), keys, values, 1, &s), "'alocator'");
+  assert_null(s);
+}
+
+static void test_bad_option_value_is_named(void** state) {
+  (void)state;
+  const char* keys[] = {"allocator"};
+  const char* values[] = {"huge"};
+  OrtSession* s = NULL;
+  expect_error(ortkit_session(&k, model_path("add_relu"), the_device(), keys, values, 1, &s), "'huge'");
+  assert_null(s);
+}
+
+static void test_corrupt_model_fails_cleanly(void** state) {
+  (void)state;
+  OrtSessionOptions* so = NULL;
+  expect_ok(k.api->CreateSessionOptions(&so), "options");
+  const OrtEpDevice* d = the_device();
+  expect_ok(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &d, 1, NULL, NULL, 0), "append");
+  unsigned char junk[512];
+  uint64_t x = 12345;
+  for (size_t i = 0; i < sizeof junk; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    junk[i] = (unsigned char)(x >> 56);
+  }
+  OrtSession* s = NULL;
+  OrtStatus* st = k.api->CreateSessionFromArray(k.env, junk, sizeof junk, so, &s);
+  assert_non_null(st);
+  assert_null(s);
+  k.api->ReleaseStatus(st);
+  /* a truncated real model fails the same way */
+  FILE* f = fopen(model_path("conv_net"), "rb");
+  assert_non_null(f);
+  unsigned char buf[600];
+  size_t got = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  st = k.api->CreateSessionFromArray(k.env, buf, got, so, &s);
+  assert_non_null(st);
+  k.api->ReleaseStatus(st);
+  k.api->ReleaseSessionOptions(so);
+}
+
+/* A wrong input shape is caught by ORT or by gfxep's shape check, never computed. */
+static void test_wrong_input_shape_is_an_error(void** state) {
+  (void)state;
+  OrtSession* s = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), NULL, NULL, 0, &s), "session");
+  ortkit_tensor in = {.name = "x", .rank = 4, .dims = {1, 5, 8, 8}, .count = 320};
+  in.data = calloc(in.count, sizeof(float));
+  ortkit_tensor* out = NULL;
+  size_t n_out = 0;
+  OrtStatus* st = ortkit_run(&k, s, NULL, &in, 1, &out, &n_out);
+  assert_non_null(st);
+  k.api->ReleaseStatus(st);
+  /* a spatial size too small for the kernel with its pads is a status naming the problem */
+  ortkit_tensor tiny = {.name = "x", .rank = 4, .dims = {1, 3, 1, 1}, .count = 3};
+  tiny.data = calloc(tiny.count, sizeof(float));
+  st = ortkit_run(&k, s, NULL, &tiny, 1, &out, &n_out);
+  if (st) {
+    printf("# tiny input: %s\n", k.api->GetErrorMessage(st));
+    k.api->ReleaseStatus(st);
+  } else {
+    ortkit_tensors_free(out, n_out); /* valid after all: pads make a 1x1 input legal */
+  }
+  free(in.data);
+  free(tiny.data);
+  k.api->ReleaseSession(s);
+}
+
+/* ---- memory, copies and streams through ORT's public API ---- */
+
+static void test_copy_tensors_round_trip_on_stream(void** state) {
+  (void)state;
+  const OrtEpDevice* d = the_device();
+  const OrtMemoryInfo* dev_mem = k.api->EpDevice_MemoryInfo(d, OrtDeviceMemoryType_DEFAULT);
+  OrtSyncStream* stream = NULL;
+  expect_ok(k.api->CreateSyncStreamForEpDevice(d, NULL, &stream), "stream");
+  assert_non_null(k.api->SyncStream_GetHandle(stream));
+  OrtAllocator* dev_alloc = NULL;
+  expect_ok(k.api->CreateSharedAllocator(k.env, d, OrtDeviceMemoryType_DEFAULT, OrtDeviceAllocator, NULL, &dev_alloc),
+            "shared allocator");
+  int64_t shape[2] = {64, 33};
+  float host_in[64 * 33], host_out[64 * 33];
+  for (int i = 0; i < 64 * 33; i++) host_in[i] = (float)i * 0.5f - 7.0f;
+  memset(host_out, 0, sizeof host_out);
+  OrtMemoryInfo* cpu = NULL;
+  expect_ok(k.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &cpu), "cpu info");
+  OrtValue *src = NULL, *mid = NULL, *mid2 = NULL, *dst = NULL;
+  expect_ok(k.api->CreateTensorWithDataAsOrtValue(cpu, host_in, sizeof host_in, shape, 2,
+                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &src), "src");
+  expect_ok(k.api->CreateTensorWithDataAsOrtValue(cpu, host_out, sizeof host_out, shape, 2,
+                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &dst), "dst");
+  expect_ok(k.api->CreateTensorAsOrtValue(dev_alloc, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &mid), "mid");
+  expect_ok(k.api->CreateTensorAsOrtValue(dev_alloc, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &mid2), "mid2");
+  const OrtMemoryInfo* mid_info = NULL;
+  expect_ok(k.api->GetTensorMemoryInfo(mid, &mid_info), "mid info");
+  int same = 0;
+  expect_ok(k.api->CompareMemoryInfo(mid_info, dev_mem, &same), "compare");
+  assert_int_equal(same, 0); /* 0 means equal */
+  /* host -> device, device -> device, device -> host, all queued on one stream */
+  const OrtValue* s1[] = {src};
+  OrtValue* d1[] = {mid};
+  expect_ok(k.api->CopyTensors(k.env, s1, d1, stream, 1), "H2D");
+  const OrtValue* s2[] = {mid};
+  OrtValue* d2[] = {mid2};
+  expect_ok(k.api->CopyTensors(k.env, s2, d2, stream, 1), "D2D");
+  const OrtValue* s3[] = {mid2};
+  OrtValue* d3[] = {dst};
+  expect_ok(k.api->CopyTensors(k.env, s3, d3, NULL, 1), "D2H (synchronous)");
+  assert_memory_equal(host_in, host_out, sizeof host_in);
+
+  OrtKeyValuePairs* stats = NULL;
+  expect_ok(k.api->AllocatorGetStats(dev_alloc, &stats), "stats");
+  const char* in_use = k.api->GetKeyValue(stats, "InUse");
+  assert_non_null(in_use);
+  assert_true(strtoull(in_use, NULL, 10) >= 2 * sizeof host_in);
+  k.api->ReleaseKeyValuePairs(stats);
+
+  k.api->ReleaseValue(src);
+  k.api->ReleaseValue(dst);
+  k.api->ReleaseValue(mid);
+  k.api->ReleaseValue(mid2);
+  k.api->ReleaseMemoryInfo(cpu);
+  expect_ok(k.api->ReleaseSharedAllocator(k.env, d, OrtDeviceMemoryType_DEFAULT), "release allocator");
+  k.api->ReleaseSyncStream(stream);
+}
+
+/* A run on an application stream (RunOptionsSetSyncStream) without host sync, then a sync. */
+static void test_run_on_user_stream(void** state) {
+  (void)state;
+  const OrtEpDevice* d = the_device();
+  OrtSession* s = NULL;
+  expect_ok(ortkit_session(&k, model_path("add_relu"), d, NULL, NULL, 0, &s), "session");
+  OrtSyncStream* stream = NULL;
+  expect_ok(k.api->CreateSyncStreamForEpDevice(d, NULL, &stream), "stream");
+  OrtRunOptions* ro = NULL;
+  expect_ok(k.api->CreateRunOptions(&ro), "run options");
+  k.api->RunOptionsSetSyncStream(ro, stream);
+  ortkit_tensor *in = NULL, *a = NULL, *b = NULL;
+  size_t n_in = 0, n_a = 0, n_b = 0;
+  expect_ok(ortkit_random_inputs(&k, s, 3, 1, &in, &n_in), "inputs");
+  for (int i = 0; i < 5; i++) {
+    expect_ok(ortkit_run(&k, s, ro, in, n_in, &a, &n_a), "run on the user stream");
+    if (b) {
+      ortkit_diff diff;
+      assert_int_equal(ortkit_compare(a, b, n_a, 0, 0, &diff), 0);
+      ortkit_tensors_free(b, n_b);
+    }
+    b = a;
+    n_b = n_a;
+    a = NULL;
+  }
+  OrtSession* cpu = NULL;
+  expect_ok(ortkit_session(&k, model_path("add_relu"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &a, &n_a), "cpu run");
+  ortkit_diff diff;
+  assert_int_equal(ortkit_compare(b, a, n_a, ATOL_F32, RTOL_F32, &diff), 0);
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(a, n_a);
+  ortkit_tensors_free(b, n_b);
+  k.api->ReleaseRunOptions(ro);
+  k.api->ReleaseSyncStream(stream);
+  k.api->ReleaseSession(s);
+  k.api->ReleaseSession(cpu);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_device_is_listed_with_metadata),
+      cmocka_unit_test(test_reference_only_when_asked),
+      cmocka_unit_test(test_unregister_and_register_again),
+      cmocka_unit_test(test_models_match_cpu_ep),
+      cmocka_unit_test(test_dynamic_shapes_in_one_session),
+      cmocka_unit_test(test_valid_options),
+      cmocka_unit_test(test_unknown_option_is_named),
+      cmocka_unit_test(test_bad_option_value_is_named),
+      cmocka_unit_test(test_corrupt_model_fails_cleanly),
+      cmocka_unit_test(test_wrong_input_shape_is_an_error),
+      cmocka_unit_test(test_copy_tensors_round_trip_on_stream),
+      cmocka_unit_test(test_run_on_user_stream),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
