@@ -31,7 +31,8 @@ static const char* registration(void) { return strcmp(backend, "reference") == 0
 
 static char* model_path(const char* name) {
   static char buf[1024];
-  snprintf(buf, sizeof buf, "%s/%s.onnx", GFXEP_MODELS_DIR, name);
+  const char* dir = getenv("GFXEP_MODELS_DIR");
+  snprintf(buf, sizeof buf, "%s/%s.onnx", dir && dir[0] ? dir : GFXEP_MODELS_DIR, name);
   return buf;
 }
 

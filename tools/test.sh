@@ -7,4 +7,4 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_BUILD_DIR:-$root/build}
 GFXEP_CMAKE_ARGS="-DGFXEP_WERROR=ON ${GFXEP_CMAKE_ARGS:-}" "$root/tools/setup.sh"
 cd "$build"
-ctest --output-on-failure -j "${GFXEP_JOBS:-$(nproc)}" "$@"
+ctest --output-on-failure -LE gpu -j "${GFXEP_JOBS:-$(nproc)}" "$@"

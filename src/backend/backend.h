@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/log.h"
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
@@ -97,6 +98,10 @@ typedef struct gfx_backend {
   /* Runs one node on ctx->stream. in[i].data is NULL for an absent optional input. */
   gfx_status (*node_run)(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state);
+
+  /* (optional) A backend loaded as its own module has its own copy of core/log: this points it at
+   * the same sink as libgfxep's, so its messages reach ONNX Runtime's logger too. */
+  void (*set_log_sink)(gfx_log_sink sink, void* user);
 } gfx_backend;
 
 /* The reference backend: plain C loops on host memory, one device. Always present. */
@@ -105,6 +110,8 @@ const gfx_backend* gfx_backend_reference(void);
 /* Loads the CUDA backend module (libgfxep_cuda.so next to libgfxep.so) on first call. Returns NULL,
  * with the reason in *why (static or owned by the loader), when it is absent or cannot be loaded. */
 const gfx_backend* gfx_backend_cuda(const char** why);
+/* The CUDA backend if it was loaded already, else NULL (never loads it). */
+const gfx_backend* gfx_backend_cuda_loaded(void);
 
 /* The symbol the CUDA module exports. */
 #define GFX_CUDA_BACKEND_ENTRY "gfxep_cuda_backend"

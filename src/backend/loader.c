@@ -49,3 +49,5 @@ const gfx_backend* gfx_backend_cuda(const char** why) {
   if (why) *why = cuda_why;
   return cuda_backend;
 }
+
+const gfx_backend* gfx_backend_cuda_loaded(void) { return cuda_backend; }

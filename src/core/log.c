@@ -11,6 +11,11 @@ void gfx_log_set_sink(gfx_log_sink sink, void* user) {
   g_sink_user = user;
 }
 
+gfx_log_sink gfx_log_get_sink(void** user) {
+  *user = g_sink_user;
+  return g_sink;
+}
+
 void gfx_log(gfx_log_level level, const char* fmt, ...) {
   char buf[1024];
   va_list ap;

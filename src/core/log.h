@@ -18,6 +18,8 @@ typedef void (*gfx_log_sink)(void* user, gfx_log_level level, const char* messag
 
 /* Sets the sink (NULL restores stderr). Meant to be called once when the plugin is loaded. */
 void gfx_log_set_sink(gfx_log_sink sink, void* user);
+/* The sink in effect (NULL for stderr), to hand it to a separately loaded module. */
+gfx_log_sink gfx_log_get_sink(void** user);
 
 void gfx_log(gfx_log_level level, const char* fmt, ...)
 #if defined(__GNUC__)

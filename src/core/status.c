@@ -6,14 +6,18 @@
 
 struct gfx_status_s {
   gfx_code code;
+  int is_static; /* 1 for the preallocated out-of-memory status, which is never freed */
   char message[]; /* NUL-terminated */
 };
 
-/* Returned when the status itself cannot be allocated; gfx_status_free ignores it. */
+/* Returned when the status itself cannot be allocated. The CUDA module links its own copy of this
+ * file, so "static" is a flag in the object rather than an address compare: either copy's free
+ * recognises either copy's static status. */
 static struct {
   gfx_code code;
+  int is_static;
   char message[40];
-} oom_status = {GFX_ERR_OUT_OF_MEMORY, "out of host memory building an error"};
+} oom_status = {GFX_ERR_OUT_OF_MEMORY, 1, "out of host memory building an error"};
 
 #define OOM_STATUS ((gfx_status)(void*)&oom_status)
 
@@ -26,6 +30,7 @@ gfx_status gfx_error_v(gfx_code code, const char* fmt, va_list ap) {
   struct gfx_status_s* s = malloc(sizeof(*s) + (size_t)n + 1);
   if (!s) return OOM_STATUS;
   s->code = code == GFX_OK ? GFX_ERR_INTERNAL : code;
+  s->is_static = 0;
   vsnprintf(s->message, (size_t)n + 1, fmt, ap);
   return s;
 }
@@ -43,11 +48,11 @@ gfx_code gfx_status_code(gfx_status s) { return s ? s->code : GFX_OK; }
 const char* gfx_status_message(gfx_status s) { return s ? s->message : ""; }
 
 void gfx_status_free(gfx_status s) {
-  if (s && s != OOM_STATUS) free(s);
+  if (s && !s->is_static) free(s);
 }
 
 gfx_status gfx_status_wrap(gfx_status s, const char* fmt, ...) {
-  if (!s || s == OOM_STATUS) return s;
+  if (!s || s->is_static) return s;
   char prefix[512];
   va_list ap;
   va_start(ap, fmt);

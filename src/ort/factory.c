@@ -146,6 +146,11 @@ static OrtStatus* discover_cuda(gfx_factory* f, const OrtHardwareDevice* const* 
     gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: CUDA backend not available: %s", why);
     return NULL;
   }
+  if (be->set_log_sink) {
+    void* user = NULL;
+    gfx_log_sink sink = gfx_log_get_sink(&user);
+    be->set_log_sink(sink, user);
+  }
   int count = be->device_count();
   if (count <= 0) {
     gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: no CUDA device found; the CUDA backend offers nothing");

@@ -61,6 +61,10 @@ GFXEP_EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const Ort
 GFXEP_EXPORT OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
   if (!factory) return NULL;
   gfx_factory_destroy((gfx_factory*)(void*)factory);
-  if (atomic_fetch_sub(&live_factories, 1) == 1) gfx_log_set_sink(NULL, NULL);
+  if (atomic_fetch_sub(&live_factories, 1) == 1) {
+    gfx_log_set_sink(NULL, NULL);
+    const gfx_backend* cuda = gfx_backend_cuda_loaded();
+    if (cuda && cuda->set_log_sink) cuda->set_log_sink(NULL, NULL);
+  }
   return NULL;
 }

@@ -1,0 +1,214 @@
+/* gfxep CUDA backend — the gfx_backend table, memory, streams and events.
+ *
+ * Built as the module libgfxep_cuda.so, whose only export is gfxep_cuda_backend. The CUDA runtime
+ * is linked statically and loads the driver (libcuda.so.1) itself at first use, so loading this
+ * module on a machine without a driver or GPU works and simply reports zero devices.
+ */
+#include "backend/cuda/cuda_internal.h"
+#include "core/log.h"
+
+/* ---- memory ---- */
+
+static gfx_status cuda_mem_alloc(int device, size_t bytes, void** out) {
+  *out = NULL;
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaMalloc(out, bytes), "cudaMalloc(%zu bytes) on device %d", bytes, device);
+}
+
+static void cuda_mem_free(int device, void* ptr) {
+  if (!ptr) return;
+  gfx_status s = cuda_use_device(device);
+  if (!s) s = cuda_check(cudaFree(ptr), "cudaFree(%p) on device %d", ptr, device);
+  if (s) gfx_log(GFX_LOG_WARNING, "cuda backend: %s", gfx_status_message(s));
+  gfx_status_free(s);
+}
+
+/* Portable: the pinned buffer is usable with every device's context, not only this one. */
+static gfx_status cuda_host_alloc(int device, size_t bytes, void** out) {
+  *out = NULL;
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaHostAlloc(out, bytes, cudaHostAllocPortable), "cudaHostAlloc(%zu bytes) for device %d",
+                    bytes, device);
+}
+
+static void cuda_host_free(int device, void* ptr) {
+  if (!ptr) return;
+  gfx_status s = cuda_use_device(device);
+  if (!s) s = cuda_check(cudaFreeHost(ptr), "cudaFreeHost(%p) for device %d", ptr, device);
+  if (s) gfx_log(GFX_LOG_WARNING, "cuda backend: %s", gfx_status_message(s));
+  gfx_status_free(s);
+}
+
+/* A NULL stream means "synchronous": the work was queued on the legacy default stream, wait for it.
+ * (cudaMemcpy alone would not do: device-to-device copies return before they are done.) */
+static gfx_status finish_if_synchronous(int device, void* stream) {
+  if (stream) return NULL;
+  return cuda_check(cudaStreamSynchronize(0), "cudaStreamSynchronize(default stream) on device %d", device);
+}
+
+static enum cudaMemcpyKind memcpy_kind(gfx_copy_kind kind) {
+  switch (kind) {
+    case GFX_COPY_HOST_TO_DEVICE: return cudaMemcpyHostToDevice;
+    case GFX_COPY_DEVICE_TO_HOST: return cudaMemcpyDeviceToHost;
+    case GFX_COPY_DEVICE_TO_DEVICE: return cudaMemcpyDeviceToDevice;
+  }
+  return cudaMemcpyDefault;
+}
+
+static const char* copy_kind_name(gfx_copy_kind kind) {
+  switch (kind) {
+    case GFX_COPY_HOST_TO_DEVICE: return "host to device";
+    case GFX_COPY_DEVICE_TO_HOST: return "device to host";
+    case GFX_COPY_DEVICE_TO_DEVICE: return "device to device";
+  }
+  return "unknown";
+}
+
+static gfx_status cuda_copy(int device, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+  if (kind != GFX_COPY_HOST_TO_DEVICE && kind != GFX_COPY_DEVICE_TO_HOST && kind != GFX_COPY_DEVICE_TO_DEVICE)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: copy kind %d is not a gfx_copy_kind", (int)kind);
+  if (bytes == 0) return NULL;
+  GFX_TRY(cuda_use_device(device));
+  GFX_TRY(cuda_check(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), (cudaStream_t)stream),
+                     "cudaMemcpyAsync(%zu bytes, %s) on device %d", bytes, copy_kind_name(kind), device));
+  return finish_if_synchronous(device, stream);
+}
+
+static gfx_status cuda_memset_zero(int device, void* dst, size_t bytes, void* stream) {
+  if (bytes == 0) return NULL;
+  GFX_TRY(cuda_use_device(device));
+  GFX_TRY(cuda_check(cudaMemsetAsync(dst, 0, bytes, (cudaStream_t)stream), "cudaMemsetAsync(%zu bytes) on device %d",
+                     bytes, device));
+  return finish_if_synchronous(device, stream);
+}
+
+static gfx_status cuda_mem_info(int device, size_t* free_bytes, size_t* total_bytes) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo on device %d", device);
+}
+
+/* ---- streams ---- */
+
+/* Non-blocking: our streams never wait for work other libraries queue on the legacy default stream. */
+static gfx_status cuda_stream_create(int device, void** out) {
+  *out = NULL;
+  GFX_TRY(cuda_use_device(device));
+  cudaStream_t stream = NULL;
+  GFX_TRY(cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags on device %d",
+                     device));
+  *out = stream;
+  return NULL;
+}
+
+static void cuda_stream_destroy(int device, void* stream) {
+  if (!stream) return;
+  gfx_status s = cuda_use_device(device);
+  if (!s) s = cuda_check(cudaStreamDestroy((cudaStream_t)stream), "cudaStreamDestroy on device %d", device);
+  if (s) gfx_log(GFX_LOG_WARNING, "cuda backend: %s", gfx_status_message(s));
+  gfx_status_free(s);
+}
+
+static gfx_status cuda_stream_sync(int device, void* stream) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize on device %d", device);
+}
+
+/* ---- events ---- */
+
+/* Timing off: these events only order work, and untimed events are cheaper to record and wait on. */
+static gfx_status cuda_event_create(int device, void** out) {
+  *out = NULL;
+  GFX_TRY(cuda_use_device(device));
+  cudaEvent_t event = NULL;
+  GFX_TRY(cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags on device %d",
+                     device));
+  *out = event;
+  return NULL;
+}
+
+static void cuda_event_destroy(int device, void* event) {
+  if (!event) return;
+  gfx_status s = cuda_use_device(device);
+  if (!s) s = cuda_check(cudaEventDestroy((cudaEvent_t)event), "cudaEventDestroy on device %d", device);
+  if (s) gfx_log(GFX_LOG_WARNING, "cuda backend: %s", gfx_status_message(s));
+  gfx_status_free(s);
+}
+
+static gfx_status cuda_event_record(int device, void* event, void* stream) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream), "cudaEventRecord on device %d", device);
+}
+
+static gfx_status cuda_stream_wait_event(int device, void* stream, void* event) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0), "cudaStreamWaitEvent on device %d",
+                    device);
+}
+
+static gfx_status cuda_event_sync(int device, void* event) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize on device %d", device);
+}
+
+/* An error is reported as "done" (after logging it) so that the caller goes on to a wait or sync,
+ * which returns the error as a status. */
+static int cuda_event_done(int device, void* event) {
+  gfx_status s = cuda_use_device(device);
+  if (!s) {
+    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError(); /* not an error: keep it out of the next launch check */
+      return 0;
+    }
+    s = cuda_check(err, "cudaEventQuery on device %d", device);
+  }
+  if (s) gfx_log(GFX_LOG_WARNING, "cuda backend: %s", gfx_status_message(s));
+  gfx_status_free(s);
+  return 1;
+}
+
+static gfx_status cuda_device_sync(int device) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on device %d", device);
+}
+
+/* ---- the table ---- */
+
+static const gfx_backend cuda_backend = {
+    .abi_version = GFX_BACKEND_ABI_VERSION,
+    .name = "cuda",
+
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .device_by_pci_bus_id = cuda_device_by_pci_bus_id,
+
+    .alignment = CUDA_ALLOC_ALIGNMENT,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .copy = cuda_copy,
+    .memset_zero = cuda_memset_zero,
+    .mem_info = cuda_mem_info,
+
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .stream_wait_event = cuda_stream_wait_event,
+    .event_sync = cuda_event_sync,
+    .event_done = cuda_event_done,
+    .device_sync = cuda_device_sync,
+
+    .node_prepare = cuda_node_prepare,
+    .node_release = cuda_node_release,
+    .node_run = cuda_node_run,
+    .set_log_sink = gfx_log_set_sink,
+};
+
+/* The module's only exported symbol (gfxep_cuda.lds hides everything else). */
+__attribute__((visibility("default"))) const gfx_backend* gfxep_cuda_backend(void);
+
+const gfx_backend* gfxep_cuda_backend(void) { return &cuda_backend; }

@@ -1,0 +1,344 @@
+/* gfxep CUDA backend — 2-D Conv (float32, NCHW) with cuDNN's legacy convolution API.
+ *
+ * node_prepare builds the descriptors and picks the algorithm once per input-shape signature;
+ * node_run only queues work. Scratch holds cuDNN's workspace and, for asymmetric pads, a padded
+ * copy of the input: cuDNN applies one pad to both sides of a dim, so the symmetric part
+ * (min(begin, end)) goes to cuDNN and the rest is padded explicitly. This matters for auto_pad
+ * SAME_* with even kernels or strides, which produces pads like (0, 1).
+ *
+ * Precision: CUDNN_FMA_MATH keeps every algorithm in true fp32 (CUDNN_DEFAULT_MATH would allow TF32
+ * tensor cores on Ampere and later), because results are compared with ONNX Runtime's CPU kernels.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_pad.h"
+#include "ir/shape.h"
+
+/* The most workspace an algorithm may ask for: enough for the fast ones on large layers, small
+ * next to the activations of any model that fits on the device. */
+#define CONV_WORKSPACE_LIMIT ((size_t)256 << 20)
+
+typedef struct conv_state {
+  cuda_node_state base;
+  int device;
+  gfx_shape x_shape, w_shape; /* the signature this state was prepared for */
+  int nothing_to_do;          /* the output has no elements */
+  int has_bias;
+  /* Explicit padding of the input into scratch (pads_input), plane by plane (N*C planes). */
+  int pads_input;
+  int64_t planes, in_h, in_w, pad_top, pad_left, padded_h, padded_w;
+  size_t workspace_bytes; /* cuDNN's, at the start of scratch */
+  size_t padded_offset;   /* where the padded input starts in scratch */
+  size_t scratch_bytes;
+  cudnnTensorDescriptor_t x_desc, y_desc, bias_desc; /* x_desc describes the padded input when pads_input */
+  cudnnFilterDescriptor_t w_desc;
+  cudnnConvolutionDescriptor_t conv_desc;
+  cudnnConvolutionFwdAlgo_t algo;
+} conv_state;
+
+/* The shapes cuDNN will see, in int as its legacy API takes them. */
+typedef struct conv_dims {
+  int n, c_in, h, w;            /* input after explicit padding */
+  int c_out, c_per_group, kh, kw;
+  int pad_h, pad_w;             /* symmetric pads cuDNN applies */
+  int stride_h, stride_w, dilation_h, dilation_w;
+  int group;
+  int out_h, out_w;
+} conv_dims;
+
+static void conv_state_release(cuda_node_state* base) {
+  conv_state* st = (conv_state*)base;
+  if (st->conv_desc) cudnnDestroyConvolutionDescriptor(st->conv_desc);
+  if (st->w_desc) cudnnDestroyFilterDescriptor(st->w_desc);
+  if (st->bias_desc) cudnnDestroyTensorDescriptor(st->bias_desc);
+  if (st->y_desc) cudnnDestroyTensorDescriptor(st->y_desc);
+  if (st->x_desc) cudnnDestroyTensorDescriptor(st->x_desc);
+  free(st);
+}
+
+/* ---- geometry ---- */
+
+static gfx_status check_shape(const ir_node* node, const char* what, const gfx_shape* actual, const gfx_shape* expected,
+                              gfx_code code) {
+  if (gfx_shape_equal(actual, expected)) return NULL;
+  char actual_str[128], expected_str[128];
+  return gfx_error(code, "cuda backend: Conv node \"%s\": %s shape %s, expected %s", cuda_node_name(node), what,
+                   gfx_shape_str(actual, actual_str, sizeof actual_str),
+                   gfx_shape_str(expected, expected_str, sizeof expected_str));
+}
+
+/* Output, weight and bias shapes agree with the geometry: the kernels index memory by them. */
+static gfx_status check_shapes(const ir_node* node, const ir_conv_geom* g, const gfx_shape* in, const gfx_shape* out,
+                               int has_bias) {
+  gfx_shape expected_out = {4, {g->n, g->c_out, g->out[0], g->out[1]}};
+  GFX_TRY(check_shape(node, "output", &out[0], &expected_out, GFX_ERR_INTERNAL));
+  gfx_shape expected_w = {4, {g->c_out, g->group > 0 ? g->c_in / g->group : 0, g->kernel[0], g->kernel[1]}};
+  GFX_TRY(check_shape(node, "weight", &in[1], &expected_w, GFX_ERR_INVALID_ARGUMENT));
+  gfx_shape expected_bias = {1, {g->c_out}};
+  if (has_bias) GFX_TRY(check_shape(node, "bias", &in[2], &expected_bias, GFX_ERR_INVALID_ARGUMENT));
+  return NULL;
+}
+
+static gfx_status to_int(const ir_node* node, const char* what, int64_t value, int* out) {
+  if (value < 0 || value > INT_MAX)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": %s %lld is out of cuDNN's int range",
+                     cuda_node_name(node), what, (long long)value);
+  *out = (int)value;
+  return NULL;
+}
+
+/* Splits each dim's pads into the symmetric part for cuDNN and the rest for explicit padding, and
+ * converts everything to cuDNN's ints. */
+static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_state* st, conv_dims* d) {
+  int64_t sym[2], extra_begin[2], extra_end[2];
+  for (int i = 0; i < 2; i++) {
+    if (g->pad_begin[i] < 0 || g->pad_end[i] < 0)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": negative pad (%lld, %lld) in spatial dim %d",
+                       cuda_node_name(node), (long long)g->pad_begin[i], (long long)g->pad_end[i], i);
+    sym[i] = g->pad_begin[i] < g->pad_end[i] ? g->pad_begin[i] : g->pad_end[i];
+    extra_begin[i] = g->pad_begin[i] - sym[i];
+    extra_end[i] = g->pad_end[i] - sym[i];
+  }
+  st->pads_input = extra_begin[0] || extra_end[0] || extra_begin[1] || extra_end[1];
+  st->planes = g->n * g->c_in;
+  st->in_h = g->in[0];
+  st->in_w = g->in[1];
+  st->pad_top = extra_begin[0];
+  st->pad_left = extra_begin[1];
+  st->padded_h = g->in[0] + extra_begin[0] + extra_end[0];
+  st->padded_w = g->in[1] + extra_begin[1] + extra_end[1];
+  /* The legacy API also computes element offsets in int. */
+  int elements;
+  GFX_TRY(to_int(node, "input elements", st->planes * st->padded_h * st->padded_w, &elements));
+  GFX_TRY(to_int(node, "output elements", g->n * g->c_out * g->out[0] * g->out[1], &elements));
+  GFX_TRY(to_int(node, "weight elements", g->c_out * (g->c_in / g->group) * g->kernel[0] * g->kernel[1], &elements));
+  GFX_TRY(to_int(node, "batch", g->n, &d->n));
+  GFX_TRY(to_int(node, "input channels", g->c_in, &d->c_in));
+  GFX_TRY(to_int(node, "input height", st->padded_h, &d->h));
+  GFX_TRY(to_int(node, "input width", st->padded_w, &d->w));
+  GFX_TRY(to_int(node, "output channels", g->c_out, &d->c_out));
+  GFX_TRY(to_int(node, "channels per group", g->c_in / g->group, &d->c_per_group));
+  GFX_TRY(to_int(node, "kernel height", g->kernel[0], &d->kh));
+  GFX_TRY(to_int(node, "kernel width", g->kernel[1], &d->kw));
+  GFX_TRY(to_int(node, "pad height", sym[0], &d->pad_h));
+  GFX_TRY(to_int(node, "pad width", sym[1], &d->pad_w));
+  GFX_TRY(to_int(node, "stride height", g->strides[0], &d->stride_h));
+  GFX_TRY(to_int(node, "stride width", g->strides[1], &d->stride_w));
+  GFX_TRY(to_int(node, "dilation height", g->dilations[0], &d->dilation_h));
+  GFX_TRY(to_int(node, "dilation width", g->dilations[1], &d->dilation_w));
+  GFX_TRY(to_int(node, "group", g->group, &d->group));
+  GFX_TRY(to_int(node, "output height", g->out[0], &d->out_h));
+  return to_int(node, "output width", g->out[1], &d->out_w);
+}
+
+/* ---- descriptors ---- */
+
+static gfx_status create_tensor_desc(const ir_node* node, const char* what, int n, int c, int h, int w,
+                                     cudnnTensorDescriptor_t* desc) {
+  GFX_TRY(cuda_dnn_check(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor(%s) for Conv node \"%s\"", what,
+                         cuda_node_name(node)));
+  return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w),
+                        "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]) for Conv node \"%s\"", what, n, c, h, w,
+                        cuda_node_name(node));
+}
+
+static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, cudnnConvolutionDescriptor_t* desc) {
+  const char* name = cuda_node_name(node);
+  GFX_TRY(cuda_dnn_check(cudnnCreateConvolutionDescriptor(desc), "cudnnCreateConvolutionDescriptor for Conv node \"%s\"",
+                         name));
+  GFX_TRY(cuda_dnn_check(cudnnSetConvolution2dDescriptor(*desc, d->pad_h, d->pad_w, d->stride_h, d->stride_w,
+                                                         d->dilation_h, d->dilation_w, CUDNN_CROSS_CORRELATION,
+                                                         CUDNN_DATA_FLOAT),
+                         "cudnnSetConvolution2dDescriptor(pads %d,%d strides %d,%d dilations %d,%d) for Conv node \"%s\"",
+                         d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, name));
+  GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(*desc, d->group),
+                         "cudnnSetConvolutionGroupCount(%d) for Conv node \"%s\"", d->group, name));
+  return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, CUDNN_FMA_MATH),
+                        "cudnnSetConvolutionMathType(CUDNN_FMA_MATH) for Conv node \"%s\"", name);
+}
+
+/* cuDNN's own output size must be the one ONNX shape inference gave, or the output would be
+ * written with a different layout than the executor allocated. */
+static gfx_status check_cudnn_output(const ir_node* node, const conv_state* st, const conv_dims* d) {
+  int n = 0, c = 0, h = 0, w = 0;
+  GFX_TRY(cuda_dnn_check(cudnnGetConvolution2dForwardOutputDim(st->conv_desc, st->x_desc, st->w_desc, &n, &c, &h, &w),
+                         "cudnnGetConvolution2dForwardOutputDim for Conv node \"%s\"", cuda_node_name(node)));
+  if (n != d->n || c != d->c_out || h != d->out_h || w != d->out_w)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\": cuDNN computes output [%d,%d,%d,%d], expected [%d,%d,%d,%d]",
+                     cuda_node_name(node), n, c, h, w, d->n, d->c_out, d->out_h, d->out_w);
+  return NULL;
+}
+
+/* On failure the caller releases the state, which frees whatever was created. */
+static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, conv_state* st) {
+  GFX_TRY(create_tensor_desc(node, "input", d->n, d->c_in, d->h, d->w, &st->x_desc));
+  GFX_TRY(create_tensor_desc(node, "output", d->n, d->c_out, d->out_h, d->out_w, &st->y_desc));
+  if (st->has_bias) GFX_TRY(create_tensor_desc(node, "bias", 1, d->c_out, 1, 1, &st->bias_desc));
+  GFX_TRY(cuda_dnn_check(cudnnCreateFilterDescriptor(&st->w_desc), "cudnnCreateFilterDescriptor for Conv node \"%s\"",
+                         cuda_node_name(node)));
+  GFX_TRY(cuda_dnn_check(
+      cudnnSetFilter4dDescriptor(st->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, d->c_out, d->c_per_group, d->kh, d->kw),
+      "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group, d->kh, d->kw,
+      cuda_node_name(node)));
+  GFX_TRY(create_conv_desc(node, d, &st->conv_desc));
+  return check_cudnn_output(node, st, d);
+}
+
+/* ---- algorithm choice ---- */
+
+static int uses_tensor_cores(cudnnMathType_t math) {
+  return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+/* cuDNN's heuristic ranking, best first: the first algorithm that works in true fp32 within the
+ * workspace limit. */
+static gfx_status choose_algorithm(int device, const ir_node* node, conv_state* st) {
+  cudnnHandle_t handle = NULL;
+  GFX_TRY(cuda_dnn_acquire(device, &handle));
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  gfx_status s = cuda_dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(handle, st->x_desc, st->w_desc, st->conv_desc,
+                                                                       st->y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                                       &returned, perf),
+                                "cudnnGetConvolutionForwardAlgorithm_v7 for Conv node \"%s\"", cuda_node_name(node));
+  cuda_dnn_release(device, handle);
+  if (s) return s;
+  for (int i = 0; i < returned; i++) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CONV_WORKSPACE_LIMIT ||
+        uses_tensor_cores(perf[i].mathType))
+      continue;
+    st->algo = perf[i].algo;
+    st->workspace_bytes = perf[i].memory;
+    return NULL;
+  }
+  return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                   "cuda backend: Conv node \"%s\": cuDNN offers no fp32 algorithm within %zu bytes of workspace (%d candidates)",
+                   cuda_node_name(node), CONV_WORKSPACE_LIMIT, returned);
+}
+
+/* ---- prepare ---- */
+
+static int has_bias_input(const ir_node* node, const gfx_shape* in) {
+  return node->n_inputs > 2 && node->inputs[2] >= 0 && in[2].rank >= 0;
+}
+
+/* Shapes, pads and the trivial cases; no library calls. */
+static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_shape* out, conv_state* st,
+                            conv_dims* d) {
+  ir_conv_geom g;
+  gfx_status s = ir_conv_geometry(&node->params.conv, &in[0], &in[1], &g);
+  if (s) return gfx_status_wrap(s, "cuda backend: Conv node \"%s\"", cuda_node_name(node));
+  if (g.spatial != 2)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": %d spatial dims, only 2-D convolution is implemented",
+                     cuda_node_name(node), g.spatial);
+  if (g.group <= 0 || g.c_in % g.group != 0 || g.c_out % g.group != 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": group %lld does not divide channels %lld -> %lld",
+                     cuda_node_name(node), (long long)g.group, (long long)g.c_in, (long long)g.c_out);
+  st->has_bias = has_bias_input(node, in);
+  GFX_TRY(check_shapes(node, &g, in, out, st->has_bias));
+  st->x_shape = in[0];
+  st->w_shape = in[1];
+  st->nothing_to_do = gfx_shape_numel(&out[0]) == 0;
+  if (st->nothing_to_do) return NULL;
+  if (gfx_shape_numel(&in[0]) == 0)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": empty input with a non-empty output",
+                     cuda_node_name(node));
+  return plan_dims(node, &g, st, d);
+}
+
+gfx_status cuda_conv_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             cuda_node_state** state, size_t* scratch_bytes) {
+  if (node->n_inputs < 2 || node->n_outputs < 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\" has %d inputs and %d outputs",
+                     cuda_node_name(node), node->n_inputs, node->n_outputs);
+  conv_state* st = calloc(1, sizeof *st);
+  if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "cuda backend: Conv node \"%s\": no host memory for its state", cuda_node_name(node));
+  st->base.release = conv_state_release;
+  st->device = device;
+  conv_dims d = {0}; /* stays unused when there is nothing to do */
+  gfx_status s = plan_conv(node, in, out, st, &d);
+  if (!s && !st->nothing_to_do) {
+    s = create_descriptors(node, &d, st);
+    if (!s) s = choose_algorithm(device, node, st);
+  }
+  if (s) {
+    conv_state_release(&st->base);
+    return s;
+  }
+  if (!st->nothing_to_do) {
+    size_t padded_bytes = st->pads_input ? (size_t)(st->planes * st->padded_h * st->padded_w) * sizeof(float) : 0;
+    st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
+    st->scratch_bytes = st->padded_offset + padded_bytes;
+  }
+  *state = &st->base;
+  *scratch_bytes = st->scratch_bytes;
+  return NULL;
+}
+
+/* ---- run ---- */
+
+static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                                 const conv_state* st) {
+  if (!st)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" run without node_prepare", cuda_node_name(node));
+  if (st->device != ctx->device)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" prepared for device %d, run on device %d",
+                     cuda_node_name(node), st->device, ctx->device);
+  if (!gfx_shape_equal(&st->x_shape, &in[0].shape) || !gfx_shape_equal(&st->w_shape, &in[1].shape)) {
+    char x_str[128], w_str[128];
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" run with shapes %s and %s it was not prepared for",
+                     cuda_node_name(node), gfx_shape_str(&in[0].shape, x_str, sizeof x_str),
+                     gfx_shape_str(&in[1].shape, w_str, sizeof w_str));
+  }
+  if (st->scratch_bytes > 0 && (!ctx->scratch || ctx->scratch_bytes < st->scratch_bytes))
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" needs %zu bytes of scratch, got %zu",
+                     cuda_node_name(node), st->scratch_bytes, ctx->scratch ? ctx->scratch_bytes : 0);
+  return NULL;
+}
+
+/* The input cuDNN reads: x itself, or its padded copy in scratch. */
+static gfx_status padded_input(const gfx_exec_ctx* ctx, const ir_node* node, const conv_state* st, const float* x,
+                               const float** input) {
+  *input = x;
+  if (!st->pads_input) return NULL;
+  float* padded = (float*)((char*)ctx->scratch + st->padded_offset);
+  GFX_TRY(cuda_check(cuda_pad2d_f32(x, st->planes, st->in_h, st->in_w, st->pad_top, st->pad_left, padded, st->padded_h,
+                                    st->padded_w, (cudaStream_t)ctx->stream),
+                     "padding the input of Conv node \"%s\" on device %d", cuda_node_name(node), ctx->device));
+  *input = padded;
+  return NULL;
+}
+
+static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                                  const conv_state* st, cudnnHandle_t handle) {
+  const char* name = cuda_node_name(node);
+  GFX_TRY(cuda_dnn_check(cudnnSetStream(handle, (cudaStream_t)ctx->stream), "cudnnSetStream for Conv node \"%s\"", name));
+  const float* x = NULL;
+  GFX_TRY(padded_input(ctx, node, st, in[0].data, &x));
+  const float one = 1.0f, zero = 0.0f;
+  void* workspace = st->workspace_bytes ? ctx->scratch : NULL;
+  GFX_TRY(cuda_dnn_check(cudnnConvolutionForward(handle, &one, st->x_desc, x, st->w_desc, in[1].data, st->conv_desc,
+                                                 st->algo, workspace, st->workspace_bytes, &zero, st->y_desc,
+                                                 out[0].data),
+                         "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
+                         ctx->device));
+  if (!st->has_bias || !in[2].data) return NULL;
+  return cuda_dnn_check(cudnnAddTensor(handle, &one, st->bias_desc, in[2].data, &one, st->y_desc, out[0].data),
+                        "cudnnAddTensor (bias) for Conv node \"%s\" on device %d", name, ctx->device);
+}
+
+gfx_status cuda_conv_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         cuda_node_state* state) {
+  const conv_state* st = (const conv_state*)state;
+  GFX_TRY(check_prepared(ctx, node, in, st));
+  GFX_TRY(cuda_require_f32(node, in, node->n_inputs < 3 ? node->n_inputs : 3, "input"));
+  GFX_TRY(cuda_require_f32(node, out, 1, "output"));
+  if (st->nothing_to_do) return NULL;
+  cudnnHandle_t handle = NULL;
+  GFX_TRY(cuda_dnn_acquire(ctx->device, &handle)); /* also makes the device current */
+  gfx_status s = run_with_handle(ctx, node, in, out, st, handle);
+  cuda_dnn_release(ctx->device, handle);
+  return s;
+}

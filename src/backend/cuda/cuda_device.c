@@ -1,0 +1,137 @@
+/* gfxep CUDA backend — device enumeration and the calling thread's current device. */
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "core/log.h"
+
+/* ---- device count ---- */
+
+static once_flag device_count_once = ONCE_FLAG_INIT;
+static int device_count_value;
+
+/* Errors that only mean "this machine has no usable NVIDIA GPU": not worth a warning. */
+static int means_no_gpu(cudaError_t err) {
+  return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary;
+}
+
+static void query_device_count(void) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    gfx_log(means_no_gpu(err) ? GFX_LOG_VERBOSE : GFX_LOG_WARNING, "cuda backend: no CUDA devices: %s (%s)",
+            cudaGetErrorString(err), cudaGetErrorName(err));
+    count = 0;
+  }
+  if (count > CUDA_MAX_DEVICES) {
+    gfx_log(GFX_LOG_WARNING, "cuda backend: %d CUDA devices, using the first %d", count, CUDA_MAX_DEVICES);
+    count = CUDA_MAX_DEVICES;
+  }
+  device_count_value = count;
+}
+
+/* The device set cannot change while the process runs (CUDA_VISIBLE_DEVICES is read once at driver
+ * initialisation), so the count is queried once. */
+int cuda_device_count(void) {
+  call_once(&device_count_once, query_device_count);
+  return device_count_value;
+}
+
+static gfx_status check_ordinal(int device) {
+  int count = cuda_device_count();
+  if (device < 0 || device >= count)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: device %d does not exist (%d CUDA devices)", device,
+                     count);
+  return NULL;
+}
+
+/* ---- current device ---- */
+
+/* The device this thread last made current through cuda_use_device, or -1. cudaSetDevice is cheap
+ * when the device is already current, but it is called before every operation, so repeated calls
+ * for the same device skip it. The cache assumes nothing else switches this thread's device behind
+ * our back: CUDA runtime is linked statically, so other libraries' cudaSetDevice calls go to their
+ * own runtime, but a driver-level context switch by another CUDA user on the same thread would not
+ * be seen. If that ever matters, drop the cache here; nothing else depends on it. */
+static _Thread_local int current_device = -1;
+
+gfx_status cuda_use_device(int device) {
+  if (device == current_device) return NULL;
+  GFX_TRY(check_ordinal(device));
+  GFX_TRY(cuda_check(cudaSetDevice(device), "cudaSetDevice(%d)", device));
+  current_device = device;
+  return NULL;
+}
+
+/* ---- device description ---- */
+
+/* PCI address as ONNX Runtime and sysfs write it: "0000:00:06.0", lowercase hex. */
+static void format_pci_bus_id(const struct cudaDeviceProp* prop, char* out, size_t size) {
+  snprintf(out, size, "%04x:%02x:%02x.0", (unsigned)prop->pciDomainID, (unsigned)prop->pciBusID,
+           (unsigned)prop->pciDeviceID);
+}
+
+/* Properties are read without making the device current: that would create its context (hundreds
+ * of MiB and a noticeable delay) just to describe it. */
+static gfx_status get_properties(int device, struct cudaDeviceProp* prop) {
+  GFX_TRY(check_ordinal(device));
+  return cuda_check(cudaGetDeviceProperties(prop, device), "cudaGetDeviceProperties(device %d)", device);
+}
+
+gfx_status cuda_device_info(int device, gfx_device_info* out) {
+  struct cudaDeviceProp prop;
+  GFX_TRY(get_properties(device, &prop));
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1, prop.name); /* CUDA allows 255 chars */
+  memcpy(out->uuid, prop.uuid.bytes, sizeof out->uuid);
+  out->has_uuid = 1;
+  format_pci_bus_id(&prop, out->pci_bus_id, sizeof out->pci_bus_id);
+#if defined(_WIN32)
+  /* The LUID is only defined on Windows (WDDM); elsewhere the field holds garbage. */
+  memcpy(out->luid, prop.luid, sizeof out->luid);
+  out->has_luid = prop.luidDeviceNodeMask != 0;
+#endif
+  out->pci_vendor_id = 0x10DE; /* NVIDIA */
+  out->pci_device_id = 0;      /* the CUDA runtime does not report it (NVML would) */
+  out->total_memory = prop.totalGlobalMem;
+  out->compute_major = prop.major;
+  out->compute_minor = prop.minor;
+  return NULL;
+}
+
+static int ascii_lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+static int equal_ignoring_case(const char* a, const char* b) {
+  for (; *a && *b; a++, b++)
+    if (ascii_lower((unsigned char)*a) != ascii_lower((unsigned char)*b)) return 0;
+  return *a == *b;
+}
+
+gfx_status cuda_device_by_pci_bus_id(const char* pci_bus_id, int* device) {
+  if (!pci_bus_id || !*pci_bus_id)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: empty PCI bus id");
+  /* First the exact spelling ORT uses, compared with our own formatting of every device. */
+  int count = cuda_device_count();
+  for (int d = 0; d < count; d++) {
+    struct cudaDeviceProp prop;
+    GFX_TRY(get_properties(d, &prop));
+    char id[32];
+    format_pci_bus_id(&prop, id, sizeof id);
+    if (equal_ignoring_case(id, pci_bus_id)) {
+      *device = d;
+      return NULL;
+    }
+  }
+  /* Then CUDA's own parser, which also accepts other spellings (e.g. nvidia-smi's 8-digit domain). */
+  int found = -1;
+  cudaError_t err = count > 0 ? cudaDeviceGetByPCIBusId(&found, pci_bus_id) : cudaErrorNoDevice;
+  if (err == cudaSuccess && found >= 0 && found < count) {
+    *device = found;
+    return NULL;
+  }
+  if (err != cudaSuccess) (void)cudaGetLastError();
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: no CUDA device at PCI bus id \"%s\" (%d CUDA devices)",
+                   pci_bus_id, count);
+}

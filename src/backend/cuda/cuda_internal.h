@@ -1,0 +1,109 @@
+/* gfxep — what the files of the CUDA backend share with each other, and nothing else.
+ *
+ * This header may include CUDA headers: it is private to src/backend/cuda/, whose only export is
+ * gfxep_cuda_backend (see gfxep_cuda.lds).
+ */
+#ifndef GFXEP_BACKEND_CUDA_INTERNAL_H
+#define GFXEP_BACKEND_CUDA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "backend/backend.h"
+
+#if defined(__GNUC__)
+#define GFX_CUDA_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define GFX_CUDA_PRINTF(fmt_index, first_arg)
+#endif
+
+/* Ordinals at or above this are rejected; per-device tables (library handles) are this long. */
+#define CUDA_MAX_DEVICES 64
+
+/* What mem_alloc guarantees: cudaMalloc returns at least 256-byte aligned memory. */
+#define CUDA_ALLOC_ALIGNMENT 256
+
+/* ---- errors (cuda_errors.c) ---- */
+
+/* NULL when err is cudaSuccess; otherwise an error status "<what>: <cuda message> (<cuda name>)",
+ * where <what> is the printf-style context. Allocation failures get GFX_ERR_OUT_OF_MEMORY, every
+ * other failure GFX_ERR_DEVICE. Also clears the runtime's (non-sticky) last error, so that a later
+ * cudaGetLastError after a kernel launch reports that launch and not this old failure. */
+gfx_status cuda_check(cudaError_t err, const char* what_fmt, ...) GFX_CUDA_PRINTF(2, 3);
+
+/* The same for cuBLAS(Lt) and cuDNN statuses. */
+gfx_status cuda_blas_check(cublasStatus_t status, const char* what_fmt, ...) GFX_CUDA_PRINTF(2, 3);
+gfx_status cuda_dnn_check(cudnnStatus_t status, const char* what_fmt, ...) GFX_CUDA_PRINTF(2, 3);
+
+/* ---- devices (cuda_device.c) ---- */
+
+/* Number of CUDA devices, 0 (quietly) when there is no driver or no GPU. Queried once. */
+int cuda_device_count(void);
+gfx_status cuda_device_info(int device, gfx_device_info* out);
+gfx_status cuda_device_by_pci_bus_id(const char* pci_bus_id, int* device);
+
+/* Checks the ordinal and makes it the calling thread's current device. Every entry point that
+ * touches a device calls this first. */
+gfx_status cuda_use_device(int device);
+
+/* ---- library handles (cuda_handles.c) ---- */
+
+/* The device's cuBLASLt handle, created on first use and kept for the life of the process.
+ * cuBLASLt handles are thread-safe, so one per device is shared by every caller. */
+gfx_status cuda_blaslt_handle(int device, cublasLtHandle_t* handle);
+
+/* A cuDNN handle for the calling thread's exclusive use until it is given back. cuDNN handles carry
+ * a stream and must not be used by two threads at once, so they are pooled per device. */
+gfx_status cuda_dnn_acquire(int device, cudnnHandle_t* handle);
+void cuda_dnn_release(int device, cudnnHandle_t handle);
+
+/* ---- per-node state ---- */
+
+/* node_release gets only the state pointer, so every state starts with its own release function. */
+typedef struct cuda_node_state {
+  void (*release)(struct cuda_node_state* self);
+} cuda_node_state;
+
+/* ---- kernels (cuda_kernels.c dispatches to these) ---- */
+
+gfx_status cuda_node_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state, size_t* scratch_bytes);
+void cuda_node_release(int device, void* state);
+gfx_status cuda_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         void* state);
+
+/* The node's name for messages ("" when it has none). */
+const char* cuda_node_name(const ir_node* node);
+/* NOT_SUPPORTED unless every tensor is float32; role is "input" or "output" for the message. */
+gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int count, const char* role);
+
+/* cuda_matmul.c */
+gfx_status cuda_matmul_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               cuda_node_state** state, size_t* scratch_bytes);
+gfx_status cuda_matmul_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                           cuda_node_state* state);
+
+/* cuda_conv.c */
+gfx_status cuda_conv_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             cuda_node_state** state, size_t* scratch_bytes);
+gfx_status cuda_conv_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         cuda_node_state* state);
+
+/* ---- small helpers ---- */
+
+/* The largest power of two (capped at CUDA_ALLOC_ALIGNMENT) that divides value. */
+static inline size_t cuda_alignment_of(uintptr_t value) {
+  size_t align = 1;
+  while (align < CUDA_ALLOC_ALIGNMENT && (value & align) == 0) align <<= 1;
+  return align;
+}
+
+static inline size_t cuda_round_up(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+#endif
