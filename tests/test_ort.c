@@ -3,6 +3,7 @@
  *
  * GFXEP_TEST_BACKEND selects the gfxep device: "reference" (default; CI) or "cuda" (GPU machine).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -405,6 +406,81 @@ static void test_run_on_user_stream(void** state) {
   k.api->ReleaseSession(cpu);
 }
 
+/* ---- concurrency: one session, several threads, each on its own stream ---- */
+
+#define THREADS 4
+#define RUNS_PER_THREAD 25
+
+typedef struct worker {
+  OrtSession* session;
+  const OrtEpDevice* device;
+  ortkit_tensor* in;
+  size_t n_in;
+  ortkit_tensor* want;
+  size_t n_want;
+  int failures;
+  char message[256];
+} worker;
+
+static void* worker_main(void* arg) {
+  worker* w = arg;
+  OrtSyncStream* stream = NULL;
+  OrtRunOptions* ro = NULL;
+  OrtStatus* s = k.api->CreateSyncStreamForEpDevice(w->device, NULL, &stream);
+  if (!s) s = k.api->CreateRunOptions(&ro);
+  if (!s) k.api->RunOptionsSetSyncStream(ro, stream);
+  for (int r = 0; r < RUNS_PER_THREAD && !s; r++) {
+    ortkit_tensor* got = NULL;
+    size_t n_got = 0;
+    s = ortkit_run(&k, w->session, ro, w->in, w->n_in, &got, &n_got);
+    if (s) break;
+    ortkit_diff d;
+    if (ortkit_compare(got, w->want, n_got, ATOL_F32, RTOL_F32, &d)) {
+      w->failures++;
+      snprintf(w->message, sizeof w->message, "run %d: max abs %g", r, d.max_abs);
+    }
+    ortkit_tensors_free(got, n_got);
+  }
+  if (s) {
+    w->failures++;
+    snprintf(w->message, sizeof w->message, "%s", k.api->GetErrorMessage(s));
+    k.api->ReleaseStatus(s);
+  }
+  if (ro) k.api->ReleaseRunOptions(ro);
+  if (stream) k.api->ReleaseSyncStream(stream);
+  return NULL;
+}
+
+static void test_concurrent_runs_on_separate_streams(void** state) {
+  (void)state;
+  const OrtEpDevice* d = the_device();
+  OrtSession *s = NULL, *cpu = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), d, NULL, NULL, 0, &s), "session");
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "cpu session");
+  worker w[THREADS];
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].session = s;
+    w[i].device = d;
+    /* different inputs and even different shapes per thread: shared instances must not mix */
+    expect_ok(ortkit_random_inputs(&k, s, 500 + (uint64_t)i, 12 + 4 * (i % 2), &w[i].in, &w[i].n_in), "inputs");
+    expect_ok(ortkit_run(&k, cpu, NULL, w[i].in, w[i].n_in, &w[i].want, &w[i].n_want), "cpu");
+  }
+  for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+  int failures = 0;
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(t[i], NULL);
+    if (w[i].failures) printf("# thread %d: %d failures, %s\n", i, w[i].failures, w[i].message);
+    failures += w[i].failures;
+    ortkit_tensors_free(w[i].in, w[i].n_in);
+    ortkit_tensors_free(w[i].want, w[i].n_want);
+  }
+  assert_int_equal(failures, 0);
+  k.api->ReleaseSession(s);
+  k.api->ReleaseSession(cpu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_device_is_listed_with_metadata),
@@ -419,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_wrong_input_shape_is_an_error),
       cmocka_unit_test(test_copy_tensors_round_trip_on_stream),
       cmocka_unit_test(test_run_on_user_stream),
+      cmocka_unit_test(test_concurrent_runs_on_separate_streams),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

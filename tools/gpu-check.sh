@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Runs every GPU test and measurement of gfxep on a machine with an NVIDIA GPU, from the folder
+# tools/gpu-pack.sh made (default .device), and prints a JSON summary last. Every step runs under a
+# hard timeout, so a hung GPU wait fails its step instead of the whole run.
+#
+#   bash tools/gpu-check.sh [.device]
+#
+# ORT 1.29 comes from the pack; ORT 1.30 and the Python API from an installed `onnxruntime`
+# (GFXEP_PY, default the first python3 that imports it). cuDNN/cuBLAS are looked for in
+# GFXEP_CUDA_LIBS (':'-separated) plus the usual places.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+pack=$(cd "${1:-$root/.device}" && pwd)
+logs=${OUT:-/tmp}/gpu-check-logs
+mkdir -p "$logs"
+
+py=${GFXEP_PY:-}
+for c in /opt/torch/.venv/bin/python python3; do
+  [ -z "$py" ] && command -v "$c" >/dev/null && "$c" -c "import onnxruntime" 2>/dev/null && py=$c
+done
+site=$([ -n "$py" ] && "$py" -c "import onnxruntime,os;print(os.path.dirname(onnxruntime.__file__))" 2>/dev/null)
+ort130=$(ls "$site"/capi/libonnxruntime.so.1.* 2>/dev/null | head -n1)
+nv=$(dirname "$site" 2>/dev/null)/nvidia
+export LD_LIBRARY_PATH="$pack/lib:${GFXEP_CUDA_LIBS:-}:/usr/local/cuda/lib64:$nv/cudnn/lib:$nv/cu13/lib:$nv/cublas/lib:${LD_LIBRARY_PATH:-}"
+export GFXEP_PLUGIN="$pack/lib/libgfxep.so" GFXEP_MODELS_DIR="$pack/models" GFXEP_CUDA_MODULE="$pack/lib/libgfxep_cuda.so"
+ort129="$pack/lib/libonnxruntime.so.1.29"
+
+steps=()
+step() { # name timeout_s command...
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s.%N)
+  echo "=== $name" >&2
+  timeout -k 5 "$limit" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  local t1=$(date +%s.%N)
+  tail -n 25 "$logs/$name.log" >&2
+  steps+=("$name $rc $(awk "BEGIN{print $t1 - $t0}")")
+}
+
+step gpu_info 20 nvidia-smi --query-gpu=name,pci.bus_id,uuid,driver_version,memory.total --format=csv,noheader
+step backend_ops 300 "$pack/bin/test_backend_ops"
+step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
+[ -n "$ort130" ] && step ort130_cuda 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
+[ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
+step user_stream_cuda 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_user_stream_cuda"
+[ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
+step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
+step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"
+step run_conv_net 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 --dyn 512 "$pack/models/conv_net.onnx"
+
+# summary: per step its exit code, seconds, the test runner's closing line and any JSON lines it printed
+python3 - "$logs" "${steps[@]}" <<'PY'
+import json, os, re, sys
+logs, steps = sys.argv[1], sys.argv[2:]
+summary = {"steps": [], "ort130": None}
+for s in steps:
+    name, rc, secs = s.split()
+    text = open(os.path.join(logs, name + ".log"), errors="replace").read()
+    entry = {"name": name, "rc": int(rc), "seconds": round(float(secs), 2), "ok": rc == "0"}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                entry.update(json.loads(line))
+            except ValueError:
+                pass
+        m = re.search(r"\[  PASSED  \] (\d+) test|(\d+) passed, (\d+) failed|FAILED|agreement.*|latency.*|nodes on gfxep.*", line)
+        if m:
+            entry.setdefault("lines", []).append(line[:300])
+    if name == "gpu_info":
+        entry["gpu"] = text.strip()
+    summary["steps"].append(entry)
+summary["passed"] = sum(1 for e in summary["steps"] if e["ok"])
+summary["failed"] = sum(1 for e in summary["steps"] if not e["ok"])
+print(json.dumps(summary, indent=1))
+print(f"gpu-check: {summary['passed']} passed, {summary['failed']} failed")
+sys.exit(1 if summary["failed"] else 0)
+PY

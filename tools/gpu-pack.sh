@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs into .device/ (git-ignored; pass it in the device run's `carry`):
+# the built libraries, test and tool binaries, models, ORT 1.29, and libcmocka (absent there).
+# The GPU machine runs `bash tools/gpu-check.sh` on it. Build first (tools/setup.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GFXEP_BUILD_DIR:-$root/build}
+out="$root/.device"
+rm -rf "$out"; mkdir -p "$out/lib" "$out/bin" "$out/models"
+cp "$build/libgfxep.so" "$build/libgfxep_cuda.so" "$out/lib/"
+cp "$root/.deps/ort-1.29/lib/libonnxruntime.so" "$out/lib/libonnxruntime.so.1.29"
+cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 "$out/lib/"
+for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests/test_ref_kernels gfxep-run gfxep-alloc-bench; do
+  [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
+done
+for t in test_ir test_pool; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
+cp "$build"/models/*.onnx "$out/models/"
+strip --strip-debug "$out"/lib/libgfxep*.so "$out"/bin/* 2>/dev/null || true
+du -sh "$out"
