@@ -26,9 +26,13 @@ uint64_t ortkit_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ORT resolves a relative library path against its own folder, not the working directory: hand it
+ * an absolute one. */
 const char* ortkit_plugin_path(void) {
+  static char resolved[4096];
   const char* p = getenv("GFXEP_PLUGIN");
-  return p && p[0] ? p : GFXEP_DEFAULT_PLUGIN;
+  if (!p || !p[0]) p = GFXEP_DEFAULT_PLUGIN;
+  return realpath(p, resolved) ? resolved : p;
 }
 
 int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size) {

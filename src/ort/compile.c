@@ -172,6 +172,20 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
                         g->values[g->inputs[i]].name, rank, GFX_MAX_RANK);
       break;
     }
+    /* ORT must hand a compiled node its inputs in this device's memory; anything else would be
+     * read as a device pointer */
+    bool host = false;
+    if (gfx_factory_device_for_memory(ci->ep->factory, gfx_ep_api->Value_GetMemoryDevice(v), &host) !=
+            ci->ep->device || host) {
+      const OrtMemoryInfo* mi = NULL;
+      const char* where = "unknown";
+      OrtStatus* q = gfx_ort->GetTensorMemoryInfo(v, &mi);
+      if (!q && mi) q = gfx_ort->MemoryInfoGetName(mi, &where);
+      if (q) gfx_ort->ReleaseStatus(q);
+      s = gfx_ort_error(ORT_EP_FAIL, "gfxep: input '%s' arrived in '%s' memory, not in the device memory of %s device %d",
+                        g->values[g->inputs[i]].name, where, ci->ep->device->backend->name, ci->ep->device->ordinal);
+      break;
+    }
     if ((s = gfx_ort->GetTensorData(v, &data))) break;
     in[i].data = (void*)data;
     in[i].dtype = (int)et;

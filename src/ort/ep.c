@@ -62,6 +62,15 @@ static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
   return gfx_to_ort(ep->device->backend->device_sync(ep->device->ordinal));
 }
 
+static OrtStatus* ORT_API_CALL get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** out) {
+  gfx_factory* f = as_ep(this_ptr)->factory;
+  pthread_mutex_lock(&f->lock);
+  OrtStatus* s = f->kernels ? NULL : gfx_memcpy_registry_create(&f->kernels);
+  *out = f->kernels;
+  pthread_mutex_unlock(&f->lock);
+  return s;
+}
+
 OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
                          OrtEp** out) {
   *out = NULL;
@@ -84,6 +93,7 @@ OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions*
   b->CreateAllocator = create_allocator;
   b->CreateSyncStreamForDevice = create_sync_stream;
   b->IsConcurrentRunSupported = is_concurrent_run_supported;
+  b->GetKernelRegistry = get_kernel_registry;
   if (gfx_ort_minor >= 25) b->Sync = sync_device;
   *out = b;
   return NULL;

@@ -280,9 +280,11 @@ static void ORT_API_CALL release_allocator(OrtEpFactory* this_ptr, OrtAllocator*
 static OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory* this_ptr, OrtDataTransferImpl** out) {
   gfx_factory* f = as_factory(this_ptr);
   *out = NULL;
-  if (!f->data_transfer) ORT_TRY(gfx_data_transfer_create(f, &f->data_transfer));
+  pthread_mutex_lock(&f->lock);
+  OrtStatus* s = f->data_transfer ? NULL : gfx_data_transfer_create(f, &f->data_transfer);
   *out = f->data_transfer;
-  return NULL;
+  pthread_mutex_unlock(&f->lock);
+  return s;
 }
 
 static bool ORT_API_CALL is_stream_aware(const OrtEpFactory* this_ptr) {
@@ -353,6 +355,7 @@ OrtStatus* gfx_factory_create(const char* registered_name, const OrtLogger* logg
   b->CreateExternalResourceImporterForDevice = create_importer;
   b->GetNumCustomOpDomains = get_num_custom_op_domains;
   b->GetCustomOpDomains = get_custom_op_domains;
+  pthread_mutex_init(&f->lock, NULL);
   *out = f;
   return NULL;
 }
@@ -366,5 +369,7 @@ void gfx_factory_destroy(gfx_factory* f) {
     if (d->owned_hw) gfx_ep_api->ReleaseHardwareDevice(d->owned_hw);
   }
   if (f->data_transfer) free(f->data_transfer);
+  if (f->kernels) gfx_ep_api->ReleaseKernelRegistry(f->kernels);
+  pthread_mutex_destroy(&f->lock);
   free(f);
 }

@@ -3,6 +3,7 @@
 #ifndef GFXEP_ORT_FACTORY_H
 #define GFXEP_ORT_FACTORY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "backend/backend.h"
@@ -32,6 +33,8 @@ typedef struct gfx_factory {
   gfx_device devices[GFX_MAX_EP_DEVICES];
   int n_devices;
   OrtDataTransferImpl* data_transfer;
+  OrtKernelRegistry* kernels;    /* the copy kernels (memcpy_kernels.c), built on first use */
+  pthread_mutex_t lock;          /* guards lazily built members */
 } gfx_factory;
 
 OrtStatus* gfx_factory_create(const char* registered_name, const OrtLogger* logger, gfx_factory** out);
@@ -50,6 +53,7 @@ OrtStatus* gfx_stream_create(gfx_device* dev, OrtSyncStreamImpl** out);
 /* The device a stream of gfxep belongs to, or NULL when the stream is someone else's. */
 gfx_device* gfx_stream_device(const OrtSyncStream* stream);
 OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out);
+OrtStatus* gfx_memcpy_registry_create(OrtKernelRegistry** out);
 
 /* The metadata keys gfxep puts on each EP device. */
 #define GFXEP_META_BACKEND "gfxep.backend"
