@@ -1,3 +1,4 @@
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "ortkit.h"
 
 #include <dlfcn.h>
