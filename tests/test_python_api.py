@@ -43,8 +43,10 @@ def main():
         err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
         ok = all(np.allclose(g, w, atol=1e-5, rtol=1e-4) for g, w in zip(got, want))
         agreement[name] = {"max_abs": err, "ok": ok}
-        del ep
+        del ep, so
     result["models"] = agreement
+    # ORT's rule: unregister only once nothing refers to the library's devices any more
+    del dev, devices
     ort.unregister_execution_provider_library(registration)
     passed = sum(1 for v in agreement.values() if v["ok"])
     print(json.dumps({"python_api": result}))

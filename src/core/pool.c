@@ -20,7 +20,9 @@ struct gfx_pool {
   int caching;
   pthread_mutex_t lock;
   block* slots;
-  size_t cap, used; /* used counts live entries and tombstones */
+  size_t cap;
+  size_t used; /* slots not empty: live entries and tombstones (what probing sees) */
+  size_t live; /* live entries only (what sizing is about) */
   gfx_pool_stats stats;
 };
 
@@ -62,6 +64,7 @@ static int rehash(gfx_pool* p, size_t cap) {
   }
   p->cap = cap;
   p->used = 0;
+  p->live = 0;
   for (size_t i = 0; i < old_cap; i++)
     if (old[i].ptr && old[i].ptr != TOMBSTONE) insert(p, old[i].ptr, old[i].size, old[i].cached);
   free(old);
@@ -69,10 +72,17 @@ static int rehash(gfx_pool* p, size_t cap) {
 }
 
 static int insert(gfx_pool* p, void* ptr, size_t size, int cached) {
-  if ((p->used + 1) * 2 > p->cap && !rehash(p, p->cap ? p->cap * 2 : 64)) return 0;
+  if ((p->used + 1) * 2 > p->cap) {
+    /* Rehashing drops tombstones: grow only when live entries need the room, so a table that sees
+     * many short-lived blocks stays the size of what is live, not of what was ever allocated. */
+    size_t cap = p->cap ? p->cap : 64;
+    if ((p->live + 1) * 4 > cap) cap *= 2;
+    if (!rehash(p, cap)) return 0;
+  }
   size_t i = hash_ptr(ptr, p->cap);
   while (p->slots[i].ptr && p->slots[i].ptr != TOMBSTONE) i = (i + 1) & (p->cap - 1);
   if (!p->slots[i].ptr) p->used++;
+  p->live++;
   p->slots[i] = (block){ptr, size, cached};
   return 1;
 }
@@ -166,6 +176,7 @@ gfx_status gfx_pool_free(gfx_pool* p, void* ptr) {
       p->raw_free(p->ctx, ptr);
       p->stats.held -= b->size;
       b->ptr = TOMBSTONE;
+      p->live--;
     }
   }
   pthread_mutex_unlock(&p->lock);
@@ -180,6 +191,7 @@ void gfx_pool_trim(gfx_pool* p) {
       p->raw_free(p->ctx, b->ptr);
       p->stats.held -= b->size;
       b->ptr = TOMBSTONE;
+      p->live--;
     }
   }
   pthread_mutex_unlock(&p->lock);

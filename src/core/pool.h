@@ -25,7 +25,7 @@ typedef struct gfx_pool_stats {
   uint64_t max_in_use;
   uint64_t held;            /* bytes obtained from the raw allocator and not returned */
   uint64_t num_allocs;      /* successful gfx_pool_alloc calls */
-  uint64_t num_raw_allocs;  /* calls that reached the raw allocator */
+  uint64_t num_raw_allocs;  /* successful allocations from the raw allocator */
   uint64_t max_alloc_size;
 } gfx_pool_stats;
 

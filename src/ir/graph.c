@@ -111,7 +111,8 @@ gfx_status ir_graph_add_node(ir_graph* g, gfx_op op, const char* name, const int
     if (outputs[i] < 0 || outputs[i] >= g->n_values)
       return gfx_error(GFX_ERR_INTERNAL, "node '%s' output %d refers to value %d of %d", name, i, outputs[i],
                        g->n_values);
-    if (g->values[outputs[i]].producer >= 0 || g->values[outputs[i]].const_data)
+    if (g->values[outputs[i]].producer >= 0 || g->values[outputs[i]].const_data ||
+        g->values[outputs[i]].graph_input >= 0)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s' writes '%s', which already has a producer", name,
                        g->values[outputs[i]].name);
   }

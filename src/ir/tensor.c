@@ -28,6 +28,7 @@ const char* gfx_dtype_name(int dtype) {
 }
 
 int64_t gfx_shape_numel(const gfx_shape* s) {
+  if (s->rank < 0 || s->rank > GFX_MAX_RANK) return -1; /* rank unknown: no size either */
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {
     int64_t d = s->dims[i];
@@ -57,6 +58,7 @@ int gfx_shape_equal(const gfx_shape* a, const gfx_shape* b) {
 }
 
 int gfx_shape_is_known(const gfx_shape* s) {
+  if (s->rank < 0 || s->rank > GFX_MAX_RANK) return 0;
   for (int i = 0; i < s->rank; i++)
     if (s->dims[i] < 0) return 0;
   return 1;

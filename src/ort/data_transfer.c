@@ -80,8 +80,8 @@ static OrtStatus* ORT_API_CALL copy_tensors(OrtDataTransferImpl* this_ptr, const
   return NULL;
 }
 
-/* One instance per factory, owned by it: ORT's Release is a no-op. */
-static void ORT_API_CALL release(OrtDataTransferImpl* this_ptr) { (void)this_ptr; }
+/* ORT owns what CreateDataTransfer returned and releases it, possibly after the factory is gone. */
+static void ORT_API_CALL release(OrtDataTransferImpl* this_ptr) { free(this_ptr); }
 
 OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out) {
   gfx_data_transfer* t = calloc(1, sizeof *t);

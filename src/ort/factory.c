@@ -278,13 +278,8 @@ static void ORT_API_CALL release_allocator(OrtEpFactory* this_ptr, OrtAllocator*
 }
 
 static OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory* this_ptr, OrtDataTransferImpl** out) {
-  gfx_factory* f = as_factory(this_ptr);
   *out = NULL;
-  pthread_mutex_lock(&f->lock);
-  OrtStatus* s = f->data_transfer ? NULL : gfx_data_transfer_create(f, &f->data_transfer);
-  *out = f->data_transfer;
-  pthread_mutex_unlock(&f->lock);
-  return s;
+  return gfx_data_transfer_create(as_factory(this_ptr), out);
 }
 
 static bool ORT_API_CALL is_stream_aware(const OrtEpFactory* this_ptr) {
@@ -368,7 +363,6 @@ void gfx_factory_destroy(gfx_factory* f) {
     if (d->mem_host) gfx_ort->ReleaseMemoryInfo(d->mem_host);
     if (d->owned_hw) gfx_ep_api->ReleaseHardwareDevice(d->owned_hw);
   }
-  if (f->data_transfer) free(f->data_transfer);
   if (f->kernels) gfx_ep_api->ReleaseKernelRegistry(f->kernels);
   pthread_mutex_destroy(&f->lock);
   free(f);

@@ -32,7 +32,6 @@ typedef struct gfx_factory {
   int offer_reference;           /* the registration asked for the reference backend */
   gfx_device devices[GFX_MAX_EP_DEVICES];
   int n_devices;
-  OrtDataTransferImpl* data_transfer;
   OrtKernelRegistry* kernels;    /* the copy kernels (memcpy_kernels.c), built on first use */
   pthread_mutex_t lock;          /* guards lazily built members */
 } gfx_factory;
