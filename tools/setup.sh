@@ -6,10 +6,24 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_BUILD_DIR:-$root/build}
 
-packages=(cmake ninja-build gcc libc6-dev pkg-config libcmocka-dev python3 python3-onnx python3-numpy npm openssl ca-certificates)
+# What the build needs, as "check|package": a command found on PATH (tools may come from elsewhere,
+# e.g. a Node.js install that brings npm), a Debian package that must be installed, or a Python
+# module Debian's python3 must import.
+needs=(
+  "cmd:cmake|cmake" "cmd:ninja|ninja-build" "cmd:gcc|gcc" "cmd:npm|npm" "cmd:openssl|openssl"
+  "pkg:libcmocka-dev|libcmocka-dev" "pkg:libc6-dev|libc6-dev" "pkg:ca-certificates|ca-certificates"
+  "py:onnx|python3-onnx" "py:numpy|python3-numpy"
+  "pkg:libvulkan-dev|libvulkan-dev" "cmd:glslc|glslc" "pkg:mesa-vulkan-drivers|mesa-vulkan-drivers"
+)
 missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+for n in "${needs[@]}"; do
+  check=${n%%|*} package=${n##*|} kind=${check%%:*} what=${check#*:}
+  case $kind in
+    cmd) command -v "$what" >/dev/null 2>&1 && continue ;;
+    pkg) dpkg-query -W -f='${Status}' "$what" 2>/dev/null | grep -q "install ok installed" && continue ;;
+    py) [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import $what" 2>/dev/null && continue ;;
+  esac
+  missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
