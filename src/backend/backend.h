@@ -43,6 +43,40 @@ typedef enum gfx_copy_kind {
   GFX_COPY_DEVICE_TO_DEVICE,
 } gfx_copy_kind;
 
+/* ---- graphics interop ---- */
+
+/* Kinds of external memory a backend may import (what ORT's handle types map to). */
+typedef enum gfx_ext_memory_kind {
+  GFX_EXT_MEMORY_OPAQUE_FD,       /* Linux fd from vkGetMemoryFdKHR */
+  GFX_EXT_MEMORY_OPAQUE_WIN32,    /* NT handle from vkGetMemoryWin32HandleKHR */
+  GFX_EXT_MEMORY_D3D12_HEAP,      /* NT handle of an ID3D12Heap */
+  GFX_EXT_MEMORY_D3D12_RESOURCE,  /* NT handle of a committed ID3D12Resource (dedicated) */
+  GFX_EXT_MEMORY_HOST_ALLOCATION, /* page-aligned host memory to register and map */
+  GFX_EXT_MEMORY_KIND_COUNT
+} gfx_ext_memory_kind;
+
+typedef enum gfx_ext_semaphore_kind {
+  GFX_EXT_SEMAPHORE_TIMELINE_FD,    /* Vulkan timeline semaphore, Linux fd */
+  GFX_EXT_SEMAPHORE_TIMELINE_WIN32, /* Vulkan timeline semaphore, NT handle */
+  GFX_EXT_SEMAPHORE_D3D12_FENCE,    /* shared ID3D12Fence, NT handle */
+  GFX_EXT_SEMAPHORE_KIND_COUNT
+} gfx_ext_semaphore_kind;
+
+typedef enum gfx_graphics_api {
+  GFX_GRAPHICS_API_D3D12 = 1,
+  GFX_GRAPHICS_API_VULKAN = 2,
+} gfx_graphics_api;
+
+/* An imported region: [offset, size) of the external allocation, mapped at `mapped`. */
+typedef struct gfx_ext_memory_desc {
+  gfx_ext_memory_kind kind;
+  intptr_t handle; /* fd, NT handle or host pointer. An fd is handed over in every case: the backend
+                    * closes it on failure and when the import is destroyed (src/ort passes a
+                    * duplicate, so the application keeps its own). NT handles are not taken over. */
+  size_t size;     /* of the whole allocation */
+  size_t offset;   /* start of the region to map */
+} gfx_ext_memory_desc;
+
 /* What a kernel gets besides its tensors. */
 typedef struct gfx_exec_ctx {
   int device;
@@ -102,6 +136,28 @@ typedef struct gfx_backend {
   /* (optional) A backend loaded as its own module has its own copy of core/log: this points it at
    * the same sink as libgfxep's, so its messages reach ONNX Runtime's logger too. */
   void (*set_log_sink)(gfx_log_sink sink, void* user);
+
+  /* ---- graphics interop (all optional: NULL where the backend has none) ---- */
+  /* Whether this device can import that kind on this platform (a truthful "no", not an error). */
+  int (*can_import_memory)(int device, gfx_ext_memory_kind kind);
+  /* Imports and maps; *mapped is a device pointer to desc->offset, *import is the backend's object. */
+  gfx_status (*import_memory)(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped);
+  /* Unmaps and destroys an import; safe after every other gfxep object is gone. */
+  void (*release_memory)(int device, void* import, void* mapped);
+  int (*can_import_semaphore)(int device, gfx_ext_semaphore_kind kind);
+  /* Same fd hand-over rule as import_memory. */
+  gfx_status (*import_semaphore)(int device, gfx_ext_semaphore_kind kind, intptr_t handle, void** semaphore);
+  void (*release_semaphore)(int device, void* semaphore);
+  /* Queue a device-side wait until the timeline reaches value / a signal to value, on stream.
+   * Neither blocks the host. */
+  gfx_status (*wait_semaphore)(int device, void* semaphore, uint64_t value, void* stream);
+  gfx_status (*signal_semaphore)(int device, void* semaphore, uint64_t value, void* stream);
+  /* Prepares the device for sharing with a graphics API (a CUDA-in-Graphics context where the
+   * device supports it). `queue` is an ID3D12CommandQueue* or NULL; `nv_blob` the Vulkan
+   * VK_NV_external_compute_queue data or NULL. Writes what it did (or why not) into note. */
+  gfx_status (*graphics_interop_init)(int device, gfx_graphics_api api, void* queue, const void* nv_blob, char* note,
+                                      size_t note_size);
+  gfx_status (*graphics_interop_deinit)(int device);
 } gfx_backend;
 
 /* The reference backend: plain C loops on host memory, one device. Always present. */

@@ -306,11 +306,98 @@ static OrtStatus* ORT_API_CALL validate_compiled_model(OrtEpFactory* this_ptr, c
   return NULL;
 }
 
+gfx_device* gfx_factory_device_for_ep_device(gfx_factory* f, const OrtEpDevice* ep_device) {
+  for (int i = 0; i < f->n_devices; i++)
+    if (ep_device && f->devices[i].ep_device == ep_device) return &f->devices[i];
+  return NULL;
+}
+
 static OrtStatus* ORT_API_CALL create_importer(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device,
                                                OrtExternalResourceImporterImpl** out) {
-  (void)this_ptr, (void)ep_device;
-  *out = NULL; /* success with no importer: "not supported" in the interop contract */
-  return NULL;
+  if (!out) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: CreateExternalResourceImporterForDevice: out is NULL");
+  *out = NULL;
+  gfx_device* d = gfx_factory_device_for_ep_device(as_factory(this_ptr), ep_device);
+  if (!d)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT,
+                         "gfxep: CreateExternalResourceImporterForDevice: the EP device is not one gfxep offered");
+  return gfx_importer_create(d, out);
+}
+
+/* The VK_NV_external_compute_queue blob an application may pass, as NVIDIA's own EP reads it: a
+ * pointer printed as a decimal number under this key of additional_options. */
+#define NV_QUEUE_DATA_KEY "VkExternalComputeQueueDataParamsNV_data"
+
+static OrtStatus* ORT_API_CALL init_graphics_interop(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device,
+                                                     const OrtGraphicsInteropConfig* config) {
+  gfx_factory* f = as_factory(this_ptr);
+  gfx_device* d = gfx_factory_device_for_ep_device(f, ep_device);
+  if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: the EP device is not gfxep's");
+  if (!config) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: config is NULL");
+  if (config->version < 25)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: config version %u; 25 or newer expected",
+                         config->version);
+  gfx_graphics_api api;
+  switch (config->graphics_api) {
+    case ORT_GRAPHICS_API_D3D12: api = GFX_GRAPHICS_API_D3D12; break;
+    case ORT_GRAPHICS_API_VULKAN: api = GFX_GRAPHICS_API_VULKAN; break;
+    case ORT_GRAPHICS_API_NONE:
+      return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: graphics_api is ORT_GRAPHICS_API_NONE");
+    default:
+      return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: graphics_api %d is unknown",
+                           (int)config->graphics_api);
+  }
+#if !defined(_WIN32)
+  if (api == GFX_GRAPHICS_API_D3D12)
+    return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: InitGraphicsInterop: D3D12 interop needs Windows");
+#endif
+  if (!d->backend->graphics_interop_init)
+    return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: InitGraphicsInterop: the %s backend has no graphics interop",
+                         d->backend->name);
+  const void* nv_blob = NULL;
+  const char* blob = config->additional_options ? gfx_ort->GetKeyValue(config->additional_options, NV_QUEUE_DATA_KEY)
+                                                : NULL;
+  if (blob && blob[0]) {
+    char* end = NULL;
+    unsigned long long v = strtoull(blob, &end, 10);
+    if (!end || *end || v == 0)
+      return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: %s = '%s' is not a pointer value",
+                           NV_QUEUE_DATA_KEY, blob);
+    nv_blob = (const void*)(uintptr_t)v;
+  }
+  pthread_mutex_lock(&f->lock);
+  OrtStatus* s = NULL;
+  if (d->interop_ready) {
+    s = gfx_ort_error(ORT_FAIL, "gfxep: InitGraphicsInterop: graphics interop is already initialized for %s device %d",
+                      d->backend->name, d->ordinal);
+  } else {
+    char note[256] = "";
+    s = gfx_to_ort(d->backend->graphics_interop_init(d->ordinal, api, config->command_queue, nv_blob, note,
+                                                     sizeof note));
+    if (!s) {
+      d->interop_ready = 1;
+      gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: graphics interop on %s device %d: %s", d->backend->name,
+                  d->ordinal, note);
+    }
+  }
+  pthread_mutex_unlock(&f->lock);
+  return s;
+}
+
+static OrtStatus* ORT_API_CALL deinit_graphics_interop(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device) {
+  gfx_factory* f = as_factory(this_ptr);
+  gfx_device* d = gfx_factory_device_for_ep_device(f, ep_device);
+  if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: DeinitGraphicsInterop: the EP device is not gfxep's");
+  pthread_mutex_lock(&f->lock);
+  OrtStatus* s = NULL;
+  if (!d->interop_ready) {
+    s = gfx_ort_error(ORT_FAIL, "gfxep: DeinitGraphicsInterop: graphics interop is not initialized for %s device %d",
+                      d->backend->name, d->ordinal);
+  } else {
+    s = gfx_to_ort(d->backend->graphics_interop_deinit(d->ordinal));
+    d->interop_ready = 0;
+  }
+  pthread_mutex_unlock(&f->lock);
+  return s;
 }
 
 static OrtStatus* ORT_API_CALL get_num_custom_op_domains(OrtEpFactory* this_ptr, size_t* n) {
@@ -348,6 +435,8 @@ OrtStatus* gfx_factory_create(const char* registered_name, const OrtLogger* logg
   b->IsStreamAware = is_stream_aware;
   b->CreateSyncStreamForDevice = create_sync_stream;
   b->CreateExternalResourceImporterForDevice = create_importer;
+  b->InitGraphicsInterop = init_graphics_interop;
+  b->DeinitGraphicsInterop = deinit_graphics_interop;
   b->GetNumCustomOpDomains = get_num_custom_op_domains;
   b->GetCustomOpDomains = get_custom_op_domains;
   pthread_mutex_init(&f->lock, NULL);

@@ -23,6 +23,7 @@ typedef struct gfx_device {
   OrtMemoryInfo* mem_host;       /* page-locked host memory the device reaches directly */
   uint32_t mem_vendor_id;        /* what the memory infos carry, to recognise our memory */
   int mem_device_id;
+  int interop_ready;             /* InitGraphicsInterop done (guarded by the factory's lock) */
 } gfx_device;
 
 typedef struct gfx_factory {
@@ -53,6 +54,10 @@ OrtStatus* gfx_stream_create(gfx_device* dev, OrtSyncStreamImpl** out);
 gfx_device* gfx_stream_device(const OrtSyncStream* stream);
 OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out);
 OrtStatus* gfx_memcpy_registry_create(OrtKernelRegistry** out);
+/* importer.c: NULL importer (success) when the device's backend imports nothing. */
+OrtStatus* gfx_importer_create(gfx_device* d, OrtExternalResourceImporterImpl** out);
+/* The device behind one of gfxep's EP devices, or NULL. */
+gfx_device* gfx_factory_device_for_ep_device(gfx_factory* f, const OrtEpDevice* ep_device);
 
 /* The metadata keys gfxep puts on each EP device. */
 #define GFXEP_META_BACKEND "gfxep.backend"

@@ -4,6 +4,7 @@
  * is linked statically and loads the driver (libcuda.so.1) itself at first use, so loading this
  * module on a machine without a driver or GPU works and simply reports zero devices.
  */
+#include "backend/cuda/cuda_interop.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/log.h"
 
@@ -206,6 +207,17 @@ static const gfx_backend cuda_backend = {
     .node_release = cuda_node_release,
     .node_run = cuda_node_run,
     .set_log_sink = gfx_log_set_sink,
+
+    .can_import_memory = cuda_can_import_memory,
+    .import_memory = cuda_import_memory,
+    .release_memory = cuda_release_memory,
+    .can_import_semaphore = cuda_can_import_semaphore,
+    .import_semaphore = cuda_import_semaphore,
+    .release_semaphore = cuda_release_semaphore,
+    .wait_semaphore = cuda_wait_semaphore,
+    .signal_semaphore = cuda_signal_semaphore,
+    .graphics_interop_init = cuda_graphics_interop_init,
+    .graphics_interop_deinit = cuda_graphics_interop_deinit,
 };
 
 /* The module's only exported symbol (gfxep_cuda.lds hides everything else). */

@@ -241,6 +241,10 @@ static const gfx_backend ref_backend = {
     .node_prepare = ref_node_prepare,
     .node_release = ref_node_release,
     .node_run = ref_node_run,
+
+    .can_import_memory = ref_can_import_memory,
+    .import_memory = ref_import_memory,
+    .release_memory = ref_release_memory,
 };
 
 const gfx_backend* gfx_backend_reference(void) { return &ref_backend; }

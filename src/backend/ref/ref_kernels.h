@@ -19,4 +19,9 @@ void ref_node_release(int device, void* state);
 gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                         void* state);
 
+/* ref_interop.c */
+int ref_can_import_memory(int device, gfx_ext_memory_kind kind);
+gfx_status ref_import_memory(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped);
+void ref_release_memory(int device, void* import, void* mapped);
+
 #endif
