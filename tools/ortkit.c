@@ -37,6 +37,11 @@ const char* ortkit_plugin_path(void) {
 }
 
 int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size) {
+  return ortkit_open_logged(k, lib_path, level, NULL, NULL, err, err_size);
+}
+
+int ortkit_open_logged(ortkit* k, const char* lib_path, OrtLoggingLevel level, OrtLoggingFunction log, void* param,
+                       char* err, size_t err_size) {
   memset(k, 0, sizeof *k);
   if (!lib_path) lib_path = getenv("GFXEP_ORT_LIB");
   if (!lib_path || !lib_path[0]) lib_path = GFXEP_DEFAULT_ORT_LIB;
@@ -57,7 +62,8 @@ int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* er
     return -1;
   }
   k->version = base->GetVersionString();
-  OrtStatus* s = k->api->CreateEnv(level, "gfxep", &k->env);
+  OrtStatus* s = log ? k->api->CreateEnvWithCustomLogger(log, param, level, "gfxep", &k->env)
+                     : k->api->CreateEnv(level, "gfxep", &k->env);
   if (s) {
     snprintf(err, err_size, "CreateEnv: %s", k->api->GetErrorMessage(s));
     k->api->ReleaseStatus(s);

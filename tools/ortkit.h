@@ -22,6 +22,9 @@ typedef struct ortkit {
 /* Loads ORT (lib_path NULL: GFXEP_ORT_LIB, else the build's default) and creates an env. Returns 0,
  * or -1 with a message in err. */
 int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size);
+/* The same with every ORT log message sent to `log` (tests count what gfxep logs). */
+int ortkit_open_logged(ortkit* k, const char* lib_path, OrtLoggingLevel level, OrtLoggingFunction log, void* param,
+                       char* err, size_t err_size);
 void ortkit_close(ortkit* k);
 const char* ortkit_plugin_path(void);
 

@@ -70,6 +70,12 @@ static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, O
   }
   gfx_copy_kind kind = s.is_host ? GFX_COPY_HOST_TO_DEVICE : d.is_host ? GFX_COPY_DEVICE_TO_HOST
                                                                        : GFX_COPY_DEVICE_TO_DEVICE;
+  /* visible at VERBOSE: how an application checks that its zero-copy path really copies nothing */
+  if (gfx_ort_log_enabled(f->logger, ORT_LOGGING_LEVEL_VERBOSE))
+    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_VERBOSE, "gfxep: data transfer copies %zu bytes %s", src_bytes,
+                kind == GFX_COPY_HOST_TO_DEVICE   ? "host to device"
+                : kind == GFX_COPY_DEVICE_TO_HOST ? "device to host"
+                                                  : "device to device");
   return gfx_to_ort(dev->backend->copy(dev->ordinal, to, from, src_bytes, kind, native));
 }
 

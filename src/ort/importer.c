@@ -62,7 +62,7 @@ static int memory_kind(OrtExternalMemoryHandleType t, gfx_ext_memory_kind* kind)
     case ORT_EXTERNAL_MEMORY_HANDLE_TYPE_VK_MEMORY_OPAQUE_FD: *kind = GFX_EXT_MEMORY_OPAQUE_FD; return 1;
     case MEMORY_TYPE_HOST_ALLOCATION:
       /* only a runtime that defines it can have been asked for it */
-      if (gfx_ort_minor < 30) return 0;
+      if (gfx_ort_runtime_minor < 30) return 0;
       *kind = GFX_EXT_MEMORY_HOST_ALLOCATION;
       return 1;
     default: return 0;
@@ -112,7 +112,7 @@ static OrtStatus* memory_request(const gfx_device* d, const OrtExternalMemoryDes
   if (!memory_kind(desc->handle_type, &req->kind))
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
                          "gfxep: ImportMemory: handle_type %d is not an OrtExternalMemoryHandleType of ONNX Runtime %d.%d",
-                         (int)desc->handle_type, 1, gfx_ort_minor);
+                         (int)desc->handle_type, 1, gfx_ort_runtime_minor);
   if (!d->backend->can_import_memory(d->ordinal, req->kind))
     return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: ImportMemory: handle_type %d cannot be imported by %s device %d "
                                               "on this platform",

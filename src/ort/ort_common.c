@@ -8,6 +8,7 @@
 const OrtApi* gfx_ort;
 const OrtEpApi* gfx_ep_api;
 int gfx_ort_minor;
+int gfx_ort_runtime_minor;
 
 static OrtErrorCode to_ort_code(gfx_code c) {
   switch (c) {
@@ -75,4 +76,15 @@ static void sink(void* user, gfx_log_level level, const char* message) {
 
 void gfx_ort_install_log_sink(const OrtLogger* default_logger) {
   if (default_logger) gfx_log_set_sink(sink, (void*)default_logger);
+}
+
+int gfx_ort_log_enabled(const OrtLogger* logger, OrtLoggingLevel level) {
+  if (!logger || !gfx_ort) return 0;
+  OrtLoggingLevel current = ORT_LOGGING_LEVEL_FATAL;
+  OrtStatus* s = gfx_ort->Logger_GetLoggingSeverityLevel(logger, &current);
+  if (s) {
+    gfx_ort->ReleaseStatus(s);
+    return 0;
+  }
+  return level >= current;
 }

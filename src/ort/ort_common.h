@@ -17,7 +17,8 @@
 
 extern const OrtApi* gfx_ort;
 extern const OrtEpApi* gfx_ep_api;
-extern int gfx_ort_minor; /* the runtime's 1.Y version, for version-gated calls */
+extern int gfx_ort_minor;         /* the API version in use: min(runtime's 1.Y, ORT_API_VERSION) */
+extern int gfx_ort_runtime_minor; /* the runtime's own 1.Y, for values newer runtimes define */
 
 /* Converts (and frees) a gfx_status into an OrtStatus for ORT. NULL stays NULL. */
 OrtStatus* gfx_to_ort(gfx_status s);
@@ -43,6 +44,9 @@ void gfx_ort_log(const OrtLogger* logger, OrtLoggingLevel level, const char* fmt
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Whether a message at this level would be logged (so callers can skip formatting it). */
+int gfx_ort_log_enabled(const OrtLogger* logger, OrtLoggingLevel level);
 
 /* Points the core logging sink at ORT's default logger. */
 void gfx_ort_install_log_sink(const OrtLogger* default_logger);

@@ -36,6 +36,7 @@ static OrtStatus* init_api(const OrtApiBase* base) {
   gfx_ort = api;
   gfx_ep_api = api->GetEpApi();
   gfx_ort_minor = use;
+  gfx_ort_runtime_minor = minor;
   return NULL;
 }
 
