@@ -100,6 +100,16 @@ def main(out_dir):
          [weight("w", [4, 4, 3])],
          "1-D Conv and Softmax are not claimed; only Relu runs on gfxep")
 
+    # for interop frame tests: y = relu(2x + 1), exact in fp32 for the quarter-step inputs the tests use
+    save(out_dir, "frame_affine",
+         [helper.make_node("Mul", ["x", "two"], ["m"], name="double"),
+          helper.make_node("Add", ["m", "one"], ["a"], name="plus_one"),
+          helper.make_node("Relu", ["a"], ["y"], name="relu")],
+         [tensor("x", [1, 4, 64, 64])], [tensor("y", [1, 4, 64, 64])],
+         [numpy_helper.from_array(np.array([2.0], np.float32), "two"),
+          numpy_helper.from_array(np.array([1.0], np.float32), "one")],
+         "y = relu(2x + 1): exact results for frame-by-frame interop checks")
+
     # the example's default: a small residual denoiser-shaped conv net on a 256x256 RGB frame
     save(out_dir, "denoise_small",
          [conv("enc", "frame", "w1", "b1", "e", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),

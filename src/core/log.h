@@ -7,6 +7,8 @@
 #ifndef GFXEP_CORE_LOG_H
 #define GFXEP_CORE_LOG_H
 
+#include "core/status.h"
+
 typedef enum gfx_log_level {
   GFX_LOG_VERBOSE = 0,
   GFX_LOG_INFO = 1,
@@ -21,10 +23,6 @@ void gfx_log_set_sink(gfx_log_sink sink, void* user);
 /* The sink in effect (NULL for stderr), to hand it to a separately loaded module. */
 gfx_log_sink gfx_log_get_sink(void** user);
 
-void gfx_log(gfx_log_level level, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void gfx_log(gfx_log_level level, const char* fmt, ...) GFX_PRINTF(2, 3);
 
 #endif

@@ -20,13 +20,20 @@ typedef enum gfx_code {
 
 typedef struct gfx_status_s* gfx_status;
 
+/* printf-style checking of format strings. MinGW's default printf attribute is Microsoft's, which
+ * knows no %zu; gfxep formats with the C99 (gnu) rules everywhere (built with
+ * __USE_MINGW_ANSI_STDIO=1 there). */
+#if defined(__MINGW32__)
+#define GFX_PRINTF(fmt_index, first_arg) __attribute__((format(gnu_printf, fmt_index, first_arg)))
+#elif defined(__GNUC__)
+#define GFX_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define GFX_PRINTF(fmt_index, first_arg)
+#endif
+
 /* Makes an error status with a printf-style message. Never returns NULL for a code other than
  * GFX_OK: if memory for the message cannot be had, a static out-of-memory status is returned. */
-gfx_status gfx_error(gfx_code code, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+gfx_status gfx_error(gfx_code code, const char* fmt, ...) GFX_PRINTF(2, 3);
 gfx_status gfx_error_v(gfx_code code, const char* fmt, va_list ap);
 
 gfx_code gfx_status_code(gfx_status s);
@@ -34,11 +41,7 @@ const char* gfx_status_message(gfx_status s);
 void gfx_status_free(gfx_status s);
 
 /* Prefixes context to an error's message ("loading weights: <message>") and returns it. */
-gfx_status gfx_status_wrap(gfx_status s, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+gfx_status gfx_status_wrap(gfx_status s, const char* fmt, ...) GFX_PRINTF(2, 3);
 
 #define GFX_TRY(expr)                 \
   do {                                \

@@ -25,11 +25,7 @@ OrtStatus* gfx_to_ort(gfx_status s);
 /* Converts (and releases) an OrtStatus from an ORT call into a gfx_status. */
 gfx_status gfx_from_ort(OrtStatus* s);
 /* An error OrtStatus with a printf-style message. */
-OrtStatus* gfx_ort_error(OrtErrorCode code, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+OrtStatus* gfx_ort_error(OrtErrorCode code, const char* fmt, ...) GFX_PRINTF(2, 3);
 
 /* Returns from the enclosing OrtStatus*-returning function when an ORT call fails. */
 #define ORT_TRY(expr)                   \
@@ -39,11 +35,7 @@ OrtStatus* gfx_ort_error(OrtErrorCode code, const char* fmt, ...)
   } while (0)
 
 /* Logs through ORT's logger (falls back to the process-wide sink when logger is NULL). */
-void gfx_ort_log(const OrtLogger* logger, OrtLoggingLevel level, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+void gfx_ort_log(const OrtLogger* logger, OrtLoggingLevel level, const char* fmt, ...) GFX_PRINTF(3, 4);
 
 /* Whether a message at this level would be logged (so callers can skip formatting it). */
 int gfx_ort_log_enabled(const OrtLogger* logger, OrtLoggingLevel level);

@@ -15,11 +15,7 @@
 
 #include "backend/backend.h"
 
-#if defined(__GNUC__)
-#define GFX_CUDA_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
-#else
-#define GFX_CUDA_PRINTF(fmt_index, first_arg)
-#endif
+#define GFX_CUDA_PRINTF(fmt_index, first_arg) GFX_PRINTF(fmt_index, first_arg)
 
 /* Ordinals at or above this are rejected; per-device tables (library handles) are this long. */
 #define CUDA_MAX_DEVICES 64

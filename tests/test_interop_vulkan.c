@@ -1,0 +1,489 @@
+/* gfxep — end-to-end graphics interop with a real Vulkan producer (GPU machine).
+ *
+ * Frame after frame, with several frames in flight and GPU-side synchronization only:
+ *   Vulkan fills the input buffer and signals timeline A = f
+ *   -> WaitSemaphore(A, f) on the run's stream -> Run (imported input and output, the application's
+ *      stream, disable_synchronize_execution_providers=1) -> SignalSemaphore(B, f)
+ *   -> Vulkan waits for B = f on the GPU, copies the output to host-visible memory, signals its own
+ *      timeline C = f, and the host checks the exact values once C (Vulkan-signalled) reaches f.
+ * The host never waits on a value CUDA signals (DEVICE.md: such waits hung); every wait runs under a
+ * watchdog (alarm) that fails the test with a message instead of hanging.
+ *
+ * Also: asynchrony (with A held back, Wait+Run+Signal return to the CPU and the output is untouched
+ * until the host releases A), two sessions and two streams of one session interleaved, and timings:
+ * the interop frame round trip against the same frame done by copying through host memory.
+ * Prints JSON lines and "N passed, M failed". Exit 77 where no CUDA device or Vulkan fd export exists.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ortkit.h"
+#include "vk_producer.h"
+
+#define SIDE 64
+#define CHANNELS 4
+#define ELEMS (CHANNELS * SIDE * SIDE)
+#define BYTES (ELEMS * sizeof(float))
+#define IN_FLIGHT 3
+#define FRAMES 1000
+#define WAIT_NS 10000000000ull /* 10 s for any Vulkan-signalled value */
+
+static ortkit k;
+static const OrtInteropApi* ia;
+static vkp_ctx* vk;
+static char err[1024];
+static int passed, failed;
+static const char* stage = "start";
+
+static void watchdog(int sig) {
+  (void)sig;
+  static const char msg[] = "\nFAIL: watchdog: a GPU wait did not finish in time (stage follows)\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  w = write(2, stage, strlen(stage));
+  (void)w;
+  _exit(3);
+}
+
+static void arm(const char* what, unsigned seconds) {
+  stage = what;
+  alarm(seconds);
+}
+
+static int check(int ok, const char* what) {
+  if (ok) passed++;
+  else {
+    failed++;
+    printf("FAIL: %s\n", what);
+  }
+  return ok;
+}
+
+static int ort_ok(OrtStatus* s, const char* what) { return !ortkit_failed(&k, s, what); }
+
+static double percentile(double* v, int n, double p) {
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return v[(int)(p * (n - 1) + 0.5)];
+}
+
+/* ---- one lane: a session, a stream, two imported semaphores, IN_FLIGHT imported buffer pairs ---- */
+
+typedef struct lane {
+  OrtSession* session;
+  OrtSyncStream* streams[2];  /* runs alternate between them when two are used */
+  int n_streams;
+  OrtRunOptions* run_options[2];
+  vkp_sem *ready, *done, *read; /* A: Vulkan -> CUDA, B: CUDA -> Vulkan, C: Vulkan's own */
+  OrtExternalSemaphoreHandle *ready_h, *done_h;
+  vkp_buffer *in[IN_FLIGHT], *out[IN_FLIGHT];
+  OrtExternalMemoryHandle *in_h[IN_FLIGHT], *out_h[IN_FLIGHT];
+  OrtValue *x[IN_FLIGHT], *y[IN_FLIGHT];
+  vkp_host_buffer* readback[IN_FLIGHT];
+  float base;
+} lane;
+
+static OrtExternalResourceImporter* importer;
+static const OrtEpDevice* device;
+
+static int import_buffer(vkp_buffer* b, OrtExternalMemoryHandle** h, OrtValue** v) {
+  int fd = -1;
+  size_t alloc = 0;
+  if (vkp_buffer_export_fd(b, &fd, &alloc, err, sizeof err)) return check(0, err);
+  OrtExternalMemoryDescriptor d = {.version = ORT_API_VERSION,
+                                   .handle_type = ORT_EXTERNAL_MEMORY_HANDLE_TYPE_VK_MEMORY_OPAQUE_FD,
+                                   .native_handle = (void*)(intptr_t)fd,
+                                   .size_bytes = alloc,
+                                   .offset_bytes = 0};
+  int ok = ort_ok(ia->ImportMemory(importer, &d, h), "ImportMemory");
+  close(fd); /* gfxep imported a duplicate: the application's fd stays its own */
+  int64_t shape[4] = {1, CHANNELS, SIDE, SIDE};
+  OrtExternalTensorDescriptor t = {.version = ORT_API_VERSION, .element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+                                   .shape = shape, .rank = 4, .offset_bytes = 0};
+  return ok && ort_ok(ia->CreateTensorFromMemory(importer, *h, &t, v), "CreateTensorFromMemory");
+}
+
+static int import_semaphore(vkp_sem* s, OrtExternalSemaphoreHandle** h) {
+  int fd = -1;
+  if (vkp_timeline_export_fd(s, &fd, err, sizeof err)) return check(0, err);
+  OrtExternalSemaphoreDescriptor d = {.version = ORT_API_VERSION,
+                                      .type = ORT_EXTERNAL_SEMAPHORE_VK_TIMELINE_SEMAPHORE_OPAQUE_FD,
+                                      .native_handle = (void*)(intptr_t)fd};
+  int ok = ort_ok(ia->ImportSemaphore(importer, &d, h), "ImportSemaphore");
+  close(fd);
+  return ok;
+}
+
+static int lane_create(lane* l, const char* model, int n_streams, float base) {
+  memset(l, 0, sizeof *l);
+  l->base = base;
+  l->n_streams = n_streams;
+  if (!ort_ok(ortkit_session(&k, model, device, NULL, NULL, 0, &l->session), "session")) return 0;
+  for (int s = 0; s < n_streams; s++) {
+    if (!ort_ok(k.api->CreateSyncStreamForEpDevice(device, NULL, &l->streams[s]), "stream") ||
+        !ort_ok(k.api->CreateRunOptions(&l->run_options[s]), "run options") ||
+        !ort_ok(k.api->AddRunConfigEntry(l->run_options[s], "disable_synchronize_execution_providers", "1"), "cfg"))
+      return 0;
+    k.api->RunOptionsSetSyncStream(l->run_options[s], l->streams[s]);
+  }
+  if (vkp_timeline_create(vk, 0, 1, &l->ready, err, sizeof err) ||
+      vkp_timeline_create(vk, 0, 1, &l->done, err, sizeof err) ||
+      vkp_timeline_create(vk, 0, 0, &l->read, err, sizeof err))
+    return check(0, err);
+  if (!import_semaphore(l->ready, &l->ready_h) || !import_semaphore(l->done, &l->done_h)) return 0;
+  for (int i = 0; i < IN_FLIGHT; i++) {
+    if (vkp_buffer_create_exportable(vk, BYTES, &l->in[i], err, sizeof err) ||
+        vkp_buffer_create_exportable(vk, BYTES, &l->out[i], err, sizeof err) ||
+        vkp_host_buffer_create(vk, BYTES, &l->readback[i], err, sizeof err))
+      return check(0, err);
+    if (!import_buffer(l->in[i], &l->in_h[i], &l->x[i]) || !import_buffer(l->out[i], &l->out_h[i], &l->y[i])) return 0;
+  }
+  return 1;
+}
+
+/* Teardown in the documented order: GPU idle (last Vulkan-signalled value reached), tensors, memory
+ * and semaphore handles, streams, then the Vulkan objects. */
+static void lane_destroy(lane* l) {
+  for (int i = 0; i < IN_FLIGHT; i++) {
+    if (l->x[i]) k.api->ReleaseValue(l->x[i]);
+    if (l->y[i]) k.api->ReleaseValue(l->y[i]);
+    if (l->in_h[i]) ia->ReleaseExternalMemoryHandle(l->in_h[i]);
+    if (l->out_h[i]) ia->ReleaseExternalMemoryHandle(l->out_h[i]);
+  }
+  if (l->ready_h) ia->ReleaseExternalSemaphoreHandle(l->ready_h);
+  if (l->done_h) ia->ReleaseExternalSemaphoreHandle(l->done_h);
+  for (int s = 0; s < l->n_streams; s++) {
+    if (l->run_options[s]) k.api->ReleaseRunOptions(l->run_options[s]);
+    if (l->streams[s]) k.api->ReleaseSyncStream(l->streams[s]);
+  }
+  if (l->session) k.api->ReleaseSession(l->session);
+  for (int i = 0; i < IN_FLIGHT; i++) {
+    if (l->in[i]) vkp_buffer_destroy(l->in[i]);
+    if (l->out[i]) vkp_buffer_destroy(l->out[i]);
+    if (l->readback[i]) vkp_host_buffer_destroy(l->readback[i]);
+  }
+  if (l->ready) vkp_timeline_destroy(l->ready);
+  if (l->done) vkp_timeline_destroy(l->done);
+  if (l->read) vkp_timeline_destroy(l->read);
+}
+
+static float expected(float x) { return fmaxf(2.0f * x + 1.0f, 0.0f); }
+
+static float frame_base(const lane* l, uint64_t f) { return l->base + (float)(f % 64) * 0.25f; }
+
+/* Queues frame f: fill (signals A=f), Wait/Run/Signal (B=f), copy back (waits B=f, signals C=f).
+ * Adds the host time spent in gfxep's three calls to *ort_us. */
+static int lane_submit(lane* l, uint64_t f, double* ort_us) {
+  int slot = (int)(f % IN_FLIGHT), s = (int)(f % (uint64_t)l->n_streams);
+  vkp_sync fill = {.signal_sem = l->ready, .signal_value = f, .flags = VKP_RELEASE_TO_EXTERNAL,
+                   .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot)};
+  if (vkp_submit_fill(vk, l->in[slot], 0, ELEMS, frame_base(l, f), 0.25f, &fill, err, sizeof err)) return check(0, err);
+  uint64_t t0 = ortkit_now_ns();
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y"};
+  if (!ort_ok(ia->WaitSemaphore(importer, l->ready_h, l->streams[s], f), "WaitSemaphore") ||
+      !ort_ok(k.api->Run(l->session, l->run_options[s], in_names, (const OrtValue* const*)&l->x[slot], 1, out_names,
+                         1, &l->y[slot]),
+              "Run") ||
+      !ort_ok(ia->SignalSemaphore(importer, l->done_h, l->streams[s], f), "SignalSemaphore"))
+    return 0;
+  if (ort_us) *ort_us += (double)(ortkit_now_ns() - t0) / 1e3;
+  vkp_sync copy = {.wait_sem = l->done, .wait_value = f, .signal_sem = l->read, .signal_value = f,
+                   .flags = VKP_ACQUIRE_FROM_EXTERNAL, .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot + 1)};
+  if (vkp_submit_copy(vk, l->out[slot], 0, l->readback[slot], 0, BYTES, &copy, err, sizeof err)) return check(0, err);
+  return 1;
+}
+
+/* Waits (on Vulkan's own timeline) for frame f's readback and checks every value exactly. */
+static int lane_check(lane* l, uint64_t f, double* round_trip_us) {
+  int slot = (int)(f % IN_FLIGHT);
+  if (vkp_timeline_wait_host(l->read, f, WAIT_NS, err, sizeof err)) return check(0, err);
+  float* y = NULL;
+  if (vkp_host_buffer_map(l->readback[slot], (void**)&y, err, sizeof err)) return check(0, err);
+  float base = frame_base(l, f);
+  for (uint64_t i = 0; i < ELEMS; i++) {
+    float want = expected(vkp_fill_value(base, 0.25f, i));
+    if (y[i] != want) {
+      printf("FAIL: frame %llu element %llu: %g, expected %g\n", (unsigned long long)f, (unsigned long long)i, y[i],
+             want);
+      failed++;
+      return 0;
+    }
+  }
+  if (round_trip_us && vkp_has_timestamps(vk)) {
+    uint64_t fb, fe, cb, ce;
+    if (!vkp_read_timestamps(vk, (uint32_t)(2 * slot), &fb, &fe, err, sizeof err) &&
+        !vkp_read_timestamps(vk, (uint32_t)(2 * slot + 1), &cb, &ce, err, sizeof err))
+      *round_trip_us = (double)(ce - fb) / 1e3;
+  }
+  return 1;
+}
+
+/* ---- phases ---- */
+
+static void phase_frames(const char* model) {
+  lane l;
+  arm("frames: setup", 60);
+  if (!lane_create(&l, model, 1, -32.0f)) {
+    lane_destroy(&l);
+    return;
+  }
+  static double ort_us[FRAMES], rt_us[FRAMES];
+  int good = 1, n_rt = 0;
+  uint64_t t0 = 0;
+  for (uint64_t f = 1; f <= FRAMES && good; f++) {
+    arm("frames: loop", 20);
+    if (f > IN_FLIGHT) {
+      double rt = -1;
+      good = lane_check(&l, f - IN_FLIGHT, &rt);
+      if (rt >= 0) rt_us[n_rt++] = rt;
+    }
+    if (f == 11) t0 = ortkit_now_ns(); /* steady state from here */
+    ort_us[f - 1] = 0;
+    if (good) good = lane_submit(&l, f, &ort_us[f - 1]);
+  }
+  for (uint64_t f = FRAMES - IN_FLIGHT + 1; f <= FRAMES && good; f++) good = lane_check(&l, f, NULL);
+  double seconds = (double)(ortkit_now_ns() - t0) / 1e9;
+  check(good, "frames: every value of every frame exact");
+  if (good) {
+    double cpu50 = percentile(ort_us + 10, FRAMES - 10, 0.5), cpu99 = percentile(ort_us + 10, FRAMES - 10, 0.99);
+    double rt50 = n_rt ? percentile(rt_us, n_rt, 0.5) : -1, rt99 = n_rt ? percentile(rt_us, n_rt, 0.99) : -1;
+    printf("{\"interop_frames\": {\"frames\": %d, \"in_flight\": %d, \"elements\": %d, \"fps\": %.0f, "
+           "\"cpu_us_wait_run_signal_p50\": %.1f, \"cpu_us_wait_run_signal_p99\": %.1f, "
+           "\"gpu_round_trip_us_p50\": %.1f, \"gpu_round_trip_us_p99\": %.1f}}\n",
+           FRAMES, IN_FLIGHT, ELEMS, (FRAMES - 10) / seconds, cpu50, cpu99, rt50, rt99);
+  }
+  arm("frames: teardown", 30);
+  lane_destroy(&l);
+}
+
+/* With A held back, gfxep's calls return and the output stays untouched until the host signals A. */
+static void phase_asynchrony(const char* model) {
+  lane l;
+  arm("asynchrony: setup", 60);
+  if (!lane_create(&l, model, 1, 0.0f)) {
+    lane_destroy(&l);
+    return;
+  }
+  const uint64_t f = 1;
+  /* sentinel: the output buffer filled with a pattern the model cannot produce (negative values) */
+  vkp_sync prep = {.signal_sem = l.read, .signal_value = 1};
+  if (vkp_submit_fill(vk, l.out[1], 0, ELEMS, -1000.0f, 0.25f, &prep, err, sizeof err) ||
+      vkp_timeline_wait_host(l.read, 1, WAIT_NS, err, sizeof err)) {
+    check(0, err);
+    lane_destroy(&l);
+    return;
+  }
+  /* the input is written now, but A = 1 is not signalled: that is the held-back producer */
+  vkp_sync fill = {.signal_sem = l.read, .signal_value = 2, .flags = VKP_RELEASE_TO_EXTERNAL};
+  vkp_submit_fill(vk, l.in[1], 0, ELEMS, frame_base(&l, f), 0.25f, &fill, err, sizeof err);
+  vkp_timeline_wait_host(l.read, 2, WAIT_NS, err, sizeof err);
+  arm("asynchrony: calls with the producer held back", 10);
+  uint64_t t0 = ortkit_now_ns();
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y"};
+  int ok = ort_ok(ia->WaitSemaphore(importer, l.ready_h, l.streams[0], f), "WaitSemaphore") &&
+           ort_ok(k.api->Run(l.session, l.run_options[0], in_names, (const OrtValue* const*)&l.x[1], 1, out_names, 1,
+                             &l.y[1]),
+                  "Run") &&
+           ort_ok(ia->SignalSemaphore(importer, l.done_h, l.streams[0], f), "SignalSemaphore");
+  double returned_ms = (double)(ortkit_now_ns() - t0) / 1e6;
+  check(ok, "asynchrony: Wait, Run and Signal succeed with the producer held back");
+  check(returned_ms < 250, "asynchrony: Wait+Run+Signal returned to the CPU while the GPU waits");
+  /* peek at the output without waiting for B: it must still be the sentinel */
+  vkp_sync peek = {.signal_sem = l.read, .signal_value = 3};
+  vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &peek, err, sizeof err);
+  arm("asynchrony: peek", 10);
+  int untouched = 0;
+  float* y = NULL;
+  if (!vkp_timeline_wait_host(l.read, 3, WAIT_NS, err, sizeof err) &&
+      !vkp_host_buffer_map(l.readback[1], (void**)&y, err, sizeof err)) {
+    untouched = 1;
+    for (int i = 0; i < ELEMS && untouched; i++) untouched = y[i] == vkp_fill_value(-1000.0f, 0.25f, (uint64_t)i);
+  }
+  check(untouched, "asynchrony: output untouched while the producer holds its signal back");
+  /* release the producer from the host; Vulkan then waits for B on the GPU and reads the result */
+  arm("asynchrony: release", 20);
+  vkp_timeline_signal_host(l.ready, f, err, sizeof err);
+  vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = 4,
+                   .flags = VKP_ACQUIRE_FROM_EXTERNAL};
+  vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &copy, err, sizeof err);
+  int correct = 0;
+  if (!vkp_timeline_wait_host(l.read, 4, WAIT_NS, err, sizeof err) &&
+      !vkp_host_buffer_map(l.readback[1], (void**)&y, err, sizeof err)) {
+    correct = 1;
+    for (int i = 0; i < ELEMS && correct; i++)
+      correct = y[i] == expected(vkp_fill_value(frame_base(&l, f), 0.25f, (uint64_t)i));
+  }
+  check(correct, "asynchrony: correct output once the producer signals");
+  printf("{\"asynchrony\": {\"wait_run_signal_returned_ms\": %.3f, \"output_untouched_while_held\": %d, "
+         "\"correct_after_release\": %d}}\n",
+         returned_ms, untouched, correct);
+  arm("asynchrony: teardown", 30);
+  lane_destroy(&l);
+}
+
+/* Two sessions, the first alternating between two streams, frames interleaved. */
+static void phase_concurrency(const char* model) {
+  lane a, b;
+  arm("concurrency: setup", 60);
+  int ok = lane_create(&a, model, 2, -40.0f) && lane_create(&b, model, 1, 8.0f);
+  const uint64_t frames = 200;
+  for (uint64_t f = 1; f <= frames && ok; f++) {
+    arm("concurrency: loop", 20);
+    if (f > IN_FLIGHT) ok = lane_check(&a, f - IN_FLIGHT, NULL) && lane_check(&b, f - IN_FLIGHT, NULL);
+    if (ok) ok = lane_submit(&a, f, NULL) && lane_submit(&b, f, NULL);
+  }
+  for (uint64_t f = frames - IN_FLIGHT + 1; f <= frames && ok; f++) ok = lane_check(&a, f, NULL) && lane_check(&b, f, NULL);
+  check(ok, "concurrency: two sessions and two streams of one session, interleaved, all exact");
+  printf("{\"concurrency\": {\"frames_per_lane\": %llu, \"lanes\": 2, \"streams\": 3, \"ok\": %d}}\n",
+         (unsigned long long)frames, ok);
+  arm("concurrency: teardown", 30);
+  lane_destroy(&a);
+  lane_destroy(&b);
+}
+
+/* The same frame through host memory: Vulkan -> host -> ORT (it copies to the GPU and back) -> host
+ * -> Vulkan, every step waited for on the CPU. */
+static void phase_copy_through_host(const char* model) {
+  arm("host path: setup", 60);
+  OrtSession* s = NULL;
+  vkp_buffer *in = NULL, *out = NULL;
+  vkp_host_buffer *down = NULL, *up = NULL;
+  vkp_sem* t = NULL;
+  int ok = ort_ok(ortkit_session(&k, model, device, NULL, NULL, 0, &s), "session") &&
+           !vkp_buffer_create_exportable(vk, BYTES, &in, err, sizeof err) &&
+           !vkp_buffer_create_exportable(vk, BYTES, &out, err, sizeof err) &&
+           !vkp_host_buffer_create(vk, BYTES, &down, err, sizeof err) &&
+           !vkp_host_buffer_create(vk, BYTES, &up, err, sizeof err) && !vkp_timeline_create(vk, 0, 0, &t, err, sizeof err);
+  static double us[200];
+  uint64_t v = 0;
+  for (int f = 0; f < 200 && ok; f++) {
+    arm("host path: loop", 20);
+    uint64_t t0 = ortkit_now_ns();
+    vkp_sync fill = {.signal_sem = t, .signal_value = ++v};
+    vkp_submit_fill(vk, in, 0, ELEMS, (float)(f % 64) * 0.25f, 0.25f, &fill, err, sizeof err);
+    vkp_sync copy = {.wait_sem = t, .wait_value = v, .signal_sem = t, .signal_value = v + 1};
+    v++;
+    vkp_submit_copy(vk, in, 0, down, 0, BYTES, &copy, err, sizeof err);
+    float *x = NULL, *y = NULL;
+    ok = !vkp_timeline_wait_host(t, v, WAIT_NS, err, sizeof err) && !vkp_host_buffer_map(down, (void**)&x, err, sizeof err) &&
+         !vkp_host_buffer_map(up, (void**)&y, err, sizeof err);
+    if (!ok) break;
+    ortkit_tensor tin = {.name = "x", .rank = 4, .dims = {1, CHANNELS, SIDE, SIDE}, .count = ELEMS, .data = x};
+    ortkit_tensor* res = NULL;
+    size_t n = 0;
+    ok = ort_ok(ortkit_run(&k, s, NULL, &tin, 1, &res, &n), "host-path run");
+    if (!ok) break;
+    memcpy(y, res[0].data, BYTES);
+    ortkit_tensors_free(res, n);
+    vkp_host_buffer_flush(up, err, sizeof err);
+    vkp_sync upload = {.signal_sem = t, .signal_value = ++v};
+    vkp_submit_upload(vk, up, 0, out, 0, BYTES, &upload, err, sizeof err);
+    ok = !vkp_timeline_wait_host(t, v, WAIT_NS, err, sizeof err);
+    us[f] = (double)(ortkit_now_ns() - t0) / 1e3;
+    if (ok && f == 0) ok = y[5] == expected(vkp_fill_value(0.0f, 0.25f, 5));
+  }
+  check(ok, "host path: frames round-trip through host memory");
+  if (ok)
+    printf("{\"copy_through_host\": {\"frames\": 200, \"frame_us_p50\": %.1f, \"frame_us_p99\": %.1f}}\n",
+           percentile(us + 10, 190, 0.5), percentile(us + 10, 190, 0.99));
+  if (t) vkp_timeline_destroy(t);
+  if (in) vkp_buffer_destroy(in);
+  if (out) vkp_buffer_destroy(out);
+  if (down) vkp_host_buffer_destroy(down);
+  if (up) vkp_host_buffer_destroy(up);
+  if (s) k.api->ReleaseSession(s);
+}
+
+/* One frame at a time through the interop path, host clock from the fill's submission to the host
+ * seeing the result: comparable with the host path above. */
+static void phase_serial_latency(const char* model) {
+  lane l;
+  arm("serial: setup", 60);
+  if (!lane_create(&l, model, 1, 4.0f)) {
+    lane_destroy(&l);
+    return;
+  }
+  static double us[200];
+  int ok = 1;
+  for (uint64_t f = 1; f <= 200 && ok; f++) {
+    arm("serial: loop", 20);
+    uint64_t t0 = ortkit_now_ns();
+    ok = lane_submit(&l, f, NULL) && lane_check(&l, f, NULL);
+    us[f - 1] = (double)(ortkit_now_ns() - t0) / 1e3;
+  }
+  check(ok, "serial: one frame at a time through the interop path");
+  if (ok)
+    printf("{\"interop_serial\": {\"frames\": 200, \"frame_us_p50\": %.1f, \"frame_us_p99\": %.1f}}\n",
+           percentile(us + 10, 190, 0.5), percentile(us + 10, 190, 0.99));
+  arm("serial: teardown", 30);
+  lane_destroy(&l);
+}
+
+static int hex_to_uuid(const char* hex, uint8_t* uuid) {
+  if (!hex || strlen(hex) != 32) return 0;
+  for (int i = 0; i < 16; i++) {
+    unsigned v;
+    if (sscanf(hex + 2 * i, "%2x", &v) != 1) return 0;
+    uuid[i] = (uint8_t)v;
+  }
+  return 1;
+}
+
+int main(void) {
+  signal(SIGALRM, watchdog);
+  arm("ORT setup", 60);
+  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
+    printf("FAIL: %s\n", err);
+    return 1;
+  }
+  ia = k.api->GetInteropApi();
+  if (!ort_ok(k.api->RegisterExecutionProviderLibrary(k.env, "gfxep", ortkit_plugin_path()), "register")) return 1;
+  if (ortkit_find_devices(&k, "cuda", &device, 1) != 1) {
+    printf("# no gfxep CUDA device: skipped\n");
+    return 77;
+  }
+  /* the Vulkan device is the one whose UUID gfxep publishes for its EP device */
+  uint8_t uuid[16];
+  if (!check(hex_to_uuid(ortkit_device_meta(&k, device, "gfxep.device_uuid"), uuid), "EP device publishes a UUID"))
+    return 1;
+  arm("Vulkan setup", 60);
+  if (vkp_create(uuid, 1, &vk, err, sizeof err)) {
+    printf("# Vulkan producer unavailable: %s\n", err);
+    return strstr(err, "no device") || strstr(err, "extension") ? 77 : 1;
+  }
+  printf("# Vulkan device %s matched by UUID\n", vkp_device_name(vk));
+  OrtGraphicsInteropConfig cfg = {.version = ORT_API_VERSION, .graphics_api = ORT_GRAPHICS_API_VULKAN};
+  check(ort_ok(ia->InitGraphicsInteropForEpDevice(device, &cfg), "InitGraphicsInterop"), "InitGraphicsInterop");
+  if (!ort_ok(ia->CreateExternalResourceImporterForDevice(device, &importer), "importer") || !importer)
+    return check(0, "importer"), 1;
+  char model[1024];
+  const char* dir = getenv("GFXEP_MODELS_DIR");
+  snprintf(model, sizeof model, "%s/frame_affine.onnx", dir && dir[0] ? dir : GFXEP_MODELS_DIR);
+
+  phase_asynchrony(model);
+  phase_frames(model);
+  phase_concurrency(model);
+  phase_serial_latency(model);
+  phase_copy_through_host(model);
+
+  arm("teardown", 30);
+  ia->ReleaseExternalResourceImporter(importer);
+  check(ort_ok(ia->DeinitGraphicsInteropForEpDevice(device), "DeinitGraphicsInterop"), "DeinitGraphicsInterop");
+  vkp_finish(vk, WAIT_NS, err, sizeof err);
+  vkp_destroy(vk);
+  ort_ok(k.api->UnregisterExecutionProviderLibrary(k.env, "gfxep"), "unregister");
+  ortkit_close(&k);
+  alarm(0);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
