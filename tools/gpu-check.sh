@@ -24,6 +24,14 @@ nv=$(dirname "$site" 2>/dev/null)/nvidia
 export LD_LIBRARY_PATH="$pack/lib:${GFXEP_CUDA_LIBS:-}:/usr/local/cuda/lib64:$nv/cudnn/lib:$nv/cu13/lib:$nv/cublas/lib:${LD_LIBRARY_PATH:-}"
 export GFXEP_PLUGIN="$pack/lib/libgfxep.so" GFXEP_MODELS_DIR="$pack/models" GFXEP_CUDA_MODULE="$pack/lib/libgfxep_cuda.so"
 ort129="$pack/lib/libonnxruntime.so.1.29"
+# the Vulkan loader and GL dispatch libraries the NVIDIA ICD needs, where the machine lacks them (the
+# driver brings the ICD, not the loader); unpacking is idempotent, so it is done whenever they came
+if ls "$pack"/gl/*.deb >/dev/null 2>&1 && { ! ldconfig -p | grep -q "libvulkan.so.1" || ! ldconfig -p | grep -q "libGLdispatch.so.0"; }; then
+  for f in "$pack"/gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+[ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ ! -f /usr/share/vulkan/icd.d/nvidia_icd.json ] &&
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 
 steps=()
 step() { # name timeout_s command...
@@ -43,6 +51,10 @@ step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/
 [ -n "$ort130" ] && step ort130_cuda 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
 step user_stream_cuda 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_user_stream_cuda"
+step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
+[ -n "$ort130" ] && step interop_api_cuda_ort130 120 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
+step vk_producer 90 env VKP_NEED_SEM_FD=1 "$pack/bin/test_vk_producer"
+step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"

@@ -75,6 +75,35 @@ static gfx_status upload_constants(gfx_model* m) {
   return NULL;
 }
 
+static gfx_status instance_get(gfx_model* m, const gfx_tensor* inputs, instance** out);
+static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, workspace** out);
+
+/* When every input shape is known at compile time, the only signature there will be is compiled now,
+ * and a workspace allocated: the first Run then allocates nothing and prepares nothing. That keeps
+ * memory allocation (which can synchronize the device) out of the frame loop, where a Run queued
+ * behind a semaphore wait must return at once. */
+static gfx_status prepare_static(gfx_model* m) {
+  const ir_graph* g = m->graph;
+  gfx_tensor* inputs = calloc((size_t)g->n_inputs + 1, sizeof *inputs);
+  if (!inputs) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "static inputs");
+  gfx_status s = NULL;
+  int known = 1;
+  for (int i = 0; i < g->n_inputs && known; i++) {
+    const ir_value* v = &g->values[g->inputs[i]];
+    known = v->shape.rank >= 0 && gfx_shape_is_known(&v->shape);
+    inputs[i] = (gfx_tensor){.data = NULL, .dtype = v->dtype, .shape = v->shape};
+  }
+  if (known) {
+    instance* in = NULL;
+    workspace* w = NULL;
+    s = instance_get(m, inputs, &in);
+    if (!s) s = workspace_acquire(m, in->workspace_bytes, NULL, &w);
+    if (!s) w->in_use = 0; /* idle, reusable by any stream: no work has touched it */
+  }
+  free(inputs);
+  return s;
+}
+
 gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, gfx_model** out) {
   *out = NULL;
   gfx_status s = ir_graph_validate(graph);
@@ -92,6 +121,7 @@ gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, 
   m->graph = graph;
   pthread_mutex_init(&m->lock, NULL);
   s = upload_constants(m);
+  if (!s) s = prepare_static(m);
   if (s) {
     gfx_model_free(m);
     return s;

@@ -3,7 +3,11 @@
 #include <string.h>
 #include <threads.h>
 
+#include <stdatomic.h>
+
+#include "backend/cuda/cuda_elementwise.h"
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_pad.h"
 #include "core/log.h"
 
 /* ---- device count ---- */
@@ -57,10 +61,22 @@ static gfx_status check_ordinal(int device) {
  * be seen. If that ever matters, drop the cache here; nothing else depends on it. */
 static _Thread_local int current_device = -1;
 
+/* Devices whose context has gfxep's own kernels loaded (see cuda_elementwise.cu for why). */
+static atomic_int kernels_loaded[CUDA_MAX_DEVICES];
+
+static gfx_status load_kernels(int device) {
+  if (atomic_load(&kernels_loaded[device])) return NULL;
+  GFX_TRY(cuda_check(cuda_elementwise_preload(), "loading the elementwise kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_pad_preload(), "loading the padding kernel on device %d", device));
+  atomic_store(&kernels_loaded[device], 1);
+  return NULL;
+}
+
 gfx_status cuda_use_device(int device) {
   if (device == current_device) return NULL;
   GFX_TRY(check_ordinal(device));
   GFX_TRY(cuda_check(cudaSetDevice(device), "cudaSetDevice(%d)", device));
+  GFX_TRY(load_kernels(device));
   current_device = device;
   return NULL;
 }

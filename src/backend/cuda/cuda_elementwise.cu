@@ -170,7 +170,32 @@ void launch_relu(const float* x, float* y, int64_t count, cudaStream_t stream) {
   relu_kernel<<<grid_for(count), kBlockSize, 0, stream>>>(x, y, count);
 }
 
+/* Looking a kernel up loads it. CUDA loads modules lazily by default (CUDA_MODULE_LOADING=LAZY), and
+ * loading on first launch can wait for work already queued on the device: a first Run queued behind
+ * a semaphore wait (the interop frame loop) would then block the host until the renderer signals,
+ * which it cannot do while its thread is blocked. */
+template <typename Op>
+cudaError_t preload_binary() {
+  cudaFuncAttributes attr;
+  cudaError_t e;
+  if ((e = cudaFuncGetAttributes(&attr, binary_same_shape_kernel<Op>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, binary_scalar_b_kernel<Op>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, binary_scalar_a_kernel<Op>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, binary_broadcast_kernel<Op, int32_t>)) != cudaSuccess) return e;
+  return cudaFuncGetAttributes(&attr, binary_broadcast_kernel<Op, int64_t>);
+}
+
 }  // namespace
+
+extern "C" cudaError_t cuda_elementwise_preload(void) {
+  cudaError_t e;
+  if ((e = preload_binary<add_op>()) != cudaSuccess) return e;
+  if ((e = preload_binary<sub_op>()) != cudaSuccess) return e;
+  if ((e = preload_binary<mul_op>()) != cudaSuccess) return e;
+  if ((e = preload_binary<div_op>()) != cudaSuccess) return e;
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, relu_kernel);
+}
 
 /* ---- C entries ---- */
 

@@ -34,4 +34,10 @@ cudaError_t cuda_relu_f32(const float* x, float* y, int64_t count, cudaStream_t 
 }
 #endif
 
+/* Loads every kernel of this file into the current device's context (see the .cu file for why). */
+#ifdef __cplusplus
+extern "C"
+#endif
+    cudaError_t cuda_elementwise_preload(void);
+
 #endif

@@ -43,3 +43,8 @@ extern "C" cudaError_t cuda_pad2d_f32(const float* src, int64_t planes, int64_t 
   launch_pad2d(src, planes, g, dst, stream);
   return cudaGetLastError();
 }
+
+extern "C" cudaError_t cuda_pad_preload(void) {
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, pad2d_kernel);
+}

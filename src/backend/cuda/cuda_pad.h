@@ -24,4 +24,10 @@ cudaError_t cuda_pad2d_f32(const float* src, int64_t planes, int64_t height, int
 }
 #endif
 
+/* Loads the padding kernel into the current device's context (see cuda_elementwise.cu). */
+#ifdef __cplusplus
+extern "C"
+#endif
+    cudaError_t cuda_pad_preload(void);
+
 #endif
