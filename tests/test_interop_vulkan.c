@@ -202,8 +202,15 @@ static int lane_submit(lane* l, uint64_t f, double* ort_us) {
   return 1;
 }
 
+/* GPU-clock stages of one frame, from Vulkan timestamps: the fill, the gap between the end of the
+ * fill and the start of the copy (hop to CUDA, the wait, the Run's kernels, the signal, hop back),
+ * the copy, and the whole round trip. */
+typedef struct frame_times {
+  double fill_us, cuda_segment_us, copy_us, round_trip_us;
+} frame_times;
+
 /* Waits (on Vulkan's own timeline) for frame f's readback and checks every value exactly. */
-static int lane_check(lane* l, uint64_t f, double* round_trip_us) {
+static int lane_check(lane* l, uint64_t f, frame_times* times) {
   int slot = (int)(f % IN_FLIGHT);
   if (vkp_timeline_wait_host(l->read, f, WAIT_NS, err, sizeof err)) return check(0, err);
   float* y = NULL;
@@ -218,11 +225,15 @@ static int lane_check(lane* l, uint64_t f, double* round_trip_us) {
       return 0;
     }
   }
-  if (round_trip_us && vkp_has_timestamps(vk)) {
+  if (times && vkp_has_timestamps(vk)) {
     uint64_t fb, fe, cb, ce;
     if (!vkp_read_timestamps(vk, (uint32_t)(2 * slot), &fb, &fe, err, sizeof err) &&
-        !vkp_read_timestamps(vk, (uint32_t)(2 * slot + 1), &cb, &ce, err, sizeof err))
-      *round_trip_us = (double)(ce - fb) / 1e3;
+        !vkp_read_timestamps(vk, (uint32_t)(2 * slot + 1), &cb, &ce, err, sizeof err)) {
+      times->fill_us = (double)(fe - fb) / 1e3;
+      times->cuda_segment_us = (double)(cb - fe) / 1e3;
+      times->copy_us = (double)(ce - cb) / 1e3;
+      times->round_trip_us = (double)(ce - fb) / 1e3;
+    }
   }
   return 1;
 }
@@ -236,15 +247,20 @@ static void phase_frames(const char* model) {
     lane_destroy(&l);
     return;
   }
-  static double ort_us[FRAMES], rt_us[FRAMES];
+  static double ort_us[FRAMES], rt_us[FRAMES], fill_us[FRAMES], seg_us[FRAMES], copy_us[FRAMES];
   int good = 1, n_rt = 0;
   uint64_t t0 = 0;
   for (uint64_t f = 1; f <= FRAMES && good; f++) {
     arm("frames: loop", 20);
     if (f > IN_FLIGHT) {
-      double rt = -1;
-      good = lane_check(&l, f - IN_FLIGHT, &rt);
-      if (rt >= 0) rt_us[n_rt++] = rt;
+      frame_times t = {-1, -1, -1, -1};
+      good = lane_check(&l, f - IN_FLIGHT, &t);
+      if (t.round_trip_us >= 0) {
+        fill_us[n_rt] = t.fill_us;
+        seg_us[n_rt] = t.cuda_segment_us;
+        copy_us[n_rt] = t.copy_us;
+        rt_us[n_rt++] = t.round_trip_us;
+      }
     }
     if (f == 11) t0 = ortkit_now_ns(); /* steady state from here */
     ort_us[f - 1] = 0;
@@ -256,10 +272,14 @@ static void phase_frames(const char* model) {
   if (good) {
     double cpu50 = percentile(ort_us + 10, FRAMES - 10, 0.5), cpu99 = percentile(ort_us + 10, FRAMES - 10, 0.99);
     double rt50 = n_rt ? percentile(rt_us, n_rt, 0.5) : -1, rt99 = n_rt ? percentile(rt_us, n_rt, 0.99) : -1;
+    double seg50 = n_rt ? percentile(seg_us, n_rt, 0.5) : -1, seg99 = n_rt ? percentile(seg_us, n_rt, 0.99) : -1;
+    double fill50 = n_rt ? percentile(fill_us, n_rt, 0.5) : -1, copy50 = n_rt ? percentile(copy_us, n_rt, 0.5) : -1;
     printf("{\"interop_frames\": {\"frames\": %d, \"in_flight\": %d, \"elements\": %d, \"fps\": %.0f, "
            "\"cpu_us_wait_run_signal_p50\": %.1f, \"cpu_us_wait_run_signal_p99\": %.1f, "
-           "\"gpu_round_trip_us_p50\": %.1f, \"gpu_round_trip_us_p99\": %.1f}}\n",
-           FRAMES, IN_FLIGHT, ELEMS, (FRAMES - 10) / seconds, cpu50, cpu99, rt50, rt99);
+           "\"gpu_round_trip_us_p50\": %.1f, \"gpu_round_trip_us_p99\": %.1f, \"gpu_fill_us_p50\": %.1f, "
+           "\"gpu_between_fill_and_copy_us_p50\": %.1f, \"gpu_between_fill_and_copy_us_p99\": %.1f, "
+           "\"gpu_copy_us_p50\": %.1f}}\n",
+           FRAMES, IN_FLIGHT, ELEMS, (FRAMES - 10) / seconds, cpu50, cpu99, rt50, rt99, fill50, seg50, seg99, copy50);
   }
   arm("frames: teardown", 30);
   lane_destroy(&l);
@@ -404,6 +424,35 @@ static void phase_copy_through_host(const char* model) {
   if (s) k.api->ReleaseSession(s);
 }
 
+/* The Run alone on the same stream and imported tensors, synchronized on the host each time: what the
+ * inference costs without the two cross-API hops. */
+static void phase_run_only(const char* model) {
+  lane l;
+  arm("run only: setup", 60);
+  if (!lane_create(&l, model, 1, 0.0f)) {
+    lane_destroy(&l);
+    return;
+  }
+  OrtRunOptions* ro = NULL;
+  int ok = ort_ok(k.api->CreateRunOptions(&ro), "run options");
+  if (ok) k.api->RunOptionsSetSyncStream(ro, l.streams[0]); /* synchronized: Run returns when done */
+  static double us[300];
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y"};
+  for (int i = 0; i < 300 && ok; i++) {
+    arm("run only: loop", 20);
+    uint64_t t0 = ortkit_now_ns();
+    ok = ort_ok(k.api->Run(l.session, ro, in_names, (const OrtValue* const*)&l.x[0], 1, out_names, 1, &l.y[0]), "run");
+    us[i] = (double)(ortkit_now_ns() - t0) / 1e3;
+  }
+  check(ok, "run only: synchronized runs on imported tensors");
+  if (ok)
+    printf("{\"run_only\": {\"runs\": 300, \"host_us_p50\": %.1f, \"host_us_p99\": %.1f}}\n",
+           percentile(us + 10, 290, 0.5), percentile(us + 10, 290, 0.99));
+  if (ro) k.api->ReleaseRunOptions(ro);
+  lane_destroy(&l);
+}
+
 /* One frame at a time through the interop path, host clock from the fill's submission to the host
  * seeing the result: comparable with the host path above. */
 static void phase_serial_latency(const char* model) {
@@ -473,6 +522,7 @@ int main(void) {
   phase_asynchrony(model);
   phase_frames(model);
   phase_concurrency(model);
+  phase_run_only(model);
   phase_serial_latency(model);
   phase_copy_through_host(model);
 
