@@ -110,6 +110,17 @@ def main(out_dir):
           numpy_helper.from_array(np.array([1.0], np.float32), "one")],
          "y = relu(2x + 1): exact results for frame-by-frame interop checks")
 
+    # the frame demo's fallback model: a fixed 5x5 Gaussian filter per channel (a denoiser that needs no
+    # training; the demo's default is the trained models/demo_denoiser.onnx when present)
+    g = np.exp(-((np.arange(5) - 2.0) ** 2) / (2 * 1.2 ** 2))
+    k2 = np.outer(g, g)
+    k2 = (k2 / k2.sum()).astype(np.float32)
+    save(out_dir, "demo_filter",
+         [conv("blur", "noisy", "w", None, "denoised", kernel_shape=[5, 5], pads=[2, 2, 2, 2], group=3)],
+         [tensor("noisy", [1, 3, "H", "W"])], [tensor("denoised", [1, 3, "H", "W"])],
+         [numpy_helper.from_array(np.stack([k2[None]] * 3), "w")],
+         "Fixed 5x5 Gaussian blur per channel: the untrained fallback denoiser of the frame demo")
+
     # the example's default: a small residual denoiser-shaped conv net on a 256x256 RGB frame
     save(out_dir, "denoise_small",
          [conv("enc", "frame", "w1", "b1", "e", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
