@@ -1,43 +1,21 @@
-# gfxep — the headless Vulkan producer (tests/vk_producer.c) and its test.
-# Included from tests/CMakeLists.txt after CMOCKA_INCLUDE_DIR / CMOCKA_LIBRARY are found.
-# Needs the Vulkan loader + headers and glslc; without them it builds nothing and leaves
-# GFXEP_HAVE_VULKAN undefined.
+# gfxep — the test of the headless Vulkan producer (tools/vkp, built by tools/vkp/vkp.cmake).
+# Included from tests/CMakeLists.txt after CMOCKA_INCLUDE_DIR / CMOCKA_LIBRARY are found; builds
+# nothing when gfxep_vkp is not built (no Vulkan or no glslc).
 
-find_package(Vulkan QUIET)
-find_program(GLSLC glslc)
-
-if(NOT Vulkan_FOUND OR NOT GLSLC)
-  if(NOT Vulkan_FOUND)
-    set(_gfxep_vkp_missing "the Vulkan loader and headers (find_package(Vulkan))")
-  else()
-    set(_gfxep_vkp_missing "glslc")
-  endif()
-  message(STATUS "gfxep: no ${_gfxep_vkp_missing}; not building the Vulkan producer (gfxep_vkp) or its test")
-  unset(GFXEP_HAVE_VULKAN)
-  unset(GFXEP_HAVE_VULKAN CACHE)
+if(NOT GFXEP_HAVE_VULKAN)
   return()
 endif()
 
-# the fill shader, compiled to a C initializer list of SPIR-V words that vk_producer.c #includes
-set(GFXEP_VKP_GENERATED_DIR "${CMAKE_CURRENT_BINARY_DIR}/vkp_generated")
-set(GFXEP_VKP_FILL_HEADER "${GFXEP_VKP_GENERATED_DIR}/fill_comp.spv.h")
-add_custom_command(
-  OUTPUT "${GFXEP_VKP_FILL_HEADER}"
-  COMMAND ${CMAKE_COMMAND} -E make_directory "${GFXEP_VKP_GENERATED_DIR}"
-  COMMAND "${GLSLC}" -O -mfmt=c -o "${GFXEP_VKP_FILL_HEADER}" "${CMAKE_CURRENT_LIST_DIR}/shaders/fill.comp"
-  DEPENDS "${CMAKE_CURRENT_LIST_DIR}/shaders/fill.comp"
-  COMMENT "glslc: shaders/fill.comp -> fill_comp.spv.h"
-  VERBATIM)
+# test_add is the test's own shader; scene and present are the demo's, compiled once by vkp.cmake
+# (asking again here reuses that rule and attaches the headers to this directory's targets)
+gfxep_vkp_shader(test_add "${PROJECT_SOURCE_DIR}/tools/vkp/shaders/test_add.comp")
+gfxep_vkp_shader(scene "${PROJECT_SOURCE_DIR}/tools/vkp/shaders/scene.comp")
+gfxep_vkp_shader(present "${PROJECT_SOURCE_DIR}/tools/vkp/shaders/present.comp")
 
-add_library(gfxep_vkp STATIC "${CMAKE_CURRENT_LIST_DIR}/vk_producer.c" "${GFXEP_VKP_FILL_HEADER}")
-target_include_directories(gfxep_vkp PUBLIC "${CMAKE_CURRENT_LIST_DIR}" PRIVATE "${GFXEP_VKP_GENERATED_DIR}")
-target_link_libraries(gfxep_vkp PUBLIC Vulkan::Vulkan)
-
-set(GFXEP_HAVE_VULKAN TRUE)
-set(GFXEP_HAVE_VULKAN TRUE CACHE INTERNAL "the Vulkan producer library gfxep_vkp is built")
-
-add_executable(test_vk_producer "${CMAKE_CURRENT_LIST_DIR}/test_vk_producer.c")
+add_executable(test_vk_producer "${CMAKE_CURRENT_LIST_DIR}/test_vk_producer.c"
+  "${GFXEP_VKP_SHADER_DIR}/test_add_spv.h" "${GFXEP_VKP_SHADER_DIR}/scene_spv.h"
+  "${GFXEP_VKP_SHADER_DIR}/present_spv.h")
 target_include_directories(test_vk_producer PRIVATE "${CMOCKA_INCLUDE_DIR}")
-target_link_libraries(test_vk_producer PRIVATE gfxep_vkp "${CMOCKA_LIBRARY}")
+target_link_libraries(test_vk_producer PRIVATE gfxep_vkp "${CMOCKA_LIBRARY}" m)
 add_test(NAME vk_producer COMMAND test_vk_producer)
 set_tests_properties(vk_producer PROPERTIES TIMEOUT 60)

@@ -5,6 +5,13 @@
  * The command-buffer ring, vkp_finish and vkp_destroy host-wait on that private timeline alone, so
  * the library never host-waits or queries a value that CUDA signals (the hazard in the header), and
  * needs no fences.
+ *
+ * Descriptor sets: each ring slot owns a small descriptor pool (one set of up to VKP_MAX_BINDINGS
+ * storage buffers). A dispatch allocates its set from the pool of the slot it records into; the pool
+ * is reset when the slot is taken again, which happens only after the slot's previous submission has
+ * completed (the ring waits for that on the private timeline), so no set is ever freed or rewritten
+ * under the GPU. This was chosen over VK_KHR_push_descriptor: it works on every Vulkan 1.2 device
+ * with a single code path, and one vkAllocateDescriptorSets per submission costs next to nothing.
  */
 #include "vk_producer.h"
 
@@ -15,14 +22,17 @@
 
 #include <vulkan/vulkan.h>
 
-/* SPIR-V of shaders/fill.comp, generated at build time by glslc -mfmt=c (a C initializer list) */
+/* SPIR-V of shaders/fill.comp, generated at build time by glslc -mfmt=c (a C initializer list;
+ * see gfxep_vkp_shader in vkp.cmake) */
 static const uint32_t fill_spirv[] =
-#include "fill_comp.spv.h"
+#include "fill_spv.h"
     ;
 
 #define VKP_DESTROY_WAIT_NS 5000000000ull
 #define VKP_FILL_LOCAL_SIZE 256u
 #define VKP_VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+#define VKP_MAX_PUSH_SIZE 128u /* the least maxPushConstantsSize a Vulkan device may have */
+#define VKP_SPIRV_MAGIC 0x07230203u
 
 typedef struct fill_push_constants { /* matches Params in fill.comp */
   uint32_t count;
@@ -33,9 +43,18 @@ typedef struct fill_push_constants { /* matches Params in fill.comp */
 
 typedef struct ring_slot {
   VkCommandBuffer cmd;
-  VkDescriptorSet fill_set; /* the fill's storage-buffer binding, rewritten only while the slot is idle */
-  uint64_t serial;          /* private-timeline value its last submission signals; 0 = never used */
+  VkDescriptorPool descriptors; /* the sets of this slot's submission; reset only while the slot is idle */
+  uint64_t serial;              /* private-timeline value its last submission signals; 0 = never used */
 } ring_slot;
+
+struct vkp_pipeline {
+  vkp_ctx* ctx;
+  VkDescriptorSetLayout set_layout; /* n_buffers storage buffers at set 0, bindings 0..n_buffers-1 */
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  uint32_t n_buffers;
+  uint32_t push_size;
+};
 
 struct vkp_ctx {
   VkInstance instance;
@@ -53,10 +72,7 @@ struct vkp_ctx {
   PFN_vkGetSemaphoreFdKHR get_semaphore_fd; /* NULL without VK_KHR_external_semaphore_fd */
 
   VkCommandPool command_pool;
-  VkDescriptorSetLayout fill_set_layout;
-  VkPipelineLayout fill_layout;
-  VkPipeline fill_pipeline;
-  VkDescriptorPool descriptor_pool;
+  vkp_pipeline* fill; /* shaders/fill.comp, dispatched by vkp_submit_fill */
   VkQueryPool timestamps; /* VK_NULL_HANDLE when the queue has no timestamps */
   uint8_t timestamp_written[VKP_TIMESTAMP_SLOTS];
 
@@ -408,63 +424,88 @@ static int create_command_ring(vkp_ctx* ctx, char* err, size_t n) {
   return 0;
 }
 
-static int create_fill_layouts(vkp_ctx* ctx, char* err, size_t n) {
-  VkDescriptorSetLayoutBinding binding = {.binding = 0,
-                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                          .descriptorCount = 1,
-                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+/* One descriptor pool per ring slot, holding the single set a submission from that slot may use; a
+ * pool is reset only when its slot is idle (see take_slot). */
+static int create_slot_descriptor_pools(vkp_ctx* ctx, char* err, size_t n) {
+  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = VKP_MAX_BINDINGS};
+  VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                     .maxSets = 1,
+                                     .poolSizeCount = 1,
+                                     .pPoolSizes = &size};
+  for (int i = 0; i < VKP_RING_SIZE; i++) {
+    VkResult r = vkCreateDescriptorPool(ctx->device, &info, NULL, &ctx->ring[i].descriptors);
+    if (r != VK_SUCCESS) return vk_fail(err, n, "vkCreateDescriptorPool", r);
+  }
+  return 0;
+}
+
+/* ---- compute pipelines (the fill's and the caller's) -------------------------------------------- */
+
+/* Destroys whatever handles exist and frees p; the GPU must be done with it. */
+static void release_pipeline(vkp_pipeline* p) {
+  if (!p) return;
+  VkDevice device = p->ctx->device;
+  vkDestroyPipeline(device, p->pipeline, NULL);
+  vkDestroyPipelineLayout(device, p->layout, NULL);
+  vkDestroyDescriptorSetLayout(device, p->set_layout, NULL);
+  free(p);
+}
+
+static int create_pipeline_layouts(vkp_pipeline* p, char* err, size_t n) {
+  VkDevice device = p->ctx->device;
+  VkDescriptorSetLayoutBinding bindings[VKP_MAX_BINDINGS];
+  for (uint32_t i = 0; i < p->n_buffers; i++)
+    bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                                 .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                 .descriptorCount = 1,
+                                                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo set_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                              .bindingCount = 1,
-                                              .pBindings = &binding};
-  VkResult r = vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &ctx->fill_set_layout);
+                                              .bindingCount = p->n_buffers,
+                                              .pBindings = bindings};
+  VkResult r = vkCreateDescriptorSetLayout(device, &set_info, NULL, &p->set_layout);
   if (r != VK_SUCCESS) return vk_fail(err, n, "vkCreateDescriptorSetLayout", r);
-  VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(fill_push_constants)};
+  VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = p->push_size};
   VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                             .setLayoutCount = 1,
-                                            .pSetLayouts = &ctx->fill_set_layout,
-                                            .pushConstantRangeCount = 1,
+                                            .pSetLayouts = &p->set_layout,
+                                            .pushConstantRangeCount = p->push_size ? 1u : 0u,
                                             .pPushConstantRanges = &push};
-  r = vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &ctx->fill_layout);
+  r = vkCreatePipelineLayout(device, &layout_info, NULL, &p->layout);
   return r == VK_SUCCESS ? 0 : vk_fail(err, n, "vkCreatePipelineLayout", r);
 }
 
-static int create_fill_pipeline(vkp_ctx* ctx, char* err, size_t n) {
+static int create_pipeline_object(vkp_pipeline* p, const uint32_t* spirv, size_t spirv_bytes, char* err, size_t n) {
+  VkDevice device = p->ctx->device;
   VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                          .codeSize = sizeof fill_spirv,
-                                          .pCode = fill_spirv};
+                                          .codeSize = spirv_bytes,
+                                          .pCode = spirv};
   VkShaderModule module;
-  VkResult r = vkCreateShaderModule(ctx->device, &module_info, NULL, &module);
+  VkResult r = vkCreateShaderModule(device, &module_info, NULL, &module);
   if (r != VK_SUCCESS) return vk_fail(err, n, "vkCreateShaderModule", r);
   VkComputePipelineCreateInfo info = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                                                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                                                 .module = module,
                                                 .pName = "main"},
-                                      .layout = ctx->fill_layout};
-  r = vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL, &ctx->fill_pipeline);
-  vkDestroyShaderModule(ctx->device, module, NULL);
+                                      .layout = p->layout};
+  r = vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline);
+  vkDestroyShaderModule(device, module, NULL); /* the pipeline no longer needs it */
   return r == VK_SUCCESS ? 0 : vk_fail(err, n, "vkCreateComputePipelines", r);
 }
 
-/* one descriptor set per ring slot, so a set is never rewritten while its command buffer is in flight */
-static int create_fill_descriptor_sets(vkp_ctx* ctx, char* err, size_t n) {
-  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = VKP_RING_SIZE};
-  VkDescriptorPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                     .maxSets = VKP_RING_SIZE,
-                                     .poolSizeCount = 1,
-                                     .pPoolSizes = &size};
-  VkResult r = vkCreateDescriptorPool(ctx->device, &pool, NULL, &ctx->descriptor_pool);
-  if (r != VK_SUCCESS) return vk_fail(err, n, "vkCreateDescriptorPool", r);
-  VkDescriptorSetLayout layouts[VKP_RING_SIZE];
-  VkDescriptorSet sets[VKP_RING_SIZE];
-  for (int i = 0; i < VKP_RING_SIZE; i++) layouts[i] = ctx->fill_set_layout;
-  VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                       .descriptorPool = ctx->descriptor_pool,
-                                       .descriptorSetCount = VKP_RING_SIZE,
-                                       .pSetLayouts = layouts};
-  r = vkAllocateDescriptorSets(ctx->device, &alloc, sets);
-  if (r != VK_SUCCESS) return vk_fail(err, n, "vkAllocateDescriptorSets", r);
-  for (int i = 0; i < VKP_RING_SIZE; i++) ctx->ring[i].fill_set = sets[i];
+/* Arguments already checked (see vkp_pipeline_create). */
+static int build_pipeline(vkp_ctx* ctx, const uint32_t* spirv, size_t spirv_bytes, uint32_t n_buffers,
+                          uint32_t push_size, vkp_pipeline** out, char* err, size_t n) {
+  vkp_pipeline* p = calloc(1, sizeof *p);
+  if (!p) return fail(err, n, "out of host memory creating a compute pipeline");
+  p->ctx = ctx;
+  p->n_buffers = n_buffers;
+  p->push_size = push_size;
+  if (create_pipeline_layouts(p, err, n) != 0 || create_pipeline_object(p, spirv, spirv_bytes, err, n) != 0) {
+    release_pipeline(p); /* never used by a submission: safe to destroy at once */
+    return -1;
+  }
+  *out = p;
   return 0;
 }
 
@@ -481,10 +522,8 @@ static int create_timestamp_pool(vkp_ctx* ctx, char* err, size_t n) {
 static void destroy_objects(vkp_ctx* ctx) {
   if (ctx->device) {
     vkDestroyQueryPool(ctx->device, ctx->timestamps, NULL);
-    vkDestroyDescriptorPool(ctx->device, ctx->descriptor_pool, NULL);
-    vkDestroyPipeline(ctx->device, ctx->fill_pipeline, NULL);
-    vkDestroyPipelineLayout(ctx->device, ctx->fill_layout, NULL);
-    vkDestroyDescriptorSetLayout(ctx->device, ctx->fill_set_layout, NULL);
+    for (int i = 0; i < VKP_RING_SIZE; i++) vkDestroyDescriptorPool(ctx->device, ctx->ring[i].descriptors, NULL);
+    release_pipeline(ctx->fill);
     vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
     vkDestroySemaphore(ctx->device, ctx->progress, NULL);
     vkDestroyDevice(ctx->device, NULL);
@@ -499,9 +538,9 @@ static int build_context(vkp_ctx* ctx, const uint8_t* want_uuid, int need_semaph
   if (create_device(ctx, err, n) != 0) return -1;
   if (create_timeline_semaphore(ctx->device, 0, 0, &ctx->progress, err, n) != 0) return -1;
   if (create_command_ring(ctx, err, n) != 0) return -1;
-  if (create_fill_layouts(ctx, err, n) != 0) return -1;
-  if (create_fill_pipeline(ctx, err, n) != 0) return -1;
-  if (create_fill_descriptor_sets(ctx, err, n) != 0) return -1;
+  if (create_slot_descriptor_pools(ctx, err, n) != 0) return -1;
+  if (build_pipeline(ctx, fill_spirv, sizeof fill_spirv, 1, sizeof(fill_push_constants), &ctx->fill, err, n) != 0)
+    return -1;
   return create_timestamp_pool(ctx, err, n);
 }
 
@@ -737,7 +776,9 @@ int vkp_host_buffer_create(vkp_ctx* ctx, size_t size, vkp_host_buffer** out, cha
   vkp_host_buffer* hb = calloc(1, sizeof *hb);
   if (!hb) return fail(err, n, "vkp_host_buffer_create: out of host memory");
   bound_buffer b;
-  VkBufferUsageFlags usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  /* storage too: a dispatch may read or write host buffers directly (vkp_binding::host) */
+  VkBufferUsageFlags usage =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   if (create_bound_buffer(ctx, size, usage, 0, host_memory_score, &b, err, n) != 0) {
     free(hb);
     return -1;
@@ -868,6 +909,41 @@ void vkp_timeline_destroy(vkp_sem* sem) {
   free(sem);
 }
 
+/* ---- the caller's compute pipelines ---------------------------------------------------------------- */
+
+static int check_pipeline_args(const uint32_t* spirv, size_t spirv_bytes, uint32_t n_buffers, uint32_t push_size,
+                               char* err, size_t n) {
+  if (!spirv || spirv_bytes == 0) return fail(err, n, "vkp_pipeline_create: no SPIR-V given");
+  if (spirv_bytes % sizeof(uint32_t) != 0)
+    return fail(err, n, "vkp_pipeline_create: spirv_bytes %zu is not a whole number of 32-bit words", spirv_bytes);
+  if (spirv[0] != VKP_SPIRV_MAGIC)
+    return fail(err, n, "vkp_pipeline_create: not SPIR-V (first word 0x%08x, want 0x%08x)", spirv[0],
+                VKP_SPIRV_MAGIC);
+  if (n_buffers == 0 || n_buffers > VKP_MAX_BINDINGS)
+    return fail(err, n, "vkp_pipeline_create: n_buffers %u is outside 1..%d", n_buffers, VKP_MAX_BINDINGS);
+  if (push_size > VKP_MAX_PUSH_SIZE || push_size % 4 != 0)
+    return fail(err, n, "vkp_pipeline_create: push_size %u must be a multiple of 4 and at most %u", push_size,
+                VKP_MAX_PUSH_SIZE);
+  return 0;
+}
+
+int vkp_pipeline_create(vkp_ctx* ctx, const uint32_t* spirv, size_t spirv_bytes, uint32_t n_buffers,
+                        uint32_t push_size, vkp_pipeline** out, char* err, size_t n) {
+  if (!ctx || !out) return fail(err, n, "vkp_pipeline_create: ctx or out is NULL");
+  *out = NULL;
+  if (check_pipeline_args(spirv, spirv_bytes, n_buffers, push_size, err, n) != 0) return -1;
+  return build_pipeline(ctx, spirv, spirv_bytes, n_buffers, push_size, out, err, n);
+}
+
+void vkp_pipeline_destroy(vkp_pipeline* pipeline) {
+  if (!pipeline) return;
+  if (quiesce(pipeline->ctx, VKP_DESTROY_WAIT_NS, NULL, 0) != 0) { /* still in use: leak, never free under the GPU */
+    free(pipeline);
+    return;
+  }
+  release_pipeline(pipeline);
+}
+
 /* ---- recording helpers ---------------------------------------------------------------------------- */
 
 static const vkp_sync no_sync; /* all zero: no wait, no signal, no timestamps */
@@ -886,17 +962,29 @@ static int check_sync(const vkp_ctx* ctx, const vkp_sync* sync, char* err, size_
 
 static int range_fits(size_t offset, size_t bytes, size_t size) { return offset <= size && bytes <= size - offset; }
 
-/* Takes the next ring slot, waiting (on the private timeline) for its previous submission, and
- * begins recording into it. */
-static int begin_slot(vkp_ctx* ctx, ring_slot** out, char* err, size_t n) {
+/* Takes the next ring slot: waits (on the private timeline) for its previous submission, then
+ * resets its descriptor pool, which that submission no longer uses. Records nothing, so a failure
+ * after it (before begin_recording) leaves the slot as good as before. */
+static int take_slot(vkp_ctx* ctx, ring_slot** out, char* err, size_t n) {
   ring_slot* slot = &ctx->ring[(ctx->last_serial + 1) % VKP_RING_SIZE];
   if (wait_progress(ctx, slot->serial, VKP_RING_WAIT_TIMEOUT_NS, err, n) != 0) return -1;
+  VkResult r = vkResetDescriptorPool(ctx->device, slot->descriptors, 0);
+  if (r != VK_SUCCESS) return vk_fail(err, n, "vkResetDescriptorPool", r);
+  *out = slot;
+  return 0;
+}
+
+static int begin_recording(ring_slot* slot, char* err, size_t n) {
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                     .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult r = vkBeginCommandBuffer(slot->cmd, &begin);
-  if (r != VK_SUCCESS) return vk_fail(err, n, "vkBeginCommandBuffer", r);
-  *out = slot;
-  return 0;
+  return r == VK_SUCCESS ? 0 : vk_fail(err, n, "vkBeginCommandBuffer", r);
+}
+
+/* take_slot + begin_recording, for submissions without descriptors */
+static int begin_slot(vkp_ctx* ctx, ring_slot** out, char* err, size_t n) {
+  if (take_slot(ctx, out, err, n) != 0) return -1;
+  return begin_recording(*out, err, n);
 }
 
 static void record_begin_timestamp(const vkp_ctx* ctx, VkCommandBuffer cmd, const vkp_sync* sync) {
@@ -933,29 +1021,47 @@ static void record_barrier(VkCommandBuffer cmd, const barrier_spec* spec) {
 
 /* Acquire of the whole device buffer from the external API (CUDA wrote it last). The ranges of an
  * acquire and a release are the whole buffer so that they always pair up. */
-static void record_acquire(const vkp_ctx* ctx, VkCommandBuffer cmd, const vkp_buffer* buf, const vkp_sync* sync,
+static void record_acquire(const vkp_ctx* ctx, VkCommandBuffer cmd, VkBuffer buffer, const vkp_sync* sync,
                            VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
   if (!(sync->flags & VKP_ACQUIRE_FROM_EXTERNAL)) return;
-  barrier_spec spec = {buf->buffer, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dst_stage, 0, dst_access,
+  barrier_spec spec = {buffer, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dst_stage, 0, dst_access,
                        VK_QUEUE_FAMILY_EXTERNAL, ctx->queue_family};
   record_barrier(cmd, &spec);
 }
 
-/* After the device buffer was written (src_access != 0) or read: either hand it to the external API
- * (release; the semaphore signal then carries the dependency) or make the writes available and
- * visible to whatever later work on this queue touches it. */
-static void record_release_or_publish(const vkp_ctx* ctx, VkCommandBuffer cmd, const vkp_buffer* buf,
-                                      const vkp_sync* sync, VkPipelineStageFlags src_stage, VkAccessFlags src_access) {
+/* Hands the whole device buffer to the external API; the semaphore signal then carries the
+ * dependency. */
+static void record_release(const vkp_ctx* ctx, VkCommandBuffer cmd, VkBuffer buffer, VkPipelineStageFlags src_stage,
+                           VkAccessFlags src_access) {
+  barrier_spec spec = {buffer, 0, VK_WHOLE_SIZE, src_stage, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, src_access, 0,
+                       ctx->queue_family, VK_QUEUE_FAMILY_EXTERNAL};
+  record_barrier(cmd, &spec);
+}
+
+/* After the device buffer was written (src_access != 0) or read: either release it to the external
+ * API or make the writes available and visible to whatever later work on this queue touches it. */
+static void record_release_or_publish(const vkp_ctx* ctx, VkCommandBuffer cmd, VkBuffer buffer, const vkp_sync* sync,
+                                      VkPipelineStageFlags src_stage, VkAccessFlags src_access) {
   if (sync->flags & VKP_RELEASE_TO_EXTERNAL) {
-    barrier_spec spec = {buf->buffer, 0, VK_WHOLE_SIZE, src_stage, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, src_access, 0,
-                         ctx->queue_family, VK_QUEUE_FAMILY_EXTERNAL};
-    record_barrier(cmd, &spec);
+    record_release(ctx, cmd, buffer, src_stage, src_access);
   } else if (src_access) {
-    barrier_spec spec = {buf->buffer, 0, VK_WHOLE_SIZE, src_stage, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, src_access,
+    barrier_spec spec = {buffer, 0, VK_WHOLE_SIZE, src_stage, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, src_access,
                          VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED,
                          VK_QUEUE_FAMILY_IGNORED};
     record_barrier(cmd, &spec);
   }
+}
+
+/* Shader writes (to any buffer) become visible to later transfers and shaders on this queue and, once
+ * the host has waited on the submission's signal, to host reads. */
+static void record_shader_writes_visible(VkCommandBuffer cmd) {
+  VkMemoryBarrier barrier = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                             .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                             .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT |
+                                              VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0,
+                       NULL);
 }
 
 /* Ends the slot's recording and submits it: waits (GPU-side, all stages, so the begin timestamp is
@@ -992,67 +1098,193 @@ static int submit_slot(vkp_ctx* ctx, ring_slot* slot, const vkp_sync* sync, char
   return 0;
 }
 
-/* ---- submissions ------------------------------------------------------------------------------- */
+/* ---- dispatches: the fill and the caller's pipelines share one recording path ------------------ */
 
-typedef struct fill_binding {
-  VkDeviceSize bind_offset, bind_range; /* the descriptor's window on the buffer */
-  fill_push_constants push;
-} fill_binding;
+/* one storage-buffer binding as the descriptor sees it */
+typedef struct bound_range {
+  VkBuffer buffer;
+  VkDeviceSize offset, range;
+  int external; /* a vkp_buffer, which the vkp_sync ownership flags apply to (host buffers never move) */
+} bound_range;
+
+typedef struct dispatch_desc {
+  const vkp_pipeline* pipeline;
+  bound_range bindings[VKP_MAX_BINDINGS]; /* pipeline->n_buffers of them */
+  const void* push;                       /* pipeline->push_size bytes */
+  uint32_t groups[3];
+} dispatch_desc;
+
+/* Allocates the submission's set from the slot's pool (reset by take_slot) and points it at the
+ * bindings. Before recording starts, so a failure leaves no half-recorded command buffer. */
+static int write_descriptor_set(vkp_ctx* ctx, ring_slot* slot, const dispatch_desc* d, VkDescriptorSet* set,
+                                char* err, size_t n) {
+  VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                       .descriptorPool = slot->descriptors,
+                                       .descriptorSetCount = 1,
+                                       .pSetLayouts = &d->pipeline->set_layout};
+  VkResult r = vkAllocateDescriptorSets(ctx->device, &alloc, set);
+  if (r != VK_SUCCESS) return vk_fail(err, n, "vkAllocateDescriptorSets", r);
+  VkDescriptorBufferInfo infos[VKP_MAX_BINDINGS];
+  VkWriteDescriptorSet writes[VKP_MAX_BINDINGS];
+  for (uint32_t i = 0; i < d->pipeline->n_buffers; i++) {
+    infos[i] = (VkDescriptorBufferInfo){.buffer = d->bindings[i].buffer,
+                                        .offset = d->bindings[i].offset,
+                                        .range = d->bindings[i].range};
+    writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = *set,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &infos[i]};
+  }
+  vkUpdateDescriptorSets(ctx->device, d->pipeline->n_buffers, writes, 0, NULL);
+  return 0;
+}
+
+/* Ownership moves once per buffer, even when a buffer is bound twice: true when binding i is the
+ * first binding of an external buffer. */
+static int moves_ownership(const dispatch_desc* d, uint32_t i) {
+  if (!d->bindings[i].external) return 0;
+  for (uint32_t j = 0; j < i; j++)
+    if (d->bindings[j].buffer == d->bindings[i].buffer) return 0;
+  return 1;
+}
+
+static void record_dispatch(const vkp_ctx* ctx, VkCommandBuffer cmd, const dispatch_desc* d, VkDescriptorSet set,
+                            const vkp_sync* sync) {
+  const vkp_pipeline* p = d->pipeline;
+  record_begin_timestamp(ctx, cmd, sync);
+  for (uint32_t i = 0; i < p->n_buffers; i++)
+    if (moves_ownership(d, i))
+      record_acquire(ctx, cmd, d->bindings[i].buffer, sync, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+  if (p->push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_size, d->push);
+  vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+  record_shader_writes_visible(cmd);
+  if (sync->flags & VKP_RELEASE_TO_EXTERNAL)
+    for (uint32_t i = 0; i < p->n_buffers; i++)
+      if (moves_ownership(d, i))
+        record_release(ctx, cmd, d->bindings[i].buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_SHADER_WRITE_BIT);
+  record_end_timestamp(ctx, cmd, sync);
+}
+
+/* Arguments already checked. */
+static int submit_dispatch(vkp_ctx* ctx, const dispatch_desc* d, const vkp_sync* sync, char* err, size_t n) {
+  ring_slot* slot;
+  VkDescriptorSet set;
+  if (take_slot(ctx, &slot, err, n) != 0) return -1;
+  if (write_descriptor_set(ctx, slot, d, &set, err, n) != 0) return -1;
+  if (begin_recording(slot, err, n) != 0) return -1;
+  record_dispatch(ctx, slot->cmd, d, set, sync);
+  return submit_slot(ctx, slot, sync, err, n);
+}
+
+/* ---- the fill ------------------------------------------------------------------------------------ */
 
 /* The descriptor window starts at offset rounded down to minStorageBufferOffsetAlignment; the rest of
  * the offset travels as offset_floats. The window must fit maxStorageBufferRange. */
 static int plan_fill(const vkp_ctx* ctx, const vkp_buffer* buf, size_t offset, size_t count, float base, float step,
-                     fill_binding* plan, char* err, size_t n) {
+                     dispatch_desc* d, fill_push_constants* push, char* err, size_t n) {
   if (offset % sizeof(float) != 0) return fail(err, n, "vkp_submit_fill: offset %zu is not a multiple of 4", offset);
   if (count == 0) return fail(err, n, "vkp_submit_fill: count_floats is 0");
   if (count > buf->size / sizeof(float) || !range_fits(offset, count * sizeof(float), buf->size))
     return fail(err, n, "vkp_submit_fill: %zu floats at byte %zu overrun the %zu-byte buffer", count, offset, buf->size);
   VkDeviceSize align = ctx->limits.minStorageBufferOffsetAlignment ? ctx->limits.minStorageBufferOffsetAlignment : 1;
-  plan->bind_offset = offset - offset % align;
-  plan->bind_range = offset + count * sizeof(float) - plan->bind_offset;
-  if (plan->bind_range > ctx->limits.maxStorageBufferRange)
+  bound_range* window = &d->bindings[0];
+  window->buffer = buf->buffer;
+  window->offset = offset - offset % align;
+  window->range = offset + count * sizeof(float) - window->offset;
+  window->external = 1;
+  if (window->range > ctx->limits.maxStorageBufferRange)
     return fail(err, n, "vkp_submit_fill: %llu bytes exceed maxStorageBufferRange %u; split the fill",
-                (unsigned long long)plan->bind_range, ctx->limits.maxStorageBufferRange);
-  plan->push.count = (uint32_t)count;
-  plan->push.base = base;
-  plan->push.step = step;
-  plan->push.offset_floats = (uint32_t)((offset - plan->bind_offset) / sizeof(float));
-  return 0;
-}
-
-static void record_fill(vkp_ctx* ctx, ring_slot* slot, const vkp_buffer* buf, const fill_binding* plan) {
-  VkDescriptorBufferInfo target = {.buffer = buf->buffer, .offset = plan->bind_offset, .range = plan->bind_range};
-  VkWriteDescriptorSet write = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                .dstSet = slot->fill_set,
-                                .dstBinding = 0,
-                                .descriptorCount = 1,
-                                .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                .pBufferInfo = &target};
-  vkUpdateDescriptorSets(ctx->device, 1, &write, 0, NULL); /* the slot is idle: safe to rewrite */
-  uint32_t groups = (plan->push.count + VKP_FILL_LOCAL_SIZE - 1) / VKP_FILL_LOCAL_SIZE;
+                (unsigned long long)window->range, ctx->limits.maxStorageBufferRange);
+  push->count = (uint32_t)count;
+  push->base = base;
+  push->step = step;
+  push->offset_floats = (uint32_t)((offset - window->offset) / sizeof(float));
+  /* the shader loops with a grid stride, so capping the group count only makes threads loop more */
+  uint32_t groups = (push->count + VKP_FILL_LOCAL_SIZE - 1) / VKP_FILL_LOCAL_SIZE;
   if (groups > ctx->limits.maxComputeWorkGroupCount[0]) groups = ctx->limits.maxComputeWorkGroupCount[0];
-  vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->fill_pipeline);
-  vkCmdBindDescriptorSets(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->fill_layout, 0, 1, &slot->fill_set, 0, NULL);
-  vkCmdPushConstants(slot->cmd, ctx->fill_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof plan->push, &plan->push);
-  vkCmdDispatch(slot->cmd, groups, 1, 1);
+  d->pipeline = ctx->fill;
+  d->push = push;
+  d->groups[0] = groups;
+  d->groups[1] = d->groups[2] = 1;
+  return 0;
 }
 
 int vkp_submit_fill(vkp_ctx* ctx, vkp_buffer* buf, size_t offset, size_t count_floats, float base, float step,
                     const vkp_sync* sync, char* err, size_t n) {
   if (!ctx || !buf) return fail(err, n, "vkp_submit_fill: ctx or buf is NULL");
   if (!sync) sync = &no_sync;
-  fill_binding plan;
+  dispatch_desc d = {0};
+  fill_push_constants push;
   if (check_sync(ctx, sync, err, n) != 0) return -1;
-  if (plan_fill(ctx, buf, offset, count_floats, base, step, &plan, err, n) != 0) return -1;
-  ring_slot* slot;
-  if (begin_slot(ctx, &slot, err, n) != 0) return -1;
-  record_begin_timestamp(ctx, slot->cmd, sync);
-  record_acquire(ctx, slot->cmd, buf, sync, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
-  record_fill(ctx, slot, buf, &plan);
-  record_release_or_publish(ctx, slot->cmd, buf, sync, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
-  record_end_timestamp(ctx, slot->cmd, sync);
-  return submit_slot(ctx, slot, sync, err, n);
+  if (plan_fill(ctx, buf, offset, count_floats, base, step, &d, &push, err, n) != 0) return -1;
+  return submit_dispatch(ctx, &d, sync, err, n);
 }
+
+/* ---- the caller's dispatches --------------------------------------------------------------------- */
+
+/* Checks binding i and describes it as the whole buffer. */
+static int bind_whole_buffer(const vkp_ctx* ctx, const vkp_binding* b, uint32_t i, bound_range* out, char* err,
+                             size_t n) {
+  if ((b->buffer == NULL) == (b->host == NULL))
+    return fail(err, n, "vkp_submit_dispatch: binding %u must name exactly one of buffer and host", i);
+  const vkp_ctx* owner = b->buffer ? b->buffer->ctx : b->host->ctx;
+  if (owner != ctx) return fail(err, n, "vkp_submit_dispatch: binding %u is a buffer of another vkp_ctx", i);
+  size_t size = b->buffer ? b->buffer->size : b->host->size;
+  if (size > ctx->limits.maxStorageBufferRange)
+    return fail(err, n, "vkp_submit_dispatch: binding %u: %zu bytes exceed maxStorageBufferRange %u", i, size,
+                ctx->limits.maxStorageBufferRange);
+  out->buffer = b->buffer ? b->buffer->buffer : b->host->buffer;
+  out->offset = 0;
+  out->range = size;
+  out->external = b->buffer != NULL;
+  return 0;
+}
+
+static int check_groups(const vkp_ctx* ctx, const uint32_t groups[3], char* err, size_t n) {
+  for (int axis = 0; axis < 3; axis++) {
+    uint32_t most = ctx->limits.maxComputeWorkGroupCount[axis];
+    if (groups[axis] == 0 || groups[axis] > most)
+      return fail(err, n, "vkp_submit_dispatch: %u groups along %c; this device allows 1..%u", groups[axis],
+                  "xyz"[axis], most);
+  }
+  return 0;
+}
+
+static int plan_dispatch(const vkp_ctx* ctx, const vkp_pipeline* pipeline, const vkp_binding* bindings,
+                         uint32_t n_bindings, const void* push, uint32_t push_size, dispatch_desc* d, char* err,
+                         size_t n) {
+  if (pipeline->ctx != ctx) return fail(err, n, "vkp_submit_dispatch: the pipeline belongs to another vkp_ctx");
+  if (n_bindings != pipeline->n_buffers || !bindings)
+    return fail(err, n, "vkp_submit_dispatch: %u bindings given%s; the pipeline has %u", n_bindings,
+                bindings ? "" : " (NULL)", pipeline->n_buffers);
+  if (push_size != pipeline->push_size || (push_size && !push))
+    return fail(err, n, "vkp_submit_dispatch: %u push-constant bytes given%s; the pipeline takes %u", push_size,
+                push || !push_size ? "" : " (NULL)", pipeline->push_size);
+  for (uint32_t i = 0; i < n_bindings; i++)
+    if (bind_whole_buffer(ctx, &bindings[i], i, &d->bindings[i], err, n) != 0) return -1;
+  d->pipeline = pipeline;
+  d->push = push;
+  return check_groups(ctx, d->groups, err, n);
+}
+
+int vkp_submit_dispatch(vkp_ctx* ctx, vkp_pipeline* pipeline, const vkp_binding* bindings, uint32_t n_bindings,
+                        const void* push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                        const vkp_sync* sync, char* err, size_t n) {
+  if (!ctx || !pipeline) return fail(err, n, "vkp_submit_dispatch: ctx or pipeline is NULL");
+  if (!sync) sync = &no_sync;
+  dispatch_desc d = {.groups = {groups_x, groups_y, groups_z}};
+  if (check_sync(ctx, sync, err, n) != 0) return -1;
+  if (plan_dispatch(ctx, pipeline, bindings, n_bindings, push, push_size, &d, err, n) != 0) return -1;
+  return submit_dispatch(ctx, &d, sync, err, n);
+}
+
+/* ---- transfers ----------------------------------------------------------------------------------- */
 
 static int check_transfer(const char* what, const vkp_buffer* device, size_t device_offset, const vkp_host_buffer* host,
                           size_t host_offset, size_t bytes, char* err, size_t n) {
@@ -1074,7 +1306,7 @@ int vkp_submit_copy(vkp_ctx* ctx, vkp_buffer* src, size_t src_offset, vkp_host_b
   ring_slot* slot;
   if (begin_slot(ctx, &slot, err, n) != 0) return -1;
   record_begin_timestamp(ctx, slot->cmd, sync);
-  record_acquire(ctx, slot->cmd, src, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  record_acquire(ctx, slot->cmd, src->buffer, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
   vkCmdCopyBuffer(slot->cmd, src->buffer, dst->buffer, 1, &region);
   /* the host reads the copy after waiting on the signal: make the transfer writes visible to it */
@@ -1082,7 +1314,7 @@ int vkp_submit_copy(vkp_ctx* ctx, vkp_buffer* src, size_t src_offset, vkp_host_b
                           VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT, VK_QUEUE_FAMILY_IGNORED,
                           VK_QUEUE_FAMILY_IGNORED};
   record_barrier(slot->cmd, &to_host);
-  record_release_or_publish(ctx, slot->cmd, src, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, 0);
+  record_release_or_publish(ctx, slot->cmd, src->buffer, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, 0);
   record_end_timestamp(ctx, slot->cmd, sync);
   return submit_slot(ctx, slot, sync, err, n);
 }
@@ -1097,10 +1329,11 @@ int vkp_submit_upload(vkp_ctx* ctx, vkp_host_buffer* src, size_t src_offset, vkp
   if (begin_slot(ctx, &slot, err, n) != 0) return -1;
   /* host writes made before vkQueueSubmit are visible to the device without a barrier */
   record_begin_timestamp(ctx, slot->cmd, sync);
-  record_acquire(ctx, slot->cmd, dst, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  record_acquire(ctx, slot->cmd, dst->buffer, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
   vkCmdCopyBuffer(slot->cmd, src->buffer, dst->buffer, 1, &region);
-  record_release_or_publish(ctx, slot->cmd, dst, sync, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  record_release_or_publish(ctx, slot->cmd, dst->buffer, sync, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_ACCESS_TRANSFER_WRITE_BIT);
   record_end_timestamp(ctx, slot->cmd, sync);
   return submit_slot(ctx, slot, sync, err, n);
 }

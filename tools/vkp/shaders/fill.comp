@@ -1,6 +1,6 @@
 #version 450
 // gfxep — vk_producer's fill shader: data[offset_floats + i] = base + step * ((i mod 1024) - 512)
-// for i in [0, count). The host mirror is vkp_fill_value() in tests/vk_producer.h; keep them equal.
+// for i in [0, count). The host mirror is vkp_fill_value() in tools/vkp/vk_producer.h; keep them equal.
 // A grid-stride loop lets one dispatch cover buffers larger than maxComputeWorkGroupCount[0] * 256.
 
 layout(local_size_x = 256) in;

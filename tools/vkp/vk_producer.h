@@ -1,9 +1,11 @@
-/* gfxep — vk_producer: a small headless Vulkan "renderer" for tests and demos.
+/* gfxep — vk_producer: a small headless Vulkan "renderer" for tests and demos (tools/vkp; built as
+ * the static library gfxep_vkp by tools/vkp/vkp.cmake).
  *
  * It plays the graphics side of ONNX Runtime's graphics interop: it allocates device memory and
  * timeline semaphores that can be exported as opaque file descriptors (for CUDA to import), fills
- * buffers with a known pattern on the GPU, and copies results back to host-visible memory. Every
- * submission is asynchronous and ordered only by timeline semaphores on the GPU.
+ * buffers with a known pattern on the GPU, runs the caller's compute shaders on device and host
+ * buffers, and copies results back to host-visible memory. Every submission is asynchronous and
+ * ordered only by timeline semaphores on the GPU.
  *
  * THE HAZARD (seen on the NVIDIA H200 machine, see shared/reference/DEVICE.md): a host-side Vulkan
  * wait or query (vkWaitSemaphores, vkGetSemaphoreCounterValue) on a timeline value that CUDA
@@ -23,8 +25,8 @@
  *
  * Threads: a vkp_ctx and its objects are not thread-safe; use them from one thread at a time.
  */
-#ifndef GFXEP_TESTS_VK_PRODUCER_H
-#define GFXEP_TESTS_VK_PRODUCER_H
+#ifndef GFXEP_TOOLS_VKP_VK_PRODUCER_H
+#define GFXEP_TOOLS_VKP_VK_PRODUCER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,11 +42,14 @@ extern "C" {
 #define VKP_RING_WAIT_TIMEOUT_NS 10000000000ull
 /* timestamp slots: each holds one begin/end pair */
 #define VKP_TIMESTAMP_SLOTS 64
+/* storage buffers one compute pipeline may bind (vkp_pipeline_create's n_buffers) */
+#define VKP_MAX_BINDINGS 8
 
 typedef struct vkp_ctx vkp_ctx;
 typedef struct vkp_buffer vkp_buffer;           /* device-local, exportable as an opaque fd */
 typedef struct vkp_host_buffer vkp_host_buffer; /* host-visible, persistently mapped */
 typedef struct vkp_sem vkp_sem;                 /* timeline semaphore */
+typedef struct vkp_pipeline vkp_pipeline;       /* a compute pipeline of the caller's SPIR-V */
 
 /* ---- context ---------------------------------------------------------------------------------- */
 
@@ -91,7 +96,8 @@ void vkp_buffer_destroy(vkp_buffer* buf);
 
 /* ---- host-visible buffers (readback and upload) ----------------------------------------------- */
 
-/* Host-visible memory, mapped for its whole life; prefers host-cached, then coherent, memory. */
+/* Host-visible memory, mapped for its whole life; prefers host-cached, then coherent, memory. Usage
+ * storage | transfer src | transfer dst: a dispatch can bind it directly (vkp_binding::host). */
 int vkp_host_buffer_create(vkp_ctx* ctx, size_t size, vkp_host_buffer** out, char* err, size_t n);
 /* The persistent mapping. Call it after host-waiting on the value a copy into this buffer signals:
  * where the memory is not host-coherent it invalidates the mapping so the device's writes are seen. */
@@ -164,6 +170,62 @@ int vkp_submit_copy(vkp_ctx* ctx, vkp_buffer* src, size_t src_offset, vkp_host_b
 int vkp_submit_upload(vkp_ctx* ctx, vkp_host_buffer* src, size_t src_offset, vkp_buffer* dst, size_t dst_offset,
                       size_t bytes, const vkp_sync* sync, char* err, size_t n);
 
+/* ---- the caller's compute shaders ------------------------------------------------------------- */
+
+/* A compute pipeline from SPIR-V words (spirv_bytes: a multiple of 4): n_buffers (1..VKP_MAX_BINDINGS)
+ * storage buffers at set 0, bindings 0..n_buffers-1, and push_size bytes of push constants (a multiple
+ * of 4, <= 128; 0 = none) at offset 0. Entry point "main". */
+int vkp_pipeline_create(vkp_ctx* ctx, const uint32_t* spirv, size_t spirv_bytes, uint32_t n_buffers,
+                        uint32_t push_size, vkp_pipeline** out, char* err, size_t n);
+/* Waits for submitted work first (see vkp_destroy). Destroy pipelines before their context. */
+void vkp_pipeline_destroy(vkp_pipeline* pipeline);
+
+/* One binding: either a device buffer or a host buffer (exactly one non-NULL), whole buffer bound
+ * (its size must not exceed the device's maxStorageBufferRange). */
+typedef struct vkp_binding {
+  vkp_buffer* buffer;
+  vkp_host_buffer* host;
+} vkp_binding;
+
+/* Records: the optional acquire barrier (sync->flags & VKP_ACQUIRE_FROM_EXTERNAL), vkCmdDispatch(groups_x,
+ * groups_y, groups_z) (each >= 1 and within maxComputeWorkGroupCount) with the pipeline, its
+ * n_bindings (== n_buffers) bindings and push_size (== the pipeline's) bytes of push constants, then a
+ * barrier making the shader's writes visible to later transfers and shaders on the queue and to the
+ * host (after it has waited on sync->signal_value), the optional release (VKP_RELEASE_TO_EXTERNAL),
+ * then the signals. Timestamps as for the other submits. Returns right after vkQueueSubmit.
+ *   - The ownership flags apply to every device-buffer binding (once per buffer); host buffers are
+ *     never transferred.
+ *   - Host buffers: flush (vkp_host_buffer_flush) after writing them and before the submit; map
+ *     (vkp_host_buffer_map, which invalidates) after host-waiting on the signal, to read results.
+ *   - Descriptor sets come from a pool per command-buffer ring slot, reset when the slot is reused
+ *     (after its previous submission completed): there is nothing to free.
+ *
+ * The shaders in tools/vkp/shaders, compiled to ${CMAKE_BINARY_DIR}/shaders/<name>_spv.h (a bare C
+ * initializer list of SPIR-V words: `static const uint32_t scene_spirv[] =` then #include it):
+ *
+ * scene_spv.h (scene.comp): an animated procedural scene, clean and noisy. n_buffers 2, push 16 bytes.
+ *   binding 0: float clean[3*H*W], planar NCHW [1,3,H,W]: clean[c*H*W + y*W + x], c = R,G,B, y = 0 top
+ *   binding 1: float noisy[3*H*W], same layout: clean + noise_sigma * N(0,1), not clamped; the
+ *              deviate is a stateless hash of (x, y, frame, c), so a frame renders the same every time
+ *   push: struct { uint32_t width, height, frame; float noise_sigma; }
+ *   groups: ceil(W/16) x ceil(H/16) x 1 (local size 16x16). clean lies in [0, 1]; it moves with frame
+ *   (time = frame / 60 s): a sky gradient, a scrolling perspective checkerboard floor, two discs, a ring.
+ *
+ * present_spv.h (present.comp): side by side, left | right, as RGBA8. n_buffers 3, push 8 bytes.
+ *   binding 0: float left[3*H*W]  (NCHW, e.g. the noisy input)
+ *   binding 1: float right[3*H*W] (NCHW, e.g. the model output)
+ *   binding 2: uint32_t rgba[H*2W], row-major [H][2W]: R in the low byte, then G, B, A = 255; columns
+ *              0..W-1 show left, W..2W-1 right; columns W-1 and W are a dark divider 0xFF202020
+ *   push: struct { uint32_t width, height; }
+ *   groups: ceil(2W/16) x ceil(H/16) x 1 (local size 16x16). Each channel is clamped to [0, 1] (NaN -> 0),
+ *   linear (no gamma): byte = floor(v * 255 + 0.5), so 0.5 -> 128, 0.25 -> 64.
+ *
+ * test_add_spv.h (test_add.comp, built for tests/test_vk_producer.c): sum[i] = a[i] + b[i].
+ *   bindings 0 a, 1 b, 2 sum (float); push struct { uint32_t count; }; groups ceil(count/64) x 1 x 1. */
+int vkp_submit_dispatch(vkp_ctx* ctx, vkp_pipeline* pipeline, const vkp_binding* bindings, uint32_t n_bindings,
+                        const void* push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                        const vkp_sync* sync, char* err, size_t n);
+
 /* The begin/end timestamps of the last submission that wrote slot, in nanoseconds on the GPU's
  * clock (ticks * timestampPeriod). Never waits: call it after host-waiting on a Vulkan-signalled
  * value of that submission; -1 with "not available" while the GPU has not written them. */
@@ -173,4 +235,4 @@ int vkp_read_timestamps(vkp_ctx* ctx, uint32_t slot, uint64_t* begin_ns, uint64_
 }
 #endif
 
-#endif /* GFXEP_TESTS_VK_PRODUCER_H */
+#endif /* GFXEP_TOOLS_VKP_VK_PRODUCER_H */

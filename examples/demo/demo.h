@@ -1,0 +1,82 @@
+/* gfxep demo — shared between the demo's files. */
+#ifndef GFXEP_DEMO_H
+#define GFXEP_DEMO_H
+
+#include <stdint.h>
+
+#include "ortkit.h"
+#include "stats.h"
+#include "vk_producer.h"
+
+#define DEMO_MAX_IN_FLIGHT 8
+
+typedef enum demo_mode { DEMO_INTEROP = 1, DEMO_HOST = 2, DEMO_BOTH = 3 } demo_mode;
+
+typedef struct demo_options {
+  uint32_t width, height; /* 0: the default for the device found */
+  int frames;             /* 0: likewise */
+  int in_flight;
+  int every;
+  demo_mode mode;
+  float noise;
+  const char* model;
+  const char* out_dir;
+  const char* dump_dir;
+} demo_options;
+
+/* One pipeline's measurements. */
+typedef struct demo_report {
+  const char* name;
+  int frames;
+  double seconds;              /* wall time of the measured frames */
+  series cpu_us;               /* host time to submit one frame (render, inference calls, present) */
+  series ring_wait_us;         /* host time waiting for a slot to come back (back-pressure, not a stall) */
+  series render_us, between_us, present_us, round_trip_us; /* GPU clock, from Vulkan timestamps */
+  series frame_us;             /* host clock, serial pipelines: submit to result on the host */
+} demo_report;
+
+typedef struct demo_ctx {
+  ortkit k;
+  const OrtInteropApi* ia;
+  const OrtEpDevice* device;
+  int cuda;                    /* 1: gfxep's CUDA device, 0: the reference backend */
+  vkp_ctx* vk;
+  vkp_pipeline *scene, *present;
+  OrtExternalResourceImporter* importer;
+  OrtSession* session;
+  char input_name[128], output_name[128];
+  uint32_t width, height;
+  int frames;
+  int interop_ready;
+} demo_ctx;
+
+int demo_open(demo_ctx* ctx, demo_options* o, char* err, size_t n);
+void demo_close(demo_ctx* ctx);
+int demo_run(demo_ctx* ctx, const demo_options* o);
+int demo_dump(demo_ctx* ctx, const demo_options* o);
+
+/* The watchdog: fail with a message if the next `seconds` pass without another demo_arm. */
+void demo_arm(const char* stage, unsigned seconds);
+int demo_stop_requested(void);
+
+/* demo_pipelines.c */
+int demo_run_interop(demo_ctx* ctx, const demo_options* o, demo_report* r);
+int demo_run_host(demo_ctx* ctx, const demo_options* o, demo_report* r);
+/* Renders one frame, runs it through gfxep (interop) and ORT's CPU EP, and compares. */
+int demo_check_frame(demo_ctx* ctx, const demo_options* o, double* max_abs, double* psnr_noisy, double* psnr_out);
+
+/* demo_report.c */
+void demo_report_free(demo_report* r);
+int demo_report_write(const demo_ctx* ctx, const demo_options* o, const demo_report* reports, int n, double max_abs,
+                      double psnr_noisy, double psnr_out);
+void demo_progress(const char* what, int done, int total, double fps, double cpu_us);
+
+/* Frames kept for PNGs: written after the measured loop so disk I/O never sits inside a frame. */
+typedef struct demo_keep {
+  int frame;
+  uint32_t* rgba; /* 2W x H */
+} demo_keep;
+
+int demo_write_pngs(const demo_ctx* ctx, const char* out_dir, const char* tag, demo_keep* keep, int n);
+
+#endif
