@@ -16,7 +16,7 @@ for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 for t in test_ir test_pool; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
-cp "$build"/models/*.onnx "$out/models/"
+cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
 # the Vulkan loader the GPU machine lacks (Debian packages, unpacked there by gpu-check.sh)
 if [ ! -d "$root/.gl" ]; then bash "$root/../shared/tools/fetch-device-debs.sh" "$root/.gl" >/dev/null 2>&1 || true; fi
 [ -d "$root/.gl" ] && mkdir -p "$out/gl" && cp "$root"/.gl/*.deb "$out/gl/" 2>/dev/null || true

@@ -32,6 +32,7 @@ typedef struct slot {
   OrtExternalMemoryHandle *noisy_mem, *out_mem;
   OrtValue *x, *y;
   uint64_t value; /* the timeline value of the frame in this slot (0: none) */
+  uint32_t frame; /* the frame's number in the animation */
   int kept;
 } slot;
 
@@ -235,6 +236,7 @@ static int interop_frame(pipeline* p, int i, uint64_t v, uint32_t frame, int kep
                       .timestamp_slot = (uint32_t)(2 * i + 1)};
   if (submit_present(p, s, kept, &present)) return -1;
   s->value = v;
+  s->frame = frame;
   s->kept = kept;
   return 0;
 }
@@ -251,7 +253,7 @@ static int interop_reclaim(pipeline* p, int i, demo_report* r, int measure) {
     series_add(&r->ring_wait_us, (double)(ortkit_now_ns() - t0) / 1e3);
     record_times(p, i, r);
   }
-  if (s->kept && keep_frame(p, s, (int)s->value)) return -1;
+  if (s->kept && keep_frame(p, s, (int)s->frame)) return -1;
   s->value = 0;
   return 0;
 }
