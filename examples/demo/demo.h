@@ -30,6 +30,7 @@ typedef struct demo_report {
   int frames;
   double seconds;              /* wall time of the measured frames */
   series cpu_us;               /* host time to submit one frame (render, inference calls, present) */
+  series ort_us;               /* the part of it spent in gfxep's WaitSemaphore + Run + SignalSemaphore */
   series ring_wait_us;         /* host time waiting for a slot to come back (back-pressure, not a stall) */
   series render_us, between_us, present_us, round_trip_us; /* GPU clock, from Vulkan timestamps */
   series frame_us;             /* host clock, serial pipelines: submit to result on the host */

@@ -217,7 +217,7 @@ static void record_times(pipeline* p, int slot_index, demo_report* r) {
 
 /* Queues frame `frame` into slot i with timeline value v: render (signals A=v), gfxep's Wait/Run/Signal
  * (B=v), present (waits B=v on the GPU, signals C=v). */
-static int interop_frame(pipeline* p, int i, uint64_t v, uint32_t frame, int kept) {
+static int interop_frame(pipeline* p, int i, uint64_t v, uint32_t frame, int kept, demo_report* r) {
   demo_ctx* c = p->c;
   slot* s = &p->slots[i];
   vkp_sync render = {.signal_sem = p->ready, .signal_value = v, .flags = VKP_RELEASE_TO_EXTERNAL,
@@ -225,12 +225,14 @@ static int interop_frame(pipeline* p, int i, uint64_t v, uint32_t frame, int kep
   if (submit_scene(p, s, frame, &render)) return -1;
   const char* in_names[] = {c->input_name};
   const char* out_names[] = {c->output_name};
+  uint64_t t0 = ortkit_now_ns();
   if (ort_fail(p, c->ia->WaitSemaphore(c->importer, p->ready_h, p->stream, v), "WaitSemaphore") ||
       ort_fail(p, c->k.api->Run(c->session, p->run_options, in_names, (const OrtValue* const*)&s->x, 1, out_names, 1,
                                 &s->y),
                "Run") ||
       ort_fail(p, c->ia->SignalSemaphore(c->importer, p->done_h, p->stream, v), "SignalSemaphore"))
     return -1;
+  if (r) series_add(&r->ort_us, (double)(ortkit_now_ns() - t0) / 1e3);
   vkp_sync present = {.wait_sem = p->done, .wait_value = v, .signal_sem = p->presented, .signal_value = v,
                       .flags = VKP_ACQUIRE_FROM_EXTERNAL, .write_timestamps = vkp_has_timestamps(c->vk),
                       .timestamp_slot = (uint32_t)(2 * i + 1)};
@@ -265,7 +267,7 @@ int demo_run_interop(demo_ctx* c, const demo_options* o, demo_report* r) {
   /* warm-up, one frame at a time: the first Run for a frame size chooses cuDNN algorithms and
    * allocates its workspace, which may synchronize; no frame loop should contain that */
   for (int w = 0; w < WARMUP_FRAMES && !rc; w++) {
-    rc = interop_frame(&p, 0, ++v, 0, 0);
+    rc = interop_frame(&p, 0, ++v, 0, 0, NULL);
     if (!rc) rc = interop_reclaim(&p, 0, r, 0);
   }
   uint64_t start = ortkit_now_ns(), last_print = start;
@@ -276,7 +278,7 @@ int demo_run_interop(demo_ctx* c, const demo_options* o, demo_report* r) {
     if (rc) break;
     demo_arm("submitting a frame", 10);
     uint64_t t0 = ortkit_now_ns();
-    rc = interop_frame(&p, i, ++v, (uint32_t)f, f % o->every == 0);
+    rc = interop_frame(&p, i, ++v, (uint32_t)f, f % o->every == 0, r);
     series_add(&r->cpu_us, (double)(ortkit_now_ns() - t0) / 1e3);
     done++;
     uint64_t now = ortkit_now_ns();
@@ -392,7 +394,7 @@ int demo_check_frame(demo_ctx* c, const demo_options* o, double* max_abs, double
   const uint32_t frame = 1234;
   uint64_t v = 0;
   if (!rc && interop) {
-    rc = interop_frame(&p, 0, ++v, frame, 0);
+    rc = interop_frame(&p, 0, ++v, frame, 0, NULL);
     if (!rc) rc = interop_reclaim(&p, 0, NULL, 0);
   } else if (!rc) {
     rc = host_frame(&p, &v, frame, 0, NULL);

@@ -27,7 +27,7 @@ int demo_write_pngs(const demo_ctx* c, const char* out_dir, const char* tag, dem
 }
 
 void demo_report_free(demo_report* r) {
-  series* all[] = {&r->cpu_us, &r->ring_wait_us, &r->render_us, &r->between_us, &r->present_us, &r->round_trip_us,
+  series* all[] = {&r->cpu_us, &r->ort_us, &r->ring_wait_us, &r->render_us, &r->between_us, &r->present_us, &r->round_trip_us,
                    &r->frame_us};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) series_free(all[i]);
 }
@@ -69,6 +69,7 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
     fprintf(f, "    \"%s\": {\n      \"frames\": %d,\n      \"fps\": %.1f,\n", r->name, r->frames,
             r->seconds > 0 ? r->frames / r->seconds : 0.0);
     json_series(f, "host_us_per_frame_submit", &r->cpu_us, 0);
+    json_series(f, "host_us_in_gfxep_wait_run_signal", &r->ort_us, 0);
     json_series(f, "host_us_waiting_for_a_free_slot", &r->ring_wait_us, 0);
     json_series(f, "gpu_us_render", &r->render_us, 0);
     json_series(f, "gpu_us_wait_infer_signal_with_hops", &r->between_us, 0);
