@@ -351,6 +351,44 @@ static void phase_asynchrony(const char* model) {
   lane_destroy(&l);
 }
 
+/* A wait that is never satisfied: the producer never signals A. The host's wait for the frame (on the
+ * Vulkan-signalled C) must give up with a diagnostic after its bound instead of hanging; releasing
+ * the producer afterwards lets everything drain, and the lane is usable again. */
+static void phase_unsignalled(const char* model) {
+  lane l;
+  arm("unsignalled: setup", 60);
+  if (!lane_create(&l, model, 1, 0.0f)) {
+    lane_destroy(&l);
+    return;
+  }
+  const uint64_t f = 1;
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y"};
+  int ok = ort_ok(ia->WaitSemaphore(importer, l.ready_h, l.streams[0], f), "WaitSemaphore") &&
+           ort_ok(k.api->Run(l.session, l.run_options[0], in_names, (const OrtValue* const*)&l.x[0], 1, out_names, 1,
+                             &l.y[0]),
+                  "Run") &&
+           ort_ok(ia->SignalSemaphore(importer, l.done_h, l.streams[0], f), "SignalSemaphore");
+  vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = f,
+                   .flags = VKP_ACQUIRE_FROM_EXTERNAL};
+  ok = ok && !vkp_submit_copy(vk, l.out[0], 0, l.readback[0], 0, BYTES, &copy, err, sizeof err);
+  arm("unsignalled: bounded wait", 20);
+  uint64_t t0 = ortkit_now_ns();
+  int timed_out = vkp_timeline_wait_host(l.read, f, 2000000000ull, err, sizeof err) != 0;
+  double waited_s = (double)(ortkit_now_ns() - t0) / 1e9;
+  check(ok && timed_out, "unsignalled: the bounded wait gives up instead of hanging");
+  printf("{\"unsignalled_wait\": {\"timed_out\": %d, \"waited_s\": %.2f, \"message\": \"%s\"}}\n", timed_out,
+         waited_s, timed_out ? err : "");
+  /* release the producer; the frame then completes, with the right values */
+  arm("unsignalled: release", 20);
+  vkp_timeline_signal_host(l.ready, f, err, sizeof err);
+  /* the input was never written, so only completion is checked here; values are checked elsewhere */
+  int drained = !vkp_timeline_wait_host(l.read, f, WAIT_NS, err, sizeof err);
+  check(drained, "unsignalled: the frame completes once the producer signals");
+  arm("unsignalled: teardown", 30);
+  lane_destroy(&l);
+}
+
 /* Two sessions, the first alternating between two streams, frames interleaved. */
 static void phase_concurrency(const char* model) {
   lane a, b;
@@ -520,6 +558,7 @@ int main(void) {
   snprintf(model, sizeof model, "%s/frame_affine.onnx", dir && dir[0] ? dir : GFXEP_MODELS_DIR);
 
   phase_asynchrony(model);
+  phase_unsignalled(model);
   phase_frames(model);
   phase_concurrency(model);
   phase_run_only(model);

@@ -57,6 +57,13 @@ step vk_producer 90 env VKP_NEED_SEM_FD=1 "$pack/bin/test_vk_producer"
 step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
+# NVIDIA's compute-sanitizer over the GPU op tests and the ORT-level tests on CUDA
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ -n "$cs" ]; then
+  step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 --leak-check full "$pack/bin/test_backend_ops"
+  step racecheck_backend_ops 300 "$cs" --tool racecheck --error-exitcode 9 "$pack/bin/test_backend_ops"
+  step memcheck_ort_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_ort"
+fi
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"
 step run_conv_net 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 --dyn 512 "$pack/models/conv_net.onnx"
