@@ -34,6 +34,7 @@ typedef struct demo_report {
   series ring_wait_us;         /* host time waiting for a slot to come back (back-pressure, not a stall) */
   series render_us, between_us, present_us, round_trip_us; /* GPU clock, from Vulkan timestamps */
   series frame_us;             /* host clock, serial pipelines: submit to result on the host */
+  series run_alone_us;         /* host clock: one synchronized Run on the imported frame, nothing else */
 } demo_report;
 
 typedef struct demo_ctx {

@@ -27,7 +27,7 @@ int demo_write_pngs(const demo_ctx* c, const char* out_dir, const char* tag, dem
 }
 
 void demo_report_free(demo_report* r) {
-  series* all[] = {&r->cpu_us, &r->ort_us, &r->ring_wait_us, &r->render_us, &r->between_us, &r->present_us, &r->round_trip_us,
+  series* all[] = {&r->cpu_us, &r->ort_us, &r->run_alone_us, &r->ring_wait_us, &r->render_us, &r->between_us, &r->present_us, &r->round_trip_us,
                    &r->frame_us};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) series_free(all[i]);
 }
@@ -76,6 +76,7 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
     json_series(f, "gpu_us_present", &r->present_us, 0);
     json_series(f, "gpu_us_frame_round_trip", &r->round_trip_us, 0);
     json_series(f, "host_us_frame_latency", &r->frame_us, 0);
+    json_series(f, "host_us_inference_alone_synchronized", &r->run_alone_us, 0);
     fprintf(f, "      \"seconds\": %.3f\n    }%s\n", r->seconds, i + 1 < n ? "," : "");
   }
   fprintf(f, "  }\n}\n");
