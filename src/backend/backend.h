@@ -158,6 +158,15 @@ typedef struct gfx_backend {
   gfx_status (*graphics_interop_init)(int device, gfx_graphics_api api, void* queue, const void* nv_blob, char* note,
                                       size_t note_size);
   gfx_status (*graphics_interop_deinit)(int device);
+
+  /* ---- graph capture (all optional) ---- */
+  /* Records the work queued on stream between begin and end instead of running it; end turns it into
+   * a replayable graph (or, with graph == NULL, discards it). Capture must end even if the work in
+   * between failed. */
+  gfx_status (*capture_begin)(int device, void* stream);
+  gfx_status (*capture_end)(int device, void* stream, void** graph);
+  gfx_status (*graph_launch)(int device, void* graph, void* stream);
+  void (*graph_destroy)(int device, void* graph);
 } gfx_backend;
 
 /* The reference backend: plain C loops on host memory, one device. Always present. */

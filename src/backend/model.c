@@ -8,7 +8,17 @@
 #include "ir/plan.h"
 #include "ir/shape.h"
 
-/* Everything that depends only on the input shapes. Built once per signature, then read-only. */
+/* A captured run: the addresses it baked in, and its replayable graph. */
+#define MAX_GRAPHS_PER_INSTANCE 8
+typedef struct graph_entry {
+  void** ptrs;  /* per value, as bound in the run that was captured */
+  void* exec;   /* NULL until captured */
+  int seen;     /* runs seen with these addresses */
+  int failed;   /* capture failed once: these addresses run node by node */
+} graph_entry;
+
+/* Everything that depends only on the input shapes. Built once per signature, then read-only except
+ * for the graph cache (guarded by the model's lock). */
 typedef struct instance {
   gfx_shape* input_shapes; /* the signature */
   gfx_shape* shapes;       /* per value */
@@ -17,6 +27,8 @@ typedef struct instance {
   size_t* node_scratch;
   size_t scratch_offset;   /* node scratch lives after the planned intermediates */
   size_t workspace_bytes;  /* intermediates + the largest node scratch */
+  graph_entry graphs[MAX_GRAPHS_PER_INSTANCE];
+  int n_graphs;
   struct instance* next;
 } instance;
 
@@ -41,6 +53,8 @@ struct gfx_model {
   pthread_mutex_t lock;
   instance* instances;
   int n_instances;
+  int use_graphs;
+  long long graph_launches;
   workspace* pool;
   int n_pool;
 };
@@ -119,6 +133,7 @@ gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, 
   m->be = be;
   m->device = device;
   m->graph = graph;
+  m->use_graphs = be->capture_begin && be->capture_end && be->graph_launch && be->graph_destroy;
   pthread_mutex_init(&m->lock, NULL);
   s = upload_constants(m);
   if (!s) s = prepare_static(m);
@@ -132,6 +147,10 @@ gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, 
 
 static void instance_free(const gfx_model* m, instance* in) {
   if (!in) return;
+  for (int i = 0; i < in->n_graphs; i++) {
+    if (in->graphs[i].exec) m->be->graph_destroy(m->device, in->graphs[i].exec);
+    free(in->graphs[i].ptrs);
+  }
   if (in->node_state)
     for (int n = 0; n < m->graph->n_nodes; n++)
       if (in->node_state[n] && m->be->node_release) m->be->node_release(m->device, in->node_state[n]);
@@ -328,6 +347,76 @@ static gfx_status run_nodes(gfx_model* m, const instance* in, workspace* w, void
   return NULL;
 }
 
+void gfx_model_use_graphs(gfx_model* m, int enable) {
+  m->use_graphs = enable && m->be->capture_begin && m->be->capture_end && m->be->graph_launch && m->be->graph_destroy;
+}
+
+/* The graph entry for this run's addresses (NULL when graphs are off or the cache is full). */
+static graph_entry* graph_lookup(gfx_model* m, instance* in, void* const* ptrs) {
+  size_t bytes = sizeof(void*) * (size_t)m->graph->n_values;
+  for (int i = 0; i < in->n_graphs; i++)
+    if (memcmp(in->graphs[i].ptrs, ptrs, bytes) == 0) return &in->graphs[i];
+  if (in->n_graphs == MAX_GRAPHS_PER_INSTANCE) return NULL;
+  graph_entry* e = &in->graphs[in->n_graphs];
+  e->ptrs = malloc(bytes + 1);
+  if (!e->ptrs) return NULL;
+  memcpy(e->ptrs, ptrs, bytes);
+  e->exec = NULL;
+  e->seen = 0;
+  e->failed = 0;
+  in->n_graphs++;
+  return e;
+}
+
+/* Runs the nodes directly, or replays / captures the graph of these addresses. The first run with
+ * new addresses runs node by node (libraries load their kernels and create their handles then, which
+ * a capture must not do); the second captures; later ones replay, costing one launch on the CPU. */
+static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* stream) {
+  if (!m->use_graphs || !stream) return run_nodes(m, in, w, stream);
+  pthread_mutex_lock(&m->lock);
+  graph_entry* e = graph_lookup(m, in, w->ptrs);
+  void* exec = e ? e->exec : NULL;
+  int capture = e && !exec && !e->failed && e->seen >= 1;
+  if (e) e->seen++;
+  pthread_mutex_unlock(&m->lock);
+  if (exec) {
+    gfx_status s = m->be->graph_launch(m->device, exec, stream);
+    if (!s) {
+      pthread_mutex_lock(&m->lock);
+      m->graph_launches++;
+      pthread_mutex_unlock(&m->lock);
+    }
+    return s;
+  }
+  if (!capture) return run_nodes(m, in, w, stream);
+  gfx_status s = m->be->capture_begin(m->device, stream);
+  if (s) {
+    gfx_log(GFX_LOG_INFO, "graph capture unavailable, running node by node: %s", gfx_status_message(s));
+    gfx_status_free(s);
+    pthread_mutex_lock(&m->lock);
+    e->failed = 1;
+    pthread_mutex_unlock(&m->lock);
+    return run_nodes(m, in, w, stream);
+  }
+  gfx_status r = run_nodes(m, in, w, stream);
+  void* captured = NULL;
+  s = m->be->capture_end(m->device, stream, r ? NULL : &captured);
+  if (r || s) {
+    /* nothing ran while capturing: log why, and run this one node by node */
+    gfx_log(GFX_LOG_INFO, "graph capture failed, running node by node: %s", gfx_status_message(r ? r : s));
+    gfx_status_free(r);
+    gfx_status_free(s);
+    pthread_mutex_lock(&m->lock);
+    e->failed = 1;
+    pthread_mutex_unlock(&m->lock);
+    return run_nodes(m, in, w, stream);
+  }
+  pthread_mutex_lock(&m->lock);
+  e->exec = captured;
+  pthread_mutex_unlock(&m->lock);
+  return m->be->graph_launch(m->device, captured, stream);
+}
+
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
   const ir_graph* g = m->graph;
   for (int i = 0; i < g->n_inputs; i++) {
@@ -365,7 +454,7 @@ gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, g
       s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
     }
   }
-  if (!s) s = run_nodes(m, in, w, stream);
+  if (!s) s = run_or_replay(m, in, w, stream);
   gfx_status r = workspace_release(m, w, stream);
   if (!s) s = r;
   else gfx_status_free(r);
@@ -378,6 +467,10 @@ void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {
   out->weight_bytes = m->weight_bytes;
   out->workspace_bytes = 0;
   out->workspaces = m->n_pool;
+  out->graphs = 0;
+  for (instance* in = m->instances; in; in = in->next)
+    for (int i = 0; i < in->n_graphs; i++) out->graphs += in->graphs[i].exec != NULL;
+  out->graph_launches = m->graph_launches;
   for (workspace* w = m->pool; w; w = w->next) out->workspace_bytes += w->bytes;
   pthread_mutex_unlock(&m->lock);
 }

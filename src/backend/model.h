@@ -33,7 +33,14 @@ typedef struct gfx_model_stats {
   size_t weight_bytes;     /* device memory held by constants */
   size_t workspace_bytes;  /* device memory held by the workspace pool */
   int workspaces;          /* entries in the workspace pool */
+  int graphs;              /* captured graphs */
+  long long graph_launches; /* runs replayed from a graph */
 } gfx_model_stats;
+
+/* Whether runs may be replayed as captured graphs (default on where the backend can capture). A run
+ * whose every address (inputs, outputs, intermediates, weights) matches an earlier run's replays that
+ * run's graph; the second run with the same addresses captures it. */
+void gfx_model_use_graphs(gfx_model* m, int enable);
 
 void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out);
 const ir_graph* gfx_model_graph(const gfx_model* m);

@@ -4,6 +4,7 @@
  * is linked statically and loads the driver (libcuda.so.1) itself at first use, so loading this
  * module on a machine without a driver or GPU works and simply reports zero devices.
  */
+#include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_interop.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/log.h"
@@ -218,6 +219,11 @@ static const gfx_backend cuda_backend = {
     .signal_semaphore = cuda_signal_semaphore,
     .graphics_interop_init = cuda_graphics_interop_init,
     .graphics_interop_deinit = cuda_graphics_interop_deinit,
+
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
 };
 
 /* The module's only exported symbol (gfxep_cuda.lds hides everything else). */

@@ -1,0 +1,42 @@
+/* gfxep CUDA backend — capture of a run's kernels into a CUDA graph, and its replay.
+ *
+ * Capture is thread-local (cudaStreamCaptureModeThreadLocal): another thread's unrelated CUDA calls
+ * do not break it, while a forbidden call on this thread (an allocation, a synchronization) makes the
+ * capture fail, which the executor notices and answers by running node by node. */
+#include "backend/cuda/cuda_graph.h"
+
+gfx_status cuda_capture_begin(int device, void* stream) {
+  GFX_TRY(cuda_use_device(device));
+  if (!stream) return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: the legacy default stream cannot be captured");
+  return cuda_check(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
+                    "cudaStreamBeginCapture on device %d", device);
+}
+
+gfx_status cuda_capture_end(int device, void* stream, void** graph) {
+  GFX_TRY(cuda_use_device(device));
+  cudaGraph_t g = NULL;
+  gfx_status s = cuda_check(cudaStreamEndCapture((cudaStream_t)stream, &g), "cudaStreamEndCapture on device %d", device);
+  if (!s && graph) {
+    cudaGraphExec_t exec = NULL;
+    s = cuda_check(cudaGraphInstantiate(&exec, g, 0), "cudaGraphInstantiate on device %d", device);
+    if (!s) *graph = exec;
+  }
+  if (g) (void)cudaGraphDestroy(g); /* the executable graph is independent of it */
+  return s;
+}
+
+gfx_status cuda_graph_launch(int device, void* graph, void* stream) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cudaGraphLaunch((cudaGraphExec_t)graph, (cudaStream_t)stream), "cudaGraphLaunch on device %d",
+                    device);
+}
+
+void cuda_graph_destroy(int device, void* graph) {
+  if (!graph) return;
+  gfx_status s = cuda_use_device(device);
+  if (s) {
+    gfx_status_free(s);
+    return;
+  }
+  (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
