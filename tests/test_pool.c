@@ -41,6 +41,7 @@ typedef struct fake_raw {
   uint64_t successes;   /* calls that returned memory */
   uint64_t frees;
   uint64_t live_bytes;  /* sum of the sizes handed out and not freed */
+  uint64_t max_live_bytes;
   uint64_t live_blocks;
   uint64_t bad_frees;   /* frees of memory this allocator does not have live: must stay 0 */
   int fail_next;        /* fail this many of the next calls */
@@ -69,6 +70,7 @@ static gfx_status fake_alloc(void* ctx, size_t bytes, void** out) {
   pthread_mutex_lock(&f->lock);
   f->successes++;
   f->live_bytes += bytes;
+  if (f->live_bytes > f->max_live_bytes) f->max_live_bytes = f->live_bytes;
   f->live_blocks++;
   pthread_mutex_unlock(&f->lock);
   *out = h + 1;
@@ -689,6 +691,190 @@ static void test_threads_direct(void** unused) {
   run_threads(0);
 }
 
+/* ---- the limit (gfx_pool_set_limit: ORT's device_memory_limit option) ---- */
+
+static void test_limit_refuses_trims_and_reuses(void** unused) {
+  (void)unused;
+  fake_raw f;
+  fake_init(&f);
+  gfx_pool* p = make_pool(&f, 1);
+  gfx_pool_set_limit(p, 4096);
+  assert_int_equal(stats_of(p).limit, 4096);
+
+  void* a = alloc_ok(p, 1000); /* 1024 */
+  void* b = alloc_ok(p, 2000); /* 2048: 3072 held */
+  /* 1536 more would make 4608: refused before the raw allocator is asked, nothing changes */
+  void* c = (void*)&f;
+  expect_error(gfx_pool_alloc(p, 1500, &c), GFX_ERR_OUT_OF_MEMORY, "allocation of 1500 bytes (a block of 1536)",
+               "device_memory_limit of 4096 bytes", "(3072 held)", NULL);
+  assert_null(c);
+  assert_int_equal(f.calls, 2);
+  gfx_pool_stats st = stats_of(p);
+  assert_int_equal(st.held, 3072);
+  assert_int_equal(st.in_use, 3072);
+  assert_int_equal(st.num_allocs, 2);
+
+  /* a cached block of the right size is reused even at the limit */
+  expect_ok(gfx_pool_free(p, a));
+  void* a2 = alloc_ok(p, 900);
+  assert_ptr_equal(a2, a);
+  assert_int_equal(f.calls, 2);
+  expect_ok(gfx_pool_free(p, a2));
+
+  /* a new size that only fits once the cache is trimmed: the cached 1024 goes back first */
+  c = alloc_ok(p, 1536);
+  assert_int_equal(f.frees, 1);
+  assert_int_equal(f.calls, 3);
+  st = stats_of(p);
+  assert_int_equal(st.held, 2048 + 1536);
+  assert_int_equal(st.held, f.live_bytes);
+
+  /* the limit itself is allowed: 3584 + 512 = 4096; one block more is not */
+  void* d = alloc_ok(p, 512);
+  assert_int_equal(stats_of(p).held, 4096);
+  void* e = (void*)&f;
+  expect_error(gfx_pool_alloc(p, 1, &e), GFX_ERR_OUT_OF_MEMORY, "device_memory_limit of 4096 bytes", "(4096 held)",
+               NULL);
+  assert_null(e);
+
+  /* lowering the limit below what is held frees nothing and breaks no live block */
+  gfx_pool_set_limit(p, 1024);
+  assert_int_equal(stats_of(p).held, 4096);
+  assert_int_equal(f.live_bytes, 4096);
+  expect_ok(gfx_pool_free(p, d));
+  void* d2 = alloc_ok(p, 100); /* the cached 512 */
+  assert_ptr_equal(d2, d);
+  expect_ok(gfx_pool_free(p, d2));
+  expect_error(gfx_pool_alloc(p, 5000, &e), GFX_ERR_OUT_OF_MEMORY, "allocation of 5000 bytes", NULL);
+  assert_int_equal(stats_of(p).held, 2048 + 1536); /* the refused request trimmed the cached 512 */
+
+  /* a request larger than the limit on its own never reaches the raw allocator */
+  uint64_t calls = f.calls;
+  expect_error(gfx_pool_alloc(p, 3 * MiB, &e), GFX_ERR_OUT_OF_MEMORY,
+               "allocation of 3145728 bytes (a block of 4194304)", "device_memory_limit of 1024 bytes", NULL);
+  assert_int_equal(f.calls, calls);
+
+  /* 0 removes the limit */
+  gfx_pool_set_limit(p, 0);
+  assert_int_equal(stats_of(p).limit, 0);
+  void* big = alloc_ok(p, 3 * MiB);
+  expect_ok(gfx_pool_free(p, big));
+  expect_ok(gfx_pool_free(p, b));
+  expect_ok(gfx_pool_free(p, c));
+  assert_int_equal(f.bad_frees, 0);
+  gfx_pool_destroy(p);
+  assert_int_equal(f.live_bytes, 0);
+  fake_fini(&f);
+}
+
+static void test_limit_in_direct_mode(void** unused) {
+  (void)unused;
+  fake_raw f;
+  fake_init(&f);
+  gfx_pool* p = make_pool(&f, 0);
+  gfx_pool_set_limit(p, 2 * MiB);
+  void* a = alloc_ok(p, MiB + 1); /* a 2 MiB block: the whole limit */
+  void* b = (void*)&f;
+  expect_error(gfx_pool_alloc(p, 512, &b), GFX_ERR_OUT_OF_MEMORY,
+               "allocation of 512 bytes would exceed the device_memory_limit of 2097152 bytes (2097152 held)", NULL);
+  assert_null(b);
+  assert_int_equal(f.calls, 1);
+  expect_ok(gfx_pool_free(p, a)); /* direct: returned at once, so the room is back */
+  for (int i = 0; i < 100; i++) {
+    void* c = alloc_ok(p, 2 * MiB);
+    expect_ok(gfx_pool_free(p, c));
+  }
+  assert_int_equal(f.max_live_bytes, 2 * MiB);
+  gfx_pool_destroy(p);
+  assert_int_equal(f.live_bytes, 0);
+  fake_fini(&f);
+}
+
+/* Threads competing for a limited pool: every refusal is the limit's, and what the raw allocator has
+ * live never exceeds the limit at any moment. */
+typedef struct limit_job {
+  gfx_pool* pool;
+  uint32_t seed;
+  uint64_t allocs, refusals, errors;
+} limit_job;
+
+static void* limit_thread(void* arg) {
+  limit_job* job = arg;
+  void* slots[16] = {0};
+  uint32_t state = job->seed;
+  for (int op = 0; op < 20000; op++) {
+    uint32_t r = next_random(&state);
+    int i = (int)(r % 16);
+    if (slots[i]) {
+      gfx_status s = gfx_pool_free(job->pool, slots[i]);
+      if (s) {
+        job->errors++;
+        gfx_status_free(s);
+      }
+      slots[i] = NULL;
+      continue;
+    }
+    gfx_status s = gfx_pool_alloc(job->pool, random_size(&state), &slots[i]);
+    if (!s) {
+      job->allocs++;
+    } else {
+      if (gfx_status_code(s) == GFX_ERR_OUT_OF_MEMORY && strstr(gfx_status_message(s), "device_memory_limit"))
+        job->refusals++;
+      else
+        job->errors++;
+      gfx_status_free(s);
+    }
+  }
+  for (int i = 0; i < 16; i++) {
+    gfx_status s = gfx_pool_free(job->pool, slots[i]);
+    if (s) {
+      job->errors++;
+      gfx_status_free(s);
+    }
+  }
+  return NULL;
+}
+
+static void test_limit_holds_under_threads(void** unused) {
+  (void)unused;
+  for (int caching = 0; caching <= 1; caching++) {
+    fake_raw f;
+    fake_init(&f);
+    gfx_pool* p = make_pool(&f, caching);
+    const size_t limit = 12 * MiB;
+    gfx_pool_set_limit(p, limit);
+    limit_job jobs[THREADS];
+    pthread_t threads[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+      memset(&jobs[t], 0, sizeof jobs[t]);
+      jobs[t].pool = p;
+      jobs[t].seed = 0x51ED270Bu * (uint32_t)(t + 1) + (uint32_t)caching;
+      assert_int_equal(pthread_create(&threads[t], NULL, limit_thread, &jobs[t]), 0);
+    }
+    uint64_t allocs = 0, refusals = 0;
+    for (int t = 0; t < THREADS; t++) {
+      assert_int_equal(pthread_join(threads[t], NULL), 0);
+      assert_int_equal(jobs[t].errors, 0);
+      allocs += jobs[t].allocs;
+      refusals += jobs[t].refusals;
+    }
+    gfx_pool_stats st = stats_of(p);
+    printf("# limit %zu MiB, %s: %llu allocations, %llu refused, raw high-water mark %.2f MiB\n", limit / MiB,
+           caching ? "caching" : "direct", (unsigned long long)allocs, (unsigned long long)refusals,
+           (double)f.max_live_bytes / (double)MiB);
+    assert_true(refusals > 0); /* the limit was reached */
+    assert_true(allocs > refusals);
+    assert_true(f.max_live_bytes <= limit);
+    assert_true(st.held <= limit);
+    assert_int_equal(st.in_use, 0);
+    assert_int_equal(st.held, f.live_bytes);
+    assert_int_equal(f.bad_frees, 0);
+    gfx_pool_destroy(p);
+    assert_int_equal(f.live_bytes, 0);
+    fake_fini(&f);
+  }
+}
+
 /* ---- bookkeeping stays bounded by what is live ---- */
 
 /* A raw allocator that never hands out the same address twice (as a device allocator may not), with
@@ -765,6 +951,9 @@ int main(void) {
       cmocka_unit_test(test_threads_caching),
       cmocka_unit_test(test_threads_direct),
       cmocka_unit_test(test_direct_mode_bookkeeping_is_bounded),
+      cmocka_unit_test(test_limit_refuses_trims_and_reuses),
+      cmocka_unit_test(test_limit_in_direct_mode),
+      cmocka_unit_test(test_limit_holds_under_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,6 +119,25 @@ static block* take_cached(gfx_pool* p, size_t size) {
   return NULL;
 }
 
+/* Returns every cached block to the raw allocator; the lock is held. */
+static void trim_locked(gfx_pool* p) {
+  for (size_t i = 0; i < p->cap; i++) {
+    block* b = &p->slots[i];
+    if (b->ptr && b->ptr != TOMBSTONE && b->cached) {
+      p->raw_free(p->ctx, b->ptr);
+      p->stats.held -= b->size;
+      b->ptr = TOMBSTONE;
+      p->live--;
+    }
+  }
+}
+
+/* Whether a new block of `size` keeps `held` within the limit (0: no limit). */
+static int within_limit(const gfx_pool* p, size_t size) {
+  uint64_t limit = p->stats.limit;
+  return !limit || (size <= limit && p->stats.held <= limit - size);
+}
+
 gfx_status gfx_pool_alloc(gfx_pool* p, size_t bytes, void** out) {
   *out = NULL;
   size_t size = gfx_pool_round(bytes);
@@ -130,15 +149,30 @@ gfx_status gfx_pool_alloc(gfx_pool* p, size_t bytes, void** out) {
     b->cached = 0;
     *out = b->ptr;
   } else {
+    if (!within_limit(p, size)) {
+      /* over the limit with blocks cached: give them back first */
+      trim_locked(p);
+      if (!within_limit(p, size)) {
+        if (size == bytes)
+          s = gfx_error(GFX_ERR_OUT_OF_MEMORY,
+                        "allocation of %zu bytes would exceed the device_memory_limit of %llu bytes (%llu held)",
+                        bytes, (unsigned long long)p->stats.limit, (unsigned long long)p->stats.held);
+        else
+          s = gfx_error(GFX_ERR_OUT_OF_MEMORY,
+                        "allocation of %zu bytes (a block of %zu) would exceed the device_memory_limit of %llu bytes "
+                        "(%llu held)",
+                        bytes, size, (unsigned long long)p->stats.limit, (unsigned long long)p->stats.held);
+      }
+    }
     void* ptr = NULL;
-    s = p->raw_alloc(p->ctx, size, &ptr);
-    if (s && p->caching) {
-      /* out of memory with blocks cached: give them back and try once more */
-      gfx_status_free(s);
-      pthread_mutex_unlock(&p->lock);
-      gfx_pool_trim(p);
-      pthread_mutex_lock(&p->lock);
+    if (!s) {
       s = p->raw_alloc(p->ctx, size, &ptr);
+      if (s && p->caching) {
+        /* out of memory with blocks cached: give them back and try once more */
+        gfx_status_free(s);
+        trim_locked(p);
+        s = p->raw_alloc(p->ctx, size, &ptr);
+      }
     }
     if (!s && !insert(p, ptr, size, 0)) {
       p->raw_free(p->ctx, ptr);
@@ -185,15 +219,13 @@ gfx_status gfx_pool_free(gfx_pool* p, void* ptr) {
 
 void gfx_pool_trim(gfx_pool* p) {
   pthread_mutex_lock(&p->lock);
-  for (size_t i = 0; i < p->cap; i++) {
-    block* b = &p->slots[i];
-    if (b->ptr && b->ptr != TOMBSTONE && b->cached) {
-      p->raw_free(p->ctx, b->ptr);
-      p->stats.held -= b->size;
-      b->ptr = TOMBSTONE;
-      p->live--;
-    }
-  }
+  trim_locked(p);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void gfx_pool_set_limit(gfx_pool* p, size_t bytes) {
+  pthread_mutex_lock(&p->lock);
+  p->stats.limit = bytes;
   pthread_mutex_unlock(&p->lock);
 }
 

@@ -27,6 +27,7 @@ typedef struct gfx_pool_stats {
   uint64_t num_allocs;      /* successful gfx_pool_alloc calls */
   uint64_t num_raw_allocs;  /* successful allocations from the raw allocator */
   uint64_t max_alloc_size;
+  uint64_t limit;           /* gfx_pool_set_limit's value; 0: none */
 } gfx_pool_stats;
 
 /* caching = 0 makes every call go straight to the raw allocator (for measuring what caching saves). */
@@ -40,6 +41,12 @@ gfx_status gfx_pool_alloc(gfx_pool* p, size_t bytes, void** out);
 gfx_status gfx_pool_free(gfx_pool* p, void* ptr);
 /* Returns cached (unused) blocks to the raw allocator. */
 void gfx_pool_trim(gfx_pool* p);
+/* Caps `held` (bytes obtained from the raw allocator, cached blocks included) at `bytes`; 0 removes the
+ * cap. An allocation that needs a new block which would take `held` above the cap first returns the
+ * cached blocks to the raw allocator; if it still does not fit, it fails with GFX_ERR_OUT_OF_MEMORY
+ * and a message giving the request, the limit and what is held. Reusing a cached block of the right
+ * size never fails. Lowering the cap below what is held frees nothing by itself. */
+void gfx_pool_set_limit(gfx_pool* p, size_t bytes);
 void gfx_pool_get_stats(gfx_pool* p, gfx_pool_stats* out);
 
 /* The size a request is rounded to (exposed for tests). */

@@ -6,6 +6,7 @@
 
 #include "core/pool.h"
 #include "ort/factory.h"
+#include "ort/options.h"
 
 typedef struct gfx_allocator {
   OrtAllocator base; /* first */
@@ -74,6 +75,7 @@ static OrtStatus* ORT_API_CALL get_stats(const OrtAllocator* this_, OrtKeyValueP
   add_stat(*out, "NumAllocs", st.num_allocs);
   add_stat(*out, "NumReserves", st.num_raw_allocs);
   add_stat(*out, "MaxAllocSize", st.max_alloc_size);
+  if (st.limit) add_stat(*out, "Limit", st.limit);
   return NULL;
 }
 
@@ -98,6 +100,14 @@ OrtStatus* gfx_allocator_create(gfx_device* dev, const OrtMemoryInfo* mem_info, 
   a->base.Reserve = alloc;
   a->base.GetStats = get_stats;
   *out = &a->base;
+  return NULL;
+}
+
+OrtStatus* gfx_allocator_create_for_ep(gfx_device* dev, const OrtMemoryInfo* mem_info, const gfx_ep_options* o,
+                                       OrtAllocator** out) {
+  ORT_TRY(gfx_allocator_create(dev, mem_info, o->caching_allocator, out));
+  gfx_allocator* a = (gfx_allocator*)(void*)*out;
+  if (!a->host && o->device_memory_limit) gfx_pool_set_limit(a->pool, o->device_memory_limit);
   return NULL;
 }
 

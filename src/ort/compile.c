@@ -144,7 +144,17 @@ static gfx_status output_for(void* user, int index, const gfx_shape* shape, void
   OrtKernelContext* ctx = user;
   OrtValue* value = NULL;
   GFX_TRY(gfx_from_ort(gfx_ort->KernelContext_GetOutput(ctx, (size_t)index, shape->dims, (size_t)shape->rank, &value)));
-  return gfx_from_ort(gfx_ort->GetTensorMutableData(value, data));
+  GFX_TRY(gfx_from_ort(gfx_ort->GetTensorMutableData(value, data)));
+  /* ORT (1.29, 1.30) answers an allocator's NULL with a tensor that has no memory, not with an error:
+   * refuse it here, before any backend writes through it (a CUDA kernel would fault the context) */
+  size_t bytes = 0;
+  GFX_TRY(gfx_from_ort(gfx_ort->GetTensorSizeInBytes(value, &bytes)));
+  if (!*data && bytes)
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY,
+                     "output %d (%zu bytes) got no device memory: the device is out of memory or the session's "
+                     "device_memory_limit was reached (gfxep's allocator logged which)",
+                     index, bytes);
+  return NULL;
 }
 
 static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelContext* ctx) {

@@ -57,6 +57,13 @@ static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, O
   void* to = NULL;
   ORT_TRY(gfx_ort->GetTensorData(src, &from));
   ORT_TRY(gfx_ort->GetTensorMutableData(dst, &to));
+  /* ORT (1.29, 1.30) answers an allocator's NULL with a tensor that has no memory, not with an error */
+  if (!from || !to)
+    return gfx_to_ort(gfx_error(GFX_ERR_OUT_OF_MEMORY,
+                                "gfxep: CopyTensors of %zu bytes into a tensor without memory: its allocator "
+                                "failed (out of memory, or the session's device_memory_limit was reached; gfxep's "
+                                "allocator logged which)",
+                                src_bytes));
 
   gfx_device* dev = !s.is_host ? s.device : d.device;
   void* native = stream ? gfx_ort->SyncStream_GetHandle(stream) : NULL;

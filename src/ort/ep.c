@@ -35,7 +35,7 @@ static OrtStatus* ORT_API_CALL create_allocator(OrtEp* this_ptr, const OrtMemory
   gfx_device* d = gfx_factory_device_for_memory(ep->factory, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), &host);
   if (d != ep->device)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: allocator requested for memory of another device");
-  return gfx_allocator_create(d, info, ep->options.caching_allocator, out);
+  return gfx_allocator_create_for_ep(d, info, &ep->options, out);
 }
 
 static OrtStatus* ORT_API_CALL create_sync_stream(OrtEp* this_ptr, const OrtMemoryDevice* md,

@@ -37,6 +37,15 @@ static OrtStatus* ORT_API_CALL memcpy_compute(OrtKernelImpl* this_ptr, OrtKernel
   void* dst = NULL;
   ORT_TRY(gfx_ort->GetTensorData(in, &src));
   ORT_TRY(gfx_ort->GetTensorMutableData(out, &dst));
+  /* an allocator's NULL reaches a kernel as an output without memory (ORT 1.29, 1.30) */
+  if (!dst)
+    return gfx_to_ort(gfx_error(GFX_ERR_OUT_OF_MEMORY,
+                                "gfxep: %s of %zu bytes got no %s memory for its output: %s (gfxep's allocator "
+                                "logged which)",
+                                k->to_host ? "MemcpyToHost" : "MemcpyFromHost", bytes, k->to_host ? "host" : "device",
+                                k->to_host ? "out of memory"
+                                           : "the device is out of memory or the session's device_memory_limit "
+                                             "was reached"));
   void* stream = NULL;
   ORT_TRY(gfx_ort->KernelContext_GetGPUComputeStream(ctx, &stream));
   gfx_copy_kind kind = k->to_host ? GFX_COPY_DEVICE_TO_HOST : GFX_COPY_HOST_TO_DEVICE;

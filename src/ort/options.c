@@ -1,5 +1,8 @@
 #include "ort/options.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef OrtStatus* (*option_setter)(gfx_ep_options* o, const char* key, const char* value);
@@ -22,12 +25,25 @@ static OrtStatus* set_log_partition(gfx_ep_options* o, const char* key, const ch
   return NULL;
 }
 
+/* A decimal byte count: digits only (no sign, space, suffix or hex), within size_t. */
+static OrtStatus* set_device_memory_limit(gfx_ep_options* o, const char* key, const char* value) {
+  int ok = value[0] >= '0' && value[0] <= '9';
+  char* end = NULL;
+  errno = 0;
+  unsigned long long v = ok ? strtoull(value, &end, 10) : 0;
+  if (!ok || errno || *end || v > SIZE_MAX)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: option '%s' = '%s' is not a byte count", key, value);
+  o->device_memory_limit = (size_t)v;
+  return NULL;
+}
+
 static const struct {
   const char* key;
   option_setter set;
 } known[] = {
     {"allocator", set_allocator},
     {"log_partition", set_log_partition},
+    {"device_memory_limit", set_device_memory_limit},
 };
 
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
@@ -47,7 +63,8 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     size_t k = 0;
     while (k < sizeof known / sizeof known[0] && strcmp(known[k].key, key) != 0) k++;
     if (k == sizeof known / sizeof known[0])
-      s = gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: unknown option '%s' (known: allocator, log_partition)", key);
+      s = gfx_ort_error(ORT_INVALID_ARGUMENT,
+                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit)", key);
     else
       s = known[k].set(out, key, values[i]);
   }

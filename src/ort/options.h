@@ -9,10 +9,20 @@
 typedef struct gfx_ep_options {
   int caching_allocator; /* allocator = caching (default) | direct */
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
+  size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
+                               * memory held by the session's allocator for ORT's tensors on the device
+                               * (inputs copied in, outputs, values between partitions), cached blocks
+                               * included; not gfxep's weights or partition workspaces. */
 } gfx_ep_options;
 
 #define GFXEP_OPTION_PREFIX "ep." GFXEP_EP_NAME "."
 
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out);
+
+/* allocator.c: the allocator an EP with these options creates for `info` (caching per `allocator`;
+ * device_memory_limit applies to DEFAULT device memory, not to HOST_ACCESSIBLE memory). */
+struct gfx_device;
+OrtStatus* gfx_allocator_create_for_ep(struct gfx_device* dev, const OrtMemoryInfo* info, const gfx_ep_options* o,
+                                       OrtAllocator** out);
 
 #endif
