@@ -56,7 +56,14 @@ step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$
 step vk_producer 90 env VKP_NEED_SEM_FD=1 "$pack/bin/test_vk_producer"
 step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
+ortr=${ort130:-$ort129}
+step soak_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_soak"
+step faults_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_faults"
+step concurrency_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_concurrency"
+step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_ort"
+step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
+step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --mode interop --out "$logs/demo_ng"
 # NVIDIA's compute-sanitizer over the GPU op tests and the ORT-level tests on CUDA
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -n "$cs" ]; then

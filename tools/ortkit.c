@@ -124,13 +124,40 @@ static OrtStatus* read_file(ortkit* k, const char* path, void** data, size_t* si
   return NULL;
 }
 
+/* GFXEP_EP_OPTIONS="key=value,key=value" adds gfxep options to every session made here (for
+ * measuring with an option flipped without rebuilding). */
+#define MAX_EP_OPTIONS 16
+static size_t merge_env_options(const char* const* keys, const char* const* values, size_t n, const char** k_out,
+                                const char** v_out, char* storage, size_t storage_size) {
+  size_t m = 0;
+  for (size_t i = 0; i < n && m < MAX_EP_OPTIONS; i++, m++) {
+    k_out[m] = keys[i];
+    v_out[m] = values[i];
+  }
+  const char* env = getenv("GFXEP_EP_OPTIONS");
+  if (!env || !env[0]) return m;
+  snprintf(storage, storage_size, "%s", env);
+  for (char* item = strtok(storage, ","); item && m < MAX_EP_OPTIONS; item = strtok(NULL, ",")) {
+    char* eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = 0;
+    k_out[m] = item;
+    v_out[m++] = eq + 1;
+  }
+  return m;
+}
+
 OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
                           const char* const* values, size_t n_options, OrtSession** out) {
   const OrtApi* api = k->api;
   OrtSessionOptions* so = NULL;
+  const char* all_keys[MAX_EP_OPTIONS];
+  const char* all_values[MAX_EP_OPTIONS];
+  char storage[1024];
+  size_t n_all = merge_env_options(keys, values, n_options, all_keys, all_values, storage, sizeof storage);
   OrtStatus* s = api->CreateSessionOptions(&so);
   if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
-  if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, keys, values, n_options);
+  if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, all_keys, all_values, n_all);
   void* bytes = NULL;
   size_t size = 0;
   if (!s) s = read_file(k, model_path, &bytes, &size);

@@ -2,7 +2,8 @@
  * ORT-level tests. It loads ORT at run time (so one binary tests 1.29 and 1.30), registers the
  * plugin, builds sessions on gfxep or on ORT's CPU EP, feeds seeded random inputs and compares.
  *
- * Environment: GFXEP_ORT_LIB overrides the ONNX Runtime library, GFXEP_PLUGIN the plugin path.
+ * Environment: GFXEP_ORT_LIB overrides the ONNX Runtime library, GFXEP_PLUGIN the plugin path,
+ * GFXEP_EP_OPTIONS ("key=value,...") adds gfxep options to every session.
  */
 #ifndef GFXEP_TOOLS_ORTKIT_H
 #define GFXEP_TOOLS_ORTKIT_H

@@ -232,6 +232,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
     if (!s) {
       int nodes = g->n_nodes;
       s = gfx_model_create(ep->device->backend, ep->device->ordinal, g, &ci->model);
+      if (!s) gfx_model_use_graphs(ci->model, ep->options.graphs);
       if (!s)
         gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: compiled partition %zu: %d nodes on %s device %d", i,
                     nodes, ep->device->backend->name, ep->device->ordinal);

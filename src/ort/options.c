@@ -37,18 +37,27 @@ static OrtStatus* set_device_memory_limit(gfx_ep_options* o, const char* key, co
   return NULL;
 }
 
+static OrtStatus* set_graphs(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "1") == 0) o->graphs = 1;
+  else if (strcmp(value, "0") == 0) o->graphs = 0;
+  else return bad_value(key, value, "0, 1");
+  return NULL;
+}
+
 static const struct {
   const char* key;
   option_setter set;
 } known[] = {
     {"allocator", set_allocator},
     {"log_partition", set_log_partition},
+    {"cuda_graph", set_graphs},
     {"device_memory_limit", set_device_memory_limit},
 };
 
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
   memset(out, 0, sizeof *out);
   out->caching_allocator = 1;
+  out->graphs = 1;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
   const char* const* keys = NULL;
@@ -64,7 +73,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     while (k < sizeof known / sizeof known[0] && strcmp(known[k].key, key) != 0) k++;
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
-                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit)", key);
+                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, cuda_graph)", key);
     else
       s = known[k].set(out, key, values[i]);
   }

@@ -9,6 +9,7 @@
 typedef struct gfx_ep_options {
   int caching_allocator; /* allocator = caching (default) | direct */
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
+  int graphs;            /* cuda_graph = 1 (default) | 0: replay repeated runs as captured device graphs */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
                                * memory held by the session's allocator for ORT's tensors on the device
                                * (inputs copied in, outputs, values between partitions), cached blocks
