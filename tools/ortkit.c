@@ -137,7 +137,8 @@ static size_t merge_env_options(const char* const* keys, const char* const* valu
   const char* env = getenv("GFXEP_EP_OPTIONS");
   if (!env || !env[0]) return m;
   snprintf(storage, storage_size, "%s", env);
-  for (char* item = strtok(storage, ","); item && m < MAX_EP_OPTIONS; item = strtok(NULL, ",")) {
+  char* save = NULL;
+  for (char* item = strtok_r(storage, ",", &save); item && m < MAX_EP_OPTIONS; item = strtok_r(NULL, ",", &save)) {
     char* eq = strchr(item, '=');
     if (!eq) continue;
     *eq = 0;
