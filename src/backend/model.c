@@ -55,6 +55,7 @@ struct gfx_model {
   int n_instances;
   int use_graphs;
   long long graph_launches;
+  int active_runs; /* runs between instance lookup and workspace release, across threads */
   workspace* pool;
   int n_pool;
 };
@@ -376,7 +377,9 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   pthread_mutex_lock(&m->lock);
   graph_entry* e = graph_lookup(m, in, w->ptrs);
   void* exec = e ? e->exec : NULL;
-  int capture = e && !exec && !e->failed && e->seen >= 1;
+  /* capture only while this run is the model's only one: library handles and lazily loaded kernels
+   * shared with a run on another thread must not be touched from inside a capture */
+  int capture = e && !exec && !e->failed && e->seen >= 1 && m->active_runs == 1;
   if (e) e->seen++;
   pthread_mutex_unlock(&m->lock);
   if (exec) {
@@ -429,6 +432,9 @@ gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, g
   GFX_TRY(instance_get(m, inputs, &in));
   workspace* w;
   GFX_TRY(workspace_acquire(m, in->workspace_bytes, stream, &w));
+  pthread_mutex_lock(&m->lock);
+  m->active_runs++;
+  pthread_mutex_unlock(&m->lock);
 
   gfx_status s = NULL;
   for (int v = 0; v < g->n_values; v++) {
@@ -455,6 +461,9 @@ gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, g
     }
   }
   if (!s) s = run_or_replay(m, in, w, stream);
+  pthread_mutex_lock(&m->lock);
+  m->active_runs--;
+  pthread_mutex_unlock(&m->lock);
   gfx_status r = workspace_release(m, w, stream);
   if (!s) s = r;
   else gfx_status_free(r);

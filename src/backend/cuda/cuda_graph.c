@@ -5,14 +5,21 @@
  * capture fail, which the executor notices and answers by running node by node. */
 #include "backend/cuda/cuda_graph.h"
 
+static _Thread_local int capturing;
+
+int cuda_thread_is_capturing(void) { return capturing; }
+
 gfx_status cuda_capture_begin(int device, void* stream) {
   GFX_TRY(cuda_use_device(device));
   if (!stream) return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: the legacy default stream cannot be captured");
-  return cuda_check(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
-                    "cudaStreamBeginCapture on device %d", device);
+  GFX_TRY(cuda_check(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
+                     "cudaStreamBeginCapture on device %d", device));
+  capturing = 1;
+  return NULL;
 }
 
 gfx_status cuda_capture_end(int device, void* stream, void** graph) {
+  capturing = 0;
   GFX_TRY(cuda_use_device(device));
   cudaGraph_t g = NULL;
   gfx_status s = cuda_check(cudaStreamEndCapture((cudaStream_t)stream, &g), "cudaStreamEndCapture on device %d", device);

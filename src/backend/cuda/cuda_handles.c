@@ -41,7 +41,9 @@ gfx_status cuda_blaslt_handle(int device, cublasLtHandle_t* handle) {
   GFX_TRY(cuda_use_device(device)); /* also checks the ordinal */
   GFX_TRY(lock_handles());
   gfx_status s = NULL;
-  if (!blaslt_handles[device])
+  if (!blaslt_handles[device] && cuda_thread_is_capturing())
+    s = gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: no cuBLASLt handle yet, and none is created while capturing");
+  else if (!blaslt_handles[device])
     s = cuda_blas_check(cublasLtCreate(&blaslt_handles[device]), "cublasLtCreate on device %d", device);
   *handle = blaslt_handles[device];
   unlock_handles();
@@ -58,6 +60,8 @@ gfx_status cuda_dnn_acquire(int device, cudnnHandle_t* handle) {
   if (pool->n_idle > 0) *handle = pool->idle[--pool->n_idle];
   unlock_handles();
   if (*handle) return NULL;
+  if (cuda_thread_is_capturing())
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: no idle cuDNN handle, and none is created while capturing");
   /* Outside the lock: creating a cuDNN handle takes milliseconds. */
   return cuda_dnn_check(cudnnCreate(handle), "cudnnCreate on device %d", device);
 }

@@ -46,6 +46,11 @@ gfx_status cuda_device_by_pci_bus_id(const char* pci_bus_id, int* device);
  * touches a device calls this first. */
 gfx_status cuda_use_device(int device);
 
+/* ---- graph capture (cuda_graph.c) ---- */
+/* Whether the calling thread is between cuda_capture_begin and cuda_capture_end. Library handles
+ * must not be created then: their first allocations would belong to the captured graph. */
+int cuda_thread_is_capturing(void);
+
 /* ---- library handles (cuda_handles.c) ---- */
 
 /* The device's cuBLASLt handle, created on first use and kept for the life of the process.
