@@ -47,6 +47,23 @@ gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x, const g
   if (x->rank != sp + 2 || w->rank != sp + 2)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv input %s and weight %s must both have rank %d",
                      SHAPE_STR(x), SHAPE_STR(w), sp + 2);
+  /* Every quantity below stays far from int64 overflow when each is at most 2^31: dims that large
+   * are no image anyway, and refusing them keeps the arithmetic exact. */
+  const int64_t limit = (int64_t)1 << 31;
+  for (int i = 0; i < sp + 2; i++)
+    if (x->dims[i] < 0 || x->dims[i] > limit || w->dims[i] < 0 || w->dims[i] > limit)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv input %s or weight %s has a dim outside 0..2^31", SHAPE_STR(x),
+                       SHAPE_STR(w));
+  for (int i = 0; i < sp; i++) {
+    if (w->dims[2 + i] < 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv weight %s has an empty kernel", SHAPE_STR(w));
+    if (p->strides[i] > limit || p->dilations[i] > limit || p->pads[i] < 0 || p->pads[i] > limit ||
+        p->pads[sp + i] < 0 || p->pads[sp + i] > limit || p->group > limit)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                       "conv stride %lld, dilation %lld, pads %lld/%lld or group %lld is outside 0..2^31",
+                       (long long)p->strides[i], (long long)p->dilations[i], (long long)p->pads[i],
+                       (long long)p->pads[sp + i], (long long)p->group);
+  }
   memset(g, 0, sizeof *g);
   g->spatial = sp;
   g->n = x->dims[0];
