@@ -56,6 +56,9 @@ static gfx_status check_io(const ir_node_desc* d, int min_in, int max_in, int n_
   if (d->n_inputs < min_in || d->n_inputs > max_in)
     return UNSUPPORTED(d, "%d inputs (expected %d..%d)", d->n_inputs, min_in, max_in);
   if (d->n_outputs != n_out) return UNSUPPORTED(d, "%d outputs (expected %d)", d->n_outputs, n_out);
+  /* the required inputs must be there: an absent one (an empty name in ONNX) is no tensor */
+  for (int i = 0; i < min_in; i++)
+    if (d->input_dtypes[i] == GFX_DTYPE_UNDEFINED) return UNSUPPORTED(d, "required input %d is absent", i);
   return NULL;
 }
 

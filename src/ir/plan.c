@@ -88,6 +88,9 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d values", g->n_values);
     goto done;
   }
+  /* Sizes above this cannot be planned without the offsets overflowing: refuse them (no device has
+   * that much memory anyway). Keeping every size below SIZE_MAX / (2 * n_values) bounds their sum. */
+  size_t max_bytes = SIZE_MAX / 2 / ((size_t)g->n_values + 1) - alignment;
   for (int v = 0; v < g->n_values; v++) {
     plan->offsets[v] = IR_PLAN_NO_OFFSET;
     last_use[v] = g->values[v].producer; /* a value nobody reads dies right after its producer */
@@ -95,6 +98,11 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     plan->sizes[v] = gfx_shape_bytes(&shapes[v], g->values[v].dtype, &ok);
     if (!ok) {
       s = gfx_error(GFX_ERR_INVALID_ARGUMENT, "value '%s' has no computable size", g->values[v].name);
+      goto done;
+    }
+    if (plan->sizes[v] > max_bytes) {
+      s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "value '%s' needs %zu bytes, more than can be planned", g->values[v].name,
+                    plan->sizes[v]);
       goto done;
     }
   }
