@@ -172,7 +172,7 @@ gfx_status ir_parse_conv(const ir_node_desc* d, ir_params* p) {
 
   const gfx_shape* w = &d->input_shapes[1];
   if (w->rank == 4 && w->dims[1] > 0 && d->input_shapes[0].rank == 4 && d->input_shapes[0].dims[1] > 0 &&
-      w->dims[1] * c.group != d->input_shapes[0].dims[1])
+      (w->dims[1] > INT64_MAX / c.group || w->dims[1] * c.group != d->input_shapes[0].dims[1]))
     return UNSUPPORTED(d, "weight %lld input channels x group %lld != input channels %lld", (long long)w->dims[1],
                        (long long)c.group, (long long)d->input_shapes[0].dims[1]);
   p->conv = c;
