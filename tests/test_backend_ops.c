@@ -71,7 +71,7 @@ static int run_case(const gfx_backend* gpu, void* stream, const op_case* c, op_t
   gfx_shape out_shape;
   gfx_status s = NULL;
   static ir_infer_fn infer[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, parse, infer_fn, summary) [GFX_OP_##id] = infer_fn,
+#define GFX_OP(id, name, min_opset, kernel, parse, infer_fn, summary) [GFX_OP_##id] = infer_fn,
 #include "ir/ops.def"
 #undef GFX_OP
   };

@@ -15,7 +15,7 @@
 
 typedef enum gfx_op {
   GFX_OP_NONE = 0,
-#define GFX_OP(id, name, min_opset, parse, infer, summary) GFX_OP_##id,
+#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) GFX_OP_##id,
 #include "ir/ops.def"
 #undef GFX_OP
   GFX_OP_COUNT
@@ -44,8 +44,27 @@ typedef struct ir_conv_params {
   ir_auto_pad auto_pad;
 } ir_conv_params;
 
+/* ---- element-wise params (ir/ops_elementwise.c) ---- */
+/* end of element-wise params */
+
+/* ---- layout params (ir/ops_layout.c) ---- */
+/* end of layout params */
+
+/* ---- reduction params (ir/ops_reduce.c) ---- */
+/* end of reduction params */
+
+/* ---- convolution params (ir/ops_nn.c) ---- */
+/* end of convolution params */
+
 typedef union ir_params {
   ir_conv_params conv;
+  /* element-wise members */
+
+  /* layout members */
+
+  /* reduction members */
+
+  /* convolution members */
 } ir_params;
 
 /* ---- graph ---- */
@@ -128,6 +147,10 @@ typedef struct ir_node_desc {
   int input_dtypes[IR_MAX_IO];      /* GFX_DTYPE_UNDEFINED for an absent optional input */
   gfx_shape input_shapes[IR_MAX_IO]; /* rank -1 when even the rank is unknown */
   int input_is_const[IR_MAX_IO];
+  /* the bytes of a constant input (a shape, axes, pads, scales...), NULL for any other input; valid
+   * only while the node is being parsed: parse copies what it needs into ir_params */
+  const void* input_const_data[IR_MAX_IO];
+  size_t input_const_bytes[IR_MAX_IO];
   int output_dtypes[IR_MAX_IO];
   ir_attr_reader attrs;
 } ir_node_desc;

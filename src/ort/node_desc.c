@@ -162,6 +162,20 @@ gfx_status gfx_node_describe(const OrtNode* node, gfx_node_reader* r, ir_node_de
     bool is_const = false;
     GFX_TRY(gfx_from_ort(gfx_ort->ValueInfo_IsConstantInitializer(ins[i], &is_const)));
     d->input_is_const[i] = is_const;
+    if (is_const) {
+      /* parse may read small constant inputs (shapes, axes, pads, scales); ORT keeps them alive for
+       * as long as the graph the node belongs to */
+      const OrtValue* value = NULL;
+      GFX_TRY(gfx_from_ort(gfx_ort->ValueInfo_GetInitializerValue(ins[i], &value)));
+      if (value) {
+        const void* data = NULL;
+        size_t bytes = 0;
+        GFX_TRY(gfx_from_ort(gfx_ort->GetTensorData(value, &data)));
+        GFX_TRY(gfx_from_ort(gfx_ort->GetTensorSizeInBytes(value, &bytes)));
+        d->input_const_data[i] = data;
+        d->input_const_bytes[i] = bytes;
+      }
+    }
   }
   for (int i = 0; i < d->n_outputs; i++) {
     if (!outs[i]) return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': output %d is absent", d->op_type, d->name, i);

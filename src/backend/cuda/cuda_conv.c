@@ -248,7 +248,7 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   return plan_dims(node, &g, st, d);
 }
 
-gfx_status cuda_conv_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   if (node->n_inputs < 2 || node->n_outputs < 1)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\" has %d inputs and %d outputs",
@@ -329,7 +329,7 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                         "cudnnAddTensor (bias) for Conv node \"%s\" on device %d", name, ctx->device);
 }
 
-gfx_status cuda_conv_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   const conv_state* st = (const conv_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));

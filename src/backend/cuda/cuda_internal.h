@@ -82,17 +82,8 @@ const char* cuda_node_name(const ir_node* node);
 /* NOT_SUPPORTED unless every tensor is float32; role is "input" or "output" for the message. */
 gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int count, const char* role);
 
-/* cuda_matmul.c */
-gfx_status cuda_matmul_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                               cuda_node_state** state, size_t* scratch_bytes);
-gfx_status cuda_matmul_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
-                           cuda_node_state* state);
-
-/* cuda_conv.c */
-gfx_status cuda_conv_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                             cuda_node_state** state, size_t* scratch_bytes);
-gfx_status cuda_conv_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
-                         cuda_node_state* state);
+/* Each kernel family of ir/ops.def provides cuda_prepare_<kernel> (per-signature state and scratch,
+ * may leave *state NULL) and cuda_run_<kernel>; cuda_kernels.c declares and dispatches them. */
 
 /* ---- small helpers ---- */
 

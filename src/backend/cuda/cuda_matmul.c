@@ -244,7 +244,7 @@ static gfx_status plan_matmul(const ir_node* node, const gfx_shape* in, const gf
   return NULL;
 }
 
-gfx_status cuda_matmul_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status cuda_prepare_matmul(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                cuda_node_state** state, size_t* scratch_bytes) {
   if (node->n_inputs < 2 || node->n_outputs < 1)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: MatMul node \"%s\" has %d inputs and %d outputs",
@@ -349,7 +349,7 @@ static gfx_status launch_matmuls(const gfx_exec_ctx* ctx, const ir_node* node, c
   return NULL;
 }
 
-gfx_status cuda_matmul_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+gfx_status cuda_run_matmul(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                            cuda_node_state* state) {
   const matmul_state* st = (const matmul_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));

@@ -19,6 +19,36 @@ void ref_node_release(int device, void* state);
 gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                         void* state);
 
+/* ---- checks every kernel makes (ref_kernels.c) ---- */
+
+gfx_status ref_check_concrete_shape(const char* what, const gfx_shape* s);
+/* float32, a concrete shape, and memory behind it unless empty */
+gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t);
+/* min_inputs..max_inputs float32 inputs (optional ones past min_inputs may be absent), one output */
+gfx_status ref_check_node_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                             int max_inputs);
+gfx_status ref_check_shape_is(const char* what, const gfx_shape* actual, const gfx_shape* expected);
+gfx_shape ref_make_shape4(int64_t d0, int64_t d1, int64_t d2, int64_t d3);
+
+/* ---- numpy broadcasting through stride tables ---- */
+
+/* Element strides of two operands along each dim of their broadcast shape. A stride is 0 where the
+ * operand's dim is 1 or missing (numpy aligns shapes on their last dims), which makes the operand
+ * repeat along that dim. */
+typedef struct ref_broadcast_strides {
+  int rank;
+  int64_t dims[GFX_MAX_RANK]; /* the broadcast shape */
+  int64_t a[GFX_MAX_RANK];
+  int64_t b[GFX_MAX_RANK];
+} ref_broadcast_strides;
+
+/* Strides of `operand` (contiguous, row-major) along the dims of `full`, which it broadcasts to. */
+void ref_operand_strides(const gfx_shape* operand, const gfx_shape* full, int64_t* strides);
+void ref_broadcast_strides_init(ref_broadcast_strides* bs, const gfx_shape* full, const gfx_shape* a,
+                                const gfx_shape* b);
+/* Element offsets in a and b of the broadcast shape's element number `linear`. */
+void ref_broadcast_offsets(const ref_broadcast_strides* bs, int64_t linear, int64_t* a_offset, int64_t* b_offset);
+
 /* ref_interop.c */
 int ref_can_import_memory(int device, gfx_ext_memory_kind kind);
 gfx_status ref_import_memory(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped);

@@ -1,0 +1,2 @@
+// gfxep CUDA backend — kernels of the layout and data movement ops.
+#include <cuda_runtime.h>
