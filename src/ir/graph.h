@@ -50,6 +50,9 @@ typedef struct ir_conv_params {
 /* ---- layout params (ir/ops_layout.c) ---- */
 /* end of layout params */
 
+/* ---- resampling params (ir/ops_resize.c) ---- */
+/* end of resampling params */
+
 /* ---- reduction params (ir/ops_reduce.c) ---- */
 /* end of reduction params */
 
@@ -61,6 +64,8 @@ typedef union ir_params {
   /* element-wise members */
 
   /* layout members */
+
+  /* resampling members */
 
   /* reduction members */
 
