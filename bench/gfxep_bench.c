@@ -1,0 +1,288 @@
+/* gfxep-bench — how fast a model runs on gfxep's CUDA device when its inputs and outputs already live
+ * in device memory, as they do in a renderer's frame loop.
+ *
+ *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] model.onnx
+ *
+ * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once; every
+ * Run goes to an application stream (RunOptionsSetSyncStream) with ORT's end-of-run synchronization
+ * off, so the numbers separate what the CPU pays from what the GPU does:
+ *   enqueue_us   host time for Run to return (the renderer thread's cost per frame)
+ *   latency_ms   Run + stream synchronize, one frame at a time (what a frame waits)
+ *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame)
+ *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
+ * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph).
+ * Prints one JSON object; exits 0 on success, 2 on errors, 77 when gfxep offers no CUDA device.
+ */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/half.h"
+#include "ortkit.h"
+
+#define MAX_IO 16
+
+static ortkit k;
+
+static int failed(OrtStatus* s, const char* what) { return ortkit_failed(&k, s, what); }
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double pct(double* v, int n, double p) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  int i = (int)(p * (n - 1) + 0.5);
+  return v[i];
+}
+
+static uint64_t rng_state = 12345;
+static float next_uniform(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (float)((double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+typedef struct io {
+  char name[256];
+  ONNXTensorElementDataType type;
+  int64_t dims[8];
+  size_t rank;
+  OrtValue* value;
+} io;
+
+/* Element type and dims of a session input or output (dynamic dims become dyn). */
+static int describe(OrtSession* s, int is_input, size_t i, int64_t dyn, io* out) {
+  OrtAllocator* a = NULL;
+  char* name = NULL;
+  OrtTypeInfo* ti = NULL;
+  const OrtTensorTypeAndShapeInfo* tti = NULL;
+  if (failed(k.api->GetAllocatorWithDefaultOptions(&a), "allocator")) return -1;
+  if (failed(is_input ? k.api->SessionGetInputName(s, i, a, &name) : k.api->SessionGetOutputName(s, i, a, &name), "name"))
+    return -1;
+  snprintf(out->name, sizeof out->name, "%s", name);
+  a->Free(a, name);
+  if (failed(is_input ? k.api->SessionGetInputTypeInfo(s, i, &ti) : k.api->SessionGetOutputTypeInfo(s, i, &ti), "type"))
+    return -1;
+  int rc = -1;
+  if (!failed(k.api->CastTypeInfoToTensorInfo(ti, &tti), "tensor info") && tti &&
+      !failed(k.api->GetTensorElementType(tti, &out->type), "element type") &&
+      !failed(k.api->GetDimensionsCount(tti, &out->rank), "rank") && out->rank <= 8 &&
+      !failed(k.api->GetDimensions(tti, out->dims, out->rank), "dims")) {
+    for (size_t d = 0; d < out->rank; d++)
+      if (out->dims[d] < 0) out->dims[d] = dyn;
+    rc = 0;
+  }
+  k.api->ReleaseTypeInfo(ti);
+  return rc;
+}
+
+static size_t numel(const io* t) {
+  size_t n = 1;
+  for (size_t d = 0; d < t->rank; d++) n *= (size_t)t->dims[d];
+  return n;
+}
+
+int main(int argc, char** argv) {
+  const char* model = NULL;
+  const char* json = NULL;
+  const char* options = NULL;
+  int runs = 100, warmup = 10, depth = 8;
+  long dyn = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) dyn = strtol(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
+    else if (argv[i][0] == '-') {
+      fprintf(stderr, "usage: gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
+      return 2;
+    } else model = argv[i];
+  }
+  if (!model || runs < 1 || warmup < 2) {
+    fprintf(stderr, "gfxep-bench: give a model, --runs >= 1 and --warmup >= 2\n");
+    return 2;
+  }
+  char err[512];
+  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
+    fprintf(stderr, "gfxep-bench: %s\n", err);
+    return 2;
+  }
+  if (failed(k.api->RegisterExecutionProviderLibrary(k.env, "gfxep", ortkit_plugin_path()), "register")) return 2;
+  const OrtEpDevice* dev[8];
+  if (ortkit_find_devices(&k, "cuda", dev, 8) == 0) {
+    fprintf(stderr, "gfxep-bench: gfxep offers no CUDA device\n");
+    return 77;
+  }
+  /* EP options "k=v,k=v" */
+  const char* keys[16];
+  const char* values[16];
+  size_t n_opt = 0;
+  char opt_buf[1024] = "";
+  if (options) {
+    snprintf(opt_buf, sizeof opt_buf, "%s", options);
+    for (char* tok = strtok(opt_buf, ","); tok && n_opt < 16; tok = strtok(NULL, ",")) {
+      char* eq = strchr(tok, '=');
+      if (!eq) continue;
+      *eq = 0;
+      keys[n_opt] = tok;
+      values[n_opt++] = eq + 1;
+    }
+  }
+  OrtSession* sess = NULL;
+  uint64_t t_create = ortkit_now_ns();
+  if (failed(ortkit_session(&k, model, dev[0], keys, values, n_opt, &sess), "session")) return 2;
+  double create_ms = (double)(ortkit_now_ns() - t_create) / 1e6;
+  size_t on_gfxep = 0, on_other = 0;
+  if (failed(ortkit_placement(&k, sess, &on_gfxep, &on_other, 0), "placement")) return 2;
+
+  OrtAllocator* alloc = NULL;
+  if (failed(k.api->CreateSharedAllocator(k.env, dev[0], OrtDeviceMemoryType_DEFAULT, OrtDeviceAllocator, NULL, &alloc),
+             "device allocator"))
+    return 2;
+  size_t n_in = 0, n_out = 0;
+  if (failed(k.api->SessionGetInputCount(sess, &n_in), "inputs") || failed(k.api->SessionGetOutputCount(sess, &n_out), "outputs"))
+    return 2;
+  if (n_in > MAX_IO || n_out > MAX_IO) {
+    fprintf(stderr, "gfxep-bench: more than %d inputs or outputs\n", MAX_IO);
+    return 2;
+  }
+  io in[MAX_IO], out[MAX_IO];
+  memset(in, 0, sizeof in);
+  memset(out, 0, sizeof out);
+  OrtMemoryInfo* host_mi = NULL;
+  if (failed(k.api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &host_mi), "host memory info")) return 2;
+  for (size_t i = 0; i < n_in; i++) {
+    if (describe(sess, 1, i, dyn, &in[i])) return 2;
+    if (in[i].type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && in[i].type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
+      fprintf(stderr, "gfxep-bench: input '%s' is neither float32 nor float16\n", in[i].name);
+      return 2;
+    }
+    if (failed(k.api->CreateTensorAsOrtValue(alloc, in[i].dims, in[i].rank, in[i].type, &in[i].value), "input tensor"))
+      return 2;
+    size_t n = numel(&in[i]), es = in[i].type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 2;
+    char* host = malloc(n * es + 1);
+    for (size_t e = 0; e < n; e++) {
+      float f = next_uniform();
+      if (es == 4) memcpy(host + 4 * e, &f, 4);
+      else {
+        uint16_t h = gfx_float_to_half(f);
+        memcpy(host + 2 * e, &h, 2);
+      }
+    }
+    void* dptr = NULL;
+    if (failed(k.api->GetTensorMutableData(in[i].value, &dptr), "input data")) return 2;
+    if (cudaMemcpy(dptr, host, n * es, cudaMemcpyHostToDevice) != cudaSuccess) {
+      fprintf(stderr, "gfxep-bench: upload failed\n");
+      return 2;
+    }
+    free(host);
+  }
+  /* output shapes: from one run with ORT-allocated outputs */
+  const char* in_names[MAX_IO];
+  const char* out_names[MAX_IO];
+  const OrtValue* in_values[MAX_IO];
+  for (size_t i = 0; i < n_in; i++) in_names[i] = in[i].name, in_values[i] = in[i].value;
+  OrtValue* probe[MAX_IO] = {0};
+  for (size_t o = 0; o < n_out; o++) {
+    if (describe(sess, 0, o, dyn, &out[o])) return 2;
+    out_names[o] = out[o].name;
+  }
+  if (failed(k.api->Run(sess, NULL, in_names, in_values, n_in, out_names, n_out, probe), "first run")) return 2;
+  for (size_t o = 0; o < n_out; o++) {
+    OrtTensorTypeAndShapeInfo* info = NULL;
+    if (failed(k.api->GetTensorTypeAndShape(probe[o], &info), "output shape")) return 2;
+    int bad = failed(k.api->GetDimensionsCount(info, &out[o].rank), "output rank") || out[o].rank > 8 ||
+              failed(k.api->GetDimensions(info, out[o].dims, out[o].rank), "output dims") ||
+              failed(k.api->GetTensorElementType(info, &out[o].type), "output type");
+    k.api->ReleaseTensorTypeAndShapeInfo(info);
+    if (bad) return 2;
+    k.api->ReleaseValue(probe[o]);
+    if (failed(k.api->CreateTensorAsOrtValue(alloc, out[o].dims, out[o].rank, out[o].type, &out[o].value), "output tensor"))
+      return 2;
+  }
+  OrtValue* out_values[MAX_IO];
+  for (size_t o = 0; o < n_out; o++) out_values[o] = out[o].value;
+
+  OrtSyncStream* stream = NULL;
+  OrtRunOptions* ro = NULL;
+  if (failed(k.api->CreateSyncStreamForEpDevice(dev[0], NULL, &stream), "stream") ||
+      failed(k.api->CreateRunOptions(&ro), "run options") ||
+      failed(k.api->AddRunConfigEntry(ro, "disable_synchronize_execution_providers", "1"), "run config"))
+    return 2;
+  k.api->RunOptionsSetSyncStream(ro, stream);
+  cudaStream_t native = (cudaStream_t)k.api->SyncStream_GetHandle(stream);
+  cudaEvent_t ev0, ev1;
+  cudaEventCreate(&ev0);
+  cudaEventCreate(&ev1);
+
+  double* enqueue_us = calloc((size_t)runs, sizeof(double));
+  double* latency_ms = calloc((size_t)runs, sizeof(double));
+  double* gpu_ms = calloc((size_t)runs, sizeof(double));
+  for (int r = -warmup; r < runs; r++) {
+    cudaEventRecord(ev0, native);
+    uint64_t t0 = ortkit_now_ns();
+    if (failed(k.api->Run(sess, ro, in_names, in_values, n_in, out_names, n_out, out_values), "run")) return 2;
+    uint64_t t1 = ortkit_now_ns();
+    cudaEventRecord(ev1, native);
+    if (cudaStreamSynchronize(native) != cudaSuccess) {
+      fprintf(stderr, "gfxep-bench: stream synchronize failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+      return 2;
+    }
+    uint64_t t2 = ortkit_now_ns();
+    if (r < 0) continue;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, ev0, ev1);
+    enqueue_us[r] = (double)(t1 - t0) / 1e3;
+    latency_ms[r] = (double)(t2 - t0) / 1e6;
+    gpu_ms[r] = ms;
+  }
+  /* throughput: depth runs in flight, then one sync */
+  int batches = runs / depth > 0 ? runs / depth : 1;
+  uint64_t tp0 = ortkit_now_ns();
+  for (int b = 0; b < batches; b++) {
+    for (int d = 0; d < depth; d++)
+      if (failed(k.api->Run(sess, ro, in_names, in_values, n_in, out_names, n_out, out_values), "run")) return 2;
+    cudaStreamSynchronize(native);
+  }
+  double fps = (double)batches * depth / ((double)(ortkit_now_ns() - tp0) / 1e9);
+
+  char buf[4096];
+  int len = snprintf(buf, sizeof buf,
+                     "{\"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
+                     "\"session_create_ms\": %.1f, \"latency_ms\": {\"p50\": %.4f, \"p99\": %.4f}, "
+                     "\"gpu_ms\": {\"p50\": %.4f, \"p99\": %.4f}, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+                     "\"throughput_fps\": %.1f, \"options\": \"%s\"}",
+                     model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
+                     pct(gpu_ms, runs, 0.5), pct(gpu_ms, runs, 0.99), pct(enqueue_us, runs, 0.5),
+                     pct(enqueue_us, runs, 0.99), fps, options ? options : "");
+  printf("%s\n", buf);
+  if (json) {
+    FILE* f = fopen(json, "w");
+    if (f) {
+      fwrite(buf, 1, (size_t)len, f);
+      fputc('\n', f);
+      fclose(f);
+    }
+  }
+  free(enqueue_us);
+  free(latency_ms);
+  free(gpu_ms);
+  cudaEventDestroy(ev0);
+  cudaEventDestroy(ev1);
+  for (size_t i = 0; i < n_in; i++) k.api->ReleaseValue(in[i].value);
+  for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(out[o].value);
+  k.api->ReleaseRunOptions(ro);
+  k.api->ReleaseSyncStream(stream);
+  k.api->ReleaseMemoryInfo(host_mi);
+  k.api->ReleaseSession(sess);
+  failed(k.api->ReleaseSharedAllocator(k.env, dev[0], OrtDeviceMemoryType_DEFAULT), "release allocator");
+  failed(k.api->UnregisterExecutionProviderLibrary(k.env, "gfxep"), "unregister");
+  ortkit_close(&k);
+  return 0;
+}
