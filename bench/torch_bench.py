@@ -1,0 +1,440 @@
+"""gfxep against PyTorch on the same GPU, the same model, the same weights and the same precision.
+
+Every model is defined once here in PyTorch, exported to ONNX with torch.onnx.export, and then run by
+  - PyTorch eager (cuDNN, TF32 off so float32 means float32),
+  - PyTorch with the whole forward captured as one CUDA graph,
+  - gfxep through ONNX Runtime (gfxep-bench: inputs and outputs already in device memory),
+  - ONNX Runtime's CPU EP (float32 only; what a user gets without a GPU EP).
+gfxep's outputs are checked against PyTorch's on the same input first (and, for float32, ORT's CPU
+EP); a model whose outputs disagree is reported as such and its timings are not ranked.
+
+    python3 bench/torch_bench.py --bench build/gfxep-bench --plugin build/libgfxep.so --out DIR
+        [--models espcn_x2,resnet50,...] [--runs 100] [--quick]
+
+Prints progress to stderr, a table to stdout, and writes DIR/bench.json (one record per model and
+precision). Latencies are medians (p50) and p99 over --runs synchronized runs, in milliseconds.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# model definitions (random weights, fixed seed)
+
+
+class ESPCN(nn.Module):
+    """ESPCN-style super-resolution: features at low resolution, sub-pixel shuffle at the end."""
+
+    def __init__(self, scale=2, channels=3):
+        super().__init__()
+        self.c1 = nn.Conv2d(channels, 64, 5, padding=2)
+        self.c2 = nn.Conv2d(64, 32, 3, padding=1)
+        self.c3 = nn.Conv2d(32, channels * scale * scale, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(scale)
+
+    def forward(self, x):
+        x = torch.tanh(self.c1(x))
+        x = torch.tanh(self.c2(x))
+        return self.shuffle(self.c3(x))
+
+
+class SR64(nn.Module):
+    """A heavier x4 SR net: 64-channel body with residual blocks, pixel shuffle to 4x."""
+
+    def __init__(self, blocks=4):
+        super().__init__()
+        self.head = nn.Conv2d(3, 64, 3, padding=1)
+        self.body = nn.ModuleList(nn.Conv2d(64, 64, 3, padding=1) for _ in range(2 * blocks))
+        self.up = nn.Conv2d(64, 3 * 16, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(4)
+
+    def forward(self, x):
+        x = self.head(x)
+        for i in range(0, len(self.body), 2):
+            x = x + self.body[i + 1](F.relu(self.body[i](x)))
+        return self.shuffle(self.up(x))
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, cin, mid, stride):
+        super().__init__()
+        cout = mid * 4
+        self.c1, self.b1 = nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid)
+        self.c2, self.b2 = nn.Conv2d(mid, mid, 3, stride, 1, bias=False), nn.BatchNorm2d(mid)
+        self.c3, self.b3 = nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.b1(self.c1(x)))
+        y = F.relu(self.b2(self.c2(y)))
+        y = self.b3(self.c3(y))
+        return F.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class Basic(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+        self.c2, self.b2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        return F.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class ResNet(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        layers, cin = [], 64
+        if depth == 50:
+            for mid, n, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+                for i in range(n):
+                    layers.append(Bottleneck(cin, mid, stride if i == 0 else 1))
+                    cin = mid * 4
+        else:
+            for cout, n, stride in ((64, 2, 1), (128, 2, 2), (256, 2, 2), (512, 2, 2)):
+                for i in range(n):
+                    layers.append(Basic(cin, cout, stride if i == 0 else 1))
+                    cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(cin, 1000)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        mid = cin * expand
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.ReLU6()]
+        layers += [nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False), nn.BatchNorm2d(mid), nn.ReLU6(),
+                   nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.body = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.body(x) if self.residual else self.body(x)
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+        cin = 32
+        for t, c, n, s in cfg:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(1280, 1000)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+
+class UNet(nn.Module):
+    """A denoiser: two levels down (max pool), up by transposed conv and by bilinear resize, skips."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.ReLU(), nn.Conv2d(o, o, 3, padding=1), nn.ReLU())
+        self.e1, self.e2, self.mid = block(3, c), block(c, 2 * c), block(2 * c, 4 * c)
+        self.up2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2)
+        self.d2 = block(4 * c, 2 * c)
+        self.red1 = nn.Conv2d(2 * c, c, 1)
+        self.d1 = block(2 * c, c)
+        self.out = nn.Conv2d(c, 3, 1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(F.max_pool2d(e1, 2))
+        m = self.mid(F.max_pool2d(e2, 2))
+        d2 = self.d2(torch.cat([self.up2(m), e2], 1))
+        u1 = F.interpolate(self.red1(d2), scale_factor=2, mode="bilinear", align_corners=False)
+        d1 = self.d1(torch.cat([u1, e1], 1))
+        return x - self.out(d1)
+
+
+class StyleTransfer(nn.Module):
+    """Johnson-style fast style transfer: reflection padding, instance norm, nearest upsampling."""
+
+    def __init__(self):
+        super().__init__()
+        def conv(i, o, k, s=1):
+            return nn.Sequential(nn.ReflectionPad2d(k // 2), nn.Conv2d(i, o, k, s), nn.InstanceNorm2d(o, affine=True))
+        self.down = nn.Sequential(conv(3, 32, 9), nn.ReLU(), conv(32, 64, 3, 2), nn.ReLU(), conv(64, 128, 3, 2), nn.ReLU())
+        self.res = nn.ModuleList(nn.Sequential(conv(128, 128, 3), nn.ReLU(), conv(128, 128, 3)) for _ in range(5))
+        self.up1, self.up2 = conv(128, 64, 3), conv(64, 32, 3)
+        self.out = nn.Sequential(nn.ReflectionPad2d(4), nn.Conv2d(32, 3, 9))
+
+    def forward(self, x):
+        x = self.down(x)
+        for r in self.res:
+            x = x + r(x)
+        x = F.relu(self.up1(F.interpolate(x, scale_factor=2, mode="nearest")))
+        x = F.relu(self.up2(F.interpolate(x, scale_factor=2, mode="nearest")))
+        return self.out(x)
+
+
+class ViT(nn.Module):
+    """A small vision transformer (ViT-Tiny shape): written out so it exports as MatMul/Softmax/LayerNorm/Gelu."""
+
+    def __init__(self, dim=192, depth=12, heads=3, patch=16, image=224, classes=1000):
+        super().__init__()
+        self.heads, self.patch = heads, patch
+        self.embed = nn.Conv2d(3, dim, patch, patch)
+        n = (image // patch) ** 2
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, n + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList()
+        for _ in range(depth):
+            self.blocks.append(nn.ModuleDict({
+                "n1": nn.LayerNorm(dim), "qkv": nn.Linear(dim, 3 * dim), "proj": nn.Linear(dim, dim),
+                "n2": nn.LayerNorm(dim), "fc1": nn.Linear(dim, 4 * dim), "fc2": nn.Linear(4 * dim, dim)}))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        b, n, d = x.shape
+        h = self.heads
+        for blk in self.blocks:
+            q, k, v = blk["qkv"](blk["n1"](x)).reshape(b, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
+            a = torch.softmax(q @ k.transpose(-2, -1) * (d // h) ** -0.5, dim=-1)
+            x = x + blk["proj"]((a @ v).transpose(1, 2).reshape(b, n, d))
+            x = x + blk["fc2"](F.gelu(blk["fc1"](blk["n2"](x))))
+        return self.head(self.norm(x)[:, 0])
+
+
+# name: (constructor, input shape, precisions). SR nets output 1920x1080.
+MODELS = {
+    "espcn_x2": (lambda: ESPCN(2), (1, 3, 540, 960), ("fp16", "fp32")),
+    "sr64_x4": (lambda: SR64(), (1, 3, 270, 480), ("fp16", "fp32")),
+    "unet": (lambda: UNet(), (1, 3, 512, 512), ("fp32", "fp16")),
+    "style": (lambda: StyleTransfer(), (1, 3, 512, 512), ("fp32", "fp16")),
+    "resnet18": (lambda: ResNet(18), (1, 3, 224, 224), ("fp32", "fp16")),
+    "resnet50": (lambda: ResNet(50), (1, 3, 224, 224), ("fp32", "fp16")),
+    "mobilenetv2": (lambda: MobileNetV2(), (1, 3, 224, 224), ("fp32", "fp16")),
+    "vit_tiny": (lambda: ViT(), (1, 3, 224, 224), ("fp32", "fp16")),
+}
+
+
+def build(name):
+    torch.manual_seed(0)
+    ctor, shape, precisions = MODELS[name]
+    m = ctor().eval()
+    with torch.no_grad():  # BatchNorm statistics away from identity, so folding them is exercised
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.1, 0.1)
+                mod.running_var.uniform_(0.5, 1.5)
+    return m, shape, precisions
+
+
+# ---------------------------------------------------------------------------------------------
+# timing
+
+
+def stats(ms):
+    ms = sorted(ms)
+    return {"p50": ms[len(ms) // 2], "p99": ms[min(len(ms) - 1, int(math.ceil(0.99 * len(ms))) - 1)]}
+
+
+def time_torch(fn, runs, warmup=10):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(runs):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        ms.append(start.elapsed_time(end))
+    return stats(ms)
+
+
+def torch_timings(model, x, runs):
+    with torch.no_grad():
+        eager = time_torch(lambda: model(x), runs)
+        static_x = x.clone()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(static_x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static_y = model(static_x)
+        graph = time_torch(lambda: g.replay(), runs)
+        del static_y
+    return eager, graph
+
+
+def export(model, x, path):
+    kwargs = dict(input_names=["input"], output_names=["output"], opset_version=17)
+    try:
+        torch.onnx.export(model, x, path, dynamo=False, **kwargs)
+    except TypeError:
+        torch.onnx.export(model, x, path, **kwargs)
+
+
+def compare(got, want):
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    scale = max(float(np.max(np.abs(want))), 1e-6)
+    return {"max_abs": float(np.max(np.abs(got - want))), "max_rel_to_peak": float(np.max(np.abs(got - want)) / scale),
+            "finite": bool(np.all(np.isfinite(got)))}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="gfxep-bench")
+    ap.add_argument("--plugin", required=True, help="libgfxep.so")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--cpu-runs", type=int, default=5)
+    ap.add_argument("--timeout", type=int, default=180, help="seconds per gfxep-bench call")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    import onnxruntime as ort
+
+    ort.register_execution_provider_library("gfxep", os.path.abspath(args.plugin))
+    devs = [d for d in ort.get_ep_devices() if d.ep_name == "gfxep" and d.ep_metadata.get("gfxep.backend") == "cuda"]
+    if not devs:
+        log("no gfxep CUDA device")
+        return 77
+    env = dict(os.environ, GFXEP_PLUGIN=os.path.abspath(args.plugin))
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": torch.cuda.get_device_name(0),
+            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "onnxruntime": ort.__version__,
+            "host": platform.node(), "runs": args.runs}
+    records = []
+    for name in args.models.split(","):
+        model, shape, precisions = build(name)
+        for prec in precisions:
+            t0 = time.time()
+            log(f"[{name} {prec}] export")
+            dtype = torch.float16 if prec == "fp16" else torch.float32
+            m = model.to("cuda", dtype)
+            torch.manual_seed(1)
+            x = torch.rand(shape, device="cuda", dtype=torch.float32).to(dtype)
+            path = os.path.join(args.out, f"{name}_{prec}.onnx")
+            rec = {"model": name, "precision": prec, "input": list(shape)}
+            try:
+                with torch.no_grad():
+                    export(m, x, path)
+                    ref = m.float()(x.float()).cpu().numpy()  # float32 reference from the same weights
+                    m = m.to(dtype)
+            except Exception as e:  # noqa: BLE001 — reported per model, the run goes on
+                rec["error"] = f"export failed: {e}"
+                records.append(rec)
+                log(f"[{name} {prec}] {rec['error']}")
+                continue
+            # correctness: gfxep vs PyTorch float32 (and vs ORT's CPU EP for float32 models)
+            log(f"[{name} {prec}] correctness")
+            feed = {"input": x.cpu().numpy()}
+            try:
+                so = ort.SessionOptions()
+                so.add_provider_for_devices(devs[:1], {})
+                sess = ort.InferenceSession(path, sess_options=so)
+                got = sess.run(None, feed)[0].astype(np.float32)
+                del sess
+                rec["vs_torch_fp32"] = compare(got, ref)
+                if prec == "fp32":
+                    cpu = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+                    want = cpu.run(None, feed)[0]
+                    rec["vs_cpu_ep"] = compare(got, want)
+                    ms = []
+                    for _ in range(args.cpu_runs):
+                        t = time.perf_counter()
+                        cpu.run(None, feed)
+                        ms.append((time.perf_counter() - t) * 1e3)
+                    rec["cpu_ep_ms"] = stats(ms)
+                    del cpu
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = f"gfxep run failed: {e}"
+            tol = 2e-2 if prec == "fp16" else 1e-3
+            rec["tolerance_rel_to_peak"] = tol
+            rec["correct"] = "error" not in rec and rec["vs_torch_fp32"]["finite"] and \
+                rec["vs_torch_fp32"]["max_rel_to_peak"] <= tol
+            log(f"[{name} {prec}] torch timings")
+            rec["torch_eager_ms"], rec["torch_graph_ms"] = torch_timings(m, x, args.runs)
+            log(f"[{name} {prec}] gfxep timings")
+            try:
+                p = subprocess.run([args.bench, "--runs", str(args.runs), path], env=env, capture_output=True,
+                                   text=True, timeout=args.timeout)
+                line = [l for l in p.stdout.splitlines() if l.startswith("{")]
+                if p.returncode == 0 and line:
+                    rec["gfxep"] = json.loads(line[-1])
+                else:
+                    rec["gfxep_error"] = (p.stderr or p.stdout)[-800:]
+            except subprocess.TimeoutExpired:
+                rec["gfxep_error"] = f"gfxep-bench timed out after {args.timeout} s"
+            g = rec.get("gfxep")
+            if g:
+                rec["ratio_vs_eager"] = g["latency_ms"]["p50"] / rec["torch_eager_ms"]["p50"]
+                rec["ratio_vs_graph"] = g["latency_ms"]["p50"] / rec["torch_graph_ms"]["p50"]
+            records.append(rec)
+            log(f"[{name} {prec}] done in {time.time() - t0:.1f} s: " +
+                (f"gfxep {g['latency_ms']['p50']:.3f} ms, torch eager {rec['torch_eager_ms']['p50']:.3f} ms, "
+                 f"graph {rec['torch_graph_ms']['p50']:.3f} ms, correct={rec['correct']}" if g else
+                 f"gfxep failed: {rec.get('gfxep_error', rec.get('error', ''))[:300]}"))
+            del m
+            torch.cuda.empty_cache()
+    out = {"meta": meta, "records": records}
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    hdr = f"{'model':<12} {'prec':<5} {'nodes':>9} {'gfxep p50/p99 ms':>18} {'eager p50':>10} {'graph p50':>10} " \
+          f"{'x eager':>8} {'x graph':>8} {'cpu-ep p50':>11} {'enq us':>7} {'err/peak':>9} ok"
+    print(hdr)
+    for r in records:
+        g = r.get("gfxep")
+        nodes = f"{g['nodes_on_gfxep']}/{g['nodes_on_gfxep'] + g['nodes_elsewhere']}" if g else "-"
+        print(f"{r['model']:<12} {r['precision']:<5} {nodes:>9} "
+              f"{(str(round(g['latency_ms']['p50'], 3)) + '/' + str(round(g['latency_ms']['p99'], 3))) if g else 'failed':>18} "
+              f"{r.get('torch_eager_ms', {}).get('p50', float('nan')):>10.3f} {r.get('torch_graph_ms', {}).get('p50', float('nan')):>10.3f} "
+              f"{r.get('ratio_vs_eager', float('nan')):>8.2f} {r.get('ratio_vs_graph', float('nan')):>8.2f} "
+              f"{r.get('cpu_ep_ms', {}).get('p50', float('nan')):>11.2f} "
+              f"{g['enqueue_us']['p50'] if g else float('nan'):>7.1f} "
+              f"{r.get('vs_torch_fp32', {}).get('max_rel_to_peak', float('nan')):>9.2e} {'yes' if r.get('correct') else 'NO'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
