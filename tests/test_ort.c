@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -481,6 +482,64 @@ static void test_concurrent_runs_on_separate_streams(void** state) {
   k.api->ReleaseSession(cpu);
 }
 
+/* ORT's profiling JSON holds one event per gfxep kernel with its device time (OrtEp::CreateProfiler):
+ * conv_net has 9 nodes on gfxep, so each must appear by name, and the profiled run must still be
+ * right. A second run without profiling replays as usual. */
+static void test_profiling_shows_gfxep_kernels(void** state) {
+  (void)state;
+  const OrtEpDevice* d = the_device();
+  char prefix[256];
+  snprintf(prefix, sizeof prefix, "/tmp/gfxep_profile_%d", (int)getpid());
+  OrtSessionOptions* so = NULL;
+  expect_ok(k.api->CreateSessionOptions(&so), "options");
+  expect_ok(k.api->EnableProfiling(so, prefix), "enable profiling");
+  expect_ok(k.api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1"), "assignment info");
+  expect_ok(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &d, 1, NULL, NULL, 0), "append EP");
+  OrtSession* s = NULL;
+  expect_ok(k.api->CreateSession(k.env, model_path("conv_net"), so, &s), "session");
+  k.api->ReleaseSessionOptions(so);
+  ortkit_tensor *in = NULL, *got = NULL, *want = NULL;
+  size_t n_in = 0, n_got = 0, n_want = 0;
+  expect_ok(ortkit_random_inputs(&k, s, 21, 32, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, s, NULL, in, n_in, &got, &n_got), "profiled run");
+  OrtSession* cpu = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "cpu session");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  ortkit_diff diff;
+  assert_int_equal(ortkit_compare(got, want, n_want, ATOL_F32, RTOL_F32, &diff), 0);
+
+  OrtAllocator* a = NULL;
+  expect_ok(k.api->GetAllocatorWithDefaultOptions(&a), "allocator");
+  char* path = NULL;
+  expect_ok(k.api->SessionEndProfiling(s, a, &path), "end profiling");
+  FILE* f = fopen(path, "rb");
+  assert_non_null(f);
+  static char text[1 << 20];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  text[len] = 0;
+  fclose(f);
+  remove(path);
+  a->Free(a, path);
+  /* ORT's own optimizer may fuse some nodes first (Conv + Mul): every node it gave gfxep must appear */
+  size_t on_gfxep = 0, elsewhere = 0;
+  expect_ok(ortkit_placement(&k, s, &on_gfxep, &elsewhere, 0), "placement");
+  assert_true(on_gfxep >= 6);
+  size_t events = 0;
+  for (const char* p = text; (p = strstr(p, "\"gfxep:")) != NULL; p++) events++;
+  if (events != on_gfxep) fail_msg("profile has %zu gfxep kernel events for %zu nodes on gfxep", events, on_gfxep);
+  assert_non_null(strstr(text, "\"gfxep:conv1\""));
+  assert_non_null(strstr(text, "\"op_name\" : \"Conv\"") ? text : strstr(text, "\"op_name\":\"Conv\""));
+  ortkit_tensors_free(got, n_got);
+  got = NULL;
+  expect_ok(ortkit_run(&k, s, NULL, in, n_in, &got, &n_got), "run after profiling");
+  assert_int_equal(ortkit_compare(got, want, n_want, ATOL_F32, RTOL_F32, &diff), 0);
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(got, n_got);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(cpu);
+  k.api->ReleaseSession(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_device_is_listed_with_metadata),
@@ -496,6 +555,7 @@ int main(void) {
       cmocka_unit_test(test_copy_tensors_round_trip_on_stream),
       cmocka_unit_test(test_run_on_user_stream),
       cmocka_unit_test(test_concurrent_runs_on_separate_streams),
+      cmocka_unit_test(test_profiling_shows_gfxep_kernels),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -159,6 +159,12 @@ typedef struct gfx_backend {
                                       size_t note_size);
   gfx_status (*graphics_interop_deinit)(int device);
 
+  /* ---- timing (optional: profiling) ---- */
+  /* An event that also records when the device reached it; destroyed with event_destroy. */
+  gfx_status (*timer_create)(int device, void** out);
+  /* Microseconds of device time between two recorded timers; waits until `end` has completed. */
+  gfx_status (*timer_elapsed_us)(int device, void* start, void* end, double* us);
+
   /* ---- graph capture (all optional) ---- */
   /* Records the work queued on stream between begin and end instead of running it; end turns it into
    * a replayable graph (or, with graph == NULL, discards it). Capture must end even if the work in

@@ -319,33 +319,62 @@ static gfx_status workspace_release(gfx_model* m, workspace* w, void* stream) {
   return s;
 }
 
-static gfx_status run_nodes(gfx_model* m, const instance* in, workspace* w, void* stream) {
+/* Binds node n's tensors to this run's addresses and enqueues it on stream. */
+static gfx_status run_node(gfx_model* m, const instance* in, workspace* w, void* stream, int n) {
   const ir_graph* g = m->graph;
-  for (int n = 0; n < g->n_nodes; n++) {
-    const ir_node* node = &g->nodes[n];
-    gfx_tensor ti[IR_MAX_IO], to[IR_MAX_IO];
-    for (int i = 0; i < node->n_inputs; i++) {
-      int v = node->inputs[i];
-      if (v < 0) {
-        ti[i] = (gfx_tensor){.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}};
-        continue;
-      }
-      ti[i] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
+  const ir_node* node = &g->nodes[n];
+  gfx_tensor ti[IR_MAX_IO], to[IR_MAX_IO];
+  for (int i = 0; i < node->n_inputs; i++) {
+    int v = node->inputs[i];
+    if (v < 0) {
+      ti[i] = (gfx_tensor){.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}};
+      continue;
     }
-    for (int o = 0; o < node->n_outputs; o++) {
-      int v = node->outputs[o];
-      to[o] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
-    }
-    gfx_exec_ctx ctx = {
-        .device = m->device,
-        .stream = stream,
-        .scratch = in->node_scratch[n] ? (char*)w->base + in->scratch_offset : NULL,
-        .scratch_bytes = in->node_scratch[n],
-    };
-    gfx_status s = m->be->node_run(&ctx, node, ti, to, in->node_state[n]);
-    if (s) return gfx_status_wrap(s, "running node '%s' (%s)", node->name, ir_op_name(node->op));
+    ti[i] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
   }
+  for (int o = 0; o < node->n_outputs; o++) {
+    int v = node->outputs[o];
+    to[o] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
+  }
+  gfx_exec_ctx ctx = {
+      .device = m->device,
+      .stream = stream,
+      .scratch = in->node_scratch[n] ? (char*)w->base + in->scratch_offset : NULL,
+      .scratch_bytes = in->node_scratch[n],
+  };
+  gfx_status s = m->be->node_run(&ctx, node, ti, to, in->node_state[n]);
+  if (s) return gfx_status_wrap(s, "running node '%s' (%s)", node->name, ir_op_name(node->op));
   return NULL;
+}
+
+static gfx_status run_nodes(gfx_model* m, const instance* in, workspace* w, void* stream) {
+  for (int n = 0; n < m->graph->n_nodes; n++) GFX_TRY(run_node(m, in, w, stream, n));
+  return NULL;
+}
+
+/* run_nodes with a device timer before the first node and after each; the device is synchronized
+ * before the trace is read. */
+static gfx_status run_nodes_traced(gfx_model* m, const instance* in, workspace* w, void* stream,
+                                   gfx_node_trace* trace) {
+  const ir_graph* g = m->graph;
+  void** timers = calloc((size_t)g->n_nodes + 1, sizeof(void*));
+  if (!timers) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "profiling timers");
+  gfx_status s = NULL;
+  for (int t = 0; t <= g->n_nodes && !s; t++) s = m->be->timer_create(m->device, &timers[t]);
+  if (!s) s = m->be->event_record(m->device, timers[0], stream);
+  for (int n = 0; n < g->n_nodes && !s; n++) {
+    s = run_node(m, in, w, stream, n);
+    if (!s) s = m->be->event_record(m->device, timers[n + 1], stream);
+  }
+  for (int n = 0; n < g->n_nodes && !s; n++) {
+    trace[n].node = n;
+    s = m->be->timer_elapsed_us(m->device, timers[0], timers[n], &trace[n].start_us);
+    if (!s) s = m->be->timer_elapsed_us(m->device, timers[n], timers[n + 1], &trace[n].device_us);
+  }
+  for (int t = 0; t <= g->n_nodes; t++)
+    if (timers[t]) m->be->event_destroy(m->device, timers[t]);
+  free(timers);
+  return s;
 }
 
 void gfx_model_use_graphs(gfx_model* m, int enable) {
@@ -420,7 +449,8 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   return m->be->graph_launch(m->device, captured, stream);
 }
 
-gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
+static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user,
+                            gfx_node_trace* trace) {
   const ir_graph* g = m->graph;
   for (int i = 0; i < g->n_inputs; i++) {
     const ir_value* v = &g->values[g->inputs[i]];
@@ -460,7 +490,7 @@ gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, g
       s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
     }
   }
-  if (!s) s = run_or_replay(m, in, w, stream);
+  if (!s) s = trace ? run_nodes_traced(m, in, w, stream, trace) : run_or_replay(m, in, w, stream);
   pthread_mutex_lock(&m->lock);
   m->active_runs--;
   pthread_mutex_unlock(&m->lock);
@@ -468,6 +498,17 @@ gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, g
   if (!s) s = r;
   else gfx_status_free(r);
   return s;
+}
+
+gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
+  return model_run(m, stream, inputs, outputs, user, NULL);
+}
+
+gfx_status gfx_model_run_traced(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                void* user, gfx_node_trace* trace) {
+  if (!m->be->timer_create || !m->be->timer_elapsed_us || !trace)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend cannot time its kernels", m->be->name);
+  return model_run(m, stream, inputs, outputs, user, trace);
 }
 
 void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {

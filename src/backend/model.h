@@ -28,6 +28,21 @@ void gfx_model_free(gfx_model* m);
 /* inputs: one per graph input, in order, in the backend's device memory. */
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user);
 
+/* One node of a traced run: where it started on the device clock, relative to the start of the run's
+ * first node, and how long the device spent on it (microseconds). */
+typedef struct gfx_node_trace {
+  int node;
+  double start_us;
+  double device_us;
+} gfx_node_trace;
+
+/* Runs like gfx_model_run, but node by node (never a replayed graph) with a device timer between
+ * nodes, and waits for the device before it returns: trace receives one entry per node of
+ * gfx_model_graph(m). A diagnostic mode for profilers; GFX_ERR_NOT_SUPPORTED when the backend has no
+ * timers. */
+gfx_status gfx_model_run_traced(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                void* user, gfx_node_trace* trace);
+
 typedef struct gfx_model_stats {
   int signatures;          /* input-shape signatures compiled so far */
   size_t weight_bytes;     /* device memory held by constants */

@@ -4,18 +4,22 @@
  * Nothing from the OrtGraph is kept: names, types, shapes, attributes and constant weights are
  * copied, so ORT may free the graph as soon as Compile returns.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/model.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
+#include "ort/profiler.h"
 
 typedef struct compute_info {
   OrtNodeComputeInfo base; /* first */
   gfx_ep* ep;
   gfx_model* model;
+  char partition[24]; /* "partition 3": its name in profiles */
 } compute_info;
+
 
 static _Thread_local struct {
   const gfx_ep* ep;
@@ -157,6 +161,19 @@ static gfx_status output_for(void* user, int index, const gfx_shape* shape, void
   return NULL;
 }
 
+/* A Compute while a profiler is active: node by node with device timers, recorded for the profile. */
+static gfx_status run_profiled(compute_info* ci, gfx_profiler* p, uint64_t correlation, void* stream,
+                               const gfx_tensor* in, OrtKernelContext* ctx) {
+  const ir_graph* g = gfx_model_graph(ci->model);
+  gfx_node_trace* trace = calloc((size_t)g->n_nodes + 1, sizeof *trace);
+  if (!trace) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "profiling trace");
+  uint64_t t0 = gfx_profiler_now_ns();
+  gfx_status s = gfx_model_run_traced(ci->model, stream, in, output_for, ctx, trace);
+  if (!s) gfx_profiler_record(p, t0, ci->partition, correlation, g, trace);
+  free(trace);
+  return s;
+}
+
 static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelContext* ctx) {
   (void)state;
   compute_info* ci = (compute_info*)(void*)this_ptr;
@@ -207,7 +224,10 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
   if (!s) {
     last_run.ep = ci->ep;
     last_run.stream = stream;
-    s = gfx_to_ort(gfx_model_run(ci->model, stream, in, output_for, ctx));
+    uint64_t correlation = 0;
+    gfx_profiler* p = gfx_profiler_for_compute(ci->ep, &correlation);
+    s = gfx_to_ort(p ? run_profiled(ci, p, correlation, stream, in, ctx)
+                     : gfx_model_run(ci->model, stream, in, output_for, ctx));
   }
   if (in != inputs) free(in);
   return s;
@@ -244,6 +264,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
       return gfx_to_ort(gfx_status_wrap(s, "gfxep: compiling partition %zu", i));
     }
     ci->ep = ep;
+    snprintf(ci->partition, sizeof ci->partition, "partition %d", ep->n_partitions++);
     ci->base.ort_version_supported = ORT_API_VERSION;
     ci->base.CreateState = create_state;
     ci->base.Compute = compute;

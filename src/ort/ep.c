@@ -1,5 +1,6 @@
 /* gfxep — the OrtEp: session-level entry points other than partitioning and compiling. */
 #include "ort/ep.h"
+#include "ort/profiler.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,9 +95,18 @@ OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions*
   b->CreateSyncStreamForDevice = create_sync_stream;
   b->IsConcurrentRunSupported = is_concurrent_run_supported;
   b->GetKernelRegistry = get_kernel_registry;
-  if (gfx_ort_minor >= 25) b->Sync = sync_device;
+  if (gfx_ort_minor >= 25) {
+    b->Sync = sync_device;
+    b->CreateProfiler = gfx_ep_create_profiler;
+  }
+  pthread_mutex_init(&ep->profilers_lock, NULL);
   *out = b;
   return NULL;
 }
 
-void gfx_ep_destroy(OrtEp* e) { free(as_ep(e)); }
+void gfx_ep_destroy(OrtEp* e) {
+  gfx_ep* ep = as_ep(e);
+  gfx_profiler_detach_all(ep); /* a profiler ORT releases later must not reach back into this EP */
+  pthread_mutex_destroy(&ep->profilers_lock);
+  free(ep);
+}

@@ -5,12 +5,21 @@
 #include "ort/factory.h"
 #include "ort/options.h"
 
+#define GFX_MAX_PROFILERS 16
+
+struct gfx_profiler;
+
 typedef struct gfx_ep {
   OrtEp base; /* first: ORT only sees this */
   gfx_factory* factory;
   gfx_device* device;
   const OrtLogger* logger;
   gfx_ep_options options;
+  /* profilers ORT created for this EP and has not released (profiler.c) */
+  pthread_mutex_t profilers_lock;
+  struct gfx_profiler* profilers[GFX_MAX_PROFILERS];
+  int n_profilers;
+  int n_partitions; /* compiled so far, to name them in profiles */
 } gfx_ep;
 
 OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,

@@ -128,6 +128,26 @@ static gfx_status cuda_event_create(int device, void** out) {
   return NULL;
 }
 
+/* Timing on: profiling reads the device clock between two of these. */
+static gfx_status cuda_timer_create(int device, void** out) {
+  *out = NULL;
+  GFX_TRY(cuda_use_device(device));
+  cudaEvent_t event = NULL;
+  GFX_TRY(cuda_check(cudaEventCreate(&event), "cudaEventCreate on device %d", device));
+  *out = event;
+  return NULL;
+}
+
+static gfx_status cuda_timer_elapsed_us(int device, void* start, void* end, double* us) {
+  GFX_TRY(cuda_use_device(device));
+  GFX_TRY(cuda_check(cudaEventSynchronize((cudaEvent_t)end), "cudaEventSynchronize on device %d", device));
+  float ms = 0;
+  GFX_TRY(cuda_check(cudaEventElapsedTime(&ms, (cudaEvent_t)start, (cudaEvent_t)end), "cudaEventElapsedTime on device %d",
+                     device));
+  *us = (double)ms * 1e3;
+  return NULL;
+}
+
 static void cuda_event_destroy(int device, void* event) {
   if (!event) return;
   gfx_status s = cuda_use_device(device);
@@ -197,6 +217,8 @@ static const gfx_backend cuda_backend = {
     .stream_destroy = cuda_stream_destroy,
     .stream_sync = cuda_stream_sync,
     .event_create = cuda_event_create,
+    .timer_create = cuda_timer_create,
+    .timer_elapsed_us = cuda_timer_elapsed_us,
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
     .stream_wait_event = cuda_stream_wait_event,
