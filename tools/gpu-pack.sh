@@ -12,7 +12,7 @@ cp "$root/.deps/ort-1.29/lib/libonnxruntime.so" "$out/lib/libonnxruntime.so.1.29
 cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 "$out/lib/"
 cp -L /usr/lib/x86_64-linux-gnu/libpng16.so.16 "$out/lib/"
 for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests/test_ref_kernels tests/test_interop \
-         tests/test_interop_vulkan tests/test_vk_producer gfxep-run gfxep-alloc-bench gfxep-demo \
+         tests/test_interop_vulkan tests/test_vk_producer gfxep-run gfxep-alloc-bench gfxep-demo gfxep-bench gfxep-info \
          tests/test_soak tests/test_faults tests/test_concurrency; do
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
