@@ -325,11 +325,14 @@ def main():
     ap.add_argument("--plugin", required=True, help="libgfxep.so")
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models-dir", default=None, help="where the exported ONNX files go (default: --out)")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--cpu-runs", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=180, help="seconds per gfxep-bench call")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    models_dir = args.models_dir or args.out
+    os.makedirs(models_dir, exist_ok=True)
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -354,7 +357,7 @@ def main():
             m = model.to("cuda", dtype)
             torch.manual_seed(1)
             x = torch.rand(shape, device="cuda", dtype=torch.float32).to(dtype)
-            path = os.path.join(args.out, f"{name}_{prec}.onnx")
+            path = os.path.join(models_dir, f"{name}_{prec}.onnx")
             rec = {"model": name, "precision": prec, "input": list(shape)}
             try:
                 with torch.no_grad():
@@ -395,6 +398,12 @@ def main():
                 rec["vs_torch_fp32"]["max_rel_to_peak"] <= tol
             log(f"[{name} {prec}] torch timings")
             rec["torch_eager_ms"], rec["torch_graph_ms"] = torch_timings(m, x, args.runs)
+            if prec == "fp32":
+                # PyTorch's defaults let cuDNN convolutions use TF32 (10-bit mantissa products): faster, and
+                # not float32 arithmetic. Measured too, so the table shows what a default user sees.
+                torch.backends.cudnn.allow_tf32 = True
+                rec["torch_tf32_eager_ms"], rec["torch_tf32_graph_ms"] = torch_timings(m, x, args.runs)
+                torch.backends.cudnn.allow_tf32 = False
             log(f"[{name} {prec}] gfxep timings")
             try:
                 p = subprocess.run([args.bench, "--runs", str(args.runs), path], env=env, capture_output=True,

@@ -12,8 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 pack=$(cd "${1:-$root/.device}" && pwd)
 shift || true
 source "$root/tools/gpu-env.sh"
+export GFXEP_ORT_LIB=$ort129
 out=${OUT:-$PWD/bench-out}
 mkdir -p "$out"
 [ -n "$py" ] || { echo "gpu-bench: no python with onnxruntime found" >&2; exit 2; }
 timeout -k 10 1500 "$py" "$root/bench/torch_bench.py" --bench "$pack/bin/gfxep-bench" --plugin "$pack/lib/libgfxep.so" \
-  --out "$out" "$@"
+  --out "$out" --models-dir "${BENCH_MODELS_DIR:-/tmp/gfxep-bench-models}" "$@"
