@@ -323,6 +323,9 @@ static gfx_status workspace_release(gfx_model* m, workspace* w, void* stream) {
 static gfx_status run_node(gfx_model* m, const instance* in, workspace* w, void* stream, int n) {
   const ir_graph* g = m->graph;
   const ir_node* node = &g->nodes[n];
+  /* a view whose output shares its input's memory has nothing to do */
+  if (ir_op_is_view(node->op) && node->inputs[0] >= 0 && w->ptrs[node->outputs[0]] == w->ptrs[node->inputs[0]])
+    return NULL;
   gfx_tensor ti[IR_MAX_IO], to[IR_MAX_IO];
   for (int i = 0; i < node->n_inputs; i++) {
     int v = node->inputs[i];
@@ -489,6 +492,13 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
                                                       : (char*)m->weights + m->weight_offset[v];
       s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
     }
+  }
+  /* views share their source's memory (resolved after the outputs are bound: a view may read a graph
+   * output); values are indexed in creation order, not topological order, so follow each chain */
+  for (int v = 0; v < g->n_values; v++) {
+    int root = v;
+    while (in->plan.alias_of[root] >= 0) root = in->plan.alias_of[root];
+    if (root != v) w->ptrs[v] = w->ptrs[root];
   }
   if (!s) s = trace ? run_nodes_traced(m, in, w, stream, trace) : run_or_replay(m, in, w, stream);
   pthread_mutex_lock(&m->lock);

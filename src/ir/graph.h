@@ -168,5 +168,9 @@ const char* ir_op_name(gfx_op op);
 int ir_op_min_opset(gfx_op op);
 const char* ir_op_summary(gfx_op op);
 gfx_op ir_op_from_name(const char* onnx_name);
+/* Whether the op's output 0 holds exactly the bytes of its input 0 (Reshape, Flatten, Squeeze,
+ * Unsqueeze, Identity): the planner lets the output share the input's memory, and the executor then
+ * skips the node. */
+int ir_op_is_view(gfx_op op);
 
 #endif

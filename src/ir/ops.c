@@ -40,6 +40,15 @@ gfx_op ir_op_from_name(const char* onnx_name) {
   return GFX_OP_NONE;
 }
 
+int ir_op_is_view(gfx_op op) {
+  /* by name, so the answer does not depend on which of these ops the table holds */
+  static const char* const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  if (op <= GFX_OP_NONE || op >= GFX_OP_COUNT) return 0;
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+    if (strcmp(op_table[op].name, views[i]) == 0) return 1;
+  return 0;
+}
+
 /* ---- the helpers every parse function uses (ir/ops_common.h) ---- */
 
 gfx_status ir_check_known_attrs(const ir_node_desc* d, const char* const* known) {

@@ -81,10 +81,12 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   plan->n_values = g->n_values;
   plan->offsets = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
   plan->sizes = calloc((size_t)g->n_values + 1, sizeof(size_t));
+  plan->alias_of = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   int* last_use = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  int* root = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   free_list fl = {0};
   gfx_status s = NULL;
-  if (!plan->offsets || !plan->sizes || !last_use) {
+  if (!plan->offsets || !plan->sizes || !plan->alias_of || !last_use || !root) {
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d values", g->n_values);
     goto done;
   }
@@ -93,6 +95,8 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   size_t max_bytes = SIZE_MAX / 2 / ((size_t)g->n_values + 1) - alignment;
   for (int v = 0; v < g->n_values; v++) {
     plan->offsets[v] = IR_PLAN_NO_OFFSET;
+    plan->alias_of[v] = -1;
+    root[v] = v;
     last_use[v] = g->values[v].producer; /* a value nobody reads dies right after its producer */
     int ok;
     plan->sizes[v] = gfx_shape_bytes(&shapes[v], g->values[v].dtype, &ok);
@@ -109,13 +113,25 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] >= 0) last_use[g->nodes[n].inputs[i]] = n;
+  /* views share their input's memory; the memory's owner (root) lives until the last reader of any
+   * of its views (nodes are in topological order, so a view's input has its root already) */
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    if (!ir_op_is_view(node->op) || node->n_inputs < 1 || node->inputs[0] < 0 || node->n_outputs != 1) continue;
+    int in = node->inputs[0], out = node->outputs[0];
+    if (!in_workspace(&g->values[out]) || plan->sizes[out] != plan->sizes[in]) continue;
+    plan->alias_of[out] = in;
+    root[out] = root[in];
+  }
+  for (int v = 0; v < g->n_values; v++)
+    if (root[v] != v && last_use[v] > last_use[root[v]]) last_use[root[v]] = last_use[v];
 
   size_t end = 0;
   for (int n = 0; n < g->n_nodes; n++) {
     const ir_node* node = &g->nodes[n];
     for (int o = 0; o < node->n_outputs; o++) {
       int v = node->outputs[o];
-      if (!in_workspace(&g->values[v])) continue;
+      if (!in_workspace(&g->values[v]) || plan->alias_of[v] >= 0) continue;
       size_t len = align_up(plan->sizes[v] ? plan->sizes[v] : 1, alignment);
       plan->offsets[v] = take(&fl, &end, len);
       plan->sum_bytes += len;
@@ -123,7 +139,8 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     /* release what dies here: inputs read for the last time, outputs nobody reads */
     for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
       int v = k < node->n_inputs ? node->inputs[k] : node->outputs[k - node->n_inputs];
-      if (v < 0 || !in_workspace(&g->values[v]) || last_use[v] != n || plan->offsets[v] == IR_PLAN_NO_OFFSET)
+      if (v < 0 || !in_workspace(&g->values[v]) || last_use[v] != n || plan->offsets[v] == IR_PLAN_NO_OFFSET ||
+          plan->alias_of[v] >= 0)
         continue;
       /* the same value can appear twice among a node's inputs: release it once */
       int seen = 0;
@@ -142,6 +159,7 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   plan->workspace_bytes = end;
 done:
   free(last_use);
+  free(root);
   free(fl.off);
   free(fl.len);
   if (s) ir_plan_free(plan);
@@ -149,6 +167,7 @@ done:
 }
 
 void ir_plan_free(ir_plan* plan) {
+  free(plan->alias_of);
   free(plan->offsets);
   free(plan->sizes);
   memset(plan, 0, sizeof *plan);

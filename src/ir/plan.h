@@ -4,6 +4,9 @@
  * lifetime: a value lives from its producer to its last consumer, and values whose lifetimes do not
  * overlap may share bytes. Graph inputs and outputs live in ORT's buffers and constants in the
  * model's weight memory, so they get no workspace offset.
+ *
+ * The output of a view op (ir_op_is_view) that is not a graph output shares its input's memory:
+ * it gets no bytes of its own, and its input's lifetime stretches to cover the view's readers.
  */
 #ifndef GFXEP_IR_PLAN_H
 #define GFXEP_IR_PLAN_H
@@ -16,6 +19,9 @@
 
 typedef struct ir_plan {
   int n_values;
+  /* per value: the value whose memory it shares (the output of a view op such as Reshape, whose
+   * input outlives it as long as needed), or -1. An alias has no offset of its own. */
+  int* alias_of;
   size_t* offsets;        /* per value: byte offset in the workspace, or IR_PLAN_NO_OFFSET */
   size_t* sizes;          /* per value: bytes (0 for empty tensors) */
   size_t workspace_bytes; /* total, a multiple of the alignment */
