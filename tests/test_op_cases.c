@@ -703,15 +703,11 @@ static void run_case(const char* dir, const jv* c, result* r, int run_all) {
     goto done;
   }
   compare(got, want, n_out, jv_num(c, "atol", 1e-5), jv_num(c, "rtol", 1e-4), &r->d);
-  if (bad_guards) {
-    char msg[100];
-    snprintf(msg, sizeof msg, "%zu guard bytes around the outputs were overwritten", bad_guards);
-    set_why(r, R_FAIL, "%s", msg);
-  } else if (r->d.shape_mismatch) {
-    set_why(r, R_FAIL, "%s", "output shapes differ from the oracle");
-  } else if (r->d.nan_mismatch || r->d.mismatched) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "%zu elements outside atol %g + rtol %g, %zu NaN/Inf mismatches", r->d.mismatched,
+  if (bad_guards || r->d.shape_mismatch || r->d.nan_mismatch || r->d.mismatched) {
+    /* every problem at once: an out-of-bounds write often comes with wrong values */
+    char msg[300];
+    snprintf(msg, sizeof msg, "%zu guard bytes overwritten, %zu outputs of another shape, %zu elements outside atol %g "
+             "+ rtol %g, %zu NaN/Inf mismatches", bad_guards, r->d.shape_mismatch, r->d.mismatched,
              jv_num(c, "atol", 1e-5), jv_num(c, "rtol", 1e-4), r->d.nan_mismatch);
     set_why(r, R_FAIL, "%s", msg);
   } else if (!r->in_table) {
@@ -911,8 +907,8 @@ int main(int argc, char** argv) {
              r->kind == R_PASS ? "on gfxep" : "left to ORT", r->d.max_abs, r->d.max_rel, r->why[0] ? "; " : "",
              r->kind == R_PASS ? "" : r->why);
     else
-      printf("%-4s %-36s %s: %s\n", r->kind == R_FAIL ? "FAIL" : "--", jv_str(r->c, "name"), kind_names[r->kind],
-             r->why);
+      printf("%-4s %-36s %s%s%s\n", r->kind == R_FAIL ? "FAIL" : "--", jv_str(r->c, "name"),
+             r->kind == R_FAIL ? "" : kind_names[r->kind], r->kind == R_FAIL ? "" : ": ", r->why);
   }
   op_stats* ops = calloc(n + 1, sizeof *ops);
   size_t n_ops = collect_stats(res, n, ops);
