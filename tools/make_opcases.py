@@ -1,0 +1,502 @@
+#!/usr/bin/python3
+"""Writes the op-level test cases: many small single-node ONNX models, one manifest.
+
+Usage: make_opcases.py OUTPUT_DIR
+
+For every ONNX operator gfxep has or plans (see OPS below) a few cases with seeded random shapes,
+attributes, broadcast patterns and opsets, including the opsets where attributes became inputs.
+Shape-like inputs (Reshape shape, Slice starts, Pad pads, Resize scales, axes, Clip min/max) are
+constant initializers, as in exported models, so a backend can read them at parse time.
+
+Each float case has an fp32 model and, where the operator's type constraints allow, an fp16 and a
+bf16 variant. A variant's oracle is an fp32 twin of the same graph with the same weights rounded to
+the variant's precision (ORT's CPU EP lacks most fp16/bf16 kernels); the inputs are rounded the same
+way by the test. Tolerances follow the dtype: fp32 atol 1e-5 + rtol 1e-4 (looser where a case says
+why), fp16 1e-2, bf16 5e-2 (about 4 units in the last place of each format, plus the rounding of
+intermediate results).
+
+Each graph input carries its value range ("range" [lo, hi], "int": true for integer values) so the
+math stays in its domain (Log and Sqrt positive, Div away from zero, Pow base positive...).
+
+manifest.json: {"cases": [{"name", "op", "dtype", "model", "oracle", "atol", "rtol",
+"expect": "claimed"|"any"|"refused", "note", "inputs": [{"name", "range", "int"}]}]}
+expect "claimed": when gfxep's op table has the op and claims the dtype, the node must run on gfxep;
+"any": attribute combinations an implementation may reasonably leave to ORT; "refused": gfxep must
+leave the node to ONNX Runtime (a documented limit) and the result must still be right.
+Run with Debian's python3 (python3-onnx, python3-numpy): same bytes on every machine.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+SEED = 20261130
+F32, F16, BF16 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16
+DTYPE_NAME = {F32: "fp32", F16: "fp16", BF16: "bf16"}
+TOL = {F32: (1e-5, 1e-4), F16: (1e-2, 1e-2), BF16: (5e-2, 5e-2)}
+# the newest opset the Debian onnx package checks; cases of newer ops (GroupNormalization 18, Gelu 20)
+# are written without the checker and only in fp32/fp16
+CHECKED_OPSET = onnx.defs.onnx_opset_version()
+
+rng = np.random.default_rng(SEED)
+
+
+def bf16_bits(a):
+    """The bf16 bit patterns nearest to fp32 values (round to nearest, ties to even)."""
+    b = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + np.uint64(0x7FFF) + ((b >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)).astype(np.uint16)
+
+
+def bf16_round(a):
+    """Rounds fp32 values to the nearest bf16, returned as fp32."""
+    return (bf16_bits(a).astype(np.uint32) << np.uint32(16)).view(np.float32).reshape(np.shape(a))
+
+
+def bf16_tensor(name, a):
+    t = TensorProto()
+    t.name = name
+    t.data_type = BF16
+    t.dims.extend(np.shape(a))
+    t.raw_data = bf16_bits(a).tobytes()
+    return t
+
+
+class In:
+    """A graph input: float data in [lo, hi] (integer-valued when integer), or an int64/bool input."""
+
+    def __init__(self, shape, lo=-1.0, hi=1.0, integer=False, elem=None):
+        self.shape, self.lo, self.hi, self.integer, self.elem = list(shape), lo, hi, integer, elem
+
+
+class Const:
+    """A constant initializer. Float arrays follow the case dtype unless keep_f32 (Resize scales)."""
+
+    def __init__(self, value, keep_f32=False):
+        self.value, self.keep_f32 = np.asarray(value), keep_f32
+
+
+def rand(shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+class Case:
+    def __init__(self, op, opset, inputs, attrs=None, n_out=1, expect="claimed", note="", tol=None,
+                 dtypes=(F32, F16, BF16), tag=""):
+        self.op, self.opset, self.inputs = op, opset, inputs  # inputs: list of In | Const | None (absent)
+        self.attrs = attrs or {}
+        self.n_out, self.expect, self.note, self.tol = n_out, expect, note, tol
+        self.dtypes, self.tag = dtypes, tag
+
+
+# ---- model writing ----
+
+def build(case, dtype, name, oracle):
+    """The model of `case` in `dtype`; oracle=True writes the fp32 twin (values rounded to dtype)."""
+    elem = F32 if oracle else dtype
+    nodes_in, graph_in, inits, meta = [], [], [], []
+    for i, x in enumerate(case.inputs):
+        if x is None:
+            nodes_in.append("")
+            continue
+        nm = "x%d" % i
+        nodes_in.append(nm)
+        if isinstance(x, In):
+            t = x.elem if x.elem is not None else elem
+            graph_in.append(helper.make_tensor_value_info(nm, t, x.shape))
+            meta.append({"name": nm, "range": [x.lo, x.hi], "int": bool(x.integer or x.elem is not None)})
+            continue
+        v = x.value
+        if v.dtype.kind == "f" and not x.keep_f32:
+            v = v.astype(np.float32)
+            if dtype == F16:
+                v = v.astype(np.float16).astype(np.float32)
+            elif dtype == BF16:
+                v = bf16_round(v)
+            if elem == F16:
+                inits.append(numpy_helper.from_array(v.astype(np.float16), nm))
+            elif elem == BF16:
+                inits.append(bf16_tensor(nm, v))
+            else:
+                inits.append(numpy_helper.from_array(v, nm))
+        else:
+            inits.append(numpy_helper.from_array(v.astype(np.float32) if v.dtype.kind == "f" else v, nm))
+    attrs = dict(case.attrs)
+    if case.op == "Cast" and attrs.get("to") in (F16, BF16) and oracle:
+        attrs["to"] = F32
+    outs = ["y%d" % i for i in range(case.n_out)]
+    node = helper.make_node(case.op, nodes_in, outs, name=case.op.lower() + "_node", **attrs)
+    graph = helper.make_graph([node], name, graph_in,
+                              [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outs], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case.opset)], producer_name="gfxep")
+    model.ir_version = 8
+    # outputs: types from ONNX type inference (strict: a dtype the op does not allow raises)
+    if case.opset <= CHECKED_OPSET:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        known = {v.name: v for v in inferred.graph.output}
+        for o in model.graph.output:
+            o.type.CopyFrom(known[o.name].type)
+            if o.type.tensor_type.elem_type == TensorProto.UNDEFINED:
+                raise onnx.shape_inference.InferenceError("no output type for " + o.name)
+    else:
+        for o in model.graph.output:
+            o.type.tensor_type.elem_type = elem  # these ops (GroupNormalization, Gelu) output their input type
+    if case.opset <= CHECKED_OPSET:
+        onnx.checker.check_model(model, full_check=True)
+    return model, meta
+
+
+def write_case(out_dir, case, idx, manifest):
+    base = "%s_%d%s" % (case.op, idx, ("_" + case.tag) if case.tag else "")
+    for dtype in case.dtypes:
+        if dtype == BF16 and case.opset > CHECKED_OPSET:
+            continue
+        name = "%s_%s" % (base, DTYPE_NAME[dtype])
+        try:
+            model, meta = build(case, dtype, name, oracle=False)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+            if dtype == F32:
+                raise RuntimeError("%s: %s" % (name, e))
+            continue  # the op's type constraints leave this dtype out
+        onnx.save(model, os.path.join(out_dir, name + ".onnx"))
+        oracle = name + ".onnx"
+        if dtype != F32:
+            twin, _ = build(case, dtype, name + "_oracle", oracle=True)
+            oracle = name + "_oracle.onnx"
+            onnx.save(twin, os.path.join(out_dir, oracle))
+        atol, rtol = TOL[dtype]
+        if case.tol and dtype == F32:
+            atol, rtol = case.tol
+        manifest.append({"name": name, "op": case.op, "dtype": DTYPE_NAME[dtype], "opset": case.opset,
+                         "model": name + ".onnx", "oracle": oracle, "atol": atol, "rtol": rtol,
+                         "expect": case.expect, "note": case.note, "inputs": meta})
+
+
+# ---- the cases, by family ----
+
+def pick(options):
+    return options[int(rng.integers(len(options)))]
+
+
+def rshape(rank, lo=1, hi=5):
+    return [int(v) for v in rng.integers(lo, hi + 1, size=rank)]
+
+
+def broadcast_of(shape):
+    """A shape that broadcasts against `shape`: some dims 1, maybe fewer leading dims."""
+    s = [d if rng.random() < 0.5 else 1 for d in shape]
+    return s[int(rng.integers(0, len(s))):] or [1]
+
+
+def unary_cases():
+    specs = {  # op: (lo, hi, opsets, attrs)
+        "Relu": (-2, 2, [6, 13, 14], {}),
+        "LeakyRelu": (-2, 2, [6, 16], {"alpha": 0.07}),
+        "Sigmoid": (-6, 6, [6, 13], {}),
+        "Tanh": (-3, 3, [6, 13], {}),
+        "HardSigmoid": (-4, 4, [6], {"alpha": 0.3, "beta": 0.4}),
+        "HardSwish": (-4, 4, [14], {}),
+        "Elu": (-3, 2, [6], {"alpha": 0.8}),
+        "Selu": (-3, 2, [6], {"alpha": 1.5, "gamma": 1.1}),
+        "Erf": (-2.5, 2.5, [9, 13], {}),
+        "Softplus": (-5, 5, [1], {}),
+        "Sqrt": (0.01, 4, [6, 13], {}),
+        "Exp": (-3, 3, [6, 13], {}),
+        "Log": (0.05, 5, [6, 13], {}),
+        "Neg": (-2, 2, [6, 13], {}),
+        "Abs": (-2, 2, [6, 13], {}),
+        "Reciprocal": (0.25, 2, [6, 13], {}),
+        "Identity": (-2, 2, [1, 13, 16], {}),
+    }
+    out = []
+    for op, (lo, hi, opsets, attrs) in specs.items():
+        for i, opset in enumerate(opsets):
+            shape = rshape(int(rng.integers(1, 5)))
+            a = dict(attrs) if i == 0 else {}  # the default attribute values too
+            out.append(Case(op, opset, [In(shape, lo, hi)], a))
+        # a larger, odd-sized tensor: tails of vectorized loops
+        out.append(Case(op, opsets[-1], [In([3, 37, 11], lo, hi)], dict(attrs), tag="odd"))
+    # Reciprocal of negatives, Sqrt and Log of larger values
+    out.append(Case("Reciprocal", 13, [In([4, 9], -2, -0.25)], tag="neg"))
+    out.append(Case("Gelu", 20, [In([2, 3, 7], -3, 3)], {}, dtypes=(F32, F16)))
+    out.append(Case("Gelu", 20, [In([5, 16], -3, 3)], {"approximate": "tanh"}, dtypes=(F32, F16), tag="tanh"))
+    # PRelu: slope broadcast per channel, scalar, full shape
+    out.append(Case("PRelu", 9, [In([2, 3, 4, 5], -2, 2), Const(rand([3, 1, 1], 0, 0.5))]))
+    out.append(Case("PRelu", 16, [In([2, 6, 5], -2, 2), Const(rand([1], 0, 0.5))]))
+    out.append(Case("PRelu", 16, [In([3, 4], -2, 2), In([3, 4], -0.5, 0.5)]))
+    # Clip: attributes up to opset 6, inputs from 11 (min only, max only, both)
+    out.append(Case("Clip", 6, [In([3, 8], -2, 2)], {"min": -0.5, "max": 0.7}))
+    out.append(Case("Clip", 11, [In([2, 3, 5], -2, 2), Const(np.array(-0.3, np.float32)),
+                                 Const(np.array(0.6, np.float32))]))
+    out.append(Case("Clip", 13, [In([4, 7], -2, 2), Const(np.array(-0.2, np.float32))], tag="min_only"))
+    out.append(Case("Clip", 13, [In([4, 7], -2, 2), None, Const(np.array(0.1, np.float32))], tag="max_only"))
+    out.append(Case("Clip", 13, [In([4, 7], -2, 2)], tag="no_bounds"))
+    return out
+
+
+def binary_cases():
+    out = []
+    ranges = {"Add": ((-2, 2), (-2, 2)), "Sub": ((-2, 2), (-2, 2)), "Mul": ((-2, 2), (-2, 2)),
+              "Div": ((-2, 2), (0.5, 2)), "Pow": ((0.2, 2), (-2, 2)),
+              "Min": ((-2, 2), (-2, 2)), "Max": ((-2, 2), (-2, 2))}
+    for op, ((alo, ahi), (blo, bhi)) in ranges.items():
+        opsets = {"Pow": [7, 13, 15], "Min": [8, 13], "Max": [8, 13]}.get(op, [7, 13, 14])
+        for i, opset in enumerate(opsets):
+            a = rshape(int(rng.integers(2, 5)))
+            b = broadcast_of(a) if i > 0 else list(a)
+            if i == 2:  # the broadcast the other way round
+                a, b = b, a
+                alo, ahi, blo, bhi = alo, ahi, blo, bhi
+            out.append(Case(op, opset, [In(a, alo, ahi), In(b, blo, bhi)]))
+        # a constant operand (bias-like), and both sides broadcasting: [3,1,5] x [4,1]
+        out.append(Case(op, opsets[-1], [In([2, 3, 4, 5], alo, ahi), Const(rand([3, 1, 1], blo, bhi))], tag="const"))
+        out.append(Case(op, opsets[-1], [In([3, 1, 5], alo, ahi), In([4, 1], blo, bhi)], tag="bothbc"))
+        out.append(Case(op, opsets[-1], [In([2, 3], alo, ahi), In([], blo, bhi)], tag="scalar"))
+    # Div by negative numbers, Pow with integer exponents of negative bases (defined there)
+    out.append(Case("Div", 14, [In([5, 6], -2, 2), In([5, 6], -2, -0.5)], tag="negden"))
+    out.append(Case("Pow", 15, [In([4, 5], -2, 2), Const(np.array([2.0, 3.0, 1.0, 0.0, -1.0], np.float32))],
+                    tag="intexp", note="negative bases with integer exponents"))
+    # variadic Sum/Mean/Min/Max with broadcasting, 1 to 4 inputs
+    for op in ("Sum", "Mean", "Min", "Max"):
+        out.append(Case(op, 13, [In([3, 4])], tag="one"))
+        out.append(Case(op, 8 if op in ("Sum", "Mean") else 12, [In([2, 3, 4]), In([3, 1]), In([4])], tag="three"))
+        out.append(Case(op, 13, [In([2, 5]), In([2, 5]), In([1, 5]), In([2, 1])], tag="four"))
+    # comparisons: integer-valued inputs so equal values occur
+    for op in ("Equal", "Greater", "Less"):
+        out.append(Case(op, 13, [In([3, 4, 5], -2, 2, integer=True), In([4, 1], -2, 2, integer=True)]))
+        out.append(Case(op, 7 if op != "Equal" else 11, [In([6, 7], -2, 2, integer=True),
+                                                          In([6, 7], -2, 2, integer=True)], tag="same"))
+    out.append(Case("Where", 9, [In([3, 4], 0, 1, elem=TensorProto.BOOL), In([3, 4]), In([3, 4])]))
+    out.append(Case("Where", 16, [In([2, 1, 5], 0, 1, elem=TensorProto.BOOL), In([3, 1]), In([1])], tag="bc"))
+    return out
+
+
+def layout_cases():
+    out = []
+    out.append(Case("Concat", 4, [In([2, 3, 4]), In([2, 5, 4])], {"axis": 1}))
+    out.append(Case("Concat", 13, [In([3, 2]), In([3, 2]), In([3, 1])], {"axis": -1}, tag="neg"))
+    out.append(Case("Concat", 11, [In([1, 2, 3, 4]), Const(rand([2, 2, 3, 4]))], {"axis": 0}, tag="const"))
+    # Split: 'split' attribute up to 11, input from 13; equal split
+    out.append(Case("Split", 11, [In([2, 7, 3])], {"axis": 1, "split": [2, 5]}, n_out=2))
+    out.append(Case("Split", 13, [In([4, 9])], {"axis": -1}, n_out=3, tag="equal"))
+    out.append(Case("Split", 13, [In([6, 2, 5]), Const(np.array([1, 2, 3], np.int64))], {"axis": 0}, n_out=3,
+                    tag="input"))
+    # Slice: attributes (opset 1), inputs (10+), negative steps and indices, clamped ends
+    out.append(Case("Slice", 1, [In([5, 6])], {"starts": [1, 0], "ends": [4, 100], "axes": [0, 1]}))
+    i64 = lambda v: Const(np.array(v, np.int64))
+    out.append(Case("Slice", 10, [In([4, 6, 5]), i64([1, -4]), i64([3, 1000]), i64([0, 1])], tag="axes"))
+    out.append(Case("Slice", 13, [In([7, 6]), i64([-1, 0]), i64([-100, 6]), i64([0, 1]), i64([-2, 2])], tag="step"))
+    out.append(Case("Slice", 13, [In([3, 8]), i64([2]), i64([7])], tag="noaxes"))
+    # Pad: pads attribute (2), input (11); constant, reflect, edge; negative pads crop
+    out.append(Case("Pad", 2, [In([2, 3, 4])], {"pads": [0, 1, 2, 0, 2, 1], "value": 0.5}))
+    out.append(Case("Pad", 11, [In([1, 2, 5, 4]), i64([0, 0, 1, 2, 0, 0, 2, 1])], {"mode": "reflect"}, tag="reflect"))
+    out.append(Case("Pad", 13, [In([2, 3, 3]), i64([0, 2, 1, 1, 0, 2]), Const(np.array(-1.5, np.float32))],
+                    tag="const"))
+    out.append(Case("Pad", 13, [In([3, 4]), i64([1, 2, 2, 1])], {"mode": "edge"}, tag="edge"))
+    out.append(Case("Pad", 13, [In([4, 6]), i64([-1, 1, 0, -2])], tag="crop"))
+    # Reshape with 0 and -1; Flatten at several axes
+    out.append(Case("Reshape", 5, [In([2, 3, 4]), i64([4, -1])]))
+    out.append(Case("Reshape", 14, [In([2, 3, 4]), i64([0, 0, 2, 2])], tag="zero"))
+    out.append(Case("Reshape", 14, [In([6, 4]), i64([-1])], tag="flat"))
+    out.append(Case("Flatten", 9, [In([2, 3, 4, 5])], {"axis": 2}))
+    out.append(Case("Flatten", 13, [In([2, 3, 4])], {"axis": 0}, tag="axis0"))
+    out.append(Case("Flatten", 13, [In([2, 3, 4])], {"axis": -1}, tag="neg"))
+    out.append(Case("Transpose", 1, [In([2, 3, 4])]))
+    out.append(Case("Transpose", 13, [In([2, 3, 4, 5])], {"perm": [0, 2, 3, 1]}, tag="nhwc"))
+    out.append(Case("Transpose", 13, [In([3, 1, 5, 2, 2])], {"perm": [4, 2, 0, 3, 1]}, tag="rank5"))
+    # Squeeze/Unsqueeze: axes attribute up to 11, input from 13
+    out.append(Case("Squeeze", 11, [In([1, 3, 1, 4])], {"axes": [0, -2]}))
+    out.append(Case("Squeeze", 13, [In([1, 3, 1, 4]), i64([2])], tag="input"))
+    out.append(Case("Squeeze", 13, [In([1, 3, 1, 4])], tag="all"))
+    out.append(Case("Unsqueeze", 11, [In([3, 4])], {"axes": [0, 3]}))
+    out.append(Case("Unsqueeze", 13, [In([3, 4]), i64([-1, 1])], tag="input"))
+    out.append(Case("Tile", 6, [In([2, 3]), i64([2, 3])]))
+    out.append(Case("Tile", 13, [In([2, 1, 3]), i64([1, 4, 1])], tag="one"))
+    out.append(Case("Expand", 8, [In([3, 1]), i64([2, 3, 4])]))
+    out.append(Case("Expand", 13, [In([1, 4, 1]), i64([3, 1, 5])], tag="ones"))
+    # Gather: constant indices (negative ones too), a graph-input index tensor, scalar index
+    out.append(Case("Gather", 1, [In([5, 4]), i64([0, 4, 2, 2])], {"axis": 0}))
+    out.append(Case("Gather", 13, [In([3, 6, 2]), i64([[-1, 0], [3, -6]])], {"axis": 1}, tag="neg"))
+    out.append(Case("Gather", 13, [In([4, 5]), In([3], 0, 4, elem=TensorProto.INT64)], {"axis": -1}, tag="input"))
+    out.append(Case("Gather", 13, [In([4, 5]), i64(2)], {"axis": 0}, tag="scalar"))
+    # Shape: of an input with dynamic dims (so ORT cannot fold it), start/end from opset 15
+    out.append(Case("Shape", 13, [In(["N", 3, "W"])], dtypes=(F32, F16)))
+    out.append(Case("Shape", 15, [In([2, "C", 4, 5])], {"start": 1, "end": -1}, dtypes=(F32, F16), tag="slice"))
+    # ConstantOfShape: its shape from a graph input (else ORT folds it); value types
+    out.append(Case("ConstantOfShape", 9, [In([3], 1, 4, elem=TensorProto.INT64)],
+                    {"value": numpy_helper.from_array(np.array([1.25], np.float32))}, dtypes=(F32,)))
+    out.append(Case("ConstantOfShape", 9, [In([2], 1, 4, elem=TensorProto.INT64)], dtypes=(F32,), tag="default"))
+    out.append(Case("ConstantOfShape", 9, [In([2], 1, 4, elem=TensorProto.INT64)],
+                    {"value": numpy_helper.from_array(np.array([7], np.int64))}, dtypes=(F32,), tag="int64"))
+    # Cast between float types and to/from integers and bool
+    out.append(Case("Cast", 13, [In([3, 5], -3, 3)], {"to": F16}, dtypes=(F32,), tag="to_f16"))
+    out.append(Case("Cast", 13, [In([3, 5], -3, 3)], {"to": BF16}, dtypes=(F32,), tag="to_bf16"))
+    out.append(Case("Cast", 13, [In([4, 6], -3, 3)], {"to": F32}, dtypes=(F16, BF16), tag="to_f32"))
+    out.append(Case("Cast", 9, [In([4, 4], -9.5, 9.5)], {"to": TensorProto.INT32}, dtypes=(F32,), tag="to_i32"))
+    out.append(Case("Cast", 13, [In([7], -3, 3, integer=True)], {"to": TensorProto.BOOL}, dtypes=(F32,),
+                    tag="to_bool"))
+    out.append(Case("Cast", 13, [In([2, 5], -100, 100, elem=TensorProto.INT64)], {"to": F32}, dtypes=(F32,),
+                    tag="from_i64"))
+    out.append(Case("Cast", 6, [In([3, 3], -3, 3)], {"to": F16}, dtypes=(F32,), tag="opset6"))
+    return out
+
+
+def resample_cases():
+    out = []
+    f32 = lambda v: Const(np.array(v, np.float32), keep_f32=True)
+    i64 = lambda v: Const(np.array(v, np.int64))
+    empty = Const(np.zeros([0], np.float32), keep_f32=True)
+    # Resize 10 (scales only), 11/13 (roi, scales or sizes), modes and coordinate transforms
+    out.append(Case("Resize", 10, [In([1, 2, 3, 4]), f32([1, 1, 2, 2])], {"mode": "nearest"}))
+    out.append(Case("Resize", 10, [In([1, 2, 3, 4]), f32([1, 1, 2, 1.5])], {"mode": "linear"}, tag="linear"))
+    out.append(Case("Resize", 11, [In([1, 3, 4, 4]), empty, f32([1, 1, 2, 2])],
+                    {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+                    tag="asym"))
+    out.append(Case("Resize", 13, [In([2, 2, 5, 3]), None, f32([1, 1, 0.6, 2])],
+                    {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}, tag="half_pixel"))
+    out.append(Case("Resize", 13, [In([1, 2, 4, 6]), None, None, i64([1, 2, 7, 3])],
+                    {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, tag="sizes"))
+    out.append(Case("Resize", 13, [In([1, 1, 5, 5]), None, f32([1, 1, 1.5, 1.5])],
+                    {"mode": "nearest", "coordinate_transformation_mode": "pytorch_half_pixel",
+                     "nearest_mode": "round_prefer_ceil"}, tag="pytorch"))
+    out.append(Case("Resize", 13, [In([1, 2, 4, 4]), None, f32([1, 1, 2, 2])],
+                    {"mode": "cubic", "cubic_coeff_a": -0.5}, expect="any", tag="cubic",
+                    note="cubic interpolation may be left to ORT"))
+    # Upsample: scales attribute (7), input (9)
+    out.append(Case("Upsample", 7, [In([1, 2, 3, 3])], {"scales": [1.0, 1.0, 2.0, 3.0], "mode": "nearest"}))
+    out.append(Case("Upsample", 9, [In([1, 2, 3, 4]), f32([1, 1, 2, 2])], {"mode": "linear"}, tag="linear"))
+    out.append(Case("DepthToSpace", 11, [In([1, 8, 2, 3])], {"blocksize": 2, "mode": "DCR"}))
+    out.append(Case("DepthToSpace", 13, [In([2, 18, 2, 2])], {"blocksize": 3, "mode": "CRD"}, tag="crd"))
+    out.append(Case("DepthToSpace", 1, [In([1, 4, 3, 2])], {"blocksize": 2}, tag="opset1"))
+    out.append(Case("SpaceToDepth", 1, [In([1, 2, 4, 6])], {"blocksize": 2}))
+    out.append(Case("SpaceToDepth", 13, [In([2, 3, 6, 3])], {"blocksize": 3}, tag="b3"))
+    return out
+
+
+def reduce_cases():
+    out = []
+    i64 = lambda v: Const(np.array(v, np.int64))
+    red_tol = (1e-5, 2e-4)  # sums over up to ~100 terms in another order: a few ulps of the total
+    for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"):
+        tol = red_tol if op in ("ReduceSum", "ReduceMean", "ReduceL2") else None
+        if op == "ReduceSum":
+            # axes as an input from opset 13 (attribute before); noop_with_empty_axes
+            out.append(Case(op, 11, [In([3, 4, 5])], {"axes": [1], "keepdims": 1}, tol=tol))
+            out.append(Case(op, 13, [In([3, 4, 5]), i64([0, -1])], {"keepdims": 0}, tol=tol, tag="input"))
+            out.append(Case(op, 13, [In([2, 3, 4])], tol=tol, tag="all"))
+            out.append(Case(op, 13, [In([2, 3]), i64(np.zeros([0], np.int64))], {"noop_with_empty_axes": 1},
+                            tol=tol, tag="noop"))
+        else:
+            # axes attribute through opset 17 (an input from 18)
+            out.append(Case(op, 13, [In([3, 4, 5])], {"axes": [1], "keepdims": 1}, tol=tol))
+            out.append(Case(op, 11, [In([2, 3, 4, 3])], {"axes": [0, -1], "keepdims": 0}, tol=tol, tag="two"))
+            out.append(Case(op, 13, [In([4, 6])], tol=tol, tag="all"))
+        out.append(Case(op, 13, [In([2, 64, 3], 0, 1)], {"axes": [1]} if op != "ReduceSum" else {},
+                        tol=tol, tag="long"))
+    out.append(Case("Softmax", 13, [In([2, 3, 5])], {"axis": 1}))
+    out.append(Case("Softmax", 13, [In([4, 7], -5, 5)], tag="last"))
+    out.append(Case("Softmax", 11, [In([2, 3, 4])], {"axis": 1}, tag="coerced",
+                    note="opset < 13: coerced to 2-D at axis"))
+    out.append(Case("LogSoftmax", 13, [In([3, 6], -4, 4)], {"axis": -1}))
+    out.append(Case("LogSoftmax", 11, [In([2, 3, 4])], {"axis": 2}, tag="o11"))
+    # normalizations
+    c = 3
+    bn = [Const(rand([c], 0.5, 1.5)), Const(rand([c], -0.5, 0.5)), Const(rand([c], -0.5, 0.5)),
+          Const(rand([c], 0.5, 2))]
+    out.append(Case("BatchNormalization", 15, [In([2, c, 4, 5])] + bn, {"epsilon": 1e-3}))
+    out.append(Case("BatchNormalization", 9, [In([2, c, 6])] + bn, tag="rank3"))
+    out.append(Case("BatchNormalization", 14, [In([1, c, 2, 2])] + bn, {"momentum": 0.8}, tag="o14"))
+    out.append(Case("InstanceNormalization", 6, [In([2, 3, 4, 5]), Const(rand([3], 0.5, 1.5)),
+                                                 Const(rand([3], -0.5, 0.5))], {"epsilon": 1e-4}))
+    out.append(Case("InstanceNormalization", 6, [In([1, 2, 9]), Const(rand([2], 0.5, 1.5)),
+                                                 Const(rand([2], -0.5, 0.5))], tag="rank3"))
+    out.append(Case("LayerNormalization", 17, [In([2, 3, 8]), Const(rand([8], 0.5, 1.5)), Const(rand([8]))]))
+    out.append(Case("LayerNormalization", 17, [In([2, 3, 4]), Const(rand([3, 4], 0.5, 1.5))],
+                    {"axis": -2, "epsilon": 1e-3}, tag="twoaxes"))
+    out.append(Case("GroupNormalization", 18, [In([2, 4, 3, 3]), Const(rand([2], 0.5, 1.5)), Const(rand([2]))],
+                    {"num_groups": 2}, dtypes=(F32, F16),
+                    note="opset 18: scale and bias per group (opset 21 makes them per channel)"))
+    # pooling
+    out.append(Case("MaxPool", 12, [In([1, 2, 6, 6])], {"kernel_shape": [2, 2], "strides": [2, 2]}))
+    out.append(Case("MaxPool", 12, [In([2, 3, 7, 5])], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+                                                       "strides": [2, 1]}, tag="pads"))
+    out.append(Case("MaxPool", 10, [In([1, 1, 7, 7])], {"kernel_shape": [3, 2], "strides": [2, 2],
+                                                       "ceil_mode": 1}, tag="ceil"))
+    out.append(Case("MaxPool", 12, [In([1, 2, 8, 8])], {"kernel_shape": [2, 2], "dilations": [2, 2]}, tag="dil",
+                    expect="any", note="dilated pooling may be left to ORT"))
+    out.append(Case("MaxPool", 8, [In([1, 2, 5, 6])], {"kernel_shape": [2, 3], "auto_pad": "SAME_UPPER"},
+                    tag="same"))
+    out.append(Case("AveragePool", 11, [In([1, 2, 6, 6])], {"kernel_shape": [2, 2], "strides": [2, 2]}))
+    out.append(Case("AveragePool", 11, [In([2, 3, 5, 5])], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+                                                           "count_include_pad": 1}, tag="incl"))
+    out.append(Case("AveragePool", 11, [In([1, 2, 5, 7])], {"kernel_shape": [3, 3], "pads": [1, 0, 1, 2],
+                                                           "strides": [2, 2]}, tag="excl"))
+    out.append(Case("AveragePool", 10, [In([1, 1, 6, 6])], {"kernel_shape": [3, 3], "strides": [2, 2],
+                                                           "ceil_mode": 1}, tag="ceil"))
+    out.append(Case("GlobalAveragePool", 1, [In([2, 3, 5, 4])]))
+    out.append(Case("GlobalAveragePool", 1, [In([1, 4, 9])], tag="rank3"))
+    out.append(Case("GlobalMaxPool", 1, [In([2, 3, 4, 5])]))
+    out.append(Case("GlobalMaxPool", 1, [In([1, 2, 2, 3, 3])], tag="rank5"))
+    return out
+
+
+def nn_cases():
+    out = []
+    conv_tol = (2e-5, 2e-4)  # sums of up to 72 products: a few ulps more than one rounding
+    w = lambda *s: Const(rand(list(s), -0.5, 0.5))
+    out.append(Case("Conv", 11, [In([1, 3, 6, 6]), w(4, 3, 3, 3), w(4)], {"pads": [1, 1, 1, 1]}, tol=conv_tol))
+    out.append(Case("Conv", 11, [In([2, 4, 7, 5]), w(6, 2, 3, 2)], {"group": 2, "strides": [2, 1],
+                                                                    "pads": [0, 1, 1, 0]}, tol=conv_tol, tag="group"))
+    out.append(Case("Conv", 11, [In([1, 2, 9, 9]), w(3, 2, 3, 3), w(3)], {"dilations": [2, 2]}, tol=conv_tol,
+                    tag="dil"))
+    out.append(Case("Conv", 11, [In([1, 4, 5, 6]), w(4, 1, 3, 3)], {"group": 4, "auto_pad": "SAME_UPPER",
+                                                                    "strides": [2, 2]}, tol=conv_tol, tag="dw"))
+    out.append(Case("Conv", 1, [In([1, 3, 5, 5]), w(2, 3, 1, 1)], {"kernel_shape": [1, 1]}, tol=conv_tol,
+                    tag="pointwise"))
+    out.append(Case("Conv", 11, [In([1, 2, 8]), w(3, 2, 3)], {"pads": [1, 1]}, expect="refused", tol=conv_tol,
+                    tag="1d", note="1-D convolution: gfxep does 2-D (rank 4) only"))
+    out.append(Case("Conv", 11, [In([1, 2, 3, 4, 4]), w(2, 2, 2, 2, 2)], expect="refused", tol=conv_tol,
+                    tag="3d", note="3-D convolution: gfxep does 2-D (rank 4) only"))
+    out.append(Case("ConvTranspose", 11, [In([1, 3, 4, 4]), w(3, 2, 3, 3), w(2)], {"strides": [2, 2]},
+                    tol=conv_tol))
+    out.append(Case("ConvTranspose", 11, [In([1, 4, 3, 5]), w(4, 1, 2, 2)],
+                    {"group": 2, "strides": [2, 2], "pads": [0, 1, 1, 0], "output_padding": [1, 0]},
+                    tol=conv_tol, tag="group"))
+    out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3)], {"dilations": [2, 2], "pads": [1, 1, 1, 1]},
+                    tol=conv_tol, tag="dil"))
+    mm_tol = (2e-5, 2e-4)
+    out.append(Case("MatMul", 13, [In([4, 7]), In([7, 5])], tol=mm_tol))
+    out.append(Case("MatMul", 13, [In([2, 3, 4, 6]), Const(rand([6, 5]))], tol=mm_tol, tag="bcast"))
+    out.append(Case("MatMul", 9, [In([3, 1, 2, 8]), In([4, 8, 3])], tol=mm_tol, tag="batch"))
+    out.append(Case("MatMul", 13, [In([5, 9]), In([9])], expect="refused", tol=mm_tol, tag="vec",
+                    note="1-D operand: gfxep does rank >= 2 only"))
+    out.append(Case("Gemm", 13, [In([3, 5]), Const(rand([5, 4])), Const(rand([4]))], tol=mm_tol))
+    out.append(Case("Gemm", 11, [In([6, 3]), In([4, 6]), In([3, 1])], {"transA": 1, "transB": 1, "alpha": 0.5,
+                                                                      "beta": 2.0}, tol=mm_tol, tag="trans"))
+    out.append(Case("Gemm", 9, [In([2, 7]), Const(rand([7, 3])), Const(rand([2, 3]))], {"beta": 0.0},
+                    tol=mm_tol, tag="o9"))
+    out.append(Case("Gemm", 13, [In([4, 4]), In([4, 2])], tol=mm_tol, tag="noc"))
+    return out
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = []
+    cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases()
+    counters = {}
+    for c in cases:
+        counters[c.op] = counters.get(c.op, 0) + 1
+        write_case(out_dir, c, counters[c.op], manifest)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        f.write('{"seed": %d, "cases": [\n' % SEED)
+        f.write(",\n".join(json.dumps(m, sort_keys=True) for m in manifest))
+        f.write("\n]}\n")
+    print("%d cases of %d ops in %s" % (len(manifest), len(counters), out_dir))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_opcases.py OUTPUT_DIR")
+    main(sys.argv[1])
