@@ -47,6 +47,9 @@ step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cu
 step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
 step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --mode interop --out "$logs/demo_ng"
+# every op case (tools/make_opcases.py) on CUDA against ORT's CPU EP, guard regions around outputs
+step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
+  GFXEP_OPCASES_SUMMARY="$logs/op_cases_cuda.json" "$pack/bin/test_op_cases"
 # NVIDIA's compute-sanitizer over the GPU op tests and the ORT-level tests on CUDA
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -n "$cs" ]; then
@@ -54,6 +57,8 @@ if [ -n "$cs" ]; then
   # at exit races other libraries' teardown), so their device memory is still held at exit
   step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_backend_ops"
   step racecheck_backend_ops 300 "$cs" --tool racecheck --error-exitcode 9 "$pack/bin/test_backend_ops"
+  step memcheck_op_cases 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
+    "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_op_cases"
   step memcheck_ort_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_ort"
 fi
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
@@ -79,6 +84,8 @@ for s in steps:
         m = re.search(r"\[  PASSED  \] (\d+) test|(\d+) passed, (\d+) failed|FAILED|agreement.*|latency.*|nodes on gfxep.*", line)
         if m:
             entry.setdefault("lines", []).append(line[:300])
+    if "ops" in entry:  # the op-case summary: keep the totals and whatever is not plain "ok"
+        entry["ops_not_ok"] = {k: v for k, v in entry.pop("ops").items() if v.get("status") != "ok"}
     if name == "gpu_info":
         entry["gpu"] = text.strip()
     summary["steps"].append(entry)
