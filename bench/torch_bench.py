@@ -319,6 +319,85 @@ def compare(got, want):
             "finite": bool(np.all(np.isfinite(got)))}
 
 
+# ---------------------------------------------------------------------------------------------
+# kernel efficiency: single-op models against what the GPU measurably does
+
+
+def single_op_model(path, op, shapes, dtype, attrs=None, weights=None):
+    """A one-node ONNX model: inputs x0.., optional constant weights, output y."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    et = TensorProto.FLOAT16 if dtype == "fp16" else TensorProto.FLOAT
+    ins = [helper.make_tensor_value_info(f"x{i}", et, s) for i, s in enumerate(shapes)]
+    inits, names = [], [f"x{i}" for i in range(len(shapes))]
+    for i, w in enumerate(weights or []):
+        inits.append(numpy_helper.from_array(w.astype(np.float16 if dtype == "fp16" else np.float32), f"w{i}"))
+        names.append(f"w{i}")
+    node = helper.make_node(op, names, ["y"], **(attrs or {}))
+    g = helper.make_graph([node], op.lower(), ins, [helper.make_tensor_value_info("y", et, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def kernel_efficiency(args, env, models_dir):
+    """Achieved bandwidth of memory-bound ops against a measured device-to-device copy, and achieved
+    FLOP/s of large fp16 GEMMs and convolutions against PyTorch's best on the same shapes (the
+    measured tensor-core peak of this GPU through cuBLAS/cuDNN)."""
+    out = []
+    n = 64 * 1080 * 1920  # a 64-channel 1080p feature map
+    x = torch.empty(n, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    copy_ms = time_torch(lambda: y.copy_(x), 50)["p50"]
+    copy_gbs = 2 * n * 2 / copy_ms / 1e6
+    rng = np.random.default_rng(0)
+    cases = [
+        ("Add fp16 64x1080x1920", "Add", [[1, 64, 1080, 1920]] * 2, "fp16", None, None, 3 * n * 2, 0),
+        ("Relu fp16 64x1080x1920", "Relu", [[1, 64, 1080, 1920]], "fp16", None, None, 2 * n * 2, 0),
+        ("Relu fp32 64x1080x1920", "Relu", [[1, 64, 1080, 1920]], "fp32", None, None, 2 * n * 4, 0),
+        ("MatMul fp16 4096^3", "MatMul", [[4096, 4096]], "fp16", None, [rng.standard_normal((4096, 4096)) * 0.02],
+         0, 2 * 4096 ** 3),
+        ("Conv fp16 3x3 256->256 at 128x128, batch 8", "Conv", [[8, 256, 128, 128]], "fp16", {"pads": [1, 1, 1, 1]},
+         [rng.standard_normal((256, 256, 3, 3)) * 0.02], 0, 2 * 8 * 256 * 256 * 9 * 128 * 128),
+    ]
+    for name, op, shapes, dtype, attrs, weights, bytes_moved, flops in cases:
+        path = os.path.join(models_dir, name.split()[0].lower() + "_" + dtype + ".onnx")
+        single_op_model(path, op, shapes, dtype, attrs, weights)
+        rec = {"kernel": name}
+        p = subprocess.run([args.bench, "--runs", "50", path], env=env, capture_output=True, text=True,
+                           timeout=args.timeout)
+        line = [l for l in p.stdout.splitlines() if l.startswith("{")]
+        if p.returncode or not line:
+            rec["error"] = (p.stderr or p.stdout)[-400:]
+            out.append(rec)
+            continue
+        g = json.loads(line[-1])
+        ms = g["gpu_ms"]["p50"]
+        rec["gpu_ms"] = ms
+        rec["nodes_on_gfxep"] = g["nodes_on_gfxep"]
+        if bytes_moved:
+            rec["gbs"] = bytes_moved / ms / 1e6
+            rec["copy_gbs"] = copy_gbs
+            rec["fraction_of_copy"] = rec["gbs"] / copy_gbs
+        if flops:
+            dt = torch.float16
+            if op == "MatMul":
+                a = torch.randn(4096, 4096, device="cuda", dtype=dt)
+                b = torch.randn(4096, 4096, device="cuda", dtype=dt)
+                ref_ms = time_torch(lambda: a @ b, 50)["p50"]
+            else:
+                conv = nn.Conv2d(256, 256, 3, padding=1, bias=False).cuda().half()
+                t = torch.randn(8, 256, 128, 128, device="cuda", dtype=dt)
+                with torch.no_grad():
+                    ref_ms = time_torch(lambda: conv(t), 50)["p50"]
+            rec["tflops"] = flops / ms / 1e9
+            rec["torch_tflops"] = flops / ref_ms / 1e9
+            rec["fraction_of_torch"] = rec["tflops"] / rec["torch_tflops"]
+        out.append(rec)
+        log(f"[kernel] {name}: " + ", ".join(f"{k}={v:.3g}" for k, v in rec.items() if isinstance(v, float)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True, help="gfxep-bench")
@@ -329,6 +408,7 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--cpu-runs", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=180, help="seconds per gfxep-bench call")
+    ap.add_argument("--no-kernels", action="store_true", help="skip the kernel-efficiency section")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     models_dir = args.models_dir or args.out
@@ -426,7 +506,8 @@ def main():
                  f"gfxep failed: {rec.get('gfxep_error', rec.get('error', ''))[:300]}"))
             del m
             torch.cuda.empty_cache()
-    out = {"meta": meta, "records": records}
+    kernels = [] if args.no_kernels else kernel_efficiency(args, env, models_dir)
+    out = {"meta": meta, "records": records, "kernels": kernels}
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(out, f, indent=1)
     hdr = f"{'model':<12} {'prec':<5} {'nodes':>9} {'gfxep p50/p99 ms':>18} {'eager p50':>10} {'graph p50':>10} " \
@@ -442,6 +523,10 @@ def main():
               f"{r.get('cpu_ep_ms', {}).get('p50', float('nan')):>11.2f} "
               f"{g['enqueue_us']['p50'] if g else float('nan'):>7.1f} "
               f"{r.get('vs_torch_fp32', {}).get('max_rel_to_peak', float('nan')):>9.2e} {'yes' if r.get('correct') else 'NO'}")
+    for k in kernels:
+        print(f"{k['kernel']:<44} " + ("failed: " + k["error"][-120:] if "error" in k else
+              f"gpu {k['gpu_ms']:.3f} ms  " + (f"{k['gbs']:.0f} GB/s = {k['fraction_of_copy']:.0%} of copy" if "gbs" in k
+                                               else f"{k['tflops']:.0f} TFLOP/s = {k['fraction_of_torch']:.0%} of PyTorch")))
     return 0
 
 
