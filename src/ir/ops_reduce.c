@@ -58,7 +58,10 @@ static gfx_status parse_reduce(const ir_node_desc* d, ir_params* p, ir_reduce_ki
   int64_t axes[GFX_MAX_RANK];
   size_t n = 0;
   if (axes_input) {
-    if (d->n_inputs >= 2 && d->input_dtypes[1] != GFX_DTYPE_UNDEFINED)
+    /* an empty constant may come without data: its shape [0] says enough */
+    const int empty = d->n_inputs >= 2 && d->input_is_const[1] && d->input_shapes[1].rank == 1 &&
+                      d->input_shapes[1].dims[0] == 0;
+    if (d->n_inputs >= 2 && d->input_dtypes[1] != GFX_DTYPE_UNDEFINED && !empty)
       GFX_TRY(ir_const_ints(d, 1, axes, GFX_MAX_RANK, &n));
   } else {
     int present;
@@ -210,6 +213,24 @@ static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out) {
   return NULL;
 }
 
+/* ONNX Runtime's kernels drop a ceil_mode window that would start in the end padding, but the ONNX
+ * shape inference it declares output shapes with may keep it; where the input size is known and the
+ * two disagree, the node is left to ONNX Runtime rather than fail on a declared-shape mismatch. */
+static gfx_status check_ceil_rules(const ir_node_desc* d, const ir_pool_params* c) {
+  if (!c->ceil_mode || c->auto_pad != IR_PAD_NOTSET || d->input_shapes[0].rank != 4) return NULL;
+  for (int i = 0; i < 2; i++) {
+    const int64_t in = d->input_shapes[0].dims[2 + i];
+    if (in < 0) continue;
+    const int64_t s = c->strides[i], room = in + c->pads[i] + c->pads[i + 2] - ((int64_t)c->dilations[i] * (c->kernel[i] - 1) + 1);
+    if (room < 0) continue;
+    const int64_t out = (room + s - 1) / s + 1;
+    if ((out - 1) * s >= in + c->pads[i])
+      return IR_UNSUPPORTED(d, "ceil_mode: the last window along dim %d would start in the end padding, where "
+                               "ONNX shape inference and ONNX Runtime's kernels disagree on the output size", i);
+  }
+  return NULL;
+}
+
 static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind kind) {
   if (kind == IR_POOL_MAX && d->n_outputs == 2)
     return IR_UNSUPPORTED(d, "the optional Indices output is not handled");
@@ -268,6 +289,7 @@ static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind k
     c.dilations[i] = (int32_t)dilations[i];
   }
   for (int i = 0; i < 4; i++) c.pads[i] = (int32_t)pads[i];
+  GFX_TRY(check_ceil_rules(d, &c));
   p->pool = c;
   return NULL;
 }
