@@ -54,6 +54,55 @@ typedef struct ir_conv_params {
 /* end of resampling params */
 
 /* ---- reduction params (ir/ops_reduce.c) ---- */
+typedef enum ir_reduce_kind {
+  IR_REDUCE_SUM = 0,
+  IR_REDUCE_MEAN,
+  IR_REDUCE_MAX,
+  IR_REDUCE_MIN,
+  IR_REDUCE_L2,
+} ir_reduce_kind;
+
+/* ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool. Axes are kept as written (possibly
+ * negative) and resolved against the concrete rank at run time (ir_reduce_geometry). */
+typedef struct ir_reduce_params {
+  ir_reduce_kind kind;
+  int8_t n_axes;                 /* 0: all axes, or none with noop_with_empty_axes */
+  int8_t keepdims;
+  int8_t noop;                   /* noop_with_empty_axes and no axes: the output is the input */
+  int8_t global_pool;            /* reduce every dim from 2 on, keepdims */
+  int8_t axes[GFX_MAX_RANK];
+} ir_reduce_params;
+
+typedef enum ir_pool_kind { IR_POOL_MAX = 0, IR_POOL_AVERAGE } ir_pool_kind;
+
+/* 2-D MaxPool / AveragePool over NCHW. */
+typedef struct ir_pool_params {
+  ir_pool_kind kind;
+  ir_auto_pad auto_pad;
+  int8_t ceil_mode;
+  int8_t count_include_pad;
+  int32_t kernel[2], strides[2], dilations[2];
+  int32_t pads[4]; /* top, left, bottom, right as in ONNX; resolved at run time for auto_pad */
+} ir_pool_params;
+
+/* Softmax / LogSoftmax: rows of `axis` (opset >= 13) or, for opsets 11-12, the input flattened to
+ * 2-D at `axis` with each row of the flattened matrix normalized. */
+typedef struct ir_softmax_params {
+  int8_t axis;
+  int8_t log;
+  int8_t flatten;
+} ir_softmax_params;
+
+typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP } ir_norm_kind;
+
+/* LayerNormalization, InstanceNormalization, GroupNormalization. */
+typedef struct ir_norm_params {
+  ir_norm_kind kind;
+  int8_t axis;              /* LayerNormalization, as written */
+  int8_t per_channel;       /* GroupNormalization 21: scale and bias per channel (18: per group) */
+  int32_t num_groups;
+  float epsilon;
+} ir_norm_params;
 /* end of reduction params */
 
 /* ---- convolution params (ir/ops_nn.c) ---- */
@@ -68,6 +117,10 @@ typedef union ir_params {
   /* resampling members */
 
   /* reduction members */
+  ir_reduce_params reduce;
+  ir_pool_params pool;
+  ir_softmax_params softmax;
+  ir_norm_params norm;
 
   /* convolution members */
 } ir_params;

@@ -1,5 +1,554 @@
 /* gfxep — parse and infer functions of the reduction, normalization and pooling ops (see ir/ops.def). */
+#include "ir/ops_reduce.h"
+
 #include <string.h>
 
 #include "ir/ops_common.h"
 #include "ir/shape.h"
+
+#define SHAPE_STR(s) gfx_shape_str((s), (char[96]){0}, 96)
+
+/* Dims and counts beyond this are refused, so products of a few of them stay exact in int64. */
+#define DIM_LIMIT ((int64_t)1 << 31)
+
+static gfx_status check_dims(const char* op, const gfx_shape* s) {
+  if (s->rank < 0 || s->rank > GFX_MAX_RANK)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s: input rank %d is outside 0..%d", op, s->rank, GFX_MAX_RANK);
+  for (int i = 0; i < s->rank; i++)
+    if (s->dims[i] < 0 || s->dims[i] > DIM_LIMIT)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s: input %s has dim %d outside 0..2^31", op, SHAPE_STR(s), i);
+  return NULL;
+}
+
+/* Product of dims[from, to), refused past 2^62 (never reached by a tensor that fits in memory). */
+static gfx_status dims_product(const gfx_shape* s, int from, int to, int64_t* out) {
+  int64_t n = 1;
+  for (int i = from; i < to; i++) {
+    if (s->dims[i] != 0 && n > ((int64_t)1 << 62) / s->dims[i])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "shape %s has too many elements", SHAPE_STR(s));
+    n *= s->dims[i];
+  }
+  *out = n;
+  return NULL;
+}
+
+static gfx_status check_binary_flag(const ir_node_desc* d, const char* name, int64_t fallback, int8_t* out) {
+  int64_t v;
+  GFX_TRY(ir_attr_int(d, name, fallback, &v));
+  if (v != 0 && v != 1) return IR_UNSUPPORTED(d, "%s = %lld (must be 0 or 1)", name, (long long)v);
+  *out = (int8_t)v;
+  return NULL;
+}
+
+/* ================================ reductions ================================ */
+
+static gfx_status parse_reduce(const ir_node_desc* d, ir_params* p, ir_reduce_kind kind) {
+  /* axes moved from an attribute to an optional second input: ReduceSum at opset 13, the others at
+   * 18, together with noop_with_empty_axes */
+  const int axes_input = d->since_version >= (kind == IR_REDUCE_SUM ? 13 : 18);
+  if (axes_input) {
+    GFX_TRY(ir_check_io(d, 1, 2, 1));
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"keepdims", "noop_with_empty_axes", NULL}));
+  } else {
+    GFX_TRY(ir_check_io(d, 1, 1, 1));
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axes", "keepdims", NULL}));
+  }
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+
+  int64_t axes[GFX_MAX_RANK];
+  size_t n = 0;
+  if (axes_input) {
+    /* an empty constant may come without data: its shape [0] says enough */
+    const int empty = d->n_inputs >= 2 && d->input_is_const[1] && d->input_shapes[1].rank == 1 &&
+                      d->input_shapes[1].dims[0] == 0;
+    if (d->n_inputs >= 2 && d->input_dtypes[1] != GFX_DTYPE_UNDEFINED && !empty)
+      GFX_TRY(ir_const_ints(d, 1, axes, GFX_MAX_RANK, &n));
+  } else {
+    int present;
+    GFX_TRY(ir_attr_ints(d, "axes", axes, GFX_MAX_RANK, &n, &present));
+  }
+  ir_reduce_params r;
+  memset(&r, 0, sizeof r);
+  r.kind = kind;
+  GFX_TRY(check_binary_flag(d, "keepdims", 1, &r.keepdims));
+  int8_t noop = 0;
+  if (axes_input) GFX_TRY(check_binary_flag(d, "noop_with_empty_axes", 0, &noop));
+
+  const int rank = d->input_shapes[0].rank;
+  for (size_t i = 0; i < n; i++) {
+    int lo = rank >= 0 ? -rank : -GFX_MAX_RANK, hi = rank >= 0 ? rank : GFX_MAX_RANK;
+    if (axes[i] < lo || axes[i] >= hi)
+      return IR_UNSUPPORTED(d, "axis %lld is outside [%d, %d)", (long long)axes[i], lo, hi);
+    for (size_t j = 0; j < i; j++) {
+      /* the same axis twice (perhaps once negative) is an invalid model; refuse rather than guess */
+      int same = axes[j] == axes[i] || (rank >= 0 && (axes[j] + rank) % rank == (axes[i] + rank) % rank);
+      if (same) return IR_UNSUPPORTED(d, "axis %lld is listed twice", (long long)axes[i]);
+    }
+    r.axes[i] = (int8_t)axes[i];
+  }
+  r.n_axes = (int8_t)n;
+  if (n == 0 && noop) {
+    /* ReduceL2's "no reduction" is ambiguous (|x| or x): leave it to ONNX Runtime */
+    if (kind == IR_REDUCE_L2) return IR_UNSUPPORTED(d, "noop_with_empty_axes = 1 without axes is not handled");
+    r.noop = 1;
+  }
+  p->reduce = r;
+  return NULL;
+}
+
+gfx_status ir_parse_reduce_sum(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_SUM); }
+gfx_status ir_parse_reduce_mean(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MEAN); }
+gfx_status ir_parse_reduce_max(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MAX); }
+gfx_status ir_parse_reduce_min(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MIN); }
+gfx_status ir_parse_reduce_l2(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L2); }
+
+static gfx_status parse_global_pool(const ir_node_desc* d, ir_params* p, ir_reduce_kind kind) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
+    return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
+  memset(&p->reduce, 0, sizeof p->reduce);
+  p->reduce.kind = kind;
+  p->reduce.keepdims = 1;
+  p->reduce.global_pool = 1;
+  return NULL;
+}
+
+gfx_status ir_parse_global_average_pool(const ir_node_desc* d, ir_params* p) {
+  return parse_global_pool(d, p, IR_REDUCE_MEAN);
+}
+gfx_status ir_parse_global_max_pool(const ir_node_desc* d, ir_params* p) { return parse_global_pool(d, p, IR_REDUCE_MAX); }
+
+/* Which dims of `in` are reduced, as a bit mask. */
+static gfx_status reduce_mask(const ir_reduce_params* p, const gfx_shape* in, unsigned* mask) {
+  const int rank = in->rank;
+  *mask = 0;
+  if (p->global_pool) {
+    if (rank < 3)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "global pooling needs N x C x spatial, got %s", SHAPE_STR(in));
+    for (int i = 2; i < rank; i++) *mask |= 1u << i;
+    return NULL;
+  }
+  if (p->noop) return NULL;
+  if (p->n_axes == 0) {
+    for (int i = 0; i < rank; i++) *mask |= 1u << i;
+    return NULL;
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    int a = p->axes[i];
+    if (a < -rank || a >= rank)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reduction axis %d is outside [-%d, %d) for input %s", a, rank, rank,
+                       SHAPE_STR(in));
+    *mask |= 1u << (a < 0 ? a + rank : a);
+  }
+  return NULL;
+}
+
+/* Appends a dim to a (dims, strides) list, merging it into the previous one when the two are
+ * walked as one (the previous stride spans exactly this dim). */
+static void push_dim(int64_t* dims, int64_t* strides, int* n, int64_t dim, int64_t stride) {
+  if (*n > 0 && strides[*n - 1] == stride * dim) {
+    dims[*n - 1] *= dim;
+    strides[*n - 1] = stride;
+    return;
+  }
+  dims[*n] = dim;
+  strides[*n] = stride;
+  (*n)++;
+}
+
+gfx_status ir_reduce_geometry(const ir_reduce_params* p, const gfx_shape* in, ir_reduce_geom* g) {
+  memset(g, 0, sizeof *g);
+  GFX_TRY(check_dims("reduction", in));
+  unsigned mask;
+  GFX_TRY(reduce_mask(p, in, &mask));
+  g->copy = p->noop;
+  int64_t strides[GFX_MAX_RANK], stride = 1;
+  for (int i = in->rank - 1; i >= 0; i--) {
+    strides[i] = stride;
+    stride *= in->dims[i];
+  }
+  const int keep = p->keepdims || p->global_pool;
+  g->out.rank = 0;
+  g->out_count = g->reduce_count = 1;
+  for (int i = 0; i < in->rank; i++) {
+    const int reduced = (mask >> i) & 1u;
+    if (!reduced || keep) g->out.dims[g->out.rank++] = reduced ? 1 : in->dims[i];
+    if (reduced)
+      g->reduce_count *= in->dims[i];
+    else
+      g->out_count *= in->dims[i];
+    if (in->dims[i] == 1) continue; /* contributes nothing to the index math */
+    if (reduced)
+      push_dim(g->red_dims, g->red_strides, &g->n_red, in->dims[i], strides[i]);
+    else
+      push_dim(g->kept_dims, g->kept_strides, &g->n_kept, in->dims[i], strides[i]);
+  }
+  return NULL;
+}
+
+gfx_status ir_infer_reduce(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_reduce_geom g;
+  GFX_TRY(ir_reduce_geometry(&node->params.reduce, &in[0], &g));
+  out[0] = g.out;
+  return NULL;
+}
+
+/* ================================ pooling ================================ */
+
+static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out) {
+  char pad[32];
+  GFX_TRY(ir_attr_string(d, "auto_pad", "NOTSET", pad, sizeof pad));
+  if (strcmp(pad, "NOTSET") == 0)
+    *out = IR_PAD_NOTSET;
+  else if (strcmp(pad, "SAME_UPPER") == 0)
+    *out = IR_PAD_SAME_UPPER;
+  else if (strcmp(pad, "SAME_LOWER") == 0)
+    *out = IR_PAD_SAME_LOWER;
+  else if (strcmp(pad, "VALID") == 0)
+    *out = IR_PAD_VALID;
+  else
+    return IR_UNSUPPORTED(d, "auto_pad = '%s' is not an ONNX value", pad);
+  return NULL;
+}
+
+/* ONNX Runtime's kernels drop a ceil_mode window that would start in the end padding, but the ONNX
+ * shape inference it declares output shapes with may keep it; where the input size is known and the
+ * two disagree, the node is left to ONNX Runtime rather than fail on a declared-shape mismatch. */
+static gfx_status check_ceil_rules(const ir_node_desc* d, const ir_pool_params* c) {
+  if (!c->ceil_mode || c->auto_pad != IR_PAD_NOTSET || d->input_shapes[0].rank != 4) return NULL;
+  for (int i = 0; i < 2; i++) {
+    const int64_t in = d->input_shapes[0].dims[2 + i];
+    if (in < 0) continue;
+    const int64_t s = c->strides[i], room = in + c->pads[i] + c->pads[i + 2] - ((int64_t)c->dilations[i] * (c->kernel[i] - 1) + 1);
+    if (room < 0) continue;
+    const int64_t out = (room + s - 1) / s + 1;
+    if ((out - 1) * s >= in + c->pads[i])
+      return IR_UNSUPPORTED(d, "ceil_mode: the last window along dim %d would start in the end padding, where "
+                               "ONNX shape inference and ONNX Runtime's kernels disagree on the output size", i);
+  }
+  return NULL;
+}
+
+static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind kind) {
+  if (kind == IR_POOL_MAX && d->n_outputs == 2)
+    return IR_UNSUPPORTED(d, "the optional Indices output is not handled");
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  if (kind == IR_POOL_MAX)
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                                          "storage_order", "strides", NULL}));
+  else
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                                          "kernel_shape", "pads", "strides", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != 4)
+    return IR_UNSUPPORTED(d, "input rank %d; 2-D pooling (rank 4, NCHW) is handled", d->input_shapes[0].rank);
+
+  ir_pool_params c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  int64_t kernel[2], strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+  int present;
+  size_t n;
+  GFX_TRY(ir_attr_ints(d, "kernel_shape", kernel, 2, &n, &present));
+  if (!present) return IR_UNSUPPORTED(d, "attribute 'kernel_shape' is missing");
+  if (n != 2) return IR_UNSUPPORTED(d, "kernel_shape has %zu entries; 2-D pooling is handled", n);
+  for (int i = 0; i < 2; i++)
+    if (kernel[i] < 1) return IR_UNSUPPORTED(d, "kernel_shape[%d] = %lld (must be >= 1)", i, (long long)kernel[i]);
+  GFX_TRY(ir_read_ints(d, "strides", strides, 2, 1, &present));
+  GFX_TRY(ir_read_ints(d, "dilations", dilations, 2, 1, &present));
+  GFX_TRY(ir_read_ints(d, "pads", pads, 4, 0, &present));
+  GFX_TRY(parse_auto_pad(d, &c.auto_pad));
+  GFX_TRY(check_binary_flag(d, "ceil_mode", 0, &c.ceil_mode));
+  if (kind == IR_POOL_AVERAGE) GFX_TRY(check_binary_flag(d, "count_include_pad", 0, &c.count_include_pad));
+  if (kind == IR_POOL_MAX) {
+    int8_t storage_order;
+    GFX_TRY(check_binary_flag(d, "storage_order", 0, &storage_order));
+    if (storage_order) return IR_UNSUPPORTED(d, "storage_order = 1 is not handled");
+  }
+  if (kind == IR_POOL_AVERAGE && (dilations[0] != 1 || dilations[1] != 1))
+    return IR_UNSUPPORTED(d, "dilations other than 1 are not handled for AveragePool");
+  if (c.auto_pad != IR_PAD_NOTSET) {
+    if (present && (pads[0] || pads[1] || pads[2] || pads[3]))
+      return IR_UNSUPPORTED(d, "both auto_pad and non-zero pads are set");
+    if (c.ceil_mode) return IR_UNSUPPORTED(d, "ceil_mode = 1 with auto_pad is not handled");
+    if (c.auto_pad != IR_PAD_VALID && (dilations[0] != 1 || dilations[1] != 1))
+      return IR_UNSUPPORTED(d, "auto_pad SAME_* with dilations > 1 is not handled");
+  }
+  for (int i = 0; i < 2; i++) {
+    if (kernel[i] > 65535 || strides[i] > 65535 || dilations[i] > 65535)
+      return IR_UNSUPPORTED(d, "kernel %lld, stride %lld or dilation %lld along dim %d is too large",
+                            (long long)kernel[i], (long long)strides[i], (long long)dilations[i], i);
+    /* ONNX Runtime rejects pads as large as the kernel: a window could then lie wholly in padding */
+    if (pads[i] >= kernel[i] || pads[i + 2] >= kernel[i])
+      return IR_UNSUPPORTED(d, "pads %lld, %lld along dim %d are not smaller than the kernel %lld", (long long)pads[i],
+                            (long long)pads[i + 2], i, (long long)kernel[i]);
+    c.kernel[i] = (int32_t)kernel[i];
+    c.strides[i] = (int32_t)strides[i];
+    c.dilations[i] = (int32_t)dilations[i];
+  }
+  for (int i = 0; i < 4; i++) c.pads[i] = (int32_t)pads[i];
+  GFX_TRY(check_ceil_rules(d, &c));
+  p->pool = c;
+  return NULL;
+}
+
+gfx_status ir_parse_max_pool(const ir_node_desc* d, ir_params* p) { return parse_pool(d, p, IR_POOL_MAX); }
+gfx_status ir_parse_average_pool(const ir_node_desc* d, ir_params* p) { return parse_pool(d, p, IR_POOL_AVERAGE); }
+
+/* Output size and pads along one spatial dim, as ONNX defines them:
+ *  explicit pads: floor or (ceil_mode) ceil of (in + pads - dilated kernel) / stride, plus 1; with
+ *    ceil_mode the last window must still start inside the input or the leading padding;
+ *  SAME_*: ceil(in / stride), the padding needed split evenly, the odd one at the end (UPPER) or
+ *    the beginning (LOWER);
+ *  VALID: no padding, floor. */
+static gfx_status pool_dim(const ir_pool_params* p, int i, int64_t in, ir_pool_geom* g) {
+  const int64_t k = p->kernel[i], s = p->strides[i], dil = p->dilations[i];
+  const int64_t span = dil * (k - 1) + 1;
+  int64_t out, begin = p->pads[i], end = p->pads[i + 2];
+  if (p->auto_pad == IR_PAD_SAME_UPPER || p->auto_pad == IR_PAD_SAME_LOWER) {
+    out = (in + s - 1) / s;
+    int64_t total = (out - 1) * s + span - in;
+    if (total < 0) total = 0;
+    begin = p->auto_pad == IR_PAD_SAME_UPPER ? total / 2 : (total + 1) / 2;
+    end = total - begin;
+  } else {
+    if (p->auto_pad == IR_PAD_VALID) begin = end = 0;
+    const int64_t room = in + begin + end - span;
+    if (room < 0)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "pooling window %lld (dilated) is larger than the padded input %lld along spatial dim %d",
+                       (long long)span, (long long)(in + begin + end), i);
+    out = (p->ceil_mode ? (room + s - 1) / s : room / s) + 1;
+    if (p->ceil_mode && (out - 1) * s >= in + begin) out--;
+  }
+  g->out_h = i == 0 ? out : g->out_h;
+  g->out_w = i == 1 ? out : g->out_w;
+  g->kernel[i] = k;
+  g->strides[i] = s;
+  g->dilations[i] = dil;
+  g->pad_begin[i] = begin;
+  g->pad_end[i] = end;
+  return NULL;
+}
+
+gfx_status ir_pool_geometry(const ir_pool_params* p, const gfx_shape* in, ir_pool_geom* g) {
+  memset(g, 0, sizeof *g);
+  GFX_TRY(check_dims("pooling", in));
+  if (in->rank != 4)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "2-D pooling needs an NCHW input, got %s", SHAPE_STR(in));
+  for (int i = 0; i < 2; i++)
+    if (p->kernel[i] < 1 || p->strides[i] < 1 || p->dilations[i] < 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "pooling kernel %d, stride %d and dilation %d must be >= 1",
+                       p->kernel[i], p->strides[i], p->dilations[i]);
+  g->n = in->dims[0];
+  g->c = in->dims[1];
+  g->in_h = in->dims[2];
+  g->in_w = in->dims[3];
+  GFX_TRY(pool_dim(p, 0, g->in_h, g));
+  GFX_TRY(pool_dim(p, 1, g->in_w, g));
+  return NULL;
+}
+
+gfx_status ir_infer_pool(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_pool_geom g;
+  GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
+  out[0] = (gfx_shape){.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
+  return NULL;
+}
+
+/* ================================ softmax ================================ */
+
+static gfx_status parse_softmax(const ir_node_desc* d, ir_params* p, int log) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  /* before opset 13 the input is flattened to 2-D at axis (default 1) and each row normalized */
+  const int flatten = d->since_version < 13;
+  int64_t axis;
+  GFX_TRY(ir_attr_int(d, "axis", flatten ? 1 : -1, &axis));
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0) {
+    int normalized;
+    /* the flattened form also accepts axis == rank (every row one element) */
+    if (!(flatten && axis == rank)) GFX_TRY(ir_norm_axis(d, axis, rank, &normalized));
+  } else if (axis < -GFX_MAX_RANK || axis > GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  p->softmax = (ir_softmax_params){.axis = (int8_t)axis, .log = (int8_t)log, .flatten = (int8_t)flatten};
+  return NULL;
+}
+
+gfx_status ir_parse_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 0); }
+gfx_status ir_parse_log_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 1); }
+
+gfx_status ir_softmax_geometry(const ir_softmax_params* p, const gfx_shape* in, ir_softmax_geom* g) {
+  GFX_TRY(check_dims("softmax", in));
+  const int rank = in->rank;
+  int axis = p->axis < 0 ? p->axis + rank : p->axis;
+  if (axis < 0 || axis > rank || (axis == rank && !p->flatten) || rank == 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "softmax axis %d is outside the input %s", p->axis, SHAPE_STR(in));
+  GFX_TRY(dims_product(in, 0, axis, &g->outer));
+  if (p->flatten) {
+    GFX_TRY(dims_product(in, axis, rank, &g->n));
+    g->inner = 1;
+  } else {
+    g->n = in->dims[axis];
+    GFX_TRY(dims_product(in, axis + 1, rank, &g->inner));
+  }
+  return NULL;
+}
+
+gfx_status ir_infer_softmax(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_softmax_geom g;
+  GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0], &g));
+  out[0] = in[0];
+  return NULL;
+}
+
+/* ================================ normalizations ================================ */
+
+/* stash_type is the precision of the mean and variance: 1 (float32) is what gfxep computes in. */
+static gfx_status check_stash_type(const ir_node_desc* d) {
+  int64_t stash;
+  GFX_TRY(ir_attr_int(d, "stash_type", 1, &stash));
+  if (stash != 1) return IR_UNSUPPORTED(d, "stash_type = %lld; only 1 (float32) is handled", (long long)stash);
+  return NULL;
+}
+
+static gfx_status read_epsilon(const ir_node_desc* d, float* eps) {
+  GFX_TRY(ir_attr_float(d, "epsilon", 1e-5f, eps));
+  if (!(*eps >= 0.0f)) return IR_UNSUPPORTED(d, "epsilon %g is negative or NaN", (double)*eps);
+  return NULL;
+}
+
+gfx_status ir_parse_layer_norm(const ir_node_desc* d, ir_params* p) {
+  if (d->n_outputs > 1) return IR_UNSUPPORTED(d, "the optional Mean and InvStdDev outputs are not handled");
+  GFX_TRY(ir_check_io(d, 2, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "epsilon", "stash_type", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  GFX_TRY(check_stash_type(d));
+  ir_norm_params n = {.kind = IR_NORM_LAYER};
+  GFX_TRY(read_epsilon(d, &n.epsilon));
+  int64_t axis;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0) {
+    int a;
+    GFX_TRY(ir_norm_axis(d, axis, rank, &a));
+    /* Scale and B have the normalized shape; broadcasting them is not handled */
+    for (int i = 1; i < d->n_inputs; i++) {
+      const gfx_shape* s = &d->input_shapes[i];
+      if (d->input_dtypes[i] != GFX_DTYPE_UNDEFINED && s->rank >= 0 && s->rank != rank - a)
+        return IR_UNSUPPORTED(d, "input %d has rank %d; the normalized shape has rank %d", i, s->rank, rank - a);
+    }
+  } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  n.axis = (int8_t)axis;
+  p->norm = n;
+  return NULL;
+}
+
+gfx_status ir_parse_instance_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 3, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"epsilon", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
+    return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
+  ir_norm_params n = {.kind = IR_NORM_INSTANCE};
+  GFX_TRY(read_epsilon(d, &n.epsilon));
+  p->norm = n;
+  return NULL;
+}
+
+gfx_status ir_parse_group_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 3, 3, 1));
+  if (d->since_version >= 21) {
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"epsilon", "num_groups", "stash_type", NULL}));
+    GFX_TRY(check_stash_type(d));
+  } else {
+    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"epsilon", "num_groups", NULL}));
+  }
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
+    return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
+  /* opset 18 has scale and bias per group; 21 per channel */
+  ir_norm_params n = {.kind = IR_NORM_GROUP, .per_channel = (int8_t)(d->since_version >= 21)};
+  GFX_TRY(read_epsilon(d, &n.epsilon));
+  int64_t groups;
+  GFX_TRY(ir_attr_int(d, "num_groups", 0, &groups));
+  if (groups < 1 || groups > DIM_LIMIT)
+    return IR_UNSUPPORTED(d, "num_groups = %lld (must be given and >= 1)", (long long)groups);
+  const gfx_shape* x = &d->input_shapes[0];
+  if (x->rank >= 2 && x->dims[1] >= 0 && x->dims[1] % groups != 0)
+    return IR_UNSUPPORTED(d, "%lld channels are not divisible into %lld groups", (long long)x->dims[1],
+                          (long long)groups);
+  n.num_groups = (int32_t)groups;
+  p->norm = n;
+  return NULL;
+}
+
+gfx_status ir_norm_geometry(const ir_norm_params* p, const gfx_shape* x, const gfx_shape* scale, ir_norm_geom* g) {
+  memset(g, 0, sizeof *g);
+  GFX_TRY(check_dims("normalization", x));
+  const int rank = x->rank;
+  if (p->kind == IR_NORM_LAYER) {
+    int axis = p->axis < 0 ? p->axis + rank : p->axis;
+    if (axis < 0 || axis >= rank)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LayerNormalization axis %d is outside the input %s", p->axis,
+                       SHAPE_STR(x));
+    GFX_TRY(dims_product(x, 0, axis, &g->rows));
+    GFX_TRY(dims_product(x, axis, rank, &g->count));
+    g->affine_mod = 1, g->affine_mul = 0, g->affine_div = 1;
+    g->affine_count = g->count;
+    /* Scale has exactly the normalized shape */
+    int ok = scale->rank == rank - axis;
+    for (int i = 0; ok && i < scale->rank; i++) ok = scale->dims[i] == x->dims[axis + i];
+    if (!ok)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LayerNormalization scale %s is not the normalized shape of %s at axis %d",
+                       SHAPE_STR(scale), SHAPE_STR(x), axis);
+    return NULL;
+  }
+  if (rank < 3)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "normalization needs N x C x spatial, got %s", SHAPE_STR(x));
+  const int64_t n = x->dims[0], c = x->dims[1];
+  int64_t spatial;
+  GFX_TRY(dims_product(x, 2, rank, &spatial));
+  if (p->kind == IR_NORM_INSTANCE) {
+    g->rows = n * c;
+    g->count = spatial;
+    g->affine_mod = c > 0 ? c : 1, g->affine_mul = 1, g->affine_div = spatial > 0 ? spatial : 1;
+    g->affine_count = c;
+  } else {
+    const int64_t groups = p->num_groups;
+    if (groups < 1 || c % groups != 0)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "GroupNormalization: %lld channels of %s are not divisible into %lld groups",
+                       (long long)c, SHAPE_STR(x), (long long)groups);
+    const int64_t per_group = c / groups;
+    g->rows = n * groups;
+    GFX_TRY(dims_product(&(gfx_shape){.rank = 2, .dims = {per_group, spatial}}, 0, 2, &g->count));
+    g->affine_mod = groups;
+    if (p->per_channel) {
+      g->affine_mul = per_group, g->affine_div = spatial > 0 ? spatial : 1;
+      g->affine_count = c;
+    } else {
+      g->affine_mul = 1, g->affine_div = g->count > 0 ? g->count : 1;
+      g->affine_count = groups;
+    }
+  }
+  if (scale->rank != 1 || scale->dims[0] != g->affine_count)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "scale %s of input %s should have shape [%lld]", SHAPE_STR(scale),
+                     SHAPE_STR(x), (long long)g->affine_count);
+  return NULL;
+}
+
+gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_norm_geom g;
+  GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g));
+  /* the bias, when there is one, matches the scale */
+  if (node->n_inputs >= 3 && in[2].rank >= 0 && !gfx_shape_equal(&in[1], &in[2]))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "bias %s and scale %s differ", SHAPE_STR(&in[2]), SHAPE_STR(&in[1]));
+  out[0] = in[0];
+  return NULL;
+}

@@ -47,5 +47,10 @@ gfx_status ir_infer_broadcast(const ir_node* node, const gfx_shape* in, gfx_shap
 gfx_status ir_infer_same(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+/* reductions, normalizations, pooling, softmax (ir/ops_reduce.c) */
+gfx_status ir_infer_reduce(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_pool(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_softmax(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif

@@ -1,2 +1,388 @@
-// gfxep CUDA backend — kernels of the reduction, normalization and pooling ops.
-#include <cuda_runtime.h>
+// gfxep CUDA backend — kernels of the reduction, normalization, pooling and softmax ops (see cuda_reduce.h).
+//
+// Rows that are reduced as a whole (a reduction over the innermost dims, softmax along the last
+// axis, every normalization) get one block each: the block's threads stride over the row and combine
+// their partial results with warp shuffles and a little shared memory. Reductions over outer dims
+// give each thread one output, so that neighbouring threads read neighbouring elements. Pooling has
+// one thread per output. All loops are grid-stride with 64-bit indices.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "backend/cuda/cuda_reduce.h"
+
+namespace {
+
+const int kBlockSize = 256;
+/* Enough blocks to fill any current GPU several times over; grid-stride loops do the rest. */
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t items, int64_t per_block) {
+  int64_t blocks = (items + per_block - 1) / per_block;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+/* ---- element types: loaded as float, stored with one rounding ---- */
+
+__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ __forceinline__ void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+/* ---- combining operations; max and min let a NaN win, as the reference does ---- */
+
+struct sum_op {
+  __device__ float identity() const { return 0.0f; }
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct max_op {
+  __device__ float identity() const { return -INFINITY; }
+  __device__ float operator()(float a, float b) const { return (a != a || a >= b) ? a : b; }
+};
+struct min_op {
+  __device__ float identity() const { return INFINITY; }
+  __device__ float operator()(float a, float b) const { return (a != a || a <= b) ? a : b; }
+};
+
+template <typename Op>
+__device__ float warp_reduce(float v, Op op) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+/* Combines one value per thread of the block; every thread gets the result. Every thread of the
+ * block must call it (the callers' loops are uniform across the block). */
+template <typename Op>
+__device__ float block_reduce(float v, Op op) {
+  __shared__ float partial[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warp_reduce(v, op);
+  __syncthreads(); /* a previous call's readers are done with partial[] */
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  v = (int)threadIdx.x < warps ? partial[threadIdx.x] : op.identity();
+  if (warp == 0) v = warp_reduce(v, op);
+  if (threadIdx.x == 0) partial[0] = v;
+  __syncthreads();
+  return partial[0];
+}
+
+/* ---- reductions ---- */
+
+__device__ __forceinline__ int64_t offset_of(int64_t linear, int n, const int64_t* dims, const int64_t* strides) {
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; d--) {
+    off += linear % dims[d] * strides[d];
+    linear /= dims[d];
+  }
+  return off;
+}
+
+template <int Kind>
+struct reduce_traits;
+template <>
+struct reduce_traits<CUDA_REDUCE_SUM> {
+  typedef sum_op op;
+  static __device__ float prepare(float v) { return v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_MEAN> {
+  typedef sum_op op;
+  static __device__ float prepare(float v) { return v; }
+  static __device__ float finish(float acc, int64_t n) { return acc / (float)n; }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_MAX> {
+  typedef max_op op;
+  static __device__ float prepare(float v) { return v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_MIN> {
+  typedef min_op op;
+  static __device__ float prepare(float v) { return v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_L2> {
+  typedef sum_op op;
+  static __device__ float prepare(float v) { return v * v; }
+  static __device__ float finish(float acc, int64_t) { return sqrtf(acc); }
+};
+
+/* One block per output element. */
+template <typename T, int Kind>
+__global__ void reduce_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
+  typedef reduce_traits<Kind> traits;
+  typename traits::op op;
+  for (int64_t o = blockIdx.x; o < a.out_count; o += gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float acc = op.identity();
+    if (a.n_red == 1) {
+      const int64_t stride = a.red_strides[0];
+      for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+        acc = op(acc, traits::prepare(load(x, base + r * stride)));
+    } else {
+      for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+        acc = op(acc, traits::prepare(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides))));
+    }
+    acc = block_reduce(acc, op);
+    if (threadIdx.x == 0) store(y, o, traits::finish(acc, a.reduce_count));
+  }
+}
+
+/* One thread per output element. */
+template <typename T, int Kind>
+__global__ void reduce_columns_kernel(const T* x, T* y, cuda_reduce_args a) {
+  typedef reduce_traits<Kind> traits;
+  typename traits::op op;
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count; o += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float acc = op.identity();
+    for (int64_t r = 0; r < a.reduce_count; r++)
+      acc = op(acc, traits::prepare(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides))));
+    store(y, o, traits::finish(acc, a.reduce_count));
+  }
+}
+
+template <typename T, int Kind>
+void launch_reduce(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  /* A block per output when its elements are contiguous and many, or when outputs are too few to
+   * keep the GPU busy one thread each; otherwise neighbouring threads take neighbouring outputs. */
+  const bool contiguous = a.n_red >= 1 && a.red_strides[a.n_red - 1] == 1;
+  if ((contiguous && a.reduce_count >= 32) || a.out_count < 2048)
+    reduce_rows_kernel<T, Kind><<<grid_for(a.out_count, 1), kBlockSize, 0, stream>>>(x, y, a);
+  else
+    reduce_columns_kernel<T, Kind><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
+}
+
+template <typename T>
+void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  const T* in = static_cast<const T*>(x);
+  T* out = static_cast<T*>(y);
+  switch (a.kind) {
+    case CUDA_REDUCE_SUM: launch_reduce<T, CUDA_REDUCE_SUM>(in, out, a, stream); break;
+    case CUDA_REDUCE_MEAN: launch_reduce<T, CUDA_REDUCE_MEAN>(in, out, a, stream); break;
+    case CUDA_REDUCE_MAX: launch_reduce<T, CUDA_REDUCE_MAX>(in, out, a, stream); break;
+    case CUDA_REDUCE_MIN: launch_reduce<T, CUDA_REDUCE_MIN>(in, out, a, stream); break;
+    case CUDA_REDUCE_L2: launch_reduce<T, CUDA_REDUCE_L2>(in, out, a, stream); break;
+    default: break;
+  }
+}
+
+/* ---- pooling ---- */
+
+/* One thread per output element; taps in the padding are skipped. AveragePool divides by the taps
+ * inside the input, or with count_include_pad by the window clipped to the padded input. */
+template <typename T>
+__global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t ow = i % a.out_w;
+    const int64_t oh = i / a.out_w % a.out_h;
+    const int64_t plane = i / (a.out_w * a.out_h);
+    const T* src = x + plane * a.in_h * a.in_w;
+    const int64_t h0 = oh * a.strides[0] - a.pad_begin[0], w0 = ow * a.strides[1] - a.pad_begin[1];
+    float acc = a.kind == 0 ? -INFINITY : 0.0f;
+    int64_t taps = 0;
+    for (int64_t kh = 0; kh < a.kernel[0]; kh++) {
+      const int64_t ih = h0 + kh * a.dilations[0];
+      if (ih < 0 || ih >= a.in_h) continue;
+      for (int64_t kw = 0; kw < a.kernel[1]; kw++) {
+        const int64_t iw = w0 + kw * a.dilations[1];
+        if (iw < 0 || iw >= a.in_w) continue;
+        const float v = load(src, ih * a.in_w + iw);
+        if (a.kind == 0)
+          acc = max_op()(acc, v);
+        else
+          acc += v;
+        taps++;
+      }
+    }
+    if (a.kind != 0) {
+      if (a.count_include_pad) {
+        const int64_t h1 = min(h0 + a.kernel[0], a.in_h + a.pad_end[0]);
+        const int64_t w1 = min(w0 + a.kernel[1], a.in_w + a.pad_end[1]);
+        taps = (h1 - h0) * (w1 - w0);
+      }
+      acc = taps > 0 ? acc / (float)taps : NAN;
+    }
+    store(y, i, acc);
+  }
+}
+
+/* ---- softmax ---- */
+
+/* inner == 1: one block per row of n contiguous elements. Three passes over the row (maximum, sum
+ * of exponentials, output); the second and third read what the first brought into the caches. */
+template <typename T>
+__global__ void softmax_rows_kernel(const T* x, T* y, cuda_softmax_args a) {
+  for (int64_t row = blockIdx.x; row < a.outer; row += gridDim.x) {
+    const T* in = x + row * a.n;
+    T* out = y + row * a.n;
+    float m = -INFINITY;
+    for (int64_t k = threadIdx.x; k < a.n; k += blockDim.x) m = max_op()(m, load(in, k));
+    m = block_reduce(m, max_op());
+    float s = 0.0f;
+    for (int64_t k = threadIdx.x; k < a.n; k += blockDim.x) s += expf(load(in, k) - m);
+    s = block_reduce(s, sum_op());
+    const float log_s = logf(s), inv_s = 1.0f / s;
+    for (int64_t k = threadIdx.x; k < a.n; k += blockDim.x) {
+      const float v = load(in, k) - m;
+      store(out, k, a.log ? v - log_s : expf(v) * inv_s);
+    }
+  }
+}
+
+/* inner > 1: one thread per (outer, inner) column, which neighbouring threads read side by side. */
+template <typename T>
+__global__ void softmax_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
+  const int64_t columns = a.outer * a.inner;
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < columns; c += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = c / a.inner * a.n * a.inner + c % a.inner;
+    float m = -INFINITY, s = 0.0f;
+    for (int64_t k = 0; k < a.n; k++) m = max_op()(m, load(x, base + k * a.inner));
+    for (int64_t k = 0; k < a.n; k++) s += expf(load(x, base + k * a.inner) - m);
+    const float log_s = logf(s), inv_s = 1.0f / s;
+    for (int64_t k = 0; k < a.n; k++) {
+      const float v = load(x, base + k * a.inner) - m;
+      store(y, base + k * a.inner, a.log ? v - log_s : expf(v) * inv_s);
+    }
+  }
+}
+
+/* ---- normalizations ---- */
+
+/* One block per row: the mean, then the mean squared deviation from it (two passes, which stays
+ * accurate where E[x^2] - E[x]^2 cancels), then the normalized, scaled and shifted output. */
+template <typename T>
+__global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const T* in = x + row * a.count;
+    T* out = y + row * a.count;
+    float s = 0.0f;
+    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) s += load(in, j);
+    const float mean = block_reduce(s, sum_op()) / (float)a.count;
+    float q = 0.0f;
+    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) {
+      const float d = load(in, j) - mean;
+      q += d * d;
+    }
+    const float var = block_reduce(q, sum_op()) / (float)a.count;
+    const float inv_std = rsqrtf(var + a.epsilon);
+    const int64_t affine_base = row % a.affine_mod * a.affine_mul;
+    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) {
+      const int64_t k = affine_base + j / a.affine_div;
+      float v = (load(in, j) - mean) * inv_std * load(scale, k);
+      if (bias) v += load(bias, k);
+      store(out, j, v);
+    }
+  }
+}
+
+/* ---- dispatch over element types ---- */
+
+template <typename T>
+void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t stream) {
+  const int64_t count = a.planes * a.out_h * a.out_w;
+  if (count <= 0) return;
+  pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
+                                                                        count, a);
+}
+
+template <typename T>
+void launch_softmax(const void* x, void* y, const cuda_softmax_args& a, cudaStream_t stream) {
+  if (a.outer <= 0 || a.n <= 0 || a.inner <= 0) return;
+  if (a.inner == 1)
+    softmax_rows_kernel<T><<<grid_for(a.outer, 1), kBlockSize, 0, stream>>>(static_cast<const T*>(x),
+                                                                            static_cast<T*>(y), a);
+  else
+    softmax_columns_kernel<T><<<grid_for(a.outer * a.inner, kBlockSize), kBlockSize, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), a);
+}
+
+template <typename T>
+void launch_norm(const void* x, const void* scale, const void* bias, void* y, const cuda_norm_args& a,
+                 cudaStream_t stream) {
+  if (a.rows <= 0 || a.count <= 0) return;
+  norm_kernel<T><<<grid_for(a.rows, 1), kBlockSize, 0, stream>>>(
+      static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y), a);
+}
+
+template <typename T, int Kind>
+cudaError_t preload_reduce_kind() {
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, reduce_rows_kernel<T, Kind>);
+  return e != cudaSuccess ? e : cudaFuncGetAttributes(&attr, reduce_columns_kernel<T, Kind>);
+}
+
+template <typename T>
+cudaError_t preload_type() {
+  cudaFuncAttributes attr;
+  cudaError_t e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_SUM>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_MEAN>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_MAX>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_MIN>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_L2>()) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, softmax_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
+  return cudaFuncGetAttributes(&attr, norm_kernel<T>);
+}
+
+}  // namespace
+
+extern "C" cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_reduce_args args, cudaStream_t stream) {
+  if (args.out_count <= 0) return cudaSuccess;
+  switch (dtype) {
+    case GFX_DTYPE_F32: dispatch_reduce<float>(x, y, args, stream); break;
+    case GFX_DTYPE_F16: dispatch_reduce<__half>(x, y, args, stream); break;
+    case GFX_DTYPE_BF16: dispatch_reduce<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_pool_run(int dtype, const void* x, void* y, cuda_pool_args args, cudaStream_t stream) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: launch_pool<float>(x, y, args, stream); break;
+    case GFX_DTYPE_F16: launch_pool<__half>(x, y, args, stream); break;
+    case GFX_DTYPE_BF16: launch_pool<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_args args,
+                                        cudaStream_t stream) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: launch_softmax<float>(x, y, args, stream); break;
+    case GFX_DTYPE_F16: launch_softmax<__half>(x, y, args, stream); break;
+    case GFX_DTYPE_BF16: launch_softmax<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y,
+                                     cuda_norm_args args, cudaStream_t stream) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: launch_norm<float>(x, scale, bias, y, args, stream); break;
+    case GFX_DTYPE_F16: launch_norm<__half>(x, scale, bias, y, args, stream); break;
+    case GFX_DTYPE_BF16: launch_norm<__nv_bfloat16>(x, scale, bias, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_reduce_preload(void) {
+  cudaError_t e;
+  if ((e = preload_type<float>()) != cudaSuccess) return e;
+  if ((e = preload_type<__half>()) != cudaSuccess) return e;
+  return preload_type<__nv_bfloat16>();
+}

@@ -1,3 +1,154 @@
-/* gfxep CUDA backend — host side of the reduction, normalization and pooling ops: checks and launches. */
+/* gfxep CUDA backend — host side of the reduction, normalization and pooling ops: checks and launches
+ * (kernels in cuda_reduce.cu). These ops keep no per-node state and need no scratch memory: their
+ * geometry costs a few integer operations per run and travels to the kernels by value.
+ */
+#include <string.h>
+
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_reduce.h"
+#include "ir/ops_reduce.h"
 #include "ir/shape.h"
+
+static gfx_status node_error(const ir_node* node, gfx_status s) {
+  return gfx_status_wrap(s, "cuda backend: %s node \"%s\"", ir_op_name(node->op), cuda_node_name(node));
+}
+
+/* Inputs 0..typed-1 (those past min_inputs may be absent) and output 0 share input 0's float type. */
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int typed) {
+  if (node->n_inputs < min_inputs || node->n_outputs != 1)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1",
+                                      node->n_inputs, node->n_outputs, min_inputs));
+  const int dtype = in[0].dtype;
+  if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s; float32, float16 or bfloat16 is handled",
+                                      gfx_dtype_name(dtype)));
+  for (int i = 1; i < typed && i < node->n_inputs; i++)
+    if (in[i].data && in[i].dtype != dtype)
+      return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "input %d is %s but input 0 is %s", i,
+                                        gfx_dtype_name(in[i].dtype), gfx_dtype_name(dtype)));
+  if (out[0].dtype != dtype)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 is %s but input 0 is %s",
+                                      gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype)));
+  return NULL;
+}
+
+static gfx_status check_shape(const ir_node* node, const char* what, const gfx_shape* actual, const gfx_shape* expected) {
+  if (gfx_shape_equal(actual, expected)) return NULL;
+  char a[128], e[128];
+  return node_error(node, gfx_error(GFX_ERR_INTERNAL, "%s has shape %s; expected %s", what,
+                                    gfx_shape_str(actual, a, sizeof a), gfx_shape_str(expected, e, sizeof e)));
+}
+
+static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaError_t err) {
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->device);
+}
+
+#define STATELESS_PREPARE(kernel)                                                                           \
+  gfx_status cuda_prepare_##kernel(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out, \
+                                   cuda_node_state** state, size_t* scratch_bytes) {                          \
+    (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;                          \
+    return NULL; /* stateless; run checks the shapes */                                                       \
+  }
+
+STATELESS_PREPARE(reduce)
+STATELESS_PREPARE(pool)
+STATELESS_PREPARE(softmax)
+STATELESS_PREPARE(norm)
+
+/* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
+
+gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                           cuda_node_state* state) {
+  (void)state;
+  GFX_TRY(check_io(node, in, out, 1, 1));
+  ir_reduce_geom g;
+  gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, g.copy ? &in[0].shape : &g.out));
+  GFX_TRY(cuda_use_device(ctx->device));
+  if (g.copy) {
+    const size_t bytes = (size_t)gfx_shape_numel(&in[0].shape) * gfx_dtype_size(in[0].dtype);
+    if (bytes == 0 || out[0].data == in[0].data) return NULL;
+    return launched(ctx, node,
+                    cudaMemcpyAsync(out[0].data, in[0].data, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)ctx->stream));
+  }
+  cuda_reduce_args a;
+  memset(&a, 0, sizeof a);
+  static const int kinds[] = {[IR_REDUCE_SUM] = CUDA_REDUCE_SUM, [IR_REDUCE_MEAN] = CUDA_REDUCE_MEAN,
+                              [IR_REDUCE_MAX] = CUDA_REDUCE_MAX, [IR_REDUCE_MIN] = CUDA_REDUCE_MIN,
+                              [IR_REDUCE_L2] = CUDA_REDUCE_L2};
+  a.kind = kinds[node->params.reduce.kind];
+  a.n_kept = g.n_kept;
+  a.n_red = g.n_red;
+  a.out_count = g.out_count;
+  a.reduce_count = g.reduce_count;
+  memcpy(a.kept_dims, g.kept_dims, sizeof a.kept_dims);
+  memcpy(a.kept_strides, g.kept_strides, sizeof a.kept_strides);
+  memcpy(a.red_dims, g.red_dims, sizeof a.red_dims);
+  memcpy(a.red_strides, g.red_strides, sizeof a.red_strides);
+  return launched(ctx, node, cuda_reduce_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
+}
+
+/* ---- MaxPool, AveragePool ---- */
+
+gfx_status cuda_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         cuda_node_state* state) {
+  (void)state;
+  GFX_TRY(check_io(node, in, out, 1, 1));
+  ir_pool_geom g;
+  gfx_status s = ir_pool_geometry(&node->params.pool, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  const gfx_shape y = {.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &y));
+  cuda_pool_args a = {
+      .kind = node->params.pool.kind == IR_POOL_MAX ? 0 : 1,
+      .count_include_pad = node->params.pool.count_include_pad,
+      .planes = g.n * g.c, .in_h = g.in_h, .in_w = g.in_w, .out_h = g.out_h, .out_w = g.out_w,
+  };
+  for (int i = 0; i < 2; i++) {
+    a.kernel[i] = g.kernel[i];
+    a.strides[i] = g.strides[i];
+    a.dilations[i] = g.dilations[i];
+    a.pad_begin[i] = g.pad_begin[i];
+    a.pad_end[i] = g.pad_end[i];
+  }
+  GFX_TRY(cuda_use_device(ctx->device));
+  return launched(ctx, node, cuda_pool_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
+}
+
+/* ---- Softmax, LogSoftmax ---- */
+
+gfx_status cuda_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                            cuda_node_state* state) {
+  (void)state;
+  GFX_TRY(check_io(node, in, out, 1, 1));
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
+  ir_softmax_geom g;
+  gfx_status s = ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  cuda_softmax_args a = {.log = node->params.softmax.log, .outer = g.outer, .n = g.n, .inner = g.inner};
+  GFX_TRY(cuda_use_device(ctx->device));
+  return launched(ctx, node, cuda_softmax_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
+}
+
+/* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
+
+gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         cuda_node_state* state) {
+  (void)state;
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
+  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3));
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
+  ir_norm_geom g;
+  gfx_status s = ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g);
+  if (s) return node_error(node, s);
+  const void* bias = node->n_inputs >= 3 ? in[2].data : NULL;
+  if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
+  cuda_norm_args a = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
+                      .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon};
+  GFX_TRY(cuda_use_device(ctx->device));
+  return launched(ctx, node, cuda_norm_run(in[0].dtype, in[0].data, in[1].data, bias, out[0].data, a,
+                                           (cudaStream_t)ctx->stream));
+}

@@ -1,4 +1,212 @@
-/* gfxep — reference kernels of the reduction, normalization and pooling ops: plain C loops on host memory. */
-#include "backend/ref/ref_kernels.h"
+/* gfxep — reference kernels of the reduction, normalization and pooling ops: plain C loops on host memory.
+ *
+ * Every kernel computes in double through ref_load/ref_store (float32, float16 and bfloat16 alike)
+ * and rounds once when it stores. Index math comes from the geometry helpers of ir/ops_reduce.h,
+ * which the CUDA kernels use too.
+ */
+#include <math.h>
+#include <stdio.h>
 
+#include "backend/ref/ref_dtype.h"
+#include "backend/ref/ref_kernels.h"
+#include "ir/ops_reduce.h"
 #include "ir/shape.h"
+
+/* ---- checks ---- */
+
+static int is_float_type(int dtype) {
+  return dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16;
+}
+
+static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int dtype) {
+  if (t->dtype != dtype || !is_float_type(dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s; %s expected (float32, float16 or bfloat16)", what,
+                     gfx_dtype_name(t->dtype), gfx_dtype_name(dtype));
+  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
+  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
+    char buf[192];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
+                     gfx_shape_str(&t->shape, buf, sizeof buf));
+  }
+  return NULL;
+}
+
+/* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type. */
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int max_inputs, int typed_inputs) {
+  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given");
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs != 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1", node->n_inputs,
+                     node->n_outputs, min_inputs, max_inputs);
+  const int dtype = in[0].dtype;
+  for (int i = 0; i < node->n_inputs && i < typed_inputs; i++) {
+    if (i >= min_inputs && !in[i].data) continue;
+    char what[32];
+    snprintf(what, sizeof what, "input %d", i);
+    GFX_TRY(check_float_tensor(what, &in[i], dtype));
+  }
+  return check_float_tensor("output 0", &out[0], dtype);
+}
+
+/* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
+
+/* Offset of element `linear` of a (dims, strides) index list, last dim fastest. */
+static int64_t offset_of(int64_t linear, int n, const int64_t* dims, const int64_t* strides) {
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; d--) {
+    off += linear % dims[d] * strides[d];
+    linear /= dims[d];
+  }
+  return off;
+}
+
+static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t base, const ir_reduce_geom* g) {
+  double acc = kind == IR_REDUCE_MAX ? -INFINITY : kind == IR_REDUCE_MIN ? INFINITY : 0.0;
+  for (int64_t r = 0; r < g->reduce_count; r++) {
+    const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
+    switch (kind) {
+      case IR_REDUCE_SUM: case IR_REDUCE_MEAN: acc += v; break;
+      case IR_REDUCE_L2: acc += v * v; break;
+      /* a NaN anywhere makes the result NaN */
+      case IR_REDUCE_MAX: if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
+      case IR_REDUCE_MIN: if (v < acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
+    }
+  }
+  if (kind == IR_REDUCE_MEAN) acc /= (double)g->reduce_count; /* an empty mean is 0/0 = NaN */
+  if (kind == IR_REDUCE_L2) acc = sqrt(acc);
+  return acc;
+}
+
+gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  ir_reduce_geom g;
+  GFX_TRY(ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, g.copy ? &in[0].shape : &g.out));
+  const int dtype = in[0].dtype;
+  if (g.copy) {
+    const int64_t n = gfx_shape_numel(&in[0].shape);
+    if (n > 0) memcpy(out[0].data, in[0].data, (size_t)n * gfx_dtype_size(dtype));
+    return NULL;
+  }
+  for (int64_t o = 0; o < g.out_count; o++) {
+    const int64_t base = offset_of(o, g.n_kept, g.kept_dims, g.kept_strides);
+    ref_store(out[0].data, dtype, o, reduce_one(node->params.reduce.kind, in[0].data, dtype, base, &g));
+  }
+  return NULL;
+}
+
+/* ---- MaxPool, AveragePool ---- */
+
+/* One output element. Taps in the padding are skipped: MaxPool ignores them, AveragePool divides by
+ * the taps inside the input, or with count_include_pad by the window clipped to the padded input
+ * (a ceil_mode window reaching past the end padding counts only up to it). */
+static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const void* plane, int dtype, int64_t oh,
+                       int64_t ow) {
+  const int64_t h0 = oh * g->strides[0] - g->pad_begin[0], w0 = ow * g->strides[1] - g->pad_begin[1];
+  double acc = p->kind == IR_POOL_MAX ? -INFINITY : 0.0;
+  int64_t taps = 0;
+  for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
+    const int64_t ih = h0 + kh * g->dilations[0];
+    if (ih < 0 || ih >= g->in_h) continue;
+    for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
+      const int64_t iw = w0 + kw * g->dilations[1];
+      if (iw < 0 || iw >= g->in_w) continue;
+      const double v = ref_load(plane, dtype, ih * g->in_w + iw);
+      if (p->kind == IR_POOL_MAX)
+        acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
+      else
+        acc += v;
+      taps++;
+    }
+  }
+  if (p->kind == IR_POOL_MAX) return acc;
+  if (p->count_include_pad) {
+    const int64_t h1 = h0 + g->kernel[0] < g->in_h + g->pad_end[0] ? h0 + g->kernel[0] : g->in_h + g->pad_end[0];
+    const int64_t w1 = w0 + g->kernel[1] < g->in_w + g->pad_end[1] ? w0 + g->kernel[1] : g->in_w + g->pad_end[1];
+    taps = (h1 - h0) * (w1 - w0);
+  }
+  return taps > 0 ? acc / (double)taps : NAN;
+}
+
+gfx_status ref_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 1, 1));
+  ir_pool_geom g;
+  GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0].shape, &g));
+  const gfx_shape y = ref_make_shape4(g.n, g.c, g.out_h, g.out_w);
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &y));
+  const int dtype = in[0].dtype;
+  const size_t es = gfx_dtype_size(dtype);
+  for (int64_t plane = 0; plane < g.n * g.c; plane++) {
+    const char* x = (const char*)in[0].data + (size_t)(plane * g.in_h * g.in_w) * es;
+    for (int64_t oh = 0; oh < g.out_h; oh++)
+      for (int64_t ow = 0; ow < g.out_w; ow++)
+        ref_store(out[0].data, dtype, (plane * g.out_h + oh) * g.out_w + ow,
+                  pool_one(&node->params.pool, &g, x, dtype, oh, ow));
+  }
+  return NULL;
+}
+
+/* ---- Softmax, LogSoftmax ---- */
+
+gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 1, 1));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_softmax_geom g;
+  GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g));
+  const int dtype = in[0].dtype;
+  const void* x = in[0].data;
+  for (int64_t o = 0; o < g.outer; o++)
+    for (int64_t i = 0; i < g.inner; i++) {
+      const int64_t base = o * g.n * g.inner + i;
+      /* subtracting the maximum keeps exp from overflowing */
+      double max = -INFINITY, sum = 0.0;
+      for (int64_t k = 0; k < g.n; k++) {
+        const double v = ref_load(x, dtype, base + k * g.inner);
+        max = v > max ? v : max;
+      }
+      for (int64_t k = 0; k < g.n; k++) sum += exp(ref_load(x, dtype, base + k * g.inner) - max);
+      for (int64_t k = 0; k < g.n; k++) {
+        const double v = ref_load(x, dtype, base + k * g.inner) - max;
+        ref_store(out[0].data, dtype, base + k * g.inner, node->params.softmax.log ? v - log(sum) : exp(v) / sum);
+      }
+    }
+  return NULL;
+}
+
+/* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
+
+gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
+  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3, 3));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_norm_geom g;
+  GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g));
+  const int has_bias = node->n_inputs >= 3 && in[2].data;
+  if (has_bias) GFX_TRY(ref_check_shape_is("input 2 (bias)", &in[2].shape, &in[1].shape));
+  const int dtype = in[0].dtype;
+  const double eps = node->params.norm.epsilon;
+  for (int64_t r = 0; r < g.rows; r++) {
+    const int64_t base = r * g.count;
+    /* two passes: the mean, then the mean squared deviation from it */
+    double mean = 0.0, var = 0.0;
+    for (int64_t j = 0; j < g.count; j++) mean += ref_load(in[0].data, dtype, base + j);
+    mean /= (double)g.count;
+    for (int64_t j = 0; j < g.count; j++) {
+      const double d = ref_load(in[0].data, dtype, base + j) - mean;
+      var += d * d;
+    }
+    var /= (double)g.count;
+    const double inv_std = 1.0 / sqrt(var + eps);
+    for (int64_t j = 0; j < g.count; j++) {
+      const int64_t a = r % g.affine_mod * g.affine_mul + j / g.affine_div;
+      double y = (ref_load(in[0].data, dtype, base + j) - mean) * inv_std * ref_load(in[1].data, dtype, a);
+      if (has_bias) y += ref_load(in[2].data, dtype, a);
+      ref_store(out[0].data, dtype, base + j, y);
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,72 @@
+/* gfxep CUDA backend — kernels of the reduction, normalization, pooling and softmax ops, callable
+ * from C.
+ *
+ * The host side (cuda_reduce_ops.c) turns the IR's geometry (ir/ops_reduce.h) into these plain
+ * argument structs, which the kernels receive by value: runs may be captured into CUDA graphs, so
+ * nothing is read from host memory later. Tensors are contiguous row-major, of one element type:
+ * GFX_DTYPE_F32, GFX_DTYPE_F16 or GFX_DTYPE_BF16. Math is in float with one rounding at the store.
+ * Each entry queues its kernels on `stream` and returns cudaGetLastError() after the launch
+ * (cudaSuccess when there was nothing to launch); an unknown dtype returns cudaErrorInvalidValue.
+ */
+#ifndef GFXEP_BACKEND_CUDA_REDUCE_H
+#define GFXEP_BACKEND_CUDA_REDUCE_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ir/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { CUDA_REDUCE_SUM = 0, CUDA_REDUCE_MEAN, CUDA_REDUCE_MAX, CUDA_REDUCE_MIN, CUDA_REDUCE_L2 };
+
+/* y[o] = reduction of x[base(o) + offset(r)] over r < reduce_count, where base and offset split
+ * their index over (dims, strides) lists, last dim fastest (see ir_reduce_geom). */
+typedef struct cuda_reduce_args {
+  int kind;
+  int n_kept, n_red;
+  int64_t out_count, reduce_count;
+  int64_t kept_dims[GFX_MAX_RANK], kept_strides[GFX_MAX_RANK];
+  int64_t red_dims[GFX_MAX_RANK], red_strides[GFX_MAX_RANK];
+} cuda_reduce_args;
+
+/* 2-D pooling of planes (N*C) NCHW images; kind 0 max, 1 average. */
+typedef struct cuda_pool_args {
+  int kind;
+  int count_include_pad;
+  int64_t planes, in_h, in_w, out_h, out_w;
+  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+} cuda_pool_args;
+
+/* Softmax over the middle dim of [outer, n, inner]. */
+typedef struct cuda_softmax_args {
+  int log;
+  int64_t outer, n, inner;
+} cuda_softmax_args;
+
+/* rows contiguous rows of count elements, each normalized; the scale (and bias) of element j of
+ * row r is at (r % affine_mod) * affine_mul + j / affine_div. */
+typedef struct cuda_norm_args {
+  int64_t rows, count;
+  int64_t affine_mod, affine_mul, affine_div;
+  float epsilon;
+} cuda_norm_args;
+
+cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_reduce_args args, cudaStream_t stream);
+cudaError_t cuda_pool_run(int dtype, const void* x, void* y, cuda_pool_args args, cudaStream_t stream);
+cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_args args, cudaStream_t stream);
+/* bias may be NULL */
+cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y, cuda_norm_args args,
+                          cudaStream_t stream);
+
+/* Loads every kernel of cuda_reduce.cu into the current device's context (see cuda_elementwise.cu). */
+cudaError_t cuda_reduce_preload(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
