@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/half.h"
 #include "ir/graph.h"
 #include "ortkit.h"
@@ -47,142 +49,23 @@
 #define GUARD_BYTES 256 /* before and after each output; keeps the output 256-byte aligned */
 #define MAX_IO 8
 
-/* ---- a small JSON reader for the manifest (objects, arrays, strings, numbers, literals) ---- */
+/* ---- the manifest (tools/make_opcases.py), read with cJSON ---- */
 
-typedef enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_ARR, JV_OBJ } jv_type;
-
-typedef struct jv {
-  jv_type type;
-  double num;
-  char* str;        /* JV_STR */
-  struct jv* items; /* JV_ARR, JV_OBJ */
-  char** keys;      /* JV_OBJ */
-  size_t n;
-} jv;
-
-typedef struct {
-  const char* p;
-  const char* err;
-} jv_reader;
-
-static void jv_skip(jv_reader* r) {
-  while (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t') r->p++;
+/* A missing or non-string field reads as "": callers compare and print names without checking. */
+static const char* json_str(const cJSON* obj, const char* key) {
+  const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static char* jv_string(jv_reader* r) {
-  /* the manifest's strings are plain ASCII; escapes other than \" and \\ are refused */
-  r->p++;
-  size_t cap = 16, n = 0;
-  char* s = malloc(cap);
-  while (*r->p && *r->p != '"') {
-    char c = *r->p++;
-    if (c == '\\') {
-      c = *r->p++;
-      if (c != '"' && c != '\\' && c != '/') {
-        r->err = "unsupported escape in a string";
-        free(s);
-        return NULL;
-      }
-    }
-    if (n + 2 > cap) s = realloc(s, cap *= 2);
-    s[n++] = c;
-  }
-  if (*r->p != '"') {
-    r->err = "unterminated string";
-    free(s);
-    return NULL;
-  }
-  r->p++;
-  s[n] = 0;
-  return s;
+/* Numbers, and booleans as 0/1 (the "int" flag is a JSON boolean); anything else is `fallback`. */
+static double json_value_num(const cJSON* v, double fallback) {
+  if (cJSON_IsNumber(v)) return v->valuedouble;
+  if (cJSON_IsBool(v)) return cJSON_IsTrue(v) ? 1 : 0;
+  return fallback;
 }
 
-static int jv_parse(jv_reader* r, jv* v, int depth) {
-  memset(v, 0, sizeof *v);
-  jv_skip(r);
-  if (depth > 32) return r->err = "nested too deep", -1;
-  char c = *r->p;
-  if (c == '"') {
-    v->type = JV_STR;
-    v->str = jv_string(r);
-    return v->str ? 0 : -1;
-  }
-  if (c == '[' || c == '{') {
-    int obj = c == '{';
-    v->type = obj ? JV_OBJ : JV_ARR;
-    r->p++;
-    size_t cap = 0;
-    for (;;) {
-      jv_skip(r);
-      if (*r->p == (obj ? '}' : ']')) {
-        r->p++;
-        return 0;
-      }
-      if (v->n) {
-        if (*r->p != ',') return r->err = "expected ','", -1;
-        r->p++;
-        jv_skip(r);
-      }
-      if (v->n == cap) {
-        cap = cap ? cap * 2 : 8;
-        v->items = realloc(v->items, cap * sizeof *v->items);
-        if (obj) v->keys = realloc(v->keys, cap * sizeof *v->keys);
-      }
-      if (obj) {
-        if (*r->p != '"') return r->err = "expected a key", -1;
-        v->keys[v->n] = jv_string(r);
-        if (!v->keys[v->n]) return -1;
-        jv_skip(r);
-        if (*r->p != ':') return r->err = "expected ':'", -1;
-        r->p++;
-      }
-      if (jv_parse(r, &v->items[v->n], depth + 1)) return -1;
-      v->n++;
-    }
-  }
-  if (!strncmp(r->p, "true", 4) || !strncmp(r->p, "false", 5)) {
-    v->type = JV_BOOL;
-    v->num = r->p[0] == 't';
-    r->p += v->num ? 4 : 5;
-    return 0;
-  }
-  if (!strncmp(r->p, "null", 4)) {
-    r->p += 4;
-    return 0;
-  }
-  char* end = NULL;
-  v->num = strtod(r->p, &end);
-  if (end == r->p) return r->err = "unexpected character", -1;
-  v->type = JV_NUM;
-  r->p = end;
-  return 0;
-}
-
-static void jv_free(jv* v) {
-  free(v->str);
-  for (size_t i = 0; i < v->n; i++) {
-    jv_free(&v->items[i]);
-    if (v->keys) free(v->keys[i]);
-  }
-  free(v->items);
-  free(v->keys);
-}
-
-static const jv* jv_get(const jv* obj, const char* key) {
-  if (!obj || obj->type != JV_OBJ) return NULL;
-  for (size_t i = 0; i < obj->n; i++)
-    if (!strcmp(obj->keys[i], key)) return &obj->items[i];
-  return NULL;
-}
-
-static const char* jv_str(const jv* obj, const char* key) {
-  const jv* v = jv_get(obj, key);
-  return v && v->type == JV_STR ? v->str : "";
-}
-
-static double jv_num(const jv* obj, const char* key, double fallback) {
-  const jv* v = jv_get(obj, key);
-  return v && (v->type == JV_NUM || v->type == JV_BOOL) ? v->num : fallback;
+static double json_num(const cJSON* obj, const char* key, double fallback) {
+  return json_value_num(cJSON_GetObjectItemCaseSensitive(obj, key), fallback);
 }
 
 /* ---- values: host tensors of any element type, read as doubles ---- */
@@ -347,7 +230,7 @@ static double round_to(ONNXTensorElementDataType t, double x) {
 
 /* Seeded inputs for the model (`ins`) and the oracle (`oracle_ins`, fp32 where the model has
  * fp16/bf16), values in each input's range from the manifest. Dynamic dims take 3. */
-static OrtStatus* make_inputs(OrtSession* model, OrtSession* oracle, const jv* c, value* ins, value* oracle_ins,
+static OrtStatus* make_inputs(OrtSession* model, OrtSession* oracle, const cJSON* c, value* ins, value* oracle_ins,
                               size_t* n) {
   const OrtApi* api = k.api;
   OrtAllocator* alloc = NULL;
@@ -356,8 +239,8 @@ static OrtStatus* make_inputs(OrtSession* model, OrtSession* oracle, const jv* c
   CHECK(api->SessionGetInputCount(model, &count));
   CHECK(api->SessionGetInputCount(oracle, &ocount));
   if (count != ocount || count > MAX_IO) return fail_status("%s: %zu inputs (model and oracle differ?)", "", count);
-  const jv* specs = jv_get(c, "inputs");
-  uint64_t state = hash_name(jv_str(c, "name"));
+  const cJSON* specs = cJSON_GetObjectItemCaseSensitive(c, "inputs");
+  uint64_t state = hash_name(json_str(c, "name"));
   for (size_t i = 0; i < count; i++) {
     for (int side = 0; side < 2; side++) {
       OrtSession* s = side ? oracle : model;
@@ -387,12 +270,13 @@ static OrtStatus* make_inputs(OrtSession* model, OrtSession* oracle, const jv* c
     /* the spec of this input: its range, integer or not */
     double lo = -1, hi = 1;
     int integer = 0;
-    for (size_t j = 0; specs && j < specs->n; j++) {
-      const jv* sp = &specs->items[j];
-      if (strcmp(jv_str(sp, "name"), ins[i].name) != 0) continue;
-      const jv* range = jv_get(sp, "range");
-      if (range && range->n == 2) lo = range->items[0].num, hi = range->items[1].num;
-      integer = jv_num(sp, "int", 0) != 0;
+    const cJSON* sp = NULL;
+    cJSON_ArrayForEach(sp, specs) {
+      if (strcmp(json_str(sp, "name"), ins[i].name) != 0) continue;
+      const cJSON* range = cJSON_GetObjectItemCaseSensitive(sp, "range");
+      if (cJSON_GetArraySize(range) == 2)
+        lo = json_value_num(cJSON_GetArrayItem(range, 0), 0), hi = json_value_num(cJSON_GetArrayItem(range, 1), 0);
+      integer = json_num(sp, "int", 0) != 0;
     }
     for (size_t e = 0; e < ins[i].count; e++) {
       double u = (double)(next_random(&state) >> 11) / 9007199254740992.0;
@@ -607,7 +491,7 @@ typedef enum {
 } result_kind;
 
 typedef struct result {
-  const jv* c;
+  const cJSON* c;
   int in_table, claimed;
   result_kind kind;
   diff d;
@@ -648,11 +532,11 @@ static void set_why(result* r, result_kind kind, const char* fmt, const char* a)
 }
 
 /* Runs one case; decides pass / left / fail except the per-dtype claim rule (applied later). */
-static void run_case(const char* dir, const jv* c, result* r, int run_all) {
-  const char* op = jv_str(c, "op");
+static void run_case(const char* dir, const cJSON* c, result* r, int run_all) {
+  const char* op = json_str(c, "op");
   char path[1024], opath[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, jv_str(c, "model"));
-  snprintf(opath, sizeof opath, "%s/%s", dir, jv_str(c, "oracle"));
+  snprintf(path, sizeof path, "%s/%s", dir, json_str(c, "model"));
+  snprintf(opath, sizeof opath, "%s/%s", dir, json_str(c, "oracle"));
   r->c = c;
   r->in_table = ir_op_from_name(op) != GFX_OP_NONE;
   if (!r->in_table && !run_all) {
@@ -702,13 +586,13 @@ static void run_case(const char* dir, const jv* c, result* r, int run_all) {
     k.api->ReleaseStatus(st);
     goto done;
   }
-  compare(got, want, n_out, jv_num(c, "atol", 1e-5), jv_num(c, "rtol", 1e-4), &r->d);
+  compare(got, want, n_out, json_num(c, "atol", 1e-5), json_num(c, "rtol", 1e-4), &r->d);
   if (bad_guards || r->d.shape_mismatch || r->d.nan_mismatch || r->d.mismatched) {
     /* every problem at once: an out-of-bounds write often comes with wrong values */
     char msg[300];
     snprintf(msg, sizeof msg, "%zu guard bytes overwritten, %zu outputs of another shape, %zu elements outside atol %g "
              "+ rtol %g, %zu NaN/Inf mismatches", bad_guards, r->d.shape_mismatch, r->d.mismatched,
-             jv_num(c, "atol", 1e-5), jv_num(c, "rtol", 1e-4), r->d.nan_mismatch);
+             json_num(c, "atol", 1e-5), json_num(c, "rtol", 1e-4), r->d.nan_mismatch);
     set_why(r, R_FAIL, "%s", msg);
   } else if (!r->in_table) {
     set_why(r, R_NOT_IMPL, "%s is not in gfxep's op table (ORT's result checked)", op);
@@ -730,12 +614,13 @@ static void judge_claims(result* res, size_t n) {
   for (size_t i = 0; i < n; i++) {
     result* r = &res[i];
     if (!r->in_table || r->kind == R_FAIL) continue;
-    const char* op = jv_str(r->c, "op");
-    const char* dt = jv_str(r->c, "dtype");
-    const char* expect = jv_str(r->c, "expect");
+    const char* op = json_str(r->c, "op");
+    const char* dt = json_str(r->c, "dtype");
+    const char* expect = json_str(r->c, "expect");
     int dtype_claimed = dtype_index(dt) == 0;
     for (size_t j = 0; j < n && !dtype_claimed; j++)
-      dtype_claimed = res[j].claimed && !strcmp(jv_str(res[j].c, "op"), op) && !strcmp(jv_str(res[j].c, "dtype"), dt);
+      dtype_claimed =
+          res[j].claimed && !strcmp(json_str(res[j].c, "op"), op) && !strcmp(json_str(res[j].c, "dtype"), dt);
     if (!strcmp(expect, "refused") && r->claimed)
       set_why(r, R_FAIL, "%s",
               "gfxep claimed a node the case expects it to refuse (if that support was added on purpose, change "
@@ -769,7 +654,7 @@ static void print_summary(FILE* f, const char* backend, const op_stats* ops, siz
   int first = 1;
   for (size_t i = 0; i < n; i++) {
     if (res[i].kind != R_FAIL) continue;
-    fprintf(f, "%s\n  {\"case\": \"%s\", \"why\": \"", first ? "" : ",", jv_str(res[i].c, "name"));
+    fprintf(f, "%s\n  {\"case\": \"%s\", \"why\": \"", first ? "" : ",", json_str(res[i].c, "name"));
     for (const char* p = res[i].why; *p; p++) fprintf(f, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
     fprintf(f, "\"}");
     first = 0;
@@ -797,7 +682,7 @@ static void print_summary(FILE* f, const char* backend, const op_stats* ops, siz
 static size_t collect_stats(const result* res, size_t n, op_stats* ops) {
   size_t n_ops = 0;
   for (size_t i = 0; i < n; i++) {
-    const char* op = jv_str(res[i].c, "op");
+    const char* op = json_str(res[i].c, "op");
     size_t j = 0;
     while (j < n_ops && strcmp(ops[j].op, op) != 0) j++;
     if (j == n_ops) {
@@ -806,7 +691,7 @@ static size_t collect_stats(const result* res, size_t n, op_stats* ops) {
       n_ops++;
     }
     op_stats* o = &ops[j];
-    int d = dtype_index(jv_str(res[i].c, "dtype"));
+    int d = dtype_index(json_str(res[i].c, "dtype"));
     o->cases++;
     o->dtypes_seen[d] = 1;
     if (res[i].claimed) o->dtypes_claimed[d] = 1;
@@ -859,14 +744,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cannot read %s\n", path);
     return 2;
   }
-  jv manifest;
-  jv_reader rd = {text, NULL};
-  if (jv_parse(&rd, &manifest, 0)) {
-    fprintf(stderr, "%s: %s at offset %ld\n", path, rd.err, (long)(rd.p - text));
+  const char* parse_end = NULL;
+  cJSON* manifest = cJSON_ParseWithOpts(text, &parse_end, 0);
+  if (!manifest) {
+    fprintf(stderr, "%s: not valid JSON at offset %ld\n", path, (long)(parse_end - text));
+    free(text);
     return 2;
   }
-  const jv* cases = jv_get(&manifest, "cases");
-  if (!cases || cases->type != JV_ARR) {
+  const cJSON* cases = cJSON_GetObjectItemCaseSensitive(manifest, "cases");
+  size_t n_cases = (size_t)cJSON_GetArraySize(cases);
+  if (!cJSON_IsArray(cases)) {
     fprintf(stderr, "%s: no \"cases\" array\n", path);
     return 2;
   }
@@ -887,14 +774,14 @@ int main(int argc, char** argv) {
                                                      NULL, &dev_alloc), "device allocator") ||
       ortkit_failed(&k, k.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &cpu_mem), "cpu info"))
     return 2;
-  printf("# ONNX Runtime %s, gfxep backend %s, %zu cases from %s\n", k.version, backend, cases->n, dir);
+  printf("# ONNX Runtime %s, gfxep backend %s, %zu cases from %s\n", k.version, backend, n_cases, dir);
 
-  result* res = calloc(cases->n + 1, sizeof *res);
+  result* res = calloc(n_cases + 1, sizeof *res);
   size_t n = 0;
   uint64_t t0 = ortkit_now_ns();
-  for (size_t i = 0; i < cases->n; i++) {
-    const jv* c = &cases->items[i];
-    if (filter && !strstr(jv_str(c, "name"), filter)) continue;
+  const cJSON* c = NULL;
+  cJSON_ArrayForEach(c, cases) {
+    if (filter && !strstr(json_str(c, "name"), filter)) continue;
     run_case(dir, c, &res[n++], run_all);
   }
   judge_claims(res, n);
@@ -903,11 +790,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < n; i++) {
     const result* r = &res[i];
     if (r->kind == R_PASS || r->kind == R_LEFT_PASS)
-      printf("%-4s %-36s %-12s max abs %.3g, max rel %.3g%s%s\n", r->kind == R_PASS ? "ok" : "ok", jv_str(r->c, "name"),
-             r->kind == R_PASS ? "on gfxep" : "left to ORT", r->d.max_abs, r->d.max_rel, r->why[0] ? "; " : "",
-             r->kind == R_PASS ? "" : r->why);
+      printf("%-4s %-36s %-12s max abs %.3g, max rel %.3g%s%s\n", r->kind == R_PASS ? "ok" : "ok",
+             json_str(r->c, "name"), r->kind == R_PASS ? "on gfxep" : "left to ORT", r->d.max_abs, r->d.max_rel,
+             r->why[0] ? "; " : "", r->kind == R_PASS ? "" : r->why);
     else
-      printf("%-4s %-36s %s%s%s\n", r->kind == R_FAIL ? "FAIL" : "--", jv_str(r->c, "name"),
+      printf("%-4s %-36s %s%s%s\n", r->kind == R_FAIL ? "FAIL" : "--", json_str(r->c, "name"),
              r->kind == R_FAIL ? "" : kind_names[r->kind], r->kind == R_FAIL ? "" : ": ", r->why);
   }
   op_stats* ops = calloc(n + 1, sizeof *ops);
@@ -934,7 +821,7 @@ int main(int argc, char** argv) {
   st = k.api->UnregisterExecutionProviderLibrary(k.env, reg);
   if (st) k.api->ReleaseStatus(st);
   ortkit_close(&k);
-  jv_free(&manifest);
+  cJSON_Delete(manifest);
   free(text);
   return failed ? 1 : 0;
 }

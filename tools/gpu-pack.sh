@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs into .device/ (git-ignored; pass it in the device run's `carry`):
-# the built libraries, test and tool binaries, models, ORT 1.29, and libcmocka (absent there).
+# the built libraries, test and tool binaries, models, the op-level cases, ORT 1.29, and libcmocka and
+# libcjson (absent there).
 # The GPU machine runs `bash tools/gpu-check.sh` on it. Build first (tools/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,14 +11,16 @@ rm -rf "$out"; mkdir -p "$out/lib" "$out/bin" "$out/models"
 cp "$build/libgfxep.so" "$build/libgfxep_cuda.so" "$out/lib/"
 cp "$root/.deps/ort-1.29/lib/libonnxruntime.so" "$out/lib/libonnxruntime.so.1.29"
 cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 "$out/lib/"
+cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 "$out/lib/"
 cp -L /usr/lib/x86_64-linux-gnu/libpng16.so.16 "$out/lib/"
 for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests/test_ref_kernels tests/test_interop \
          tests/test_interop_vulkan tests/test_vk_producer gfxep-run gfxep-alloc-bench gfxep-demo gfxep-bench gfxep-info \
          tests/test_soak tests/test_faults tests/test_concurrency; do
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
-for t in test_ir test_pool; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
+for t in test_ir test_pool test_op_cases; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
 cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
+[ -d "$build/opcases" ] && cp -r "$build/opcases" "$out/opcases"
 # the Vulkan loader the GPU machine lacks (Debian packages, unpacked there by gpu-check.sh)
 if [ ! -d "$root/.gl" ]; then bash "$root/../shared/tools/fetch-device-debs.sh" "$root/.gl" >/dev/null 2>&1 || true; fi
 [ -d "$root/.gl" ] && mkdir -p "$out/gl" && cp "$root"/.gl/*.deb "$out/gl/" 2>/dev/null || true

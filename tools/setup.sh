@@ -11,7 +11,8 @@ build=${GFXEP_BUILD_DIR:-$root/build}
 # module Debian's python3 must import.
 needs=(
   "cmd:cmake|cmake" "cmd:ninja|ninja-build" "cmd:gcc|gcc" "cmd:npm|npm" "cmd:openssl|openssl"
-  "pkg:libcmocka-dev|libcmocka-dev" "pkg:libc6-dev|libc6-dev" "pkg:ca-certificates|ca-certificates"
+  "pkg:libcmocka-dev|libcmocka-dev" "pkg:libcjson-dev|libcjson-dev" "pkg:libc6-dev|libc6-dev"
+  "pkg:ca-certificates|ca-certificates"
   "py:onnx|python3-onnx" "py:numpy|python3-numpy" "py:matplotlib|python3-matplotlib" "pkg:libpng-dev|libpng-dev"
   "pkg:libvulkan-dev|libvulkan-dev" "cmd:glslc|glslc" "pkg:mesa-vulkan-drivers|mesa-vulkan-drivers"
   "cmd:x86_64-w64-mingw32-gcc|gcc-mingw-w64-x86-64" "cmd:clang|clang" "pkg:libclang-rt-14-dev|libclang-rt-14-dev"
