@@ -80,6 +80,15 @@ static gfx_status norm_axes(const int64_t* axes, int n, int rank, int* out) {
   return NULL;
 }
 
+/* norm_axes at parse time: a bad axis list means the node is not taken. */
+static gfx_status parse_norm_axes(const ir_node_desc* d, const int64_t* axes, int n, int rank, int* out) {
+  gfx_status s = norm_axes(axes, n, rank, out);
+  if (!s) return NULL;
+  gfx_status r = IR_UNSUPPORTED(d, "%s", gfx_status_message(s));
+  gfx_status_free(s);
+  return r;
+}
+
 /* Reads an int list from constant input i into p->ints (at most cap values). */
 static gfx_status const_list(const ir_node_desc* d, int i, int64_t* out, size_t cap, int* n) {
   size_t count = 0;
@@ -277,8 +286,7 @@ gfx_status ir_parse_slice(const ir_node_desc* d, ir_params* params) {
   int rank = known_rank(d, 0);
   if (rank >= 0) {
     int norm[GFX_MAX_RANK];
-    gfx_status s = norm_axes(p->axes, p->n_axes, rank, norm);
-    if (s) return gfx_status_wrap(s, "Slice '%s'", d->name);
+    GFX_TRY(parse_norm_axes(d, p->axes, p->n_axes, rank, norm));
   }
   return NULL;
 }
@@ -374,8 +382,7 @@ gfx_status ir_parse_pad(const ir_node_desc* d, ir_params* params) {
     if (2 * p->n_axes != p->n_ints) return IR_UNSUPPORTED(d, "%d pads for %d axes", p->n_ints, p->n_axes);
     if (rank >= 0) {
       int norm[GFX_MAX_RANK];
-      gfx_status s = norm_axes(p->axes, p->n_axes, rank, norm);
-      if (s) return gfx_status_wrap(s, "Pad '%s'", d->name);
+      GFX_TRY(parse_norm_axes(d, p->axes, p->n_axes, rank, norm));
     }
   } else if (rank >= 0 && p->n_ints != 2 * rank) {
     return IR_UNSUPPORTED(d, "%d pads for rank %d", p->n_ints, rank);
