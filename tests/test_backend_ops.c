@@ -65,6 +65,13 @@ static size_t bytes_of(const gfx_shape* s) {
   return gfx_shape_bytes(s, GFX_DTYPE_F32, &ok);
 }
 
+/* every infer function the op table names, declared here as ir/shape.c does, since the families
+ * declare theirs in no header */
+#define GFX_OP(id, name, min_opset, kernel, parse, infer_fn, summary) \
+  gfx_status infer_fn(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+#include "ir/ops.def"
+#undef GFX_OP
+
 /* Runs one case on both backends; returns 1 when it agrees. */
 static int run_case(const gfx_backend* gpu, void* stream, const op_case* c, op_tally* t) {
   const gfx_backend* ref = gfx_backend_reference();

@@ -48,6 +48,28 @@ typedef struct ir_conv_params {
 /* end of element-wise params */
 
 /* ---- layout params (ir/ops_layout.c) ---- */
+
+/* Pad's modes; also how a strided copy plan (ir/layout.h) treats source coordinates outside the
+ * source: a constant, the nearest edge element, a mirror image without the edge, or the periodic
+ * continuation (Tile is the wrap mode of a plan). */
+typedef enum ir_pad_mode { IR_PADMODE_CONSTANT = 0, IR_PADMODE_EDGE, IR_PADMODE_REFLECT, IR_PADMODE_WRAP } ir_pad_mode;
+
+/* Everything the layout ops read from attributes and constant inputs, copied at parse time. Axes
+ * are kept as written (possibly negative): the rank may only be known at run time. */
+typedef struct ir_layout_params {
+  int dtype;          /* element type of the data moved (the output's) */
+  int has_ints;       /* ints was given (Transpose perm, Squeeze axes, Split sizes...) */
+  int n_ints;
+  int64_t ints[2 * GFX_MAX_RANK]; /* perm, shape, repeats, pads, split sizes, axes: per op */
+  int64_t axis;                   /* Concat, Split, Gather, Flatten */
+  int n_axes;                     /* Slice and Pad axes; 0 = all dims in order */
+  int64_t axes[GFX_MAX_RANK];
+  int64_t starts[GFX_MAX_RANK], ends[GFX_MAX_RANK], steps[GFX_MAX_RANK]; /* Slice; Shape uses starts[0]/ends[0] */
+  int num_outputs;                /* Split-18's num_outputs, 0 when absent */
+  int allowzero;                  /* Reshape-14 */
+  ir_pad_mode mode;               /* Pad */
+  unsigned char value[8];         /* Pad constant, ConstantOfShape value: one element of dtype */
+} ir_layout_params;
 /* end of layout params */
 
 /* ---- resampling params (ir/ops_resize.c) ---- */
@@ -113,6 +135,7 @@ typedef union ir_params {
   /* element-wise members */
 
   /* layout members */
+  ir_layout_params layout;
 
   /* resampling members */
 

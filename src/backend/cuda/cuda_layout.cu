@@ -1,2 +1,183 @@
-// gfxep CUDA backend — kernels of the layout and data movement ops.
+// gfxep CUDA backend — kernels of the layout and data movement ops (see cuda_layout.h).
+//
+// One kernel per primitive, templated on the element's unsigned integer type of 1, 2, 4 or 8
+// bytes. Every kernel uses a grid-stride loop with 64-bit indices, so a capped grid covers any size.
 #include <cuda_runtime.h>
+
+#include "backend/cuda/cuda_layout.h"
+
+namespace {
+
+const int kBlockSize = 256;
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+/* A source coordinate c outside [0, n) by the plan's mode; -1 for the constant. The same
+ * arithmetic as ir_copy_plan_source (ir/ops_layout.c), the reference definition. */
+__device__ int64_t resolve_coord(int64_t c, int64_t n, int mode) {
+  if (c >= 0 && c < n) return c;
+  switch (mode) {
+    case IR_PADMODE_EDGE: return c < 0 ? 0 : n - 1;
+    case IR_PADMODE_REFLECT: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t m = c % period;
+      if (m < 0) m += period;
+      return m < n ? m : period - m;
+    }
+    case IR_PADMODE_WRAP: {
+      int64_t m = c % n;
+      return m < 0 ? m + n : m;
+    }
+    default: return -1;
+  }
+}
+
+template <typename T>
+__global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
+  T constant;
+  memcpy(&constant, plan.value, sizeof(T));
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < plan.count; i += (int64_t)blockDim.x * gridDim.x) {
+    int64_t linear = i, s = 0, d = plan.dst_offset;
+    bool outside = false;
+    for (int k = plan.rank - 1; k >= 0; k--) {
+      const int64_t c = linear % plan.dims[k];
+      linear /= plan.dims[k];
+      d += c * plan.dst_strides[k];
+      const int64_t sc = resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      if (sc < 0)
+        outside = true;
+      else
+        s += sc * plan.src_strides[k];
+    }
+    dst[d] = outside ? constant : src[s];
+  }
+}
+
+template <typename T, typename Index>
+__global__ void gather_kernel(const T* __restrict__ data, const Index* __restrict__ indices, T* __restrict__ out,
+                              ir_gather_geom g, int64_t count) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t inner = i % g.inner;
+    const int64_t rest = i / g.inner;
+    const int64_t j = rest % g.n_indices;
+    const int64_t o = rest / g.n_indices;
+    int64_t idx = (int64_t)indices[j];
+    if (idx < 0) idx += g.axis_dim;
+    out[i] = idx >= 0 && idx < g.axis_dim ? data[(o * g.axis_dim + idx) * g.inner + inner] : T(0);
+  }
+}
+
+template <typename T>
+__global__ void fill_kernel(T* dst, int64_t count, T value) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x)
+    dst[i] = value;
+}
+
+struct i64_values {
+  int64_t v[GFX_MAX_RANK];
+  int n;
+};
+
+__global__ void write_i64_kernel(int64_t* dst, i64_values values) {
+  const int i = threadIdx.x;
+  if (i < values.n) dst[i] = values.v[i];
+}
+
+template <typename T>
+void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
+  plan_kernel<T><<<grid_for(plan->count), kBlockSize, 0, stream>>>((const T*)src, (T*)dst, *plan);
+}
+
+template <typename T>
+void launch_gather(const void* data, const void* indices, int indices_i64, void* out, const ir_gather_geom* g,
+                   int64_t count, cudaStream_t stream) {
+  if (indices_i64)
+    gather_kernel<T, int64_t><<<grid_for(count), kBlockSize, 0, stream>>>((const T*)data, (const int64_t*)indices,
+                                                                           (T*)out, *g, count);
+  else
+    gather_kernel<T, int32_t><<<grid_for(count), kBlockSize, 0, stream>>>((const T*)data, (const int32_t*)indices,
+                                                                           (T*)out, *g, count);
+}
+
+template <typename T>
+void launch_fill(void* dst, int64_t count, const unsigned char* value, cudaStream_t stream) {
+  T v;
+  memcpy(&v, value, sizeof v);
+  fill_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>((T*)dst, count, v);
+}
+
+template <typename T>
+cudaError_t preload_size() {
+  cudaFuncAttributes attr;
+  cudaError_t e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int64_t>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int32_t>)) != cudaSuccess) return e;
+  return cudaFuncGetAttributes(&attr, fill_kernel<T>);
+}
+
+}  // namespace
+
+extern "C" cudaError_t cuda_layout_run_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
+  if (plan->count <= 0) return cudaSuccess;
+  switch (plan->elem_size) {
+    case 1: launch_plan<uint8_t>(plan, src, dst, stream); break;
+    case 2: launch_plan<uint16_t>(plan, src, dst, stream); break;
+    case 4: launch_plan<uint32_t>(plan, src, dst, stream); break;
+    case 8: launch_plan<unsigned long long>(plan, src, dst, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_layout_gather(const void* data, const void* indices, int indices_i64, void* out,
+                                          const ir_gather_geom* g, int elem_size, cudaStream_t stream) {
+  const int64_t count = g->outer * g->n_indices * g->inner;
+  if (count <= 0) return cudaSuccess;
+  switch (elem_size) {
+    case 1: launch_gather<uint8_t>(data, indices, indices_i64, out, g, count, stream); break;
+    case 2: launch_gather<uint16_t>(data, indices, indices_i64, out, g, count, stream); break;
+    case 4: launch_gather<uint32_t>(data, indices, indices_i64, out, g, count, stream); break;
+    case 8: launch_gather<unsigned long long>(data, indices, indices_i64, out, g, count, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_layout_fill(void* dst, int64_t count, const unsigned char* value, int elem_size,
+                                        cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  switch (elem_size) {
+    case 1: launch_fill<uint8_t>(dst, count, value, stream); break;
+    case 2: launch_fill<uint16_t>(dst, count, value, stream); break;
+    case 4: launch_fill<uint32_t>(dst, count, value, stream); break;
+    case 8: launch_fill<unsigned long long>(dst, count, value, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_layout_write_i64(int64_t* dst, const int64_t* values, int n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  if (n > GFX_MAX_RANK) return cudaErrorInvalidValue;
+  i64_values v = {};
+  for (int i = 0; i < n; i++) v.v[i] = values[i];
+  v.n = n;
+  write_i64_kernel<<<1, GFX_MAX_RANK, 0, stream>>>(dst, v);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_layout_preload(void) {
+  cudaError_t e;
+  if ((e = preload_size<uint8_t>()) != cudaSuccess) return e;
+  if ((e = preload_size<uint16_t>()) != cudaSuccess) return e;
+  if ((e = preload_size<uint32_t>()) != cudaSuccess) return e;
+  if ((e = preload_size<unsigned long long>()) != cudaSuccess) return e;
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, write_i64_kernel);
+}

@@ -1,0 +1,685 @@
+/* gfxep — the layout and data movement ops on their own: which nodes parse claims and which it
+ * refuses (with the reason), shape inference, the strided copy plans, and the reference kernels on
+ * every element size, int64 kept exact.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/half.h"
+#include "ir/graph.h"
+#include "ir/layout.h"
+#include "ir/shape.h"
+
+gfx_status ref_run_layout(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
+
+/* ---- helpers ---- */
+
+static gfx_shape shape_of(int rank, const int64_t* dims) {
+  gfx_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
+  return s;
+}
+
+#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+#define SCALAR shape_of(0, NULL)
+
+static void expect_ok(gfx_status s) {
+  if (s) {
+    print_error("unexpected error: %s\n", gfx_status_message(s));
+    gfx_status_free(s);
+    fail();
+  }
+}
+
+/* The status has `code` and its message contains `part`. */
+static void expect_error(gfx_status s, gfx_code code, const char* part) {
+  if (!s) print_error("expected an error containing \"%s\", got success\n", part);
+  assert_non_null(s);
+  const char* message = gfx_status_message(s);
+  if (gfx_status_code(s) != code || !strstr(message, part)) print_error("message: %s\n", message);
+  assert_int_equal(gfx_status_code(s), code);
+  assert_non_null(strstr(message, part));
+  gfx_status_free(s);
+}
+
+static void expect_shape(gfx_shape got, gfx_shape want) {
+  if (!gfx_shape_equal(&got, &want)) {
+    char a[96], b[96];
+    print_error("shape %s, expected %s\n", gfx_shape_str(&got, a, sizeof a), gfx_shape_str(&want, b, sizeof b));
+    fail();
+  }
+}
+
+/* ---- a table-driven attribute reader ---- */
+
+typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING } attr_kind;
+
+typedef struct test_attr {
+  const char* name;
+  attr_kind kind;
+  int64_t i;
+  const char* s;
+  int64_t ints[8];
+  size_t n_ints;
+} test_attr;
+
+#define A_INT(n, v) {.name = (n), .kind = ATTR_INT, .i = (v)}
+#define A_STR(n, v) {.name = (n), .kind = ATTR_STRING, .s = (v)}
+#define A_INTS(n, ...) \
+  {.name = (n), .kind = ATTR_INTS, .ints = {__VA_ARGS__}, .n_ints = sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
+
+typedef struct attr_table {
+  test_attr attrs[4];
+  int n;
+} attr_table;
+
+static const test_attr* attr_find(void* ctx, const char* name) {
+  const attr_table* t = ctx;
+  for (int i = 0; i < t->n; i++)
+    if (strcmp(t->attrs[i].name, name) == 0) return &t->attrs[i];
+  return NULL;
+}
+
+static int attr_get_int(void* ctx, const char* name, int64_t* out) {
+  const test_attr* a = attr_find(ctx, name);
+  if (!a) return 0;
+  if (a->kind != ATTR_INT) return -1;
+  *out = a->i;
+  return 1;
+}
+
+static int attr_get_float(void* ctx, const char* name, float* out) {
+  (void)out;
+  return attr_find(ctx, name) ? -1 : 0;
+}
+
+static int attr_get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
+  const test_attr* a = attr_find(ctx, name);
+  if (!a) return 0;
+  if (a->kind != ATTR_INTS) return -1;
+  for (size_t i = 0; i < a->n_ints && i < cap; i++) out[i] = a->ints[i];
+  *n = a->n_ints;
+  return 1;
+}
+
+static int attr_get_string(void* ctx, const char* name, char* out, size_t cap) {
+  const test_attr* a = attr_find(ctx, name);
+  if (!a) return 0;
+  if (a->kind != ATTR_STRING) return -1;
+  snprintf(out, cap, "%s", a->s);
+  return 1;
+}
+
+static int attr_count(void* ctx) { return ((const attr_table*)ctx)->n; }
+static const char* attr_name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
+
+/* A node being described: its desc, attribute table and constant input storage together. */
+typedef struct test_node {
+  ir_node_desc d;
+  attr_table attrs;
+  int64_t consts[IR_MAX_IO][16];
+} test_node;
+
+/* op_type at `opset` with data input 0 of dtype and `shape`, one output of dtype. */
+static void node_init(test_node* t, const char* op_type, int opset, int dtype, gfx_shape shape) {
+  memset(t, 0, sizeof *t);
+  t->d.op_type = op_type;
+  t->d.domain = "";
+  t->d.since_version = opset;
+  t->d.name = "n";
+  t->d.n_inputs = 1;
+  t->d.n_outputs = 1;
+  t->d.input_dtypes[0] = dtype;
+  t->d.input_shapes[0] = shape;
+  t->d.output_dtypes[0] = dtype;
+  t->d.attrs = (ir_attr_reader){.ctx = &t->attrs,
+                                .get_int = attr_get_int,
+                                .get_float = attr_get_float,
+                                .get_ints = attr_get_ints,
+                                .get_string = attr_get_string,
+                                .count = attr_count,
+                                .name_at = attr_name_at};
+}
+
+static void add_attr(test_node* t, test_attr a) { t->attrs.attrs[t->attrs.n++] = a; }
+
+/* Input i: an int64 constant of n values. */
+static void const_input(test_node* t, int i, const int64_t* values, int n) {
+  memcpy(t->consts[i], values, (size_t)n * sizeof(int64_t));
+  t->d.input_dtypes[i] = GFX_DTYPE_I64;
+  t->d.input_shapes[i] = SHAPE(n);
+  t->d.input_is_const[i] = 1;
+  t->d.input_const_data[i] = t->consts[i];
+  t->d.input_const_bytes[i] = (size_t)n * sizeof(int64_t);
+  if (t->d.n_inputs <= i) t->d.n_inputs = i + 1;
+}
+#define CONST_INPUT(t, i, ...) \
+  const_input((t), (i), (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+
+/* Input i computed at run time. */
+static void runtime_input(test_node* t, int i, int dtype, gfx_shape shape) {
+  t->d.input_dtypes[i] = dtype;
+  t->d.input_shapes[i] = shape;
+  if (t->d.n_inputs <= i) t->d.n_inputs = i + 1;
+}
+
+static gfx_status parse(test_node* t, ir_node* node) {
+  memset(node, 0, sizeof *node);
+  node->name = "n";
+  node->n_inputs = t->d.n_inputs;
+  node->n_outputs = t->d.n_outputs;
+  return ir_op_parse(&t->d, &node->op, &node->params);
+}
+
+static void expect_refused(test_node* t, const char* reason) {
+  ir_node node;
+  expect_error(parse(t, &node), GFX_ERR_NOT_SUPPORTED, reason);
+}
+
+/* ================================================================================================
+ * parse: claimed and refused nodes
+ * ================================================================================================ */
+
+static void test_parse_claims(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+
+  node_init(&t, "Concat", 13, GFX_DTYPE_I64, SHAPE(2, 3));
+  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2, 3));
+  add_attr(&t, (test_attr)A_INT("axis", -1));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(node.op, GFX_OP_CONCAT);
+  assert_int_equal(node.params.layout.dtype, GFX_DTYPE_I64);
+
+  node_init(&t, "Split", 11, GFX_DTYPE_BOOL, SHAPE(2, 6));
+  t.d.n_outputs = 2;
+  t.d.output_dtypes[1] = GFX_DTYPE_BOOL;
+  add_attr(&t, (test_attr)A_INTS("split", 2, 4));
+  add_attr(&t, (test_attr)A_INT("axis", 1));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(node.params.layout.n_ints, 2);
+  assert_int_equal(node.params.layout.ints[1], 4);
+
+  node_init(&t, "Split", 18, GFX_DTYPE_F16, SHAPE(7));
+  t.d.n_outputs = 3;
+  t.d.output_dtypes[1] = t.d.output_dtypes[2] = GFX_DTYPE_F16;
+  add_attr(&t, (test_attr)A_INT("num_outputs", 3));
+  expect_ok(parse(&t, &node));
+  gfx_shape outs[3];
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(7)}, outs));
+  expect_shape(outs[0], SHAPE(3));
+  expect_shape(outs[2], SHAPE(1));
+
+  node_init(&t, "Slice", 13, GFX_DTYPE_U8, SHAPE(5, 7));
+  CONST_INPUT(&t, 1, -1, 6);
+  CONST_INPUT(&t, 2, INT64_MIN, 0);
+  CONST_INPUT(&t, 3, 0, -1);
+  CONST_INPUT(&t, 4, -1, -2);
+  expect_ok(parse(&t, &node));
+  gfx_shape out;
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(5, 7)}, &out));
+  expect_shape(out, SHAPE(5, 3)); /* rows 4..0, columns 6, 4, 2 */
+
+  node_init(&t, "Pad", 18, GFX_DTYPE_I64, SHAPE(2, 3));
+  CONST_INPUT(&t, 1, 1, 2);
+  t.d.input_dtypes[2] = GFX_DTYPE_UNDEFINED; /* no constant_value */
+  CONST_INPUT(&t, 3, -1);
+  add_attr(&t, (test_attr)A_STR("mode", "reflect"));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(2, 3)}, &out));
+  expect_shape(out, SHAPE(2, 6));
+
+  node_init(&t, "Reshape", 14, GFX_DTYPE_F32, SHAPE(2, 3, 4));
+  CONST_INPUT(&t, 1, 0, -1);
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(2, 3, 4)}, &out));
+  expect_shape(out, SHAPE(2, 12));
+
+  node_init(&t, "Reshape", 14, GFX_DTYPE_F32, SHAPE(0, 3));
+  CONST_INPUT(&t, 1, 3, 0);
+  add_attr(&t, (test_attr)A_INT("allowzero", 1));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(0, 3)}, &out));
+  expect_shape(out, SHAPE(3, 0));
+
+  node_init(&t, "Unsqueeze", 11, GFX_DTYPE_F32, SHAPE(3));
+  add_attr(&t, (test_attr)A_INTS("axes", 0, -1));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(3)}, &out));
+  expect_shape(out, SHAPE(1, 3, 1));
+
+  node_init(&t, "Squeeze", 13, GFX_DTYPE_F32, SHAPE(1, 3, 1));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(1, 3, 1)}, &out));
+  expect_shape(out, SHAPE(3));
+
+  node_init(&t, "Gather", 13, GFX_DTYPE_I8, SHAPE(5, 3));
+  runtime_input(&t, 1, GFX_DTYPE_I32, SHAPE(2, 2));
+  add_attr(&t, (test_attr)A_INT("axis", -1));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(5, 3), SHAPE(2, 2)}, &out));
+  expect_shape(out, SHAPE(5, 2, 2));
+
+  node_init(&t, "Shape", 15, GFX_DTYPE_F16, SHAPE(2, 3, 4));
+  t.d.output_dtypes[0] = GFX_DTYPE_I64;
+  add_attr(&t, (test_attr)A_INT("start", -2));
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(2, 3, 4)}, &out));
+  expect_shape(out, SHAPE(2));
+
+  node_init(&t, "Expand", 13, GFX_DTYPE_BF16, SHAPE(3, 1));
+  CONST_INPUT(&t, 1, 2, 1, 4);
+  expect_ok(parse(&t, &node));
+  expect_ok(ir_layout_infer(&node, (gfx_shape[]){SHAPE(3, 1)}, &out));
+  expect_shape(out, SHAPE(2, 3, 4));
+}
+
+static void test_parse_refusals(void** unused) {
+  (void)unused;
+  test_node t;
+
+  node_init(&t, "Concat", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  expect_refused(&t, "'axis' is missing");
+
+  node_init(&t, "Reshape", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2));
+  expect_refused(&t, "computed at run time");
+
+  node_init(&t, "Reshape", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  CONST_INPUT(&t, 1, -1, -1);
+  expect_refused(&t, "at most one");
+
+  node_init(&t, "Reshape", 14, GFX_DTYPE_F32, SHAPE(2, 3));
+  CONST_INPUT(&t, 1, 0, -1);
+  add_attr(&t, (test_attr)A_INT("allowzero", 1));
+  expect_refused(&t, "both 0 and -1");
+
+  node_init(&t, "Split", 13, GFX_DTYPE_F32, SHAPE(2, 6));
+  t.d.n_outputs = 2;
+  t.d.output_dtypes[1] = GFX_DTYPE_F32;
+  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2));
+  expect_refused(&t, "computed at run time");
+
+  node_init(&t, "Split", 13, GFX_DTYPE_F32, SHAPE(2, 6));
+  add_attr(&t, (test_attr)A_INTS("split", 6));
+  expect_refused(&t, "attribute 'split' is not handled"); /* an input from opset 13 on */
+
+  node_init(&t, "Split", 18, GFX_DTYPE_F32, SHAPE(2, 6));
+  t.d.n_outputs = 2;
+  t.d.output_dtypes[1] = GFX_DTYPE_F32;
+  add_attr(&t, (test_attr)A_INT("num_outputs", 3));
+  expect_refused(&t, "num_outputs is 3");
+
+  node_init(&t, "Slice", 13, GFX_DTYPE_F32, SHAPE(4));
+  CONST_INPUT(&t, 1, 0);
+  CONST_INPUT(&t, 2, 4);
+  t.d.input_dtypes[3] = GFX_DTYPE_UNDEFINED;
+  CONST_INPUT(&t, 4, 0);
+  expect_refused(&t, "step 0 is 0");
+
+  node_init(&t, "Slice", 13, GFX_DTYPE_F32, SHAPE(4, 4));
+  CONST_INPUT(&t, 1, 0, 0);
+  CONST_INPUT(&t, 2, 4, 4);
+  CONST_INPUT(&t, 3, 1, -1);
+  expect_refused(&t, "repeated");
+
+  node_init(&t, "Pad", 18, GFX_DTYPE_F32, SHAPE(4));
+  CONST_INPUT(&t, 1, 1, 1);
+  add_attr(&t, (test_attr)A_STR("mode", "wrap"));
+  expect_refused(&t, "mode 'wrap'"); /* wrap comes with opset 19 */
+
+  node_init(&t, "Pad", 19, GFX_DTYPE_F32, SHAPE(4));
+  CONST_INPUT(&t, 1, 5, 0);
+  add_attr(&t, (test_attr)A_STR("mode", "wrap"));
+  expect_refused(&t, "exceed dim 4");
+
+  node_init(&t, "Pad", 13, GFX_DTYPE_F32, SHAPE(4, 4));
+  CONST_INPUT(&t, 1, 1, 1);
+  expect_refused(&t, "2 pads for rank 2");
+
+  node_init(&t, "Pad", 13, GFX_DTYPE_I64, SHAPE(4));
+  CONST_INPUT(&t, 1, 1, 1);
+  runtime_input(&t, 2, GFX_DTYPE_F32, SCALAR);
+  expect_refused(&t, "constant_value is float32");
+
+  node_init(&t, "Pad", 11, GFX_DTYPE_F32, SHAPE(4));
+  CONST_INPUT(&t, 1, 1, 1);
+  t.d.input_dtypes[2] = GFX_DTYPE_UNDEFINED;
+  CONST_INPUT(&t, 3, 0);
+  expect_refused(&t, "4 inputs"); /* axes come with opset 18 */
+
+  node_init(&t, "Transpose", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  add_attr(&t, (test_attr)A_INTS("perm", 0, 0));
+  expect_refused(&t, "not a permutation");
+
+  node_init(&t, "Unsqueeze", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  expect_refused(&t, "axes are required");
+
+  node_init(&t, "Squeeze", 13, GFX_DTYPE_F32, SHAPE(2, 1));
+  add_attr(&t, (test_attr)A_INTS("axes", 1));
+  expect_refused(&t, "attribute 'axes' is not handled");
+
+  node_init(&t, "Gather", 13, GFX_DTYPE_F32, SHAPE(5, 3));
+  CONST_INPUT(&t, 1, 1, 5);
+  expect_refused(&t, "index 1 is 5");
+
+  node_init(&t, "Gather", 13, GFX_DTYPE_F32, SHAPE(5, 3));
+  runtime_input(&t, 1, GFX_DTYPE_F32, SHAPE(2));
+  expect_refused(&t, "input 1 is float32");
+
+  node_init(&t, "Shape", 13, GFX_DTYPE_F32, SHAPE(5, 3));
+  add_attr(&t, (test_attr)A_INT("start", 1));
+  expect_refused(&t, "attribute 'start' is not handled"); /* from opset 15 */
+
+  node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_I64, SHAPE(2));
+  t.d.input_is_const[0] = 1;
+  add_attr(&t, (test_attr){.name = "value", .kind = ATTR_FLOAT});
+  expect_refused(&t, "attribute 'value' is not handled");
+
+  node_init(&t, "Tile", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  CONST_INPUT(&t, 1, 2);
+  expect_refused(&t, "1 repeats for rank 2");
+
+  node_init(&t, "Flatten", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  add_attr(&t, (test_attr)A_INT("axis", 3));
+  expect_refused(&t, "outside [-2, 2]");
+}
+
+/* Run-time shape errors name the offending dims. */
+static void test_infer_errors(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  gfx_shape out[3];
+
+  node_init(&t, "Squeeze", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  CONST_INPUT(&t, 1, 0);
+  expect_ok(parse(&t, &node));
+  expect_error(ir_layout_infer(&node, (gfx_shape[]){SHAPE(2, 3)}, out), GFX_ERR_INVALID_ARGUMENT, "dim 0 of [2,3]");
+
+  node_init(&t, "Reshape", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  CONST_INPUT(&t, 1, 4, -1);
+  expect_ok(parse(&t, &node));
+  expect_error(ir_layout_infer(&node, (gfx_shape[]){SHAPE(2, 3)}, out), GFX_ERR_INVALID_ARGUMENT, "[2,3]");
+
+  node_init(&t, "Split", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  t.d.n_outputs = 2;
+  t.d.output_dtypes[1] = GFX_DTYPE_F32;
+  expect_ok(parse(&t, &node));
+  expect_error(ir_layout_infer(&node, (gfx_shape[]){SHAPE(5)}, out), GFX_ERR_INVALID_ARGUMENT, "2 equal parts");
+
+  node_init(&t, "Expand", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  CONST_INPUT(&t, 1, 2, 4);
+  expect_ok(parse(&t, &node));
+  assert_non_null(ir_layout_infer(&node, (gfx_shape[]){SHAPE(3)}, out)); /* 3 vs 4: no broadcast */
+
+  node_init(&t, "Tile", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  CONST_INPUT(&t, 1, (int64_t)1 << 31, (int64_t)1 << 31);
+  expect_ok(parse(&t, &node));
+  expect_error(ir_layout_infer(&node, (gfx_shape[]){SHAPE(4, 4)}, out), GFX_ERR_INVALID_ARGUMENT, "dim 0 is");
+
+  node_init(&t, "Pad", 13, GFX_DTYPE_F32, (gfx_shape){.rank = -1});
+  CONST_INPUT(&t, 1, 1, 1);
+  add_attr(&t, (test_attr)A_STR("mode", "edge"));
+  expect_ok(parse(&t, &node));
+  expect_error(ir_layout_infer(&node, (gfx_shape[]){SHAPE(0)}, out), GFX_ERR_INVALID_ARGUMENT, "empty");
+}
+
+/* ================================================================================================
+ * reference kernels
+ * ================================================================================================ */
+
+/* Runs the node on the reference kernel: inputs in[0..n_in) (data only), outputs of out_shapes. */
+static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  gfx_exec_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  return ref_run_layout(&ctx, node, in, out);
+}
+
+static void test_ref_transpose_int64_exact(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Transpose", 13, GFX_DTYPE_I64, SHAPE(2, 3));
+  expect_ok(parse(&t, &node));
+  int64_t x[6], y[6];
+  for (int i = 0; i < 6; i++) x[i] = ((int64_t)1 << 60) + i; /* not representable in double */
+  gfx_tensor in = {x, GFX_DTYPE_I64, SHAPE(2, 3)}, out = {y, GFX_DTYPE_I64, SHAPE(3, 2)};
+  expect_ok(run(&node, &in, &out));
+  const int order[6] = {0, 3, 1, 4, 2, 5};
+  for (int i = 0; i < 6; i++) assert_true(y[i] == x[order[i]]);
+
+  gfx_tensor bad = {y, GFX_DTYPE_I64, SHAPE(2, 3)};
+  expect_error(run(&node, &in, &bad), GFX_ERR_INVALID_ARGUMENT, "expected [3,2]");
+}
+
+static void test_ref_slice_negative_steps(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Slice", 13, GFX_DTYPE_I32, SHAPE(3, 5));
+  CONST_INPUT(&t, 1, 100, -1);
+  CONST_INPUT(&t, 2, -100, 0);
+  CONST_INPUT(&t, 3, 0, 1);
+  CONST_INPUT(&t, 4, -2, -3);
+  expect_ok(parse(&t, &node));
+  int32_t x[15], y[4];
+  for (int i = 0; i < 15; i++) x[i] = i;
+  gfx_tensor in[5] = {{x, GFX_DTYPE_I32, SHAPE(3, 5)}};
+  gfx_tensor out = {y, GFX_DTYPE_I32, SHAPE(2, 2)};
+  expect_ok(run(&node, in, &out));
+  /* rows 2, 0; columns 4, 1 */
+  assert_int_equal(y[0], 14);
+  assert_int_equal(y[1], 11);
+  assert_int_equal(y[2], 4);
+  assert_int_equal(y[3], 1);
+
+  /* an empty slice writes nothing */
+  node_init(&t, "Slice", 13, GFX_DTYPE_I32, SHAPE(3, 5));
+  CONST_INPUT(&t, 1, 2);
+  CONST_INPUT(&t, 2, 1);
+  expect_ok(parse(&t, &node));
+  gfx_tensor empty = {NULL, GFX_DTYPE_I32, SHAPE(0, 5)};
+  expect_ok(run(&node, in, &empty));
+}
+
+static void test_ref_pad_modes(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  const int64_t x[3] = {10, 20, 30};
+  int64_t y[9];
+  gfx_tensor in = {(void*)x, GFX_DTYPE_I64, SHAPE(3)};
+  gfx_tensor out = {y, GFX_DTYPE_I64, SHAPE(9)};
+  const struct {
+    const char* mode;
+    int64_t want[9];
+  } cases[] = {
+      {"constant", {7, 7, 7, 10, 20, 30, 7, 7, 7}},
+      {"edge", {10, 10, 10, 10, 20, 30, 30, 30, 30}},
+      {"reflect", {20, 30, 20, 10, 20, 30, 20, 10, 20}},
+      {"wrap", {10, 20, 30, 10, 20, 30, 10, 20, 30}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    node_init(&t, "Pad", 19, GFX_DTYPE_I64, SHAPE(3));
+    CONST_INPUT(&t, 1, 3, 3);
+    CONST_INPUT(&t, 2, 7); /* constant_value: int64, like the data */
+    add_attr(&t, (test_attr)A_STR("mode", cases[c].mode));
+    expect_ok(parse(&t, &node));
+    expect_ok(run(&node, &in, &out));
+    for (int i = 0; i < 9; i++) {
+      if (y[i] != cases[c].want[i]) print_error("%s: y[%d] = %lld\n", cases[c].mode, i, (long long)y[i]);
+      assert_true(y[i] == cases[c].want[i]);
+    }
+  }
+
+  /* float16 with a float16 constant and negative pads: a crop on one side */
+  node_init(&t, "Pad", 13, GFX_DTYPE_F16, SHAPE(3));
+  CONST_INPUT(&t, 1, -1, 2);
+  uint16_t value = gfx_float_to_half(-2.5f);
+  t.d.input_dtypes[2] = GFX_DTYPE_F16;
+  t.d.input_shapes[2] = SCALAR;
+  t.d.input_is_const[2] = 1;
+  t.d.input_const_data[2] = &value;
+  t.d.input_const_bytes[2] = 2;
+  t.d.n_inputs = 3;
+  expect_ok(parse(&t, &node));
+  uint16_t hx[3] = {gfx_float_to_half(1), gfx_float_to_half(2), gfx_float_to_half(3)}, hy[4];
+  gfx_tensor hin = {hx, GFX_DTYPE_F16, SHAPE(3)}, hout = {hy, GFX_DTYPE_F16, SHAPE(4)};
+  expect_ok(run(&node, &hin, &hout));
+  assert_int_equal(hy[0], hx[1]);
+  assert_int_equal(hy[1], hx[2]);
+  assert_int_equal(hy[2], value);
+  assert_int_equal(hy[3], value);
+}
+
+static void test_ref_concat_split(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  /* Concat of [2,1] and [2,2] along axis 1, uint8 */
+  node_init(&t, "Concat", 13, GFX_DTYPE_U8, SHAPE(2, 1));
+  runtime_input(&t, 1, GFX_DTYPE_U8, SHAPE(2, 2));
+  add_attr(&t, (test_attr)A_INT("axis", 1));
+  expect_ok(parse(&t, &node));
+  uint8_t a[2] = {1, 2}, b[4] = {3, 4, 5, 6}, y[6];
+  gfx_tensor in[2] = {{a, GFX_DTYPE_U8, SHAPE(2, 1)}, {b, GFX_DTYPE_U8, SHAPE(2, 2)}};
+  gfx_tensor out = {y, GFX_DTYPE_U8, SHAPE(2, 3)};
+  expect_ok(run(&node, in, &out));
+  const uint8_t want[6] = {1, 3, 4, 2, 5, 6};
+  assert_memory_equal(y, want, 6);
+
+  /* Split back, sizes from a constant input */
+  node_init(&t, "Split", 13, GFX_DTYPE_U8, SHAPE(2, 3));
+  t.d.n_outputs = 2;
+  t.d.output_dtypes[1] = GFX_DTYPE_U8;
+  CONST_INPUT(&t, 1, 1, 2);
+  add_attr(&t, (test_attr)A_INT("axis", -1));
+  expect_ok(parse(&t, &node));
+  uint8_t s0[2], s1[4];
+  gfx_tensor sin[2] = {{y, GFX_DTYPE_U8, SHAPE(2, 3)}};
+  gfx_tensor souts[2] = {{s0, GFX_DTYPE_U8, SHAPE(2, 1)}, {s1, GFX_DTYPE_U8, SHAPE(2, 2)}};
+  expect_ok(run(&node, sin, souts));
+  assert_memory_equal(s0, a, 2);
+  assert_memory_equal(s1, b, 4);
+}
+
+static void test_ref_tile_expand(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Tile", 13, GFX_DTYPE_BF16, SHAPE(2));
+  CONST_INPUT(&t, 1, 3);
+  expect_ok(parse(&t, &node));
+  uint16_t x[2] = {0x3f80, 0x4000}, y[6];
+  gfx_tensor in = {x, GFX_DTYPE_BF16, SHAPE(2)}, out = {y, GFX_DTYPE_BF16, SHAPE(6)};
+  expect_ok(run(&node, &in, &out));
+  for (int i = 0; i < 6; i++) assert_int_equal(y[i], x[i % 2]);
+
+  node_init(&t, "Expand", 13, GFX_DTYPE_F32, SHAPE(3, 1));
+  CONST_INPUT(&t, 1, 2, 1, 2);
+  expect_ok(parse(&t, &node));
+  float fx[3] = {1, 2, 3}, fy[12];
+  gfx_tensor fin = {fx, GFX_DTYPE_F32, SHAPE(3, 1)}, fout = {fy, GFX_DTYPE_F32, SHAPE(2, 3, 2)};
+  expect_ok(run(&node, &fin, &fout));
+  for (int i = 0; i < 12; i++) assert_true(fy[i] == fx[(i / 2) % 3]);
+}
+
+static void test_ref_gather(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Gather", 13, GFX_DTYPE_I64, SHAPE(3, 2));
+  runtime_input(&t, 1, GFX_DTYPE_I32, SHAPE(2));
+  expect_ok(parse(&t, &node));
+  int64_t x[6] = {0, 1, INT64_MAX, INT64_MIN, 4, 5}, y[4];
+  int32_t idx[2] = {-2, 0};
+  gfx_tensor in[2] = {{x, GFX_DTYPE_I64, SHAPE(3, 2)}, {idx, GFX_DTYPE_I32, SHAPE(2)}};
+  gfx_tensor out = {y, GFX_DTYPE_I64, SHAPE(2, 2)};
+  expect_ok(run(&node, in, &out));
+  assert_true(y[0] == INT64_MAX && y[1] == INT64_MIN && y[2] == 0 && y[3] == 1);
+
+  idx[1] = 3; /* outside [-3, 3): an error, nothing read */
+  expect_error(run(&node, in, &out), GFX_ERR_INVALID_ARGUMENT, "index 3 (entry 1)");
+}
+
+static void test_ref_shape_fill_copy(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Shape", 15, GFX_DTYPE_BOOL, SHAPE(2, 3, 4));
+  t.d.output_dtypes[0] = GFX_DTYPE_I64;
+  add_attr(&t, (test_attr)A_INT("start", 1));
+  add_attr(&t, (test_attr)A_INT("end", -1));
+  expect_ok(parse(&t, &node));
+  int64_t y[1];
+  gfx_tensor in = {NULL, GFX_DTYPE_BOOL, SHAPE(2, 3, 4)}, out = {y, GFX_DTYPE_I64, SHAPE(1)};
+  expect_ok(run(&node, &in, &out));
+  assert_int_equal(y[0], 3);
+
+  node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_F32, SHAPE(2));
+  CONST_INPUT(&t, 0, 2, 2);
+  expect_ok(parse(&t, &node));
+  float f[4] = {1, 1, 1, 1};
+  gfx_tensor fout = {f, GFX_DTYPE_F32, SHAPE(2, 2)};
+  expect_ok(run(&node, (gfx_tensor[]){{NULL, GFX_DTYPE_I64, SHAPE(2)}}, &fout));
+  for (int i = 0; i < 4; i++) assert_true(f[i] == 0.0f);
+
+  node_init(&t, "Flatten", 13, GFX_DTYPE_I8, SHAPE(2, 3, 2));
+  expect_ok(parse(&t, &node));
+  int8_t bx[12], by[12];
+  for (int i = 0; i < 12; i++) bx[i] = (int8_t)(i - 6);
+  gfx_tensor bin = {bx, GFX_DTYPE_I8, SHAPE(2, 3, 2)}, bout = {by, GFX_DTYPE_I8, SHAPE(2, 6)};
+  expect_ok(run(&node, &bin, &bout));
+  assert_memory_equal(bx, by, 12);
+}
+
+/* The plan of a Concat input writes into the output at its offset, through the output's strides. */
+static void test_plan_concat_offsets(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "Concat", 13, GFX_DTYPE_F32, SHAPE(2, 1));
+  runtime_input(&t, 1, GFX_DTYPE_F32, SHAPE(2, 2));
+  add_attr(&t, (test_attr)A_INT("axis", 1));
+  expect_ok(parse(&t, &node));
+  ir_copy_plan plan;
+  const gfx_shape in[2] = {SHAPE(2, 1), SHAPE(2, 2)}, out[1] = {SHAPE(2, 3)};
+  expect_ok(ir_layout_plan(&node, in, out, 1, &plan));
+  assert_int_equal(plan.count, 4);
+  assert_int_equal(plan.dst_offset, 1);
+  assert_int_equal(plan.dst_strides[0], 3);
+  int64_t dst;
+  assert_int_equal(ir_copy_plan_source(&plan, 3, &dst), 3);
+  assert_int_equal(dst, 5);
+  /* a wrong output shape is an error, never an access out of bounds */
+  const gfx_shape wrong[1] = {SHAPE(2, 4)};
+  expect_error(ir_layout_plan(&node, in, wrong, 0, &plan), GFX_ERR_INVALID_ARGUMENT, "expected [2,3]");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_claims),
+      cmocka_unit_test(test_parse_refusals),
+      cmocka_unit_test(test_infer_errors),
+      cmocka_unit_test(test_ref_transpose_int64_exact),
+      cmocka_unit_test(test_ref_slice_negative_steps),
+      cmocka_unit_test(test_ref_pad_modes),
+      cmocka_unit_test(test_ref_concat_split),
+      cmocka_unit_test(test_ref_tile_expand),
+      cmocka_unit_test(test_ref_gather),
+      cmocka_unit_test(test_ref_shape_fill_copy),
+      cmocka_unit_test(test_plan_concat_offsets),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
