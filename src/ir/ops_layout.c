@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/half.h"
+
 #include "ir/layout.h"
 #include "ir/ops_common.h"
 #include "ir/shape.h"
@@ -254,8 +256,37 @@ gfx_status ir_infer_split(const ir_node* node, const gfx_shape* in, gfx_shape* o
 /* Steps beyond this are refused so that start + count * step cannot overflow. */
 #define MAX_STEP ((int64_t)1 << 40)
 
+/* Slice before opset 10: starts, ends and axes are attributes, steps are 1. */
+static gfx_status parse_slice_v1(const ir_node_desc* d, ir_layout_params* p) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"starts", "ends", "axes", NULL}));
+  GFX_TRY(parse_data_io(d, p));
+  size_t n_starts = 0, n_ends = 0, n_axes = 0;
+  int present = 0;
+  GFX_TRY(ir_attr_ints(d, "starts", p->starts, GFX_MAX_RANK, &n_starts, &present));
+  if (!present) return IR_UNSUPPORTED(d, "attribute 'starts' is missing");
+  GFX_TRY(ir_attr_ints(d, "ends", p->ends, GFX_MAX_RANK, &n_ends, &present));
+  if (!present) return IR_UNSUPPORTED(d, "attribute 'ends' is missing");
+  if (n_starts != n_ends) return IR_UNSUPPORTED(d, "%zu starts but %zu ends", n_starts, n_ends);
+  p->n_axes = (int)n_starts;
+  GFX_TRY(ir_attr_ints(d, "axes", p->axes, GFX_MAX_RANK, &n_axes, &present));
+  if (present && n_axes != n_starts) return IR_UNSUPPORTED(d, "%zu axes for %zu starts", n_axes, n_starts);
+  if (present) p->has_ints = 1;
+  for (size_t i = 0; i < n_starts; i++) {
+    if (!present) p->axes[i] = (int64_t)i;
+    p->steps[i] = 1;
+  }
+  int rank = known_rank(d, 0);
+  if (rank >= 0) {
+    int norm[GFX_MAX_RANK];
+    GFX_TRY(parse_norm_axes(d, p->axes, p->n_axes, rank, norm));
+  }
+  return NULL;
+}
+
 gfx_status ir_parse_slice(const ir_node_desc* d, ir_params* params) {
   ir_layout_params* p = &params->layout;
+  if (d->since_version < 10) return parse_slice_v1(d, p);
   GFX_TRY(ir_check_io(d, 3, 5, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
   GFX_TRY(parse_data_io(d, p));
@@ -338,11 +369,33 @@ gfx_status ir_infer_slice(const ir_node* node, const gfx_shape* in, gfx_shape* o
  * Pad
  * ================================================================================================ */
 
+/* Pad before opset 11: pads and a float value are attributes. */
+static gfx_status parse_pad_v2(const ir_node_desc* d, ir_layout_params* p) {
+  size_t n = 0;
+  int present = 0;
+  GFX_TRY(ir_attr_ints(d, "pads", p->ints, 2 * GFX_MAX_RANK, &n, &present));
+  if (!present) return IR_UNSUPPORTED(d, "attribute 'pads' is missing");
+  p->n_ints = (int)n;
+  float value = 0.0f;
+  GFX_TRY(ir_attr_float(d, "value", 0.0f, &value));
+  /* the value attribute is a float; the data of these opsets is a float type */
+  if (p->dtype == GFX_DTYPE_F32) {
+    memcpy(p->value, &value, sizeof value);
+  } else if (p->dtype == GFX_DTYPE_F16 || p->dtype == GFX_DTYPE_BF16) {
+    uint16_t h = p->dtype == GFX_DTYPE_F16 ? gfx_float_to_half(value) : gfx_float_to_bf16(value);
+    memcpy(p->value, &h, sizeof h);
+  } else if (value != 0.0f) {
+    return IR_UNSUPPORTED(d, "a non-zero float 'value' for %s data", gfx_dtype_name(p->dtype));
+  }
+  return NULL;
+}
+
 gfx_status ir_parse_pad(const ir_node_desc* d, ir_params* params) {
   ir_layout_params* p = &params->layout;
   const int v = d->since_version;
-  GFX_TRY(ir_check_io(d, 2, v >= 18 ? 4 : 3, 1));
-  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"mode", NULL}));
+  GFX_TRY(ir_check_io(d, v >= 11 ? 2 : 1, v >= 18 ? 4 : v >= 11 ? 3 : 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, v >= 11 ? (const char* const[]){"mode", NULL}
+                                          : (const char* const[]){"mode", "pads", "value", NULL}));
   GFX_TRY(parse_data_io(d, p));
   char mode[16];
   GFX_TRY(ir_attr_string(d, "mode", "constant", mode, sizeof mode));
@@ -357,7 +410,10 @@ gfx_status ir_parse_pad(const ir_node_desc* d, ir_params* params) {
   else
     return IR_UNSUPPORTED(d, "mode '%s' is not handled", mode);
 
-  GFX_TRY(const_list(d, 1, p->ints, 2 * GFX_MAX_RANK, &p->n_ints));
+  if (v >= 11)
+    GFX_TRY(const_list(d, 1, p->ints, 2 * GFX_MAX_RANK, &p->n_ints));
+  else
+    GFX_TRY(parse_pad_v2(d, p));
   if (p->n_ints % 2) return IR_UNSUPPORTED(d, "%d pads; an even count is expected", p->n_ints);
   for (int i = 0; i < p->n_ints; i++)
     if (p->ints[i] > MAX_DIM || p->ints[i] < -MAX_DIM)
