@@ -47,5 +47,9 @@ gfx_status ir_infer_broadcast(const ir_node* node, const gfx_shape* in, gfx_shap
 gfx_status ir_infer_same(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+/* resampling (ir/ops_resize.c) */
+gfx_status ir_infer_resize(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_depth_to_space(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif

@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_elementwise.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_pad.h"
+#include "backend/cuda/cuda_resize.h"
 #include "core/log.h"
 
 /* ---- device count ---- */
@@ -68,6 +69,7 @@ static gfx_status load_kernels(int device) {
   if (atomic_load(&kernels_loaded[device])) return NULL;
   GFX_TRY(cuda_check(cuda_elementwise_preload(), "loading the elementwise kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_pad_preload(), "loading the padding kernel on device %d", device));
+  GFX_TRY(cuda_check(cuda_resize_preload(), "loading the resampling kernels on device %d", device));
   atomic_store(&kernels_loaded[device], 1);
   return NULL;
 }
