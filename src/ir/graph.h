@@ -73,6 +73,29 @@ typedef struct ir_layout_params {
 /* end of layout params */
 
 /* ---- resampling params (ir/ops_resize.c) ---- */
+/* Resize and Upsample: only the last two dims resize; the geometry for a concrete input shape comes
+ * from ir_resize_geometry (ir/resize_geom.h), the enums from there too. */
+typedef struct ir_resize_params {
+  int rank;             /* input rank, known at parse */
+  int mode;             /* IR_RESIZE_NEAREST, _LINEAR, _CUBIC */
+  int coord;            /* IR_COORD_* */
+  int nearest;          /* IR_NEAREST_* */
+  int exclude_outside;
+  int from_sizes;       /* 1: the output size of the last two dims is given (sizes), 0: scales are */
+  int policy;           /* keep_aspect_ratio_policy with sizes: 0 stretch, 1 not_larger, 2 not_smaller */
+  int policy_axes;      /* bit 0: dim rank-2, bit 1: dim rank-1 take part in the policy */
+  float cubic_a;
+  float extrapolation;
+  float scales[2];      /* of the last two dims, when from_sizes == 0 */
+  int64_t sizes[2];     /* of the last two dims, when from_sizes == 1; -1: the input's dim (axis not listed) */
+  float roi[4];         /* tf_crop_and_resize: start h, start w, end h, end w (normalized) */
+} ir_resize_params;
+
+/* DepthToSpace and SpaceToDepth, rank 4 */
+typedef struct ir_space_depth_params {
+  int64_t blocksize;
+  int crd;              /* DepthToSpace mode CRD (1) or DCR (0) */
+} ir_space_depth_params;
 /* end of resampling params */
 
 /* ---- reduction params (ir/ops_reduce.c) ---- */
@@ -138,6 +161,8 @@ typedef union ir_params {
   ir_layout_params layout;
 
   /* resampling members */
+  ir_resize_params resize;
+  ir_space_depth_params space_depth;
 
   /* reduction members */
   ir_reduce_params reduce;

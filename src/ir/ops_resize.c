@@ -1,5 +1,402 @@
-/* gfxep — parse and infer functions of the resampling ops (see ir/ops.def). */
+/* gfxep — parse and infer functions of the resampling ops (see ir/ops.def): Resize, Upsample,
+ * DepthToSpace, SpaceToDepth; and the Resize geometry both backends use (ir/resize_geom.h).
+ *
+ * Resize is claimed when its scales or sizes are constant initializers and only the last two dims
+ * are resized (the image case: [..., H, W]); everything else stays with ONNX Runtime.
+ */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "ir/ops_common.h"
+#include "ir/resize_geom.h"
 #include "ir/shape.h"
+
+/* dims above this are refused, so that every index product below fits int64 comfortably */
+#define RESIZE_MAX_DIM ((int64_t)1 << 31)
+
+/* ---- helpers ---- */
+
+/* 1 when input i is absent or an empty tensor, ONNX's two ways to leave roi, scales or sizes out */
+static int input_empty(const ir_node_desc* d, int i) {
+  if (i >= d->n_inputs || d->input_dtypes[i] == GFX_DTYPE_UNDEFINED) return 1;
+  const gfx_shape* s = &d->input_shapes[i];
+  if (s->rank >= 0)
+    for (int k = 0; k < s->rank; k++)
+      if (s->dims[k] == 0) return 1;
+  return d->input_is_const[i] && d->input_const_bytes[i] == 0;
+}
+
+/* Looks `value` up in a NULL-terminated list of names; its index, or -1. */
+static int name_index(const char* value, const char* const* names) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(value, names[i]) == 0) return i;
+  return -1;
+}
+
+static gfx_status read_choice(const ir_node_desc* d, const char* attr, const char* fallback, const char* const* names,
+                              int* out) {
+  char buf[64];
+  GFX_TRY(ir_attr_string(d, attr, fallback, buf, sizeof buf));
+  *out = name_index(buf, names);
+  if (*out < 0) return IR_UNSUPPORTED(d, "%s '%s' is not handled", attr, buf);
+  return NULL;
+}
+
+static const char* const mode_names[] = {"nearest", "linear", "cubic", NULL};
+/* in the order of the IR_COORD_* values */
+static const char* const coord_names[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                                          "align_corners", "asymmetric",           "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize", NULL};
+static const char* const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
+static const char* const policy_names[] = {"stretch", "not_larger", "not_smaller", NULL};
+
+/* The per-dim scales (from_sizes == 0) or sizes (from_sizes == 1, -1 = the input's dim) of all
+ * `rank` dims, from the constant input and the axes it applies to; then only the last two dims
+ * may resize. */
+typedef struct resize_request {
+  int rank;
+  int from_sizes;
+  float scales[GFX_MAX_RANK];
+  int64_t sizes[GFX_MAX_RANK];
+  int listed[GFX_MAX_RANK]; /* the dim is in axes (or there are no axes) */
+} resize_request;
+
+static gfx_status check_only_spatial(const ir_node_desc* d, const resize_request* r, const char* what) {
+  const gfx_shape* x = &d->input_shapes[0];
+  for (int k = 0; k < r->rank - 2; k++) {
+    if (!r->from_sizes && r->scales[k] != 1.0f)
+      return IR_UNSUPPORTED(d, "%s scale %g on dim %d: only the last two dims are resized", what, (double)r->scales[k], k);
+    if (r->from_sizes && r->sizes[k] >= 0) {
+      if (x->dims[k] < 0)
+        return IR_UNSUPPORTED(d, "sizes[%d] = %lld but input dim %d is not known before run time: only the last two "
+                                 "dims are resized", k, (long long)r->sizes[k], k);
+      if (x->dims[k] != r->sizes[k])
+        return IR_UNSUPPORTED(d, "sizes[%d] = %lld resizes dim %d (%lld): only the last two dims are resized", k,
+                              (long long)r->sizes[k], k, (long long)x->dims[k]);
+    }
+  }
+  return NULL;
+}
+
+/* ---- Resize (11, 13, 18, 19) ---- */
+
+static gfx_status read_axes(const ir_node_desc* d, int rank, int* axes, int* n_axes) {
+  *n_axes = 0;
+  if (d->since_version < 18) return NULL;
+  int64_t raw[GFX_MAX_RANK + 1];
+  size_t n = 0;
+  int present = 0;
+  GFX_TRY(ir_attr_ints(d, "axes", raw, GFX_MAX_RANK + 1, &n, &present));
+  if (!present) return NULL;
+  if (n == 0 || n > (size_t)rank) return IR_UNSUPPORTED(d, "axes has %zu entries for rank %d", n, rank);
+  for (size_t i = 0; i < n; i++) {
+    GFX_TRY(ir_norm_axis(d, raw[i], rank, &axes[i]));
+    for (size_t j = 0; j < i; j++)
+      if (axes[j] == axes[i]) return IR_UNSUPPORTED(d, "axis %d appears twice in axes", axes[i]);
+  }
+  *n_axes = (int)n;
+  return NULL;
+}
+
+/* The dim the k-th entry of scales/sizes/roi applies to. */
+static int entry_axis(const int* axes, int n_axes, int k) { return n_axes ? axes[k] : k; }
+
+static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, int n_axes, resize_request* r) {
+  const int n_want = n_axes ? n_axes : r->rank;
+  const int scales_given = !input_empty(d, 2), sizes_given = !input_empty(d, 3);
+  if (scales_given == sizes_given)
+    return IR_UNSUPPORTED(d, scales_given ? "both scales and sizes are given" : "neither scales nor sizes is given");
+  for (int k = 0; k < r->rank; k++) {
+    r->scales[k] = 1.0f;
+    r->sizes[k] = -1;
+    r->listed[k] = n_axes == 0;
+  }
+  for (int k = 0; k < n_axes; k++) r->listed[axes[k]] = 1;
+  size_t n = 0;
+  if (scales_given) {
+    float v[GFX_MAX_RANK];
+    GFX_TRY(ir_const_floats(d, 2, v, GFX_MAX_RANK, &n));
+    if ((int)n != n_want) return IR_UNSUPPORTED(d, "scales has %zu values, expected %d", n, n_want);
+    for (int k = 0; k < n_want; k++) {
+      if (!(v[k] > 0.0f) || isinf(v[k])) return IR_UNSUPPORTED(d, "scales[%d] = %g (must be > 0)", k, (double)v[k]);
+      r->scales[entry_axis(axes, n_axes, k)] = v[k];
+    }
+    r->from_sizes = 0;
+  } else {
+    int64_t v[GFX_MAX_RANK];
+    GFX_TRY(ir_const_ints(d, 3, v, GFX_MAX_RANK, &n));
+    if ((int)n != n_want) return IR_UNSUPPORTED(d, "sizes has %zu values, expected %d", n, n_want);
+    for (int k = 0; k < n_want; k++) {
+      if (v[k] < 0 || v[k] > RESIZE_MAX_DIM)
+        return IR_UNSUPPORTED(d, "sizes[%d] = %lld is outside [0, 2^31]", k, (long long)v[k]);
+      r->sizes[entry_axis(axes, n_axes, k)] = v[k];
+    }
+    r->from_sizes = 1;
+  }
+  return NULL;
+}
+
+static gfx_status read_roi(const ir_node_desc* d, const int* axes, int n_axes, int rank, ir_resize_params* p) {
+  p->roi[0] = p->roi[1] = 0.0f;
+  p->roi[2] = p->roi[3] = 1.0f;
+  if (p->coord != IR_COORD_TF_CROP_AND_RESIZE) return NULL; /* roi means nothing to the other modes */
+  if (d->n_inputs < 2 || d->input_dtypes[1] == GFX_DTYPE_UNDEFINED) return NULL; /* the whole input */
+  if (input_empty(d, 1)) return IR_UNSUPPORTED(d, "tf_crop_and_resize with an empty roi");
+  float v[2 * GFX_MAX_RANK];
+  size_t n = 0;
+  GFX_TRY(ir_const_floats(d, 1, v, 2 * GFX_MAX_RANK, &n));
+  const int n_entries = n_axes ? n_axes : rank;
+  if ((int)n != 2 * n_entries) return IR_UNSUPPORTED(d, "roi has %zu values, expected %d", n, 2 * n_entries);
+  for (int k = 0; k < n_entries; k++) {
+    int axis = entry_axis(axes, n_axes, k);
+    if (axis < rank - 2) continue; /* a dim that is not resized maps one to one, whatever its roi */
+    int s = axis - (rank - 2);
+    if (!isfinite(v[k]) || !isfinite(v[n_entries + k]))
+      return IR_UNSUPPORTED(d, "roi of dim %d is not finite", axis);
+    p->roi[s] = v[k];
+    p->roi[2 + s] = v[n_entries + k];
+  }
+  return NULL;
+}
+
+gfx_status ir_parse_resize(const ir_node_desc* d, ir_params* params) {
+  static const char* const known_11[] = {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+                                         "extrapolation_value", "mode", "nearest_mode", NULL};
+  static const char* const known_18[] = {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+                                         "extrapolation_value", "mode", "nearest_mode", "antialias", "axes",
+                                         "keep_aspect_ratio_policy", NULL};
+  ir_resize_params* p = &params->resize;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 1, 4, 1));
+  GFX_TRY(ir_check_known_attrs(d, d->since_version >= 18 ? known_18 : known_11));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  const int rank = d->input_shapes[0].rank;
+  if (rank < 0) return IR_UNSUPPORTED(d, "the input's rank is not known before run time");
+  if (rank < 2) return IR_UNSUPPORTED(d, "rank %d input; rank 2 or more is handled", rank);
+  p->rank = rank;
+
+  GFX_TRY(read_choice(d, "mode", "nearest", mode_names, &p->mode));
+  GFX_TRY(read_choice(d, "coordinate_transformation_mode", "half_pixel", coord_names, &p->coord));
+  if (p->coord == IR_COORD_HALF_PIXEL_SYMMETRIC && d->since_version < 19)
+    return IR_UNSUPPORTED(d, "half_pixel_symmetric exists from opset 19; this node is opset %d", d->since_version);
+  p->nearest = IR_NEAREST_ROUND_PREFER_FLOOR;
+  if (p->mode == IR_RESIZE_NEAREST)
+    GFX_TRY(read_choice(d, "nearest_mode", "round_prefer_floor", nearest_names, &p->nearest));
+  GFX_TRY(ir_attr_float(d, "cubic_coeff_a", -0.75f, &p->cubic_a));
+  GFX_TRY(ir_attr_float(d, "extrapolation_value", 0.0f, &p->extrapolation));
+  int64_t flag = 0;
+  GFX_TRY(ir_attr_int(d, "exclude_outside", 0, &flag));
+  if (flag != 0 && p->mode != IR_RESIZE_CUBIC) return IR_UNSUPPORTED(d, "exclude_outside is set but mode is not cubic");
+  p->exclude_outside = flag != 0;
+  GFX_TRY(ir_attr_int(d, "antialias", 0, &flag));
+  if (flag != 0) return IR_UNSUPPORTED(d, "antialias = %lld is not handled", (long long)flag);
+
+  int axes[GFX_MAX_RANK + 1], n_axes = 0;
+  GFX_TRY(read_axes(d, rank, axes, &n_axes));
+  resize_request r = {.rank = rank};
+  GFX_TRY(read_scales_or_sizes(d, axes, n_axes, &r));
+  GFX_TRY(check_only_spatial(d, &r, "a"));
+  p->from_sizes = r.from_sizes;
+  /* ONNX Runtime maps nearest positions from the exact sizes ratio, not from the float scale
+   * out/in, and the two round differently at ties (7 -> 4 asymmetric picks 3.5, not 3.4999998) */
+  if (p->from_sizes && p->mode == IR_RESIZE_NEAREST)
+    return IR_UNSUPPORTED(d, "nearest with sizes: sampling positions at rounding ties are not reproduced exactly");
+  for (int s = 0; s < 2; s++) {
+    p->scales[s] = r.scales[rank - 2 + s];
+    p->sizes[s] = r.sizes[rank - 2 + s];
+  }
+
+  p->policy = 0;
+  if (d->since_version >= 18) GFX_TRY(read_choice(d, "keep_aspect_ratio_policy", "stretch", policy_names, &p->policy));
+  if (!p->from_sizes) p->policy = 0; /* the policy only adjusts sizes */
+  if (p->policy) {
+    /* without axes the policy's common scale would apply to every dim, the leading ones included */
+    if (n_axes == 0) return IR_UNSUPPORTED(d, "keep_aspect_ratio_policy without axes would resize every dim");
+    for (int k = 0; k < n_axes; k++) {
+      if (axes[k] < rank - 2)
+        return IR_UNSUPPORTED(d, "keep_aspect_ratio_policy over dim %d: only the last two dims are resized", axes[k]);
+      p->policy_axes |= 1 << (axes[k] - (rank - 2));
+    }
+  }
+  return read_roi(d, axes, n_axes, rank, p);
+}
+
+/* ---- Upsample (9): nearest or linear, asymmetric coordinates, scales >= 1 as a constant input ---- */
+
+gfx_status ir_parse_upsample(const ir_node_desc* d, ir_params* params) {
+  ir_resize_params* p = &params->resize;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 2, 2, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"mode", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  const int rank = d->input_shapes[0].rank;
+  if (rank < 0) return IR_UNSUPPORTED(d, "the input's rank is not known before run time");
+  if (rank < 2) return IR_UNSUPPORTED(d, "rank %d input; rank 2 or more is handled", rank);
+  p->rank = rank;
+  GFX_TRY(read_choice(d, "mode", "nearest", (const char* const[]){"nearest", "linear", NULL}, &p->mode));
+  p->coord = IR_COORD_ASYMMETRIC;
+  p->nearest = IR_NEAREST_SIMPLE;
+  p->roi[2] = p->roi[3] = 1.0f;
+
+  resize_request r = {.rank = rank};
+  float v[GFX_MAX_RANK];
+  size_t n = 0;
+  GFX_TRY(ir_const_floats(d, 1, v, GFX_MAX_RANK, &n));
+  if ((int)n != rank) return IR_UNSUPPORTED(d, "scales has %zu values for a rank %d input", n, rank);
+  for (int k = 0; k < rank; k++) {
+    if (!(v[k] >= 1.0f) || isinf(v[k])) return IR_UNSUPPORTED(d, "scales[%d] = %g (Upsample needs >= 1)", k, (double)v[k]);
+    r.scales[k] = v[k];
+  }
+  GFX_TRY(check_only_spatial(d, &r, "a"));
+  p->scales[0] = v[rank - 2];
+  p->scales[1] = v[rank - 1];
+  return NULL;
+}
+
+/* ---- the geometry ---- */
+
+static gfx_status dims_error(const ir_node* node, const gfx_shape* x, const char* why) {
+  char buf[128];
+  return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": input %s: %s", ir_op_name(node->op),
+                   node->name ? node->name : "", gfx_shape_str(x, buf, sizeof buf), why);
+}
+
+gfx_status ir_resize_geometry(const ir_node* node, const gfx_shape* x, ir_resize_geom* g, gfx_shape* out) {
+  const ir_resize_params* p = &node->params.resize;
+  memset(g, 0, sizeof *g);
+  if (x->rank != p->rank) return dims_error(node, x, "the rank differs from the one the node was compiled for");
+  g->outer = 1;
+  for (int k = 0; k < x->rank; k++) {
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM) return dims_error(node, x, "a dim is negative or above 2^31");
+    if (k >= x->rank - 2) continue;
+    if (x->dims[k] && g->outer > INT64_MAX / x->dims[k]) return dims_error(node, x, "the leading dims overflow");
+    g->outer *= x->dims[k];
+  }
+  ir_resize_axis* axis[2] = {&g->h, &g->w};
+  for (int s = 0; s < 2; s++) {
+    ir_resize_axis* a = axis[s];
+    a->in = x->dims[x->rank - 2 + s];
+    a->roi_start = p->roi[s];
+    a->roi_end = p->roi[2 + s];
+    if (p->from_sizes) {
+      a->out = p->sizes[s] < 0 ? a->in : p->sizes[s];
+      if (a->in == 0 && a->out != 0) return dims_error(node, x, "a dim of 0 cannot be resized to a nonzero size");
+      a->scale = a->in == 0 ? 1.0f : (float)a->out / (float)a->in;
+    } else {
+      a->scale = p->scales[s];
+      /* float arithmetic and truncation, as ONNX Runtime computes floor(in * scale) */
+      float product = a->scale * (float)a->in;
+      if (!(product <= (float)RESIZE_MAX_DIM)) return dims_error(node, x, "the resized dim exceeds 2^31");
+      a->out = (int64_t)product;
+    }
+  }
+  if (p->policy) {
+    /* one common scale for the dims the policy covers: the smallest (not_larger) or largest
+     * (not_smaller) of their sizes/in ratios; those dims become round(in * scale) */
+    float common = p->policy == 1 ? FLT_MAX : FLT_MIN;
+    for (int s = 0; s < 2; s++)
+      if (p->policy_axes & (1 << s))
+        common = p->policy == 1 ? fminf(common, axis[s]->scale) : fmaxf(common, axis[s]->scale);
+    for (int s = 0; s < 2; s++) {
+      ir_resize_axis* a = axis[s];
+      if (p->policy_axes & (1 << s)) {
+        float product = roundf(common * (float)a->in);
+        if (!(product <= (float)RESIZE_MAX_DIM)) return dims_error(node, x, "the resized dim exceeds 2^31");
+        a->scale = common;
+        a->out = (int64_t)product;
+      } else {
+        a->scale = 1.0f;
+        a->out = a->in;
+      }
+    }
+  }
+  *out = *x;
+  out->dims[x->rank - 2] = g->h.out;
+  out->dims[x->rank - 1] = g->w.out;
+  if (gfx_shape_numel(out) < 0) return dims_error(node, x, "the output's element count overflows");
+  g->identity = g->h.out == g->h.in && g->w.out == g->w.in;
+  g->mode = p->mode;
+  g->coord = p->coord;
+  g->nearest = p->nearest;
+  g->exclude_outside = p->exclude_outside;
+  g->cubic_a = p->cubic_a;
+  g->extrapolation = p->extrapolation;
+  return NULL;
+}
+
+gfx_status ir_infer_resize(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_resize_geom g;
+  return ir_resize_geometry(node, &in[0], &g, &out[0]);
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+#define IR_TYPES_MOVABLE                                                                                      \
+  (IR_TYPES_FLOAT | IR_TYPES_INDEX | IR_TYPE_BIT(GFX_DTYPE_I8) | IR_TYPE_BIT(GFX_DTYPE_U8) |                  \
+   IR_TYPE_BIT(GFX_DTYPE_BOOL))
+
+static gfx_status parse_space_depth(const ir_node_desc* d, ir_params* params, int has_mode) {
+  ir_space_depth_params* p = &params->space_depth;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, has_mode ? (const char* const[]){"blocksize", "mode", NULL}
+                                           : (const char* const[]){"blocksize", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_MOVABLE, NULL));
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0 && rank != 4) return IR_UNSUPPORTED(d, "rank %d input; rank 4 is handled", rank);
+  GFX_TRY(ir_attr_int(d, "blocksize", 0, &p->blocksize));
+  if (p->blocksize < 1 || p->blocksize > 65536)
+    return IR_UNSUPPORTED(d, "blocksize %lld (absent or outside [1, 65536])", (long long)p->blocksize);
+  if (has_mode) GFX_TRY(read_choice(d, "mode", "DCR", (const char* const[]){"DCR", "CRD", NULL}, &p->crd));
+  return NULL;
+}
+
+gfx_status ir_parse_depth_to_space(const ir_node_desc* d, ir_params* params) {
+  return parse_space_depth(d, params, d->since_version >= 11);
+}
+
+gfx_status ir_parse_space_to_depth(const ir_node_desc* d, ir_params* params) {
+  return parse_space_depth(d, params, 0);
+}
+
+static gfx_status space_depth_shape_error(const ir_node* node, const gfx_shape* x, const char* why) {
+  char buf[128];
+  return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": input %s with blocksize %lld: %s", ir_op_name(node->op),
+                   node->name ? node->name : "", gfx_shape_str(x, buf, sizeof buf),
+                   (long long)node->params.space_depth.blocksize, why);
+}
+
+static gfx_status check_rank4(const ir_node* node, const gfx_shape* x) {
+  if (x->rank != 4) return space_depth_shape_error(node, x, "the input must be rank 4");
+  for (int k = 0; k < 4; k++)
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM) return space_depth_shape_error(node, x, "a dim is negative or above 2^31");
+  return NULL;
+}
+
+gfx_status ir_infer_depth_to_space(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  const gfx_shape* x = &in[0];
+  const int64_t b = node->params.space_depth.blocksize;
+  GFX_TRY(check_rank4(node, x));
+  if (x->dims[1] % (b * b)) return space_depth_shape_error(node, x, "channels are not a multiple of blocksize^2");
+  *out = *x;
+  out->dims[1] = x->dims[1] / (b * b);
+  out->dims[2] = x->dims[2] * b;
+  out->dims[3] = x->dims[3] * b;
+  if (out->dims[2] > RESIZE_MAX_DIM || out->dims[3] > RESIZE_MAX_DIM || gfx_shape_numel(out) < 0)
+    return space_depth_shape_error(node, x, "the output is too large");
+  return NULL;
+}
+
+gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  const gfx_shape* x = &in[0];
+  const int64_t b = node->params.space_depth.blocksize;
+  GFX_TRY(check_rank4(node, x));
+  if (x->dims[2] % b || x->dims[3] % b) return space_depth_shape_error(node, x, "height or width is not a multiple of blocksize");
+  *out = *x;
+  out->dims[1] = x->dims[1] * b * b;
+  out->dims[2] = x->dims[2] / b;
+  out->dims[3] = x->dims[3] / b;
+  if (out->dims[1] > RESIZE_MAX_DIM || gfx_shape_numel(out) < 0) return space_depth_shape_error(node, x, "the output is too large");
+  return NULL;
+}

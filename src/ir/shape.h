@@ -52,5 +52,9 @@ gfx_status ir_infer_reduce(const ir_node* node, const gfx_shape* in, gfx_shape* 
 gfx_status ir_infer_pool(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_softmax(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+/* resampling (ir/ops_resize.c) */
+gfx_status ir_infer_resize(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_depth_to_space(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_layout.h"
 #include "backend/cuda/cuda_pad.h"
 #include "backend/cuda/cuda_reduce.h"
+#include "backend/cuda/cuda_resize.h"
 #include "core/log.h"
 
 /* ---- device count ---- */
@@ -72,6 +73,7 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_pad_preload(), "loading the padding kernel on device %d", device));
   GFX_TRY(cuda_check(cuda_reduce_preload(), "loading the reduction kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_layout_preload(), "loading the layout kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_resize_preload(), "loading the resampling kernels on device %d", device));
   atomic_store(&kernels_loaded[device], 1);
   return NULL;
 }

@@ -1,3 +1,76 @@
-/* gfxep CUDA backend — host side of the resampling ops: checks and launches. */
+/* gfxep CUDA backend — host side of the resampling ops: checks and launches (kernels in
+ * cuda_resize.cu). The ops keep no state: the Resize geometry is a few float operations per run
+ * and travels to the kernel by value. */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_resize.h"
 #include "ir/shape.h"
+
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, const gfx_shape* expected) {
+  if (node->n_inputs < 1 || node->n_outputs != 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\" has %d inputs and %d outputs",
+                     ir_op_name(node->op), cuda_node_name(node), node->n_inputs, node->n_outputs);
+  if (out[0].dtype != in[0].dtype)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\": output is %s but input is %s", ir_op_name(node->op),
+                     cuda_node_name(node), gfx_dtype_name(out[0].dtype), gfx_dtype_name(in[0].dtype));
+  if (!gfx_shape_equal(&out[0].shape, expected)) {
+    char got[128], want[128];
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\": output shape %s, expected %s", ir_op_name(node->op),
+                     cuda_node_name(node), gfx_shape_str(&out[0].shape, got, sizeof got),
+                     gfx_shape_str(expected, want, sizeof want));
+  }
+  if (gfx_shape_numel(expected) > 0 && (!in[0].data || !out[0].data))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\": a tensor has no memory", ir_op_name(node->op),
+                     cuda_node_name(node));
+  return NULL;
+}
+
+gfx_status cuda_prepare_resize(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
+  return NULL; /* stateless; run derives the geometry and checks the shapes */
+}
+
+gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                           cuda_node_state* state) {
+  (void)state;
+  ir_resize_geom g;
+  gfx_shape expected;
+  GFX_TRY(ir_resize_geometry(node, &in[0].shape, &g, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const int dtype = in[0].dtype;
+  if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": %s is not handled", ir_op_name(node->op),
+                     cuda_node_name(node), gfx_dtype_name(dtype));
+  if (gfx_shape_numel(&expected) == 0) return NULL;
+  GFX_TRY(cuda_use_device(ctx->device));
+  cudaError_t err = cuda_resize(dtype, in[0].data, out[0].data, g, (cudaStream_t)ctx->stream);
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->device);
+}
+
+gfx_status cuda_prepare_space_depth(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                    cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
+  return NULL;
+}
+
+gfx_status cuda_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                                cuda_node_state* state) {
+  (void)state;
+  const int to_space = node->op == GFX_OP_DEPTH_TO_SPACE;
+  gfx_shape expected;
+  GFX_TRY(to_space ? ir_infer_depth_to_space(node, &in[0].shape, &expected)
+                   : ir_infer_space_to_depth(node, &in[0].shape, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": %s is not handled", ir_op_name(node->op),
+                     cuda_node_name(node), gfx_dtype_name(in[0].dtype));
+  if (gfx_shape_numel(&expected) == 0) return NULL;
+  GFX_TRY(cuda_use_device(ctx->device));
+  const ir_space_depth_params* p = &node->params.space_depth;
+  cudaError_t err = cuda_space_depth(es, to_space, p->crd, p->blocksize, expected.dims, in[0].data, out[0].data,
+                                     (cudaStream_t)ctx->stream);
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->device);
+}

@@ -1,0 +1,36 @@
+/* gfxep CUDA backend — kernels of the resampling ops, callable from C.
+ *
+ * Each entry queues its work on `stream` and returns the launch error (cudaSuccess when there was
+ * nothing to launch). Tensors are contiguous row-major; the caller has checked every shape.
+ */
+#ifndef GFXEP_BACKEND_CUDA_RESIZE_H
+#define GFXEP_BACKEND_CUDA_RESIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ir/resize_geom.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Resize/Upsample of x ([g.outer, g.h.in, g.w.in]) into y ([g.outer, g.h.out, g.w.out]); dtype is
+ * GFX_DTYPE_F32, F16 or BF16 (anything else returns cudaErrorInvalidValue). */
+cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream);
+
+/* DepthToSpace (to_space = 1) or SpaceToDepth of elements of elem_size bytes (1, 2, 4 or 8);
+ * out_dims is the output shape [N, C, H, W]. */
+cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int64_t blocksize, const int64_t out_dims[4],
+                             const void* x, void* y, cudaStream_t stream);
+
+/* Loads every kernel of cuda_resize.cu into the current device's context (see cuda_elementwise.cu). */
+cudaError_t cuda_resize_preload(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

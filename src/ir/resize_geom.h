@@ -1,0 +1,190 @@
+/* gfxep — Resize/Upsample geometry and coordinate mapping, shared by the IR (which computes the
+ * geometry once per input shape), the reference backend and the CUDA kernels.
+ *
+ * The functions below are the single definition of how an output index maps back to the input:
+ * both backends call them, in float, exactly as written, so they cannot disagree about which input
+ * pixels an output reads or where a nearest pixel rounds. The float arithmetic follows the ONNX
+ * spec's formulas in the order ONNX Runtime's CPU kernels evaluate them, so rounding ties land on
+ * the same side as there.
+ *
+ * This header compiles as C11 and as CUDA C++: it includes nothing but <stdint.h> and <math.h>
+ * in that case (the part after `#ifndef __CUDACC__` is for the C side only).
+ */
+#ifndef GFXEP_IR_RESIZE_GEOM_H
+#define GFXEP_IR_RESIZE_GEOM_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define IR_RESIZE_FN static inline __host__ __device__
+#else
+#define IR_RESIZE_FN static inline
+#endif
+
+/* interpolation (ir_resize_params.mode) */
+enum { IR_RESIZE_NEAREST = 0, IR_RESIZE_LINEAR = 1, IR_RESIZE_CUBIC = 2 };
+
+/* coordinate_transformation_mode (ir_resize_params.coord) */
+enum {
+  IR_COORD_HALF_PIXEL = 0,
+  IR_COORD_HALF_PIXEL_SYMMETRIC,
+  IR_COORD_PYTORCH_HALF_PIXEL,
+  IR_COORD_ALIGN_CORNERS,
+  IR_COORD_ASYMMETRIC,
+  IR_COORD_TF_HALF_PIXEL_FOR_NN,
+  IR_COORD_TF_CROP_AND_RESIZE,
+};
+
+/* nearest_mode (ir_resize_params.nearest); SIMPLE is Upsample's rule (truncate when enlarging,
+ * ceil when shrinking) */
+enum { IR_NEAREST_ROUND_PREFER_FLOOR = 0, IR_NEAREST_ROUND_PREFER_CEIL, IR_NEAREST_FLOOR, IR_NEAREST_CEIL, IR_NEAREST_SIMPLE };
+
+/* One resized axis. */
+typedef struct ir_resize_axis {
+  int64_t in, out;
+  float scale;     /* the scale the coordinate mapping uses: the given scale, or out/in from sizes */
+  float roi_start; /* tf_crop_and_resize region, normalized; 0 and 1 otherwise */
+  float roi_end;
+} ir_resize_axis;
+
+/* Everything a kernel needs, passed to the CUDA kernels by value. The input is seen as
+ * [outer, h.in, w.in] and the output as [outer, h.out, w.out]: only the last two dims resize. */
+typedef struct ir_resize_geom {
+  int64_t outer;         /* product of the leading (not resized) dims */
+  ir_resize_axis h, w;
+  int identity;          /* output shape == input shape: a plain copy, whatever the mode */
+  int mode, coord, nearest;
+  int exclude_outside;
+  float cubic_a;
+  float extrapolation;   /* tf_crop_and_resize: the value of outputs that map outside the input */
+} ir_resize_geom;
+
+/* The input coordinate of output index x along axis a. An axis whose scale is exactly 1 maps
+ * one to one, whatever the mode (no resizing happens along it). */
+IR_RESIZE_FN float ir_resize_source_coord(const ir_resize_axis* a, int coord, int64_t x_index) {
+  const float x = (float)x_index;
+  const float scale = a->scale;
+  if (scale == 1.0f) return x;
+  const float len_out = (float)a->out, len_in = (float)a->in;
+  switch (coord) {
+    case IR_COORD_ASYMMETRIC: return x / scale;
+    case IR_COORD_PYTORCH_HALF_PIXEL: return len_out > 1.0f ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case IR_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / scale;
+    case IR_COORD_ALIGN_CORNERS: return len_out == 1.0f ? 0.0f : x * (len_in - 1.0f) / (len_out - 1.0f);
+    case IR_COORD_TF_CROP_AND_RESIZE: {
+      const float start = a->roi_start, end = a->roi_end;
+      if (len_out > 1.0f) return start * (len_in - 1.0f) + (x * (end - start) * (len_in - 1.0f)) / (len_out - 1.0f);
+      return (float)(0.5 * (double)(start + end) * (double)(len_in - 1.0f));
+    }
+    case IR_COORD_HALF_PIXEL_SYMMETRIC: {
+      /* half_pixel around the centre: when out is a rounded in * scale, the sampling grid is
+       * shifted so that it stays symmetric about the input's centre */
+      const float resized_width = scale * len_in;
+      const float adjustment = len_out / resized_width;
+      const float center = len_in / 2.0f;
+      const float offset = center * (1.0f - adjustment);
+      return (float)((double)offset + ((double)x + 0.5) / (double)scale - 0.5);
+    }
+    default: return (x + 0.5f) / scale - 0.5f; /* half_pixel */
+  }
+}
+
+/* Whether coordinate c lies outside the input (tf_crop_and_resize then writes the extrapolation
+ * value instead of sampling). */
+IR_RESIZE_FN int ir_resize_outside(const ir_resize_axis* a, int coord, float c) {
+  return coord == IR_COORD_TF_CROP_AND_RESIZE && (c < 0.0f || c > (float)(a->in - 1));
+}
+
+/* The input index nearest_mode picks for coordinate c, clamped into the input. */
+IR_RESIZE_FN int64_t ir_resize_nearest_index(const ir_resize_axis* a, int nearest, float c) {
+  int64_t i;
+  switch (nearest) {
+    case IR_NEAREST_ROUND_PREFER_CEIL: i = (int64_t)roundf(c); break; /* halves away from zero */
+    case IR_NEAREST_FLOOR: i = (int64_t)floorf(c); break;
+    case IR_NEAREST_CEIL: i = (int64_t)ceilf(c); break;
+    case IR_NEAREST_SIMPLE: i = a->scale < 1.0f ? (int64_t)ceilf(c) : (int64_t)c; break;
+    default: /* round_prefer_floor: halves go down */
+      i = c == (float)(int64_t)c + 0.5f ? (int64_t)floorf(c) : (int64_t)roundf(c);
+      break;
+  }
+  if (i > a->in - 1) i = a->in - 1;
+  if (i < 0) i = 0;
+  return i;
+}
+
+/* Linear taps: the two input indices around coordinate c (clamped into the input) and their
+ * weights; when both taps are the same index each weighs one half. */
+IR_RESIZE_FN void ir_resize_linear_taps(const ir_resize_axis* a, float c, int64_t* i0, int64_t* i1, float* w0,
+                                        float* w1) {
+  const float last = (float)(a->in - 1);
+  c = c < 0.0f ? 0.0f : c > last ? last : c;
+  int64_t lo = (int64_t)c;
+  if (lo > a->in - 1) lo = a->in - 1;
+  int64_t hi = lo + 1 < a->in - 1 ? lo + 1 : a->in - 1;
+  float d_lo = fabsf(c - (float)lo), d_hi = fabsf(c - (float)hi);
+  if (lo == hi) d_lo = d_hi = 0.5f;
+  *i0 = lo;
+  *i1 = hi;
+  *w0 = d_hi; /* the nearer tap weighs more: the weight of lo is the distance to hi */
+  *w1 = d_lo;
+}
+
+/* Cubic taps: input indices floor(c)-1 .. floor(c)+2 (clamped into the input, i.e. edge pixels
+ * repeat) and Keys' cubic convolution weights with coefficient a. With exclude_outside, taps outside
+ * the input weigh 0 and the others are renormalized to sum to 1. */
+IR_RESIZE_FN void ir_resize_cubic_taps(const ir_resize_axis* ax, float cubic_a, int exclude_outside, float c,
+                                       int64_t idx[4], float w[4]) {
+  const float base = floorf(c);
+  const float s = fabsf(c - base);
+  const float a = cubic_a;
+  const float s1 = s + 1.0f, t = 1.0f - s, t1 = 2.0f - s;
+  w[0] = ((a * s1 - 5.0f * a) * s1 + 8.0f * a) * s1 - 4.0f * a;
+  w[1] = ((a + 2.0f) * s - (a + 3.0f)) * s * s + 1.0f;
+  w[2] = ((a + 2.0f) * t - (a + 3.0f)) * t * t + 1.0f;
+  w[3] = ((a * t1 - 5.0f * a) * t1 + 8.0f * a) * t1 - 4.0f * a;
+  const int64_t first = (int64_t)base - 1;
+  float sum = 0.0f;
+  for (int k = 0; k < 4; k++) {
+    int64_t i = first + k;
+    if (exclude_outside && (i < 0 || i >= ax->in)) w[k] = 0.0f;
+    sum += w[k];
+    idx[k] = i < 0 ? 0 : i > ax->in - 1 ? ax->in - 1 : i;
+  }
+  if (exclude_outside)
+    for (int k = 0; k < 4; k++) w[k] /= sum;
+}
+
+/* DepthToSpace (to_space = 1, CRD or DCR channel order) and SpaceToDepth (to_space = 0): the
+ * input element that output element i copies. out_dims is the output shape [N, C, H, W]. */
+IR_RESIZE_FN int64_t ir_space_depth_source(int to_space, int crd, int64_t b, const int64_t out_dims[4], int64_t i) {
+  const int64_t out_c = out_dims[1], out_h = out_dims[2], out_w = out_dims[3];
+  const int64_t w_o = i % out_w;
+  int64_t rest = i / out_w;
+  const int64_t h_o = rest % out_h;
+  rest /= out_h;
+  const int64_t c_o = rest % out_c;
+  const int64_t n = rest / out_c;
+  if (to_space) {
+    const int64_t in_c = out_c * b * b, in_h = out_h / b, in_w = out_w / b;
+    const int64_t bi = h_o % b, bj = w_o % b;
+    /* DCR: the block offset is the outer part of the channel index, CRD: the inner part */
+    const int64_t c = crd ? c_o * b * b + bi * b + bj : (bi * b + bj) * out_c + c_o;
+    return ((n * in_c + c) * in_h + h_o / b) * in_w + w_o / b;
+  }
+  const int64_t in_c = out_c / (b * b), in_h = out_h * b, in_w = out_w * b;
+  const int64_t block = c_o / in_c, c = c_o % in_c;
+  return ((n * in_c + c) * in_h + h_o * b + block / b) * in_w + w_o * b + block % b;
+}
+
+#ifndef __CUDACC__
+#include "ir/graph.h"
+
+/* The geometry of a Resize or Upsample node for input shape x: output shape, per-axis scales and
+ * roi, exactly as ONNX Runtime derives them (output size floor(in * scale) in float arithmetic
+ * from scales; scale out/in from sizes; keep_aspect_ratio_policy applied). Errors name the
+ * offending dims. */
+gfx_status ir_resize_geometry(const ir_node* node, const gfx_shape* x, ir_resize_geom* g, gfx_shape* out);
+#endif
+
+#endif

@@ -1,0 +1,94 @@
+# Writes small Resize/Upsample/DepthToSpace/SpaceToDepth models (every mode x coordinate mode x
+# scales/sizes set) into the folder given; check each with
+#   build/gfxep-run --backend reference --atol 1e-5 --rtol 1e-4 MODEL
+# (nearest with sizes is left to ONNX Runtime by design, so those models run on the CPU EP).
+import onnx, sys, os, itertools, json
+from onnx import helper, TensorProto, numpy_helper
+import numpy as np
+
+OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
+cases = []
+
+def model(name, op, opset, xshape, yshape, attrs, inputs_spec, dtype=TensorProto.FLOAT):
+    """inputs_spec: list of (name, np.array or None for empty-string input)"""
+    inits = []
+    names = ['X']
+    for nm, arr in inputs_spec:
+        if arr is None:
+            names.append('')
+        else:
+            inits.append(numpy_helper.from_array(arr, nm))
+            names.append(nm)
+    node = helper.make_node(op, names, ['Y'], name='n0', **attrs)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info('X', dtype, xshape)],
+                          [helper.make_tensor_value_info('Y', dtype, yshape)], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
+    m.ir_version = 9 if opset >= 19 else 8
+    path = os.path.join(OUT, name + '.onnx')
+    onnx.save(m, path)
+    cases.append(name)
+
+f32 = lambda *v: np.array(v, dtype=np.float32)
+i64 = lambda *v: np.array(v, dtype=np.int64)
+empty_f = np.zeros((0,), dtype=np.float32)
+
+X = [2, 3, 5, 7]
+scale_sets = {
+    'up2': f32(1, 1, 2, 2), 'down05': f32(1, 1, 0.5, 0.5), 'frac': f32(1, 1, 1.7, 1.3), 'mixed': f32(1, 1, 0.6, 2.5),
+    'one': f32(1, 1, 1, 1.5),
+}
+size_sets = {'sz_up': i64(2, 3, 9, 11), 'sz_down': i64(2, 3, 3, 4), 'sz_one': i64(2, 3, 1, 1), 'sz_same': i64(2, 3, 5, 7)}
+coords = ['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_crop_and_resize', 'half_pixel_symmetric']
+modes = [('nearest', {'nearest_mode': m}) for m in ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil']] + \
+        [('linear', {}), ('cubic', {}), ('cubic', {'exclude_outside': 1, 'cubic_coeff_a': -0.5})]
+roi = f32(0, 0, 0.1, 0.2, 1, 1, 0.9, 0.7)
+roi_wide = f32(0, 0, -0.2, 0.3, 1, 1, 1.3, 0.8)
+for ci, coord in enumerate(coords):
+    for mi, (mode, extra) in enumerate(modes):
+        opset = 19 if coord == 'half_pixel_symmetric' else [11, 13, 18, 19][(ci + mi) % 4]
+        attrs = dict(mode=mode, coordinate_transformation_mode=coord, **extra)
+        if coord == 'tf_crop_and_resize':
+            attrs['extrapolation_value'] = 0.25
+        for sk, sv in list(scale_sets.items()) + list(size_sets.items()):
+            r = (roi_wide if sk in ('up2', 'sz_up') else roi) if coord == 'tf_crop_and_resize' else None
+            if sk.startswith('sz'):
+                yshape = list(sv)
+                if opset == 11:
+                    ins = [('roi', r if r is not None else empty_f), ('scales', empty_f), ('sizes', sv)]
+                else:
+                    ins = [('roi', r) if r is not None else ('', None), ('', None), ('sizes', sv)]
+            else:
+                yshape = [int(np.float32(a) * np.float32(b)) for a, b in zip(X, sv)]
+                if opset == 11:
+                    ins = [('roi', r if r is not None else empty_f), ('scales', sv)]
+                else:
+                    ins = [('roi', r) if r is not None else ('', None), ('scales', sv)]
+            name = f'resize_{coord}_{mode}{mi}_{sk}_op{opset}'
+            model(name, 'Resize', opset, X, None, attrs, ins)
+
+# rank 2 and 3, axes (18), keep_aspect_ratio_policy
+model('resize_rank2_linear', 'Resize', 13, [6, 5], None, dict(mode='linear'), [('', None), ('scales', f32(1.5, 0.8))])
+model('resize_rank3_cubic', 'Resize', 13, [2, 6, 5], None, dict(mode='nearest'), [('', None), ('scales', f32(1, 1.5, 0.8))])
+model('resize_axes_scales', 'Resize', 18, X, None, dict(mode='linear', axes=[2, 3]), [('', None), ('scales', f32(1.6, 0.7))])
+model('resize_axes_neg', 'Resize', 18, X, None, dict(mode='cubic', axes=[-1]), [('', None), ('scales', f32(2.2))])
+for pol in ['not_larger', 'not_smaller']:
+    model(f'resize_policy_{pol}', 'Resize', 18, X, None, dict(mode='linear', axes=[2, 3], keep_aspect_ratio_policy=pol),
+          [('', None), ('', None), ('sizes', i64(8, 20))])
+model('resize_axes_tfcrop', 'Resize', 19, X, None, dict(mode='linear', axes=[3, 2], coordinate_transformation_mode='tf_crop_and_resize'),
+      [('roi', f32(0.1, 0.2, 0.8, 0.9)), ('', None), ('sizes', i64(6, 4))])
+model('resize_tfhalfnn', 'Resize', 11, X, None, dict(mode='nearest', coordinate_transformation_mode='tf_half_pixel_for_nn'),
+      [('roi', empty_f), ('scales', f32(1, 1, 1.5, 0.6))])
+# Upsample 9
+for mode in ['nearest', 'linear']:
+    for sk, sv in [('up2', f32(1, 1, 2, 2)), ('frac', f32(1, 1, 1.7, 3.0)), ('one', f32(1, 1, 1, 2.5))]:
+        model(f'upsample_{mode}_{sk}', 'Upsample', 9, X, None, dict(mode=mode), [('scales', sv)])
+# DepthToSpace / SpaceToDepth
+for op_set in [1, 11, 13]:
+    model(f'd2s_default_op{op_set}', 'DepthToSpace', op_set, [2, 8, 3, 5], None, dict(blocksize=2), [])
+for mode in ['DCR', 'CRD']:
+    model(f'd2s_{mode}', 'DepthToSpace', 13, [2, 18, 3, 5], None, dict(blocksize=3, mode=mode), [])
+model('s2d_2', 'SpaceToDepth', 13, [2, 3, 4, 6], None, dict(blocksize=2), [])
+model('s2d_3', 'SpaceToDepth', 1, [1, 2, 6, 9], None, dict(blocksize=3), [])
+json.dump(cases, open(os.path.join(OUT, 'cases.json'), 'w'))
+print(len(cases))

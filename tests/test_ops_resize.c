@@ -1,0 +1,451 @@
+/* gfxep — the resampling ops on their own: which Resize, Upsample, DepthToSpace and SpaceToDepth
+ * nodes parse claims or refuses (and why), the shared geometry, and the reference kernels in
+ * float32 and float16.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/half.h"
+#include "backend/backend.h"
+#include "ir/graph.h"
+#include "ir/resize_geom.h"
+#include "ir/shape.h"
+
+/* the reference kernels, declared by the op table in the backend */
+gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
+gfx_status ref_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
+
+/* ---- a table-driven attribute reader ---- */
+
+typedef struct test_attr {
+  const char* name;
+  int kind; /* 0 int, 1 ints, 2 float, 3 string */
+  int64_t i;
+  float f;
+  const char* s;
+  int64_t ints[8];
+  size_t n_ints;
+} test_attr;
+
+#define A_INT(n, v) {.name = (n), .kind = 0, .i = (v)}
+#define A_FLOAT(n, v) {.name = (n), .kind = 2, .f = (v)}
+#define A_STR(n, v) {.name = (n), .kind = 3, .s = (v)}
+#define A_INTS(n, ...) \
+  {.name = (n), .kind = 1, .ints = {__VA_ARGS__}, .n_ints = sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
+
+typedef struct attr_table {
+  const test_attr* attrs;
+  int n;
+} attr_table;
+
+#define ATTRS(...) \
+  ((attr_table){.attrs = (const test_attr[]){__VA_ARGS__}, .n = (int)(sizeof((test_attr[]){__VA_ARGS__}) / sizeof(test_attr))})
+
+static const test_attr* find(void* ctx, const char* name, int kind, int* r) {
+  const attr_table* t = ctx;
+  for (int i = 0; i < t->n; i++)
+    if (strcmp(t->attrs[i].name, name) == 0) {
+      *r = t->attrs[i].kind == kind ? 1 : -1;
+      return &t->attrs[i];
+    }
+  *r = 0;
+  return NULL;
+}
+static int get_int(void* ctx, const char* name, int64_t* out) {
+  int r;
+  const test_attr* a = find(ctx, name, 0, &r);
+  if (r == 1) *out = a->i;
+  return r;
+}
+static int get_float(void* ctx, const char* name, float* out) {
+  int r;
+  const test_attr* a = find(ctx, name, 2, &r);
+  if (r == 1) *out = a->f;
+  return r;
+}
+static int get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
+  int r;
+  const test_attr* a = find(ctx, name, 1, &r);
+  if (r == 1) {
+    for (size_t i = 0; i < a->n_ints && i < cap; i++) out[i] = a->ints[i];
+    *n = a->n_ints;
+  }
+  return r;
+}
+static int get_string(void* ctx, const char* name, char* out, size_t cap) {
+  int r;
+  const test_attr* a = find(ctx, name, 3, &r);
+  if (r == 1) snprintf(out, cap, "%s", a->s);
+  return r;
+}
+static int count(void* ctx) { return ((const attr_table*)ctx)->n; }
+static const char* name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
+
+/* ---- node descriptions ---- */
+
+static gfx_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d) {
+  gfx_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = 4;
+  s.dims[0] = a, s.dims[1] = b, s.dims[2] = c, s.dims[3] = d;
+  return s;
+}
+
+static gfx_shape shape1(int64_t n) {
+  gfx_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = 1;
+  s.dims[0] = n;
+  return s;
+}
+
+/* A float32 node with input X of shape x; constant inputs are added with set_const_*. */
+static ir_node_desc make_desc(const char* op, int opset, attr_table* t, gfx_shape x) {
+  ir_node_desc d;
+  memset(&d, 0, sizeof d);
+  d.op_type = op;
+  d.domain = "";
+  d.since_version = opset;
+  d.name = "rs";
+  d.n_inputs = 1;
+  d.n_outputs = 1;
+  d.input_dtypes[0] = GFX_DTYPE_F32;
+  d.input_shapes[0] = x;
+  d.output_dtypes[0] = GFX_DTYPE_F32;
+  d.attrs = (ir_attr_reader){.ctx = t, .get_int = get_int, .get_float = get_float, .get_ints = get_ints,
+                             .get_string = get_string, .count = count, .name_at = name_at};
+  return d;
+}
+
+static void set_const(ir_node_desc* d, int i, int dtype, const void* data, size_t n, size_t es) {
+  if (d->n_inputs <= i) d->n_inputs = i + 1;
+  d->input_dtypes[i] = dtype;
+  d->input_shapes[i] = shape1((int64_t)n);
+  d->input_is_const[i] = 1;
+  d->input_const_data[i] = data;
+  d->input_const_bytes[i] = n * es;
+}
+#define SET_FLOATS(d, i, arr) set_const(d, i, GFX_DTYPE_F32, arr, sizeof(arr) / sizeof(float), 4)
+#define SET_INTS(d, i, arr) set_const(d, i, GFX_DTYPE_I64, arr, sizeof(arr) / sizeof(int64_t), 8)
+
+static void expect_claimed(const ir_node_desc* d, gfx_op want, ir_params* p) {
+  gfx_op op = GFX_OP_NONE;
+  gfx_status s = ir_op_parse(d, &op, p);
+  if (s) print_error("unexpected refusal: %s\n", gfx_status_message(s));
+  assert_null(s);
+  assert_int_equal(op, want);
+}
+
+static void expect_refused(const ir_node_desc* d, const char* why) {
+  gfx_op op = GFX_OP_NONE;
+  ir_params p;
+  gfx_status s = ir_op_parse(d, &op, &p);
+  assert_non_null(s);
+  assert_int_equal(gfx_status_code(s), GFX_ERR_NOT_SUPPORTED);
+  if (!strstr(gfx_status_message(s), why)) print_error("\"%s\" not in: %s\n", why, gfx_status_message(s));
+  assert_non_null(strstr(gfx_status_message(s), why));
+  gfx_status_free(s);
+}
+
+/* ---- parse ---- */
+
+static void test_resize_parse_claims(void** unused) {
+  (void)unused;
+  static const float scales[] = {1, 1, 2, 1.5f};
+  attr_table t = ATTRS(A_STR("mode", "linear"), A_STR("coordinate_transformation_mode", "align_corners"));
+  ir_node_desc d = make_desc("Resize", 13, &t, shape4(2, 3, 4, 6));
+  d.n_inputs = 3; /* roi absent */
+  SET_FLOATS(&d, 2, scales);
+  ir_params p;
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.mode, IR_RESIZE_LINEAR);
+  assert_int_equal(p.resize.coord, IR_COORD_ALIGN_CORNERS);
+  assert_int_equal(p.resize.from_sizes, 0);
+  assert_true(p.resize.scales[0] == 2.0f && p.resize.scales[1] == 1.5f);
+
+  /* geometry: floor(in * scale) */
+  ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 3, .n_outputs = 1, .params = p};
+  gfx_shape x = shape4(2, 3, 4, 5), out;
+  ir_resize_geom g;
+  assert_null(ir_resize_geometry(&node, &x, &g, &out));
+  assert_int_equal(out.dims[2], 8);
+  assert_int_equal(out.dims[3], 7); /* 7.5 truncated */
+  assert_int_equal(g.outer, 6);
+  assert_false(g.identity);
+
+  /* sizes (opset 18, axes on the last two dims, not_larger keeps the aspect ratio) */
+  static const int64_t sizes[] = {8, 20};
+  attr_table t18 = ATTRS(A_STR("mode", "cubic"), A_INTS("axes", 2, 3), A_STR("keep_aspect_ratio_policy", "not_larger"));
+  ir_node_desc d18 = make_desc("Resize", 18, &t18, shape4(-1, 3, -1, -1));
+  d18.n_inputs = 4;
+  SET_INTS(&d18, 3, sizes);
+  expect_claimed(&d18, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.from_sizes, 1);
+  assert_int_equal(p.resize.policy, 1);
+  node.params = p;
+  x = shape4(1, 3, 4, 5);
+  assert_null(ir_resize_geometry(&node, &x, &g, &out));
+  assert_int_equal(out.dims[2], 8); /* min(8/4, 20/5) = 2 */
+  assert_int_equal(out.dims[3], 10);
+  assert_true(g.w.scale == 2.0f);
+
+  /* float16 data and an opset-11 empty roi */
+  static const float empty[1] = {0};
+  ir_node_desc d16 = make_desc("Resize", 11, &t, shape4(1, 1, 4, 4));
+  d16.input_dtypes[0] = d16.output_dtypes[0] = GFX_DTYPE_F16;
+  set_const(&d16, 1, GFX_DTYPE_F32, empty, 0, 4);
+  SET_FLOATS(&d16, 2, scales);
+  expect_claimed(&d16, GFX_OP_RESIZE, &p);
+}
+
+static void test_resize_parse_refuses(void** unused) {
+  (void)unused;
+  static const float scale_n[] = {2, 1, 2, 2};
+  static const float scales[] = {1, 1, 2, 2};
+  static const int64_t sizes[] = {1, 1, 8, 8};
+  attr_table none = ATTRS(A_STR("mode", "linear"));
+  ir_node_desc d = make_desc("Resize", 13, &none, shape4(1, 1, 4, 4));
+  d.n_inputs = 3;
+  SET_FLOATS(&d, 2, scale_n);
+  expect_refused(&d, "only the last two dims are resized");
+
+  SET_FLOATS(&d, 2, scales);
+  d.input_is_const[2] = 0;
+  d.input_const_data[2] = NULL;
+  expect_refused(&d, "computed at run time");
+
+  ir_node_desc both = make_desc("Resize", 13, &none, shape4(1, 1, 4, 4));
+  SET_FLOATS(&both, 2, scales);
+  SET_INTS(&both, 3, sizes);
+  expect_refused(&both, "both scales and sizes");
+
+  attr_table nearest = ATTRS(A_STR("mode", "nearest"));
+  ir_node_desc ns = make_desc("Resize", 13, &nearest, shape4(1, 1, 4, 4));
+  ns.n_inputs = 4;
+  SET_INTS(&ns, 3, sizes);
+  expect_refused(&ns, "nearest with sizes");
+
+  attr_table aa = ATTRS(A_STR("mode", "linear"), A_INT("antialias", 1));
+  ir_node_desc da = make_desc("Resize", 18, &aa, shape4(1, 1, 4, 4));
+  SET_FLOATS(&da, 2, scales);
+  expect_refused(&da, "antialias");
+
+  attr_table ex = ATTRS(A_STR("mode", "linear"), A_INT("exclude_outside", 1));
+  ir_node_desc de = make_desc("Resize", 13, &ex, shape4(1, 1, 4, 4));
+  SET_FLOATS(&de, 2, scales);
+  expect_refused(&de, "exclude_outside");
+
+  attr_table sym = ATTRS(A_STR("coordinate_transformation_mode", "half_pixel_symmetric"));
+  ir_node_desc ds = make_desc("Resize", 13, &sym, shape4(1, 1, 4, 4));
+  SET_FLOATS(&ds, 2, scales);
+  expect_refused(&ds, "opset 19");
+
+  attr_table bad = ATTRS(A_STR("mode", "area"));
+  ir_node_desc db = make_desc("Resize", 13, &bad, shape4(1, 1, 4, 4));
+  SET_FLOATS(&db, 2, scales);
+  expect_refused(&db, "mode 'area'");
+
+  ir_node_desc dr = make_desc("Resize", 13, &none, shape4(1, 1, 4, 4));
+  dr.input_shapes[0].rank = -1;
+  SET_FLOATS(&dr, 2, scales);
+  expect_refused(&dr, "rank is not known");
+
+  attr_table pol = ATTRS(A_STR("keep_aspect_ratio_policy", "not_smaller"), A_STR("mode", "linear"));
+  ir_node_desc dp = make_desc("Resize", 18, &pol, shape4(1, 1, 4, 4));
+  SET_INTS(&dp, 3, sizes);
+  expect_refused(&dp, "without axes");
+
+  /* Upsample: scales below 1 and opset 7's attribute form stay with ONNX Runtime */
+  static const float down[] = {1, 1, 0.5f, 0.5f};
+  ir_node_desc du = make_desc("Upsample", 9, &none, shape4(1, 1, 4, 4));
+  SET_FLOATS(&du, 1, down);
+  expect_refused(&du, "Upsample needs >= 1");
+  ir_node_desc du7 = make_desc("Upsample", 7, &none, shape4(1, 1, 4, 4));
+  expect_refused(&du7, "versions from 9");
+}
+
+static void test_space_depth_parse(void** unused) {
+  (void)unused;
+  attr_table crd = ATTRS(A_INT("blocksize", 2), A_STR("mode", "CRD"));
+  ir_node_desc d = make_desc("DepthToSpace", 13, &crd, shape4(1, 8, 2, 2));
+  d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_I64;
+  ir_params p;
+  expect_claimed(&d, GFX_OP_DEPTH_TO_SPACE, &p);
+  assert_int_equal(p.space_depth.blocksize, 2);
+  assert_int_equal(p.space_depth.crd, 1);
+
+  ir_node_desc d1 = make_desc("DepthToSpace", 1, &crd, shape4(1, 8, 2, 2));
+  expect_refused(&d1, "attribute 'mode'");
+  attr_table none = ATTRS(A_STR("mode", "DCR"));
+  ir_node_desc d0 = make_desc("DepthToSpace", 11, &none, shape4(1, 8, 2, 2));
+  expect_refused(&d0, "blocksize");
+  attr_table b2 = ATTRS(A_INT("blocksize", 2));
+  ir_node_desc d3 = make_desc("SpaceToDepth", 13, &b2, shape4(1, 8, 2, 2));
+  d3.input_shapes[0].rank = 3;
+  expect_refused(&d3, "rank 3");
+
+  /* infer: channels must divide by blocksize^2 */
+  ir_node node = {.op = GFX_OP_DEPTH_TO_SPACE, .name = "d", .n_inputs = 1, .n_outputs = 1, .params = p};
+  gfx_shape in = shape4(1, 6, 2, 2), out;
+  gfx_status s = ir_infer_depth_to_space(&node, &in, &out);
+  assert_non_null(s);
+  assert_int_equal(gfx_status_code(s), GFX_ERR_INVALID_ARGUMENT);
+  gfx_status_free(s);
+}
+
+/* ---- reference kernels ---- */
+
+static ir_node parsed_node(const ir_node_desc* d) {
+  ir_node node;
+  memset(&node, 0, sizeof node);
+  node.name = "rs";
+  node.n_inputs = d->n_inputs;
+  node.n_outputs = 1;
+  expect_claimed(d, ir_op_from_name(d->op_type), &node.params);
+  node.op = ir_op_from_name(d->op_type);
+  return node;
+}
+
+static void run_resize_f32(const ir_node* node, gfx_shape xs, const float* x, float* y, gfx_shape ys) {
+  gfx_tensor in[4];
+  memset(in, 0, sizeof in);
+  in[0] = (gfx_tensor){.data = (void*)x, .dtype = GFX_DTYPE_F32, .shape = xs};
+  gfx_tensor out = {.data = y, .dtype = GFX_DTYPE_F32, .shape = ys};
+  gfx_status s = ref_run_resize(NULL, node, in, &out);
+  if (s) print_error("%s\n", gfx_status_message(s));
+  assert_null(s);
+}
+
+static void expect_floats(const float* got, const float* want, int n, float tol) {
+  for (int i = 0; i < n; i++) {
+    if (fabsf(got[i] - want[i]) > tol) print_error("element %d: %.7g, expected %.7g\n", i, got[i], want[i]);
+    assert_true(fabsf(got[i] - want[i]) <= tol);
+  }
+}
+
+static void test_ref_resize_nearest_linear(void** unused) {
+  (void)unused;
+  static const float scales[] = {1, 1, 2, 2};
+  attr_table nn = ATTRS(A_STR("coordinate_transformation_mode", "asymmetric"), A_STR("nearest_mode", "floor"));
+  ir_node_desc d = make_desc("Resize", 13, &nn, shape4(1, 1, 2, 2));
+  d.n_inputs = 3;
+  SET_FLOATS(&d, 2, scales);
+  ir_node node = parsed_node(&d);
+  const float x[4] = {1, 2, 3, 4};
+  float y[16];
+  run_resize_f32(&node, shape4(1, 1, 2, 2), x, y, shape4(1, 1, 4, 4));
+  const float want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  expect_floats(y, want, 16, 0.0f);
+
+  /* bilinear half_pixel, one row [0, 1] -> four columns; edges clamp */
+  static const float scales_w[] = {1, 1, 1, 2};
+  attr_table lin = ATTRS(A_STR("mode", "linear"));
+  ir_node_desc dl = make_desc("Resize", 13, &lin, shape4(1, 1, 1, 2));
+  dl.n_inputs = 3;
+  SET_FLOATS(&dl, 2, scales_w);
+  ir_node ln = parsed_node(&dl);
+  const float xl[2] = {0, 1};
+  float yl[4];
+  run_resize_f32(&ln, shape4(1, 1, 1, 2), xl, yl, shape4(1, 1, 1, 4));
+  const float wl[4] = {0, 0.25f, 0.75f, 1};
+  expect_floats(yl, wl, 4, 1e-7f);
+
+  /* the same in float16: one rounding at the store */
+  uint16_t xh[2] = {gfx_float_to_half(0), gfx_float_to_half(1)}, yh[4];
+  gfx_tensor in[4];
+  memset(in, 0, sizeof in);
+  in[0] = (gfx_tensor){.data = xh, .dtype = GFX_DTYPE_F16, .shape = shape4(1, 1, 1, 2)};
+  gfx_tensor out = {.data = yh, .dtype = GFX_DTYPE_F16, .shape = shape4(1, 1, 1, 4)};
+  assert_null(ref_run_resize(NULL, &ln, in, &out));
+  for (int i = 0; i < 4; i++) assert_true(gfx_half_to_float(yh[i]) == wl[i]);
+
+  /* a wrong output shape is an error, not a write */
+  out.shape = shape4(1, 1, 1, 5);
+  gfx_status s = ref_run_resize(NULL, &ln, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+}
+
+static void test_ref_resize_cubic_crop(void** unused) {
+  (void)unused;
+  /* cubic weights sum to 1: a constant image stays constant, with or without exclude_outside */
+  static const float scales[] = {1, 1, 1.7f, 0.6f};
+  attr_table cub = ATTRS(A_STR("mode", "cubic"), A_INT("exclude_outside", 1), A_FLOAT("cubic_coeff_a", -0.5f));
+  ir_node_desc d = make_desc("Resize", 13, &cub, shape4(1, 2, 5, 5));
+  d.n_inputs = 3;
+  SET_FLOATS(&d, 2, scales);
+  ir_node node = parsed_node(&d);
+  float x[50], y[2 * 8 * 3];
+  for (int i = 0; i < 50; i++) x[i] = 3.5f;
+  run_resize_f32(&node, shape4(1, 2, 5, 5), x, y, shape4(1, 2, 8, 3));
+  for (int i = 0; i < 48; i++) assert_true(fabsf(y[i] - 3.5f) < 1e-5f);
+
+  /* tf_crop_and_resize: positions outside the input take extrapolation_value */
+  static const float roi[] = {0, 0, -1, 0, 1, 1, 2, 1};
+  static const int64_t sizes[] = {1, 1, 3, 2};
+  attr_table crop = ATTRS(A_STR("mode", "linear"), A_STR("coordinate_transformation_mode", "tf_crop_and_resize"),
+                          A_FLOAT("extrapolation_value", -7.0f));
+  ir_node_desc dc = make_desc("Resize", 13, &crop, shape4(1, 1, 2, 2));
+  dc.n_inputs = 4;
+  SET_FLOATS(&dc, 1, roi);
+  SET_INTS(&dc, 3, sizes);
+  ir_node cn = parsed_node(&dc);
+  const float xc[4] = {1, 2, 3, 4};
+  float yc[6];
+  run_resize_f32(&cn, shape4(1, 1, 2, 2), xc, yc, shape4(1, 1, 3, 2));
+  /* rows map to -1, 0.5, 2 (of 0..1): the first and last fall outside */
+  const float wc[6] = {-7, -7, 2, 3, -7, -7};
+  expect_floats(yc, wc, 6, 1e-6f);
+}
+
+static void test_ref_space_depth(void** unused) {
+  (void)unused;
+  /* DCR and CRD against ONNX's reshape/transpose definitions on [1, 8, 1, 1] -> [1, 2, 2, 2] */
+  attr_table dcr = ATTRS(A_INT("blocksize", 2), A_STR("mode", "DCR"));
+  attr_table crd = ATTRS(A_INT("blocksize", 2), A_STR("mode", "CRD"));
+  int64_t x[8], y[8], back[8];
+  for (int i = 0; i < 8; i++) x[i] = 100 + i;
+  gfx_tensor in = {.data = x, .dtype = GFX_DTYPE_I64, .shape = shape4(1, 8, 1, 1)};
+  gfx_tensor out = {.data = y, .dtype = GFX_DTYPE_I64, .shape = shape4(1, 2, 2, 2)};
+
+  ir_node_desc dd = make_desc("DepthToSpace", 13, &dcr, shape4(1, 8, 1, 1));
+  dd.input_dtypes[0] = dd.output_dtypes[0] = GFX_DTYPE_I64;
+  ir_node nd = parsed_node(&dd);
+  assert_null(ref_run_space_depth(NULL, &nd, &in, &out));
+  /* DCR: y[c][i][j] = x[(i*2 + j)*2 + c] */
+  const int64_t want_dcr[8] = {100, 102, 104, 106, 101, 103, 105, 107};
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], want_dcr[i]);
+
+  ir_node_desc dc = make_desc("DepthToSpace", 13, &crd, shape4(1, 8, 1, 1));
+  dc.input_dtypes[0] = dc.output_dtypes[0] = GFX_DTYPE_I64;
+  ir_node nc = parsed_node(&dc);
+  assert_null(ref_run_space_depth(NULL, &nc, &in, &out));
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], 100 + i); /* CRD: y[c][i][j] = x[c*4 + i*2 + j] */
+
+  /* SpaceToDepth undoes DepthToSpace DCR */
+  attr_table b2 = ATTRS(A_INT("blocksize", 2));
+  ir_node_desc ds = make_desc("SpaceToDepth", 13, &b2, shape4(1, 2, 2, 2));
+  ds.input_dtypes[0] = ds.output_dtypes[0] = GFX_DTYPE_I64;
+  ir_node ns = parsed_node(&ds);
+  assert_null(ref_run_space_depth(NULL, &nd, &in, &out));
+  gfx_tensor in2 = {.data = y, .dtype = GFX_DTYPE_I64, .shape = shape4(1, 2, 2, 2)};
+  gfx_tensor out2 = {.data = back, .dtype = GFX_DTYPE_I64, .shape = shape4(1, 8, 1, 1)};
+  assert_null(ref_run_space_depth(NULL, &ns, &in2, &out2));
+  for (int i = 0; i < 8; i++) assert_int_equal(back[i], x[i]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
+      cmocka_unit_test(test_space_depth_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
+      cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
