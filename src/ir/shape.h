@@ -47,5 +47,9 @@ gfx_status ir_infer_broadcast(const ir_node* node, const gfx_shape* in, gfx_shap
 gfx_status ir_infer_same(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+/* element-wise (ir/ops_elementwise.c) */
+gfx_status ir_infer_broadcast_all(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_prelu(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_batchnorm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif
