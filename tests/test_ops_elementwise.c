@@ -417,6 +417,12 @@ static void test_ref_unary_f32(void** unused) {
   expect_ok(run(&n, &in, &out));
   expect_near((float[]){-0.3f, -0.05f, 0, 0.5f, 2, NAN}, y, 6, 1e-7f);
 
+  n = node_of(GFX_OP_HARD_SIGMOID, 1);
+  n.params.elementwise.alpha = 0.2f;
+  n.params.elementwise.beta = 0.5f;
+  expect_ok(run(&n, &in, &out));
+  expect_near((float[]){0, 0.4f, 0.5f, 0.6f, 0.9f, NAN}, y, 6, 1e-7f); /* NaN stays NaN, as in ORT */
+
   n = node_of(GFX_OP_HARD_SWISH, 1);
   expect_ok(run(&n, &in, &out));
   expect_near((float[]){0, -0.5f * (2.5f / 6), 0, 0.5f * (3.5f / 6), 2 * (5.0f / 6), NAN}, y, 6, 1e-6f);

@@ -73,7 +73,8 @@ __device__ inline float load_any_as_float(const void* p, int dtype, int64_t i) {
 
 /* ---- unary ---- */
 
-__device__ inline float clampf01(float v) { return fmaxf(0.0f, fminf(1.0f, v)); }
+/* comparisons rather than fminf/fmaxf, so that NaN passes through as in ONNX Runtime */
+__device__ inline float clampf01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
 
 __device__ inline float unary_op(const cuda_ew_unary_args& a, float x) {
   switch (a.op) {

@@ -121,6 +121,9 @@ static void broadcast_offsets(const ew_broadcast* bc, int64_t linear, int64_t* o
 
 /* ---- unary ---- */
 
+/* comparisons rather than fmin/fmax, so that NaN passes through as in ONNX Runtime */
+static double clamp01(double v) { return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
+
 static double unary_float(gfx_op op, const ir_elementwise_params* p, double x) {
   switch (op) {
     /* written as "x < 0" so that NaN, which compares false, passes through unchanged */
@@ -128,8 +131,8 @@ static double unary_float(gfx_op op, const ir_elementwise_params* p, double x) {
     case GFX_OP_LEAKY_RELU: return x < 0.0 ? p->alpha * x : x;
     case GFX_OP_SIGMOID: return x >= 0.0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
     case GFX_OP_TANH: return tanh(x);
-    case GFX_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, (double)p->alpha * x + p->beta));
-    case GFX_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case GFX_OP_HARD_SIGMOID: return clamp01((double)p->alpha * x + p->beta);
+    case GFX_OP_HARD_SWISH: return x * clamp01(x / 6.0 + 0.5);
     case GFX_OP_CLIP:
       if (p->has_min && x < p->min) x = p->min;
       if (p->has_max && x > p->max) x = p->max;
