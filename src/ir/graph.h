@@ -45,6 +45,17 @@ typedef struct ir_conv_params {
 } ir_conv_params;
 
 /* ---- element-wise params (ir/ops_elementwise.c) ---- */
+/* Attributes of the element-wise ops, all with their ONNX meaning. A zeroed struct is valid for the
+ * ops without attributes (Relu, Add, ...), so kernels may be handed nodes built without parse. */
+typedef struct ir_elementwise_params {
+  float alpha;          /* LeakyRelu, HardSigmoid, Elu, Selu */
+  float beta;           /* HardSigmoid */
+  float gamma;          /* Selu */
+  int has_min, has_max; /* Clip: whether each bound applies */
+  float min, max;       /* Clip bounds */
+  int gelu_tanh;        /* Gelu: approximate="tanh" */
+  float epsilon;        /* BatchNormalization */
+} ir_elementwise_params;
 /* end of element-wise params */
 
 /* ---- layout params (ir/ops_layout.c) ---- */
@@ -156,6 +167,7 @@ typedef struct ir_norm_params {
 typedef union ir_params {
   ir_conv_params conv;
   /* element-wise members */
+  ir_elementwise_params elementwise;
 
   /* layout members */
   ir_layout_params layout;

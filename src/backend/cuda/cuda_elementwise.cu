@@ -1,9 +1,16 @@
-/* gfxep CUDA backend — float32 element-wise kernels: Add, Sub, Mul, Div (numpy broadcasting), Relu.
+/* gfxep CUDA backend — element-wise kernels: unary math and activations, numpy-broadcasting binary
+ * and variadic ops, comparisons, Where, Cast and inference BatchNormalization.
  *
- * Three layers per op: a `static __global__` kernel, a host launcher that picks the kernel and the
- * grid for a cudaStream_t, and an extern "C" entry for the C code that returns the launch error.
- * Every kernel uses a grid-stride loop with 64-bit element indices, so a capped grid covers any size.
+ * Kernels are templates over the stored element type (float, __half, __nv_bfloat16, int32_t,
+ * int64_t); the operation is a runtime enum in a by-value argument struct, the same for every
+ * thread, so the switch costs a uniform branch. Float types compute in float and round once at the
+ * store; integers compute in int64 with wrap-around. Every kernel uses a grid-stride loop with
+ * 64-bit element indices, so a capped grid covers any size. Nothing here allocates or syncs: the
+ * launches can be captured into CUDA graphs.
  */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "backend/cuda/cuda_elementwise.h"
 
 namespace {
@@ -23,33 +30,108 @@ int64_t element_count(const gfx_shape* s) {
   return n;
 }
 
-/* ---- the operations ---- */
+#define GRID_STRIDE_LOOP(i, count) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (count); i += (int64_t)blockDim.x * gridDim.x)
 
-struct add_op {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
-struct sub_op {
-  __device__ float operator()(float a, float b) const { return a - b; }
-};
-struct mul_op {
-  __device__ float operator()(float a, float b) const { return a * b; }
-};
-/* Plain `/` is IEEE division as long as nothing builds this file with --use_fast_math. */
-struct div_op {
-  __device__ float operator()(float a, float b) const { return a / b; }
-};
+/* ---- element types: load to the compute type, store from it ---- */
+
+/* float types compute in float, integer types in int64 */
+template <typename T> struct compute_of { typedef float type; };
+template <> struct compute_of<int32_t> { typedef int64_t type; };
+template <> struct compute_of<int64_t> { typedef int64_t type; };
+template <> struct compute_of<bool> { typedef int64_t type; };
+
+__device__ inline float load(float v) { return v; }
+__device__ inline float load(__half v) { return __half2float(v); }
+__device__ inline float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline int64_t load(int32_t v) { return v; }
+__device__ inline int64_t load(int64_t v) { return v; }
+__device__ inline int64_t load(bool v) { return v ? 1 : 0; }
+
+/* Round-to-nearest-even conversions; an int64 result wraps to int32 by keeping the low bits. */
+template <typename T> __device__ inline T store(float v);
+template <> __device__ inline float store<float>(float v) { return v; }
+template <> __device__ inline __half store<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <typename T> __device__ inline T store(int64_t v);
+template <> __device__ inline int32_t store<int32_t>(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+template <> __device__ inline int64_t store<int64_t>(int64_t v) { return v; }
+template <> __device__ inline bool store<bool>(int64_t v) { return v != 0; }
+template <> __device__ inline bool store<bool>(float v) { return v != 0.0f; }
+
+/* An element of any handled type as float; for Pow's exponent, whose type may differ from the base. */
+__device__ inline float load_any_as_float(const void* p, int dtype, int64_t i) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: return ((const float*)p)[i];
+    case GFX_DTYPE_F16: return __half2float(((const __half*)p)[i]);
+    case GFX_DTYPE_BF16: return __bfloat162float(((const __nv_bfloat16*)p)[i]);
+    case GFX_DTYPE_I32: return (float)((const int32_t*)p)[i];
+    case GFX_DTYPE_I64: return (float)((const int64_t*)p)[i];
+    default: return 0.0f;
+  }
+}
+
+/* ---- unary ---- */
+
+/* comparisons rather than fminf/fmaxf, so that NaN passes through as in ONNX Runtime */
+__device__ inline float clampf01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+
+__device__ inline float unary_op(const cuda_ew_unary_args& a, float x) {
+  switch (a.op) {
+    /* "x < 0" rather than fmaxf, which would turn NaN into 0 */
+    case CUDA_EW_RELU: return x < 0.0f ? 0.0f : x;
+    case CUDA_EW_LEAKY_RELU: return x < 0.0f ? a.alpha * x : x;
+    /* two forms so that exp never overflows into inf/inf */
+    case CUDA_EW_SIGMOID: {
+      float e = expf(-fabsf(x));
+      return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    }
+    case CUDA_EW_TANH: return tanhf(x);
+    case CUDA_EW_HARD_SIGMOID: return clampf01(a.alpha * x + a.beta);
+    case CUDA_EW_HARD_SWISH: return x * clampf01(x / 6.0f + 0.5f);
+    case CUDA_EW_CLIP:
+      if (a.has_min && x < a.min) x = a.min;
+      if (a.has_max && x > a.max) x = a.max;
+      return x;
+    case CUDA_EW_ELU: return x < 0.0f ? a.alpha * expm1f(x) : x;
+    case CUDA_EW_SELU: return x > 0.0f ? a.gamma * x : a.gamma * a.alpha * expm1f(x);
+    case CUDA_EW_GELU:
+      if (a.gelu_tanh) return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+      return 0.5f * x * (1.0f + erff(x * 0.7071067812f));
+    case CUDA_EW_ERF: return erff(x);
+    /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, no loss for small */
+    case CUDA_EW_SOFTPLUS: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+    case CUDA_EW_SQRT: return sqrtf(x);
+    case CUDA_EW_EXP: return expf(x);
+    case CUDA_EW_LOG: return logf(x);
+    case CUDA_EW_NEG: return -x;
+    case CUDA_EW_ABS: return fabsf(x);
+    case CUDA_EW_RECIPROCAL: return 1.0f / x;
+    default: return 0.0f;
+  }
+}
+
+/* Integers: only Neg and Abs (0 - x in unsigned arithmetic: the minimum wraps to itself). */
+__device__ inline int64_t unary_op(const cuda_ew_unary_args& a, int64_t x) {
+  int64_t neg = (int64_t)(0ull - (uint64_t)x);
+  return a.op == CUDA_EW_ABS ? (x < 0 ? neg : x) : neg;
+}
+
+template <typename T>
+__global__ void unary_kernel(cuda_ew_unary_args args, const T* x, T* y, int64_t count) {
+  GRID_STRIDE_LOOP(i, count) y[i] = store<T>(unary_op(args, load(x[i])));
+}
 
 /* ---- broadcasting ---- */
 
-/* How an output index maps to input offsets: dims of the (simplified) output and, per dim, each
- * input's element stride, 0 where that input is broadcast. Passed to kernels by value. Index is
+/* How an output index maps to each input's offset: dims of the (simplified) output and, per input
+ * and dim, the element stride, 0 where that input is broadcast. Passed to kernels by value. Index is
  * int32_t when every offset fits, because 64-bit division is several times slower on the GPU. */
 template <typename Index>
 struct broadcast_map {
-  int rank;
+  int rank, n;
   Index dims[GFX_MAX_RANK];
-  Index a_strides[GFX_MAX_RANK];
-  Index b_strides[GFX_MAX_RANK];
+  Index strides[IR_MAX_IO][GFX_MAX_RANK];
 };
 
 /* Row-major strides of `in` right-aligned to the output's rank, 0 for broadcast (size-1) dims. */
@@ -63,167 +145,365 @@ void broadcast_strides(const gfx_shape* in, const gfx_shape* out, int64_t* strid
   }
 }
 
-/* Drops size-1 output dims and merges neighbours that both inputs walk contiguously (or both
- * broadcast), so the kernel divides as few times as possible: [8,16,32] + [8,1,32] keeps 3 dims,
- * [8,16,32] + [1,1,32] becomes [128,32]. */
+/* Drops size-1 output dims and merges neighbours that every input walks contiguously (or
+ * broadcasts), so the kernel divides as few times as possible: [8,16,32] + [8,1,32] keeps 3 dims,
+ * [8,16,32] + [1,1,32] becomes [128,32], same shapes become one dim. */
 template <typename Index>
-broadcast_map<Index> simplified_map(const gfx_shape* a, const gfx_shape* b, const gfx_shape* out) {
-  int64_t a_strides[GFX_MAX_RANK], b_strides[GFX_MAX_RANK];
-  broadcast_strides(a, out, a_strides);
-  broadcast_strides(b, out, b_strides);
+broadcast_map<Index> simplified_map(int n, const gfx_shape* const* in, const gfx_shape* out) {
+  int64_t strides[IR_MAX_IO][GFX_MAX_RANK];
+  for (int i = 0; i < n; i++) broadcast_strides(in[i], out, strides[i]);
   broadcast_map<Index> map;
   map.rank = 0;
+  map.n = n;
   for (int d = 0; d < out->rank; d++) {
     int64_t dim = out->dims[d];
     if (dim == 1) continue;
     int last = map.rank - 1;
-    if (last >= 0 && (int64_t)map.a_strides[last] == a_strides[d] * dim &&
-        (int64_t)map.b_strides[last] == b_strides[d] * dim) {
+    bool merge = last >= 0;
+    for (int i = 0; i < n && merge; i++) merge = (int64_t)map.strides[i][last] == strides[i][d] * dim;
+    if (merge) {
       map.dims[last] = (Index)((int64_t)map.dims[last] * dim);
-      map.a_strides[last] = (Index)a_strides[d];
-      map.b_strides[last] = (Index)b_strides[d];
+      for (int i = 0; i < n; i++) map.strides[i][last] = (Index)strides[i][d];
       continue;
     }
     map.dims[map.rank] = (Index)dim;
-    map.a_strides[map.rank] = (Index)a_strides[d];
-    map.b_strides[map.rank] = (Index)b_strides[d];
+    for (int i = 0; i < n; i++) map.strides[i][map.rank] = (Index)strides[i][d];
     map.rank++;
   }
   return map;
 }
 
-/* ---- kernels ---- */
-
-template <typename Op>
-static __global__ void binary_same_shape_kernel(const float* a, const float* b, float* out, int64_t count) {
-  Op op;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x)
-    out[i] = op(a[i], b[i]);
+/* Every input's offset of output element i. */
+template <typename Index>
+__device__ inline void offsets_of(const broadcast_map<Index>& map, int64_t i, Index* offsets) {
+  for (int k = 0; k < map.n; k++) offsets[k] = 0;
+  Index rest = (Index)i;
+  for (int d = map.rank - 1; d >= 0; d--) {
+    Index coord = d == 0 ? rest : rest % map.dims[d]; /* the outermost dim needs no division */
+    rest /= map.dims[d];
+    for (int k = 0; k < map.n; k++) offsets[k] += coord * map.strides[k][d];
+  }
 }
 
-template <typename Op>
-static __global__ void binary_scalar_b_kernel(const float* a, const float* b, float* out, int64_t count) {
-  Op op;
-  const float scalar = *b;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x)
-    out[i] = op(a[i], scalar);
+/* Pointers of a broadcast launch, by value. */
+struct operands {
+  const void* in[IR_MAX_IO];
+  int exponent_dtype; /* Pow: the element type of in[1] */
+};
+
+__device__ inline float nan_min(float a, float b) { return isnan(a) || isnan(b) ? a + b : fminf(a, b); }
+__device__ inline float nan_max(float a, float b) { return isnan(a) || isnan(b) ? a + b : fmaxf(a, b); }
+
+__device__ inline float binary_op(cuda_ew_op op, float a, float b) {
+  switch (op) {
+    case CUDA_EW_ADD:
+    case CUDA_EW_SUM:
+    case CUDA_EW_MEAN: return a + b;
+    case CUDA_EW_SUB: return a - b;
+    case CUDA_EW_MUL: return a * b;
+    /* plain `/` is IEEE division as long as nothing builds this file with --use_fast_math */
+    case CUDA_EW_DIV: return a / b;
+    case CUDA_EW_POW: return powf(a, b);
+    case CUDA_EW_PRELU: return a < 0.0f ? b * a : a;
+    case CUDA_EW_EQUAL: return a == b;
+    case CUDA_EW_GREATER: return a > b;
+    case CUDA_EW_LESS: return a < b;
+    case CUDA_EW_MIN: return nan_min(a, b);
+    case CUDA_EW_MAX: return nan_max(a, b);
+    default: return 0.0f;
+  }
 }
 
-template <typename Op>
-static __global__ void binary_scalar_a_kernel(const float* a, const float* b, float* out, int64_t count) {
-  Op op;
-  const float scalar = *a;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x)
-    out[i] = op(scalar, b[i]);
+__device__ inline int64_t binary_op(cuda_ew_op op, int64_t a, int64_t b) {
+  switch (op) {
+    case CUDA_EW_ADD:
+    case CUDA_EW_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
+    case CUDA_EW_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+    case CUDA_EW_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+    case CUDA_EW_EQUAL: return a == b;
+    case CUDA_EW_GREATER: return a > b;
+    case CUDA_EW_LESS: return a < b;
+    case CUDA_EW_MIN: return a < b ? a : b;
+    case CUDA_EW_MAX: return a > b ? a : b;
+    default: return 0;
+  }
 }
 
-template <typename Op, typename Index>
-static __global__ void binary_broadcast_kernel(const float* a, const float* b, float* out, int64_t count,
-                                               broadcast_map<Index> map) {
-  Op op;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
-    Index rest = (Index)i, a_offset = 0, b_offset = 0;
-    for (int d = map.rank - 1; d >= 0; d--) {
-      Index coord = rest % map.dims[d];
-      rest /= map.dims[d];
-      a_offset += coord * map.a_strides[d];
-      b_offset += coord * map.b_strides[d];
+/* Variadic ops fold left over their inputs; two-operand ops are the case n == 2. Mean divides the
+ * sum once at the end. */
+template <typename In, typename Out, typename Index>
+__global__ void broadcast_kernel(cuda_ew_op op, operands ops, Out* out, int64_t count, broadcast_map<Index> map) {
+  typedef typename compute_of<In>::type C;
+  GRID_STRIDE_LOOP(i, count) {
+    Index off[IR_MAX_IO];
+    offsets_of(map, i, off);
+    C r = load(((const In*)ops.in[0])[off[0]]);
+    if (op == CUDA_EW_POW) {
+      r = (C)binary_op(op, (float)r, load_any_as_float(ops.in[1], ops.exponent_dtype, off[1]));
+    } else {
+      for (int k = 1; k < map.n; k++) r = binary_op(op, r, load(((const In*)ops.in[k])[off[k]]));
     }
-    out[i] = op(a[a_offset], b[b_offset]);
+    if (op == CUDA_EW_MEAN) r = (C)(r / (C)map.n);
+    out[i] = store<Out>(r);
   }
 }
 
-static __global__ void relu_kernel(const float* x, float* y, int64_t count) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
-    float v = x[i];
-    y[i] = v < 0.0f ? 0.0f : v; /* not fmaxf, which would turn NaN into 0 */
-  }
-}
-
-/* ---- host launchers ---- */
-
-template <typename Op>
-void launch_binary(const float* a, const gfx_shape* a_shape, const float* b, const gfx_shape* b_shape, float* out,
-                   const gfx_shape* out_shape, cudaStream_t stream) {
+/* The launch, with 32-bit offsets when the output count allows (an input never has more
+ * elements than the output, so its offsets fit too). */
+template <typename In, typename Out>
+void launch_broadcast(cuda_ew_op op, int n, const operands& ops, const gfx_shape* const* shapes, Out* out,
+                      const gfx_shape* out_shape, cudaStream_t stream) {
   const int64_t count = element_count(out_shape);
   if (count == 0) return;
-  const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
-  const unsigned int grid = grid_for(count);
-  if (a_count == count && b_count == count) {
-    binary_same_shape_kernel<Op><<<grid, kBlockSize, 0, stream>>>(a, b, out, count);
-  } else if (b_count == 1 && a_count == count) {
-    binary_scalar_b_kernel<Op><<<grid, kBlockSize, 0, stream>>>(a, b, out, count);
-  } else if (a_count == 1 && b_count == count) {
-    binary_scalar_a_kernel<Op><<<grid, kBlockSize, 0, stream>>>(a, b, out, count);
-  } else if (count <= INT32_MAX) {
-    /* Input offsets never exceed the output count here: each input has at most as many elements. */
-    binary_broadcast_kernel<Op, int32_t><<<grid, kBlockSize, 0, stream>>>(
-        a, b, out, count, simplified_map<int32_t>(a_shape, b_shape, out_shape));
-  } else {
-    binary_broadcast_kernel<Op, int64_t><<<grid, kBlockSize, 0, stream>>>(
-        a, b, out, count, simplified_map<int64_t>(a_shape, b_shape, out_shape));
+  if (count <= INT32_MAX)
+    broadcast_kernel<In, Out, int32_t><<<grid_for(count), kBlockSize, 0, stream>>>(
+        op, ops, out, count, simplified_map<int32_t>(n, shapes, out_shape));
+  else
+    broadcast_kernel<In, Out, int64_t><<<grid_for(count), kBlockSize, 0, stream>>>(
+        op, ops, out, count, simplified_map<int64_t>(n, shapes, out_shape));
+}
+
+/* ---- Where ---- */
+
+/* Elements are moved as unsigned integers of their size: no conversion, bit-exact for any type. */
+template <typename Bits, typename Index>
+__global__ void where_kernel(const bool* cond, const Bits* x, const Bits* y, Bits* out, int64_t count,
+                             broadcast_map<Index> map) {
+  GRID_STRIDE_LOOP(i, count) {
+    Index off[IR_MAX_IO];
+    offsets_of(map, i, off);
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
   }
 }
 
-void launch_relu(const float* x, float* y, int64_t count, cudaStream_t stream) {
-  if (count <= 0) return;
-  relu_kernel<<<grid_for(count), kBlockSize, 0, stream>>>(x, y, count);
+template <typename Bits>
+void launch_where(const bool* cond, const void* x, const void* y, void* out, const gfx_shape* const* shapes,
+                  const gfx_shape* out_shape, cudaStream_t stream) {
+  const int64_t count = element_count(out_shape);
+  if (count == 0) return;
+  if (count <= INT32_MAX)
+    where_kernel<Bits, int32_t><<<grid_for(count), kBlockSize, 0, stream>>>(
+        cond, (const Bits*)x, (const Bits*)y, (Bits*)out, count, simplified_map<int32_t>(3, shapes, out_shape));
+  else
+    where_kernel<Bits, int64_t><<<grid_for(count), kBlockSize, 0, stream>>>(
+        cond, (const Bits*)x, (const Bits*)y, (Bits*)out, count, simplified_map<int64_t>(3, shapes, out_shape));
 }
+
+/* ---- Cast ---- */
+
+/* Float to integer as ONNX Runtime's CPU provider computes it on x86-64: truncation toward zero,
+ * and the type's minimum for NaN and out-of-range values (the GPU's own conversion would saturate). */
+template <typename To> __device__ inline To float_to_int(float v);
+template <> __device__ inline int32_t float_to_int<int32_t>(float v) {
+  return v >= -2147483648.0f && v < 2147483648.0f ? (int32_t)v : INT32_MIN;
+}
+template <> __device__ inline int64_t float_to_int<int64_t>(float v) {
+  return v >= -9223372036854775808.0f && v < 9223372036854775808.0f ? (int64_t)v : INT64_MIN;
+}
+
+template <typename From, typename To> struct converter {
+  /* float -> float: one rounding; float -> bool: v != 0 (NaN is true) */
+  __device__ static To go(From v) { return store<To>(load(v)); }
+};
+template <typename From> struct converter<From, int32_t> {
+  __device__ static int32_t go(From v) { return float_to_int<int32_t>(load(v)); }
+};
+template <typename From> struct converter<From, int64_t> {
+  __device__ static int64_t go(From v) { return float_to_int<int64_t>(load(v)); }
+};
+/* from integers and bool: integer conversions wrap; to float types through float, as
+ * static_cast<float> rounds an int64 once */
+#define GFX_INT_SOURCE(From)                                                                           \
+  template <typename To> struct converter<From, To> {                                                  \
+    __device__ static To go(From v) { return store<To>((float)load(v)); }                              \
+  };                                                                                                   \
+  template <> struct converter<From, int32_t> {                                                        \
+    __device__ static int32_t go(From v) { return store<int32_t>(load(v)); }                           \
+  };                                                                                                   \
+  template <> struct converter<From, int64_t> {                                                        \
+    __device__ static int64_t go(From v) { return load(v); }                                           \
+  };                                                                                                   \
+  template <> struct converter<From, bool> {                                                           \
+    __device__ static bool go(From v) { return load(v) != 0; }                                         \
+  };
+GFX_INT_SOURCE(int32_t)
+GFX_INT_SOURCE(int64_t)
+GFX_INT_SOURCE(bool)
+#undef GFX_INT_SOURCE
+
+template <typename From, typename To>
+__global__ void cast_kernel(const From* x, To* y, int64_t count) {
+  GRID_STRIDE_LOOP(i, count) y[i] = converter<From, To>::go(x[i]);
+}
+
+/* ---- BatchNormalization ---- */
+
+template <typename T>
+__global__ void batchnorm_kernel(const T* x, const T* scale, const T* bias, const T* mean, const T* var,
+                                 float epsilon, T* y, int64_t count, int64_t channels, int64_t inner) {
+  GRID_STRIDE_LOOP(i, count) {
+    const int64_t c = i / inner % channels;
+    /* rsqrtf is within 2 ulp, well inside the float tolerance */
+    const float inv_std = rsqrtf(load(var[c]) + epsilon);
+    y[i] = store<T>((load(x[i]) - load(mean[c])) * inv_std * load(scale[c]) + load(bias[c]));
+  }
+}
+
+/* ---- dispatch by element type ---- */
+
+/* Calls f.template operator()<T>() with T the C++ type of dtype; false for a type not handled. */
+template <typename F>
+bool with_float_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: f(float()); return true;
+    case GFX_DTYPE_F16: f(__half()); return true;
+    case GFX_DTYPE_BF16: f(__nv_bfloat16()); return true;
+    default: return false;
+  }
+}
+
+template <typename F>
+bool with_math_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_I32: f(int32_t()); return true;
+    case GFX_DTYPE_I64: f(int64_t()); return true;
+    default: return with_float_type(dtype, f);
+  }
+}
+
+template <typename F>
+bool with_cast_type(int dtype, F f) {
+  if (dtype == GFX_DTYPE_BOOL) {
+    f(bool());
+    return true;
+  }
+  return with_math_type(dtype, f);
+}
+
+/* ---- preloading ---- */
 
 /* Looking a kernel up loads it. CUDA loads modules lazily by default (CUDA_MODULE_LOADING=LAZY), and
  * loading on first launch can wait for work already queued on the device: a first Run queued behind
  * a semaphore wait (the interop frame loop) would then block the host until the renderer signals,
  * which it cannot do while its thread is blocked. */
-template <typename Op>
-cudaError_t preload_binary() {
+template <typename K>
+void preload(K* kernel, cudaError_t* e) {
   cudaFuncAttributes attr;
-  cudaError_t e;
-  if ((e = cudaFuncGetAttributes(&attr, binary_same_shape_kernel<Op>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, binary_scalar_b_kernel<Op>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, binary_scalar_a_kernel<Op>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, binary_broadcast_kernel<Op, int32_t>)) != cudaSuccess) return e;
-  return cudaFuncGetAttributes(&attr, binary_broadcast_kernel<Op, int64_t>);
+  if (*e == cudaSuccess) *e = cudaFuncGetAttributes(&attr, kernel);
+}
+
+template <typename In, typename Out>
+void preload_broadcast(cudaError_t* e) {
+  preload(broadcast_kernel<In, Out, int32_t>, e);
+  preload(broadcast_kernel<In, Out, int64_t>, e);
+}
+
+template <typename Bits>
+void preload_where(cudaError_t* e) {
+  preload(where_kernel<Bits, int32_t>, e);
+  preload(where_kernel<Bits, int64_t>, e);
 }
 
 }  // namespace
 
-extern "C" cudaError_t cuda_elementwise_preload(void) {
-  cudaError_t e;
-  if ((e = preload_binary<add_op>()) != cudaSuccess) return e;
-  if ((e = preload_binary<sub_op>()) != cudaSuccess) return e;
-  if ((e = preload_binary<mul_op>()) != cudaSuccess) return e;
-  if ((e = preload_binary<div_op>()) != cudaSuccess) return e;
-  cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, relu_kernel);
-}
-
 /* ---- C entries ---- */
 
-extern "C" cudaError_t cuda_add_f32(const float* a, const gfx_shape* a_shape, const float* b, const gfx_shape* b_shape,
-                                    float* out, const gfx_shape* out_shape, cudaStream_t stream) {
-  launch_binary<add_op>(a, a_shape, b, b_shape, out, out_shape, stream);
+extern "C" cudaError_t cuda_ew_unary(const cuda_ew_unary_args* args, int dtype, const void* x, void* y,
+                                     int64_t count, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  const cuda_ew_unary_args a = *args;
+  bool ok = with_math_type(dtype, [&](auto zero) {
+    typedef decltype(zero) T;
+    unary_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>(a, (const T*)x, (T*)y, count);
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t cuda_ew_broadcast(cuda_ew_op op, int n, const void* const* in, const int* in_dtypes,
+                                         const gfx_shape* in_shapes, void* out, int out_dtype,
+                                         const gfx_shape* out_shape, cudaStream_t stream) {
+  if (n < 1 || n > IR_MAX_IO) return cudaErrorInvalidValue;
+  operands ops = {};
+  const gfx_shape* shapes[IR_MAX_IO];
+  for (int i = 0; i < n; i++) {
+    ops.in[i] = in[i];
+    shapes[i] = &in_shapes[i];
+  }
+  ops.exponent_dtype = n > 1 ? in_dtypes[1] : 0;
+  const bool to_bool = out_dtype == GFX_DTYPE_BOOL;
+  bool ok = with_math_type(in_dtypes[0], [&](auto zero) {
+    typedef decltype(zero) T;
+    if (to_bool)
+      launch_broadcast<T, bool>(op, n, ops, shapes, (bool*)out, out_shape, stream);
+    else
+      launch_broadcast<T, T>(op, n, ops, shapes, (T*)out, out_shape, stream);
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t cuda_ew_where(const void* cond, const gfx_shape* cond_shape, const void* x,
+                                     const gfx_shape* x_shape, const void* y, const gfx_shape* y_shape,
+                                     size_t elem_size, void* out, const gfx_shape* out_shape, cudaStream_t stream) {
+  const gfx_shape* shapes[3] = {cond_shape, x_shape, y_shape};
+  const bool* c = (const bool*)cond;
+  switch (elem_size) {
+    case 1: launch_where<uint8_t>(c, x, y, out, shapes, out_shape, stream); break;
+    case 2: launch_where<uint16_t>(c, x, y, out, shapes, out_shape, stream); break;
+    case 4: launch_where<uint32_t>(c, x, y, out, shapes, out_shape, stream); break;
+    case 8: launch_where<uint64_t>(c, x, y, out, shapes, out_shape, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t cuda_sub_f32(const float* a, const gfx_shape* a_shape, const float* b, const gfx_shape* b_shape,
-                                    float* out, const gfx_shape* out_shape, cudaStream_t stream) {
-  launch_binary<sub_op>(a, a_shape, b, b_shape, out, out_shape, stream);
-  return cudaGetLastError();
+extern "C" cudaError_t cuda_ew_cast(int from, const void* x, int to, void* y, int64_t count, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  bool ok_to = false;
+  bool ok_from = with_cast_type(from, [&](auto from_zero) {
+    typedef decltype(from_zero) From;
+    ok_to = with_cast_type(to, [&](auto to_zero) {
+      typedef decltype(to_zero) To;
+      cast_kernel<From, To><<<grid_for(count), kBlockSize, 0, stream>>>((const From*)x, (To*)y, count);
+    });
+  });
+  return ok_from && ok_to ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-extern "C" cudaError_t cuda_mul_f32(const float* a, const gfx_shape* a_shape, const float* b, const gfx_shape* b_shape,
-                                    float* out, const gfx_shape* out_shape, cudaStream_t stream) {
-  launch_binary<mul_op>(a, a_shape, b, b_shape, out, out_shape, stream);
-  return cudaGetLastError();
+extern "C" cudaError_t cuda_ew_batchnorm(int dtype, const void* x, const void* scale, const void* bias,
+                                         const void* mean, const void* var, float epsilon, void* y, int64_t count,
+                                         int64_t channels, int64_t inner, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  bool ok = with_float_type(dtype, [&](auto zero) {
+    typedef decltype(zero) T;
+    batchnorm_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>(
+        (const T*)x, (const T*)scale, (const T*)bias, (const T*)mean, (const T*)var, epsilon, (T*)y, count,
+        channels, inner);
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-extern "C" cudaError_t cuda_div_f32(const float* a, const gfx_shape* a_shape, const float* b, const gfx_shape* b_shape,
-                                    float* out, const gfx_shape* out_shape, cudaStream_t stream) {
-  launch_binary<div_op>(a, a_shape, b, b_shape, out, out_shape, stream);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t cuda_relu_f32(const float* x, float* y, int64_t count, cudaStream_t stream) {
-  launch_relu(x, y, count, stream);
-  return cudaGetLastError();
+extern "C" cudaError_t cuda_elementwise_preload(void) {
+  cudaError_t e = cudaSuccess;
+  static const int math_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_I32, GFX_DTYPE_I64};
+  static const int cast_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16,
+                                   GFX_DTYPE_I32, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+  for (int t : math_types)
+    with_math_type(t, [&](auto zero) {
+      typedef decltype(zero) T;
+      preload(unary_kernel<T>, &e);
+      preload_broadcast<T, T>(&e);
+      preload_broadcast<T, bool>(&e);
+    });
+  for (int t : math_types)
+    with_float_type(t, [&](auto zero) { preload(batchnorm_kernel<decltype(zero)>, &e); });
+  preload_where<uint8_t>(&e);
+  preload_where<uint16_t>(&e);
+  preload_where<uint32_t>(&e);
+  preload_where<uint64_t>(&e);
+  for (int from : cast_types)
+    for (int to : cast_types)
+      with_cast_type(from, [&](auto from_zero) {
+        with_cast_type(to, [&](auto to_zero) { preload(cast_kernel<decltype(from_zero), decltype(to_zero)>, &e); });
+      });
+  return e;
 }

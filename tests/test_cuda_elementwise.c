@@ -1,0 +1,351 @@
+/* gfxep — every element-wise op on the CUDA backend against the reference backend, in every element
+ * type it takes: seeded random data, broadcast patterns, outputs between guard bytes. Floats agree
+ * within a per-type tolerance (float32 1e-5 + 1e-4 relative; float16 and bfloat16 one or two units
+ * in the last place), integers and bools exactly. Needs a GPU: it reports "skipped" (exit 77)
+ * where the CUDA backend has no device. GFXEP_CUDA_MODULE overrides where libgfxep_cuda.so is
+ * loaded from.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/half.h"
+#include "ir/shape.h"
+
+#define GUARD 256
+#define GUARD_BYTE 0x5A
+
+static uint64_t rng_state = 7;
+
+static uint64_t next_u64(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static double rand_unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+
+static const gfx_backend* load_cuda(void) {
+  const char* path = getenv("GFXEP_CUDA_MODULE");
+  if (!path || !path[0]) {
+    const char* why = NULL;
+    const gfx_backend* be = gfx_backend_cuda(&why);
+    if (!be) fprintf(stderr, "# CUDA backend: %s\n", why);
+    return be;
+  }
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "# %s\n", dlerror());
+    return NULL;
+  }
+  gfx_backend_entry_fn entry = (gfx_backend_entry_fn)dlsym(h, GFX_CUDA_BACKEND_ENTRY);
+  return entry ? entry() : NULL;
+}
+
+/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`), integers in
+ * [-50, 50], bools half true. */
+static void fill(void* data, int dtype, int64_t n, double scale, int positive) {
+  for (int64_t i = 0; i < n; i++) {
+    double v = rand_unit() * scale;
+    if (positive) v = fabs(v) + 0.01;
+    switch (dtype) {
+      case GFX_DTYPE_F32: ((float*)data)[i] = (float)v; break;
+      case GFX_DTYPE_F16: ((uint16_t*)data)[i] = gfx_float_to_half((float)v); break;
+      case GFX_DTYPE_BF16: ((uint16_t*)data)[i] = gfx_float_to_bf16((float)v); break;
+      case GFX_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)(next_u64() % 101) - 50; break;
+      case GFX_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)(next_u64() % 101) - 50; break;
+      case GFX_DTYPE_BOOL: ((uint8_t*)data)[i] = next_u64() & 1; break;
+      default: break;
+    }
+  }
+}
+
+static double value_at(const void* data, int dtype, int64_t i) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: return ((const float*)data)[i];
+    case GFX_DTYPE_F16: return gfx_half_to_float(((const uint16_t*)data)[i]);
+    case GFX_DTYPE_BF16: return gfx_bf16_to_float(((const uint16_t*)data)[i]);
+    case GFX_DTYPE_I32: return ((const int32_t*)data)[i];
+    case GFX_DTYPE_I64: return (double)((const int64_t*)data)[i];
+    case GFX_DTYPE_BOOL: return ((const uint8_t*)data)[i];
+    default: return 0;
+  }
+}
+
+/* atol, rtol per output type: float16 has 11 significant bits, bfloat16 8; a float computation
+ * rounded once may land one unit away from the double one. */
+static void tolerance(int dtype, double* atol, double* rtol) {
+  *atol = dtype == GFX_DTYPE_F32 ? 1e-5 : dtype == GFX_DTYPE_F16 ? 1e-3 : dtype == GFX_DTYPE_BF16 ? 1e-2 : 0;
+  *rtol = dtype == GFX_DTYPE_F32 ? 1e-4 : dtype == GFX_DTYPE_F16 ? 2e-3 : dtype == GFX_DTYPE_BF16 ? 1.6e-2 : 0;
+}
+
+typedef struct ew_case {
+  ir_node node;
+  int n_in;
+  int in_dtype[IR_MAX_IO];
+  gfx_shape in[IR_MAX_IO];
+  int out_dtype;
+  double scale;
+  int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
+} ew_case;
+
+static int n_run, n_passed;
+
+static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
+  const gfx_backend* ref = gfx_backend_reference();
+  gfx_exec_ctx rctx = {0, NULL, NULL, 0}, gctx = {0, stream, NULL, 0};
+  gfx_status s = NULL;
+  char label[256];
+  int ok = 1;
+  snprintf(label, sizeof label, "%s %s ->%s", ir_op_name(c->node.op), gfx_dtype_name(c->in_dtype[0]),
+           gfx_dtype_name(c->out_dtype));
+  for (int i = 0; i < c->n_in; i++) {
+    char b[96];
+    snprintf(label + strlen(label), sizeof label - strlen(label), " %s", gfx_shape_str(&c->in[i], b, sizeof b));
+  }
+  c->node.n_inputs = c->n_in;
+  c->node.n_outputs = 1;
+  c->node.name = "case";
+  gfx_shape out_shape;
+  gfx_shape in_shapes[IR_MAX_IO];
+  memcpy(in_shapes, c->in, sizeof in_shapes);
+  if (c->node.op == GFX_OP_PRELU)
+    s = ir_infer_prelu(&c->node, in_shapes, &out_shape);
+  else if (c->node.op == GFX_OP_BATCH_NORM)
+    s = ir_infer_batchnorm(&c->node, in_shapes, &out_shape);
+  else if (c->n_in == 1)
+    out_shape = c->in[0];
+  else
+    s = ir_infer_broadcast_all(&c->node, in_shapes, &out_shape);
+  if (s) {
+    printf("FAIL %s: %s\n", label, gfx_status_message(s));
+    gfx_status_free(s);
+    n_run++;
+    return;
+  }
+  void* host[IR_MAX_IO] = {0};
+  void* dev[IR_MAX_IO] = {0};
+  gfx_tensor rin[IR_MAX_IO], gin[IR_MAX_IO];
+  for (int i = 0; i < c->n_in; i++) {
+    int okb;
+    size_t b = gfx_shape_bytes(&c->in[i], c->in_dtype[i], &okb);
+    host[i] = malloc(b + 8);
+    /* BatchNorm's variance must be positive */
+    fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale,
+         c->positive || (c->node.op == GFX_OP_BATCH_NORM && i == 4));
+    if ((s = gpu->mem_alloc(0, b + 8, &dev[i]))) goto done;
+    if (b && (s = gpu->copy(0, dev[i], host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    rin[i] = (gfx_tensor){host[i], c->in_dtype[i], c->in[i]};
+    gin[i] = (gfx_tensor){dev[i], c->in_dtype[i], c->in[i]};
+  }
+  int okb;
+  size_t out_bytes = gfx_shape_bytes(&out_shape, c->out_dtype, &okb);
+  unsigned char* want = malloc(out_bytes + 8);
+  unsigned char* got = malloc(out_bytes + 2 * GUARD);
+  void* dev_out = NULL;
+  gfx_tensor rout = {want, c->out_dtype, out_shape};
+  if ((s = ref->node_run(&rctx, &c->node, rin, &rout, NULL))) goto done_out;
+  memset(got, GUARD_BYTE, out_bytes + 2 * GUARD);
+  if ((s = gpu->mem_alloc(0, out_bytes + 2 * GUARD, &dev_out))) goto done_out;
+  if ((s = gpu->copy(0, dev_out, got, out_bytes + 2 * GUARD, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done_out;
+  void* state = NULL;
+  size_t scratch = 0;
+  if ((s = gpu->node_prepare(0, &c->node, c->in, &out_shape, &state, &scratch))) goto done_out;
+  gfx_tensor gout = {(char*)dev_out + GUARD, c->out_dtype, out_shape};
+  s = gpu->node_run(&gctx, &c->node, gin, &gout, state);
+  if (!s) s = gpu->stream_sync(0, stream);
+  if (state) gpu->node_release(0, state);
+  if (s) goto done_out;
+  if ((s = gpu->copy(0, got, dev_out, out_bytes + 2 * GUARD, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done_out;
+  for (size_t g = 0; g < GUARD && ok; g++)
+    if (got[g] != GUARD_BYTE || got[GUARD + out_bytes + g] != GUARD_BYTE) {
+      printf("FAIL %s: write outside the output\n", label);
+      ok = 0;
+    }
+  double atol, rtol;
+  tolerance(c->out_dtype, &atol, &rtol);
+  int64_t count = gfx_shape_numel(&out_shape), bad = 0;
+  for (int64_t e = 0; e < count; e++) {
+    double w = value_at(want, c->out_dtype, e), g = value_at(got + GUARD, c->out_dtype, e);
+    int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
+    if (!agree && bad++ < 3) printf("  %s: element %lld: want %.9g got %.9g\n", label, (long long)e, w, g);
+  }
+  if (bad) {
+    printf("FAIL %s: %lld elements differ\n", label, (long long)bad);
+    ok = 0;
+  }
+done_out:
+  free(want);
+  free(got);
+  if (dev_out) gpu->mem_free(0, dev_out);
+done:
+  for (int i = 0; i < c->n_in; i++) {
+    free(host[i]);
+    if (dev[i]) gpu->mem_free(0, dev[i]);
+  }
+  if (s) {
+    printf("FAIL %s: %s\n", label, gfx_status_message(s));
+    gfx_status_free(s);
+    ok = 0;
+  }
+  n_run++;
+  n_passed += ok;
+}
+
+static ew_case case_of(gfx_op op, int dtype, int n_in, const gfx_shape* shapes) {
+  ew_case c;
+  memset(&c, 0, sizeof c);
+  c.node.op = op;
+  for (int i = 0; i < IR_MAX_IO; i++) c.node.inputs[i] = c.node.outputs[i] = -1;
+  c.n_in = n_in;
+  for (int i = 0; i < n_in; i++) {
+    c.in_dtype[i] = dtype;
+    c.in[i] = shapes[i];
+  }
+  c.out_dtype = dtype;
+  c.scale = 4.0;
+  return c;
+}
+
+static gfx_shape shape_of(int rank, const int64_t* dims) {
+  gfx_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
+  return s;
+}
+#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+
+static const int float_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16};
+static const int all_math_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_I32, GFX_DTYPE_I64};
+
+static void unary_cases(const gfx_backend* gpu, void* stream) {
+  static const gfx_op ops[] = {GFX_OP_RELU, GFX_OP_LEAKY_RELU, GFX_OP_SIGMOID, GFX_OP_TANH, GFX_OP_HARD_SIGMOID,
+                               GFX_OP_HARD_SWISH, GFX_OP_CLIP, GFX_OP_ELU, GFX_OP_SELU, GFX_OP_GELU, GFX_OP_ERF,
+                               GFX_OP_SOFTPLUS, GFX_OP_SQRT, GFX_OP_EXP, GFX_OP_LOG, GFX_OP_NEG, GFX_OP_ABS,
+                               GFX_OP_RECIPROCAL, GFX_OP_IDENTITY};
+  gfx_shape s[1] = {SHAPE(3, 517)};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    for (int t = 0; t < 5; t++) {
+      int dtype = all_math_types[t];
+      int int_ok = ops[k] == GFX_OP_NEG || ops[k] == GFX_OP_ABS || ops[k] == GFX_OP_IDENTITY;
+      if (t >= 3 && !int_ok) continue;
+      ew_case c = case_of(ops[k], dtype, 1, s);
+      c.positive = ops[k] == GFX_OP_SQRT || ops[k] == GFX_OP_LOG;
+      ir_elementwise_params* p = &c.node.params.elementwise;
+      p->alpha = ops[k] == GFX_OP_HARD_SIGMOID ? 0.2f : ops[k] == GFX_OP_SELU ? 1.6732632f : 0.3f;
+      p->beta = 0.5f;
+      p->gamma = 1.0507010f;
+      p->has_min = p->has_max = 1;
+      p->min = -1.5f;
+      p->max = 0.75f;
+      run_case(gpu, stream, &c);
+      if (ops[k] == GFX_OP_GELU) {
+        p->gelu_tanh = 1;
+        run_case(gpu, stream, &c);
+      }
+      if (ops[k] == GFX_OP_SOFTPLUS || ops[k] == GFX_OP_SIGMOID) {
+        c.scale = 200.0; /* far out: no overflow */
+        run_case(gpu, stream, &c);
+      }
+    }
+}
+
+static void broadcast_cases(const gfx_backend* gpu, void* stream) {
+  static const gfx_op ops[] = {GFX_OP_ADD, GFX_OP_SUB, GFX_OP_MUL, GFX_OP_DIV, GFX_OP_POW, GFX_OP_MIN, GFX_OP_MAX,
+                               GFX_OP_SUM, GFX_OP_MEAN, GFX_OP_PRELU, GFX_OP_EQUAL, GFX_OP_GREATER, GFX_OP_LESS};
+  const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
+                               {SHAPE(4, 33, 17), SHAPE(1)},         {SHAPE(1), SHAPE(4, 33, 17)},
+                               {SHAPE(4, 1, 17), SHAPE(33, 1)},      {SHAPE(2, 3, 4, 5), SHAPE(3, 1, 5)}};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    for (int t = 0; t < 5; t++)
+      for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        gfx_op op = ops[k];
+        int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS;
+        int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN ||
+                     op == GFX_OP_MAX || compare;
+        if (t >= 3 && !int_ok) continue;
+        if (op == GFX_OP_PRELU && (p == 3 || p == 4)) continue; /* the slope must broadcast to x */
+        ew_case c = case_of(op, all_math_types[t], 2, pats[p]);
+        if (compare) c.out_dtype = GFX_DTYPE_BOOL;
+        c.positive = op == GFX_OP_POW;
+        if (op == GFX_OP_POW) c.scale = 2.0;
+        run_case(gpu, stream, &c);
+      }
+  /* Pow with integer exponents; variadic ops with 3 and 8 inputs */
+  for (int t = 0; t < 3; t++) {
+    ew_case c = case_of(GFX_OP_POW, float_types[t], 2, pats[4]);
+    c.in_dtype[1] = GFX_DTYPE_I64;
+    c.scale = 1.0;
+    run_case(gpu, stream, &c);
+    c.in_dtype[1] = GFX_DTYPE_I32;
+    run_case(gpu, stream, &c);
+  }
+  const gfx_shape eight[8] = {SHAPE(2, 3, 40), SHAPE(40), SHAPE(3, 1), SHAPE(1), SHAPE(2, 1, 1),
+                              SHAPE(2, 3, 40), SHAPE(1, 40), SHAPE(3, 40)};
+  static const gfx_op variadic[] = {GFX_OP_SUM, GFX_OP_MEAN, GFX_OP_MIN, GFX_OP_MAX};
+  for (int k = 0; k < 4; k++)
+    for (int t = 0; t < 5; t++) {
+      if (t >= 3 && (variadic[k] == GFX_OP_SUM || variadic[k] == GFX_OP_MEAN)) continue;
+      for (int n = 1; n <= 8; n += n == 1 ? 2 : 5) {
+        ew_case c = case_of(variadic[k], all_math_types[t], n, eight);
+        run_case(gpu, stream, &c);
+      }
+    }
+}
+
+static void other_cases(const gfx_backend* gpu, void* stream) {
+  /* Where over every element size */
+  static const int where_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+  const gfx_shape ws[3] = {SHAPE(5, 1, 33), SHAPE(7, 1), SHAPE(5, 7, 33)};
+  for (int t = 0; t < 4; t++) {
+    ew_case c = case_of(GFX_OP_WHERE, where_types[t], 3, ws);
+    c.in_dtype[0] = GFX_DTYPE_BOOL;
+    run_case(gpu, stream, &c);
+  }
+  /* Cast between every pair */
+  static const int cast_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16,
+                                   GFX_DTYPE_I32, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+  const gfx_shape cs[1] = {SHAPE(1000)};
+  for (int a = 0; a < 6; a++)
+    for (int b = 0; b < 6; b++) {
+      ew_case c = case_of(GFX_OP_CAST, cast_types[a], 1, cs);
+      c.out_dtype = cast_types[b];
+      c.scale = 300.0;
+      run_case(gpu, stream, &c);
+    }
+  /* BatchNormalization, rank 2..5 */
+  const gfx_shape xs[] = {SHAPE(4, 6), SHAPE(2, 6, 50), SHAPE(2, 6, 9, 11), SHAPE(1, 6, 3, 4, 5)};
+  for (int t = 0; t < 3; t++)
+    for (int r = 0; r < 4; r++) {
+      gfx_shape s[5] = {xs[r], SHAPE(6), SHAPE(6), SHAPE(6), SHAPE(6)};
+      ew_case c = case_of(GFX_OP_BATCH_NORM, float_types[t], 5, s);
+      c.node.params.elementwise.epsilon = 1e-5f;
+      c.scale = 2.0;
+      run_case(gpu, stream, &c);
+    }
+}
+
+int main(void) {
+  const gfx_backend* gpu = load_cuda();
+  if (!gpu || gpu->device_count() < 1) {
+    printf("# no CUDA device: element-wise GPU tests skipped\n");
+    return 77;
+  }
+  void* stream = NULL;
+  gfx_status s = gpu->stream_create(0, &stream);
+  if (s) {
+    printf("FAIL stream_create: %s\n", gfx_status_message(s));
+    return 1;
+  }
+  unary_cases(gpu, stream);
+  broadcast_cases(gpu, stream);
+  other_cases(gpu, stream);
+  gpu->stream_destroy(0, stream);
+  printf("%d passed, %d failed\n", n_passed, n_run - n_passed);
+  return n_passed == n_run ? 0 : 1;
+}
