@@ -47,5 +47,7 @@ gfx_status ir_infer_broadcast(const ir_node* node, const gfx_shape* in, gfx_shap
 gfx_status ir_infer_same(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_conv_transpose(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_gemm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif
