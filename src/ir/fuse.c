@@ -36,6 +36,13 @@ static void remove_node(ir_graph* g, int index) {
       if (g->nodes[n].outputs[o] >= 0) g->values[g->nodes[n].outputs[o]].producer = n;
 }
 
+/* A value no node writes or reads any more stays in the table (indices elsewhere point past it);
+ * an empty shape keeps the planner from sizing it, which a dynamic declared shape would fail. */
+static void retire_value(ir_graph* g, int v) {
+  g->values[v].producer = -1;
+  g->values[v].shape = (gfx_shape){.rank = 1, .dims = {0}};
+}
+
 /* Conv -> Relu becomes one Conv with a Relu activation, writing the Relu's output. */
 static int fuse_conv_relu(ir_graph* g, const int* readers, int conv) {
   ir_node* c = &g->nodes[conv];
@@ -51,7 +58,7 @@ static int fuse_conv_relu(ir_graph* g, const int* readers, int conv) {
   c->params.conv.activation = IR_ACT_RELU;
   c->outputs[0] = y;
   g->values[y].producer = conv;
-  g->values[mid].producer = -1;
+  retire_value(g, mid);
   remove_node(g, r); /* r > conv: the graph is in topological order */
   return 1;
 }

@@ -8,7 +8,7 @@
  *   Conv (with or without bias) followed by Relu -> one Conv whose params.conv.activation is
  *   IR_ACT_RELU. Only when the Conv's output is read by the Relu alone and is no graph output.
  * The graph stays valid (ir_graph_validate); values a fusion made unused stay in the value table
- * with no producer. */
+ * with no producer and an empty shape. */
 gfx_status ir_fuse(ir_graph* g);
 
 #endif
