@@ -186,7 +186,8 @@ static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, co
   GFX_TRY(cuda_dnn_check(cudnnCreateFilterDescriptor(&st->w_desc), "cudnnCreateFilterDescriptor for Conv node \"%s\"",
                          cuda_node_name(node)));
   GFX_TRY(cuda_dnn_check(
-      cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW, d->c_out, d->c_per_group, d->kh, d->kw),
+      cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW, d->c_out,
+                                 d->c_per_group, d->kh, d->kw),
       "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group, d->kh, d->kw,
       cuda_node_name(node)));
   GFX_TRY(create_conv_desc(node, d, st->dtype, &st->conv_desc));
