@@ -42,7 +42,19 @@ typedef struct ir_conv_params {
   int64_t dilations[IR_MAX_SPATIAL];
   int64_t pads[2 * IR_MAX_SPATIAL]; /* begin..., end... as in ONNX; resolved at run time for auto_pad */
   ir_auto_pad auto_pad;
+  /* Activation applied after bias (set by ir_fuse when a Relu follows the Conv). */
+  int activation;                            /* ir_conv_activation */
+  /* ConvTranspose only */
+  int64_t output_padding[IR_MAX_SPATIAL];
+  int64_t output_shape[IR_MAX_SPATIAL];      /* spatial output size when has_output_shape */
+  int has_output_shape;
+  int dtype;                                 /* element type of every operand (GFX_DTYPE_*); 0 = float32 */
 } ir_conv_params;
+
+typedef enum ir_conv_activation {
+  IR_ACT_NONE = 0,
+  IR_ACT_RELU,
+} ir_conv_activation;
 
 /* ---- element-wise params (ir/ops_elementwise.c) ---- */
 /* Attributes of the element-wise ops, all with their ONNX meaning. A zeroed struct is valid for the
@@ -162,6 +174,13 @@ typedef struct ir_norm_params {
 /* end of reduction params */
 
 /* ---- convolution params (ir/ops_nn.c) ---- */
+/* Gemm: y = alpha * op(a) op(b) + beta * c, op = transpose when trans_* is set. MatMul uses only
+ * dtype (alpha 1, beta 0, no transposes). */
+typedef struct ir_gemm_params {
+  int trans_a, trans_b;
+  float alpha, beta;
+  int dtype; /* element type of every operand (GFX_DTYPE_*); 0 = float32 */
+} ir_gemm_params;
 /* end of convolution params */
 
 typedef union ir_params {
@@ -183,6 +202,7 @@ typedef union ir_params {
   ir_norm_params norm;
 
   /* convolution members */
+  ir_gemm_params gemm;
 } ir_params;
 
 /* ---- graph ---- */

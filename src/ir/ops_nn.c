@@ -1,16 +1,75 @@
-/* gfxep — parse functions of convolution and matrix products (see ir/ops.def). */
+/* gfxep — parse and shape functions of convolution and matrix products (see ir/ops.def). */
+#include "ir/ops_nn.h"
+
 #include <string.h>
 
 #include "ir/ops_common.h"
 
+#define SHAPE_STR(s) gfx_shape_str((s), (char[96]){0}, 96)
+
+/* ---- MatMul ---- */
+
 gfx_status ir_parse_matmul(const ir_node_desc* d, ir_params* p) {
-  (void)p;
   GFX_TRY(ir_check_io(d, 2, 2, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
-  GFX_TRY(ir_check_float32(d));
+  memset(&p->gemm, 0, sizeof p->gemm);
+  p->gemm.alpha = 1.0f;
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, &p->gemm.dtype));
   for (int i = 0; i < 2; i++)
     if (d->input_shapes[i].rank < 2)
       return IR_UNSUPPORTED(d, "input %d has rank %d; operands of rank >= 2 are handled", i, d->input_shapes[i].rank);
+  return NULL;
+}
+
+/* ---- Conv and ConvTranspose: the attributes they share ---- */
+
+static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out, char* name, size_t cap) {
+  GFX_TRY(ir_attr_string(d, "auto_pad", "NOTSET", name, cap));
+  if (strcmp(name, "NOTSET") == 0)
+    *out = IR_PAD_NOTSET;
+  else if (strcmp(name, "SAME_UPPER") == 0)
+    *out = IR_PAD_SAME_UPPER;
+  else if (strcmp(name, "SAME_LOWER") == 0)
+    *out = IR_PAD_SAME_LOWER;
+  else if (strcmp(name, "VALID") == 0)
+    *out = IR_PAD_VALID;
+  else
+    return IR_UNSUPPORTED(d, "auto_pad = '%s' is not an ONNX value", name);
+  return NULL;
+}
+
+/* Rank of the operands (3 for 1-D, 4 for 2-D), kernel_shape, strides, dilations, pads, group and
+ * auto_pad, with the checks Conv and ConvTranspose share. */
+static gfx_status parse_conv_common(const ir_node_desc* d, ir_conv_params* c, int* pads_present) {
+  int rank = d->input_shapes[1].rank >= 0 ? d->input_shapes[1].rank : d->input_shapes[0].rank;
+  if (rank != 3 && rank != 4)
+    return IR_UNSUPPORTED(d, "rank %d; 1-D and 2-D convolution (rank 3 or 4, NC[H]W) are handled", rank);
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != rank)
+    return IR_UNSUPPORTED(d, "input rank %d and weight rank %d differ", d->input_shapes[0].rank, rank);
+  memset(c, 0, sizeof *c);
+  c->spatial = rank - 2;
+  c->group = 1;
+  for (int i = 0; i < c->spatial; i++) c->strides[i] = c->dilations[i] = 1;
+
+  int present;
+  GFX_TRY(ir_read_ints(d, "kernel_shape", c->kernel, (size_t)c->spatial, 1, &present));
+  GFX_TRY(ir_read_ints(d, "strides", c->strides, (size_t)c->spatial, 1, &present));
+  GFX_TRY(ir_read_ints(d, "dilations", c->dilations, (size_t)c->spatial, 1, &present));
+  GFX_TRY(ir_read_ints(d, "pads", c->pads, 2 * (size_t)c->spatial, 0, pads_present));
+  GFX_TRY(ir_attr_int(d, "group", 1, &c->group));
+  if (c->group < 1) return IR_UNSUPPORTED(d, "group = %lld (must be >= 1)", (long long)c->group);
+
+  char pad[32];
+  GFX_TRY(parse_auto_pad(d, &c->auto_pad, pad, sizeof pad));
+  if (c->auto_pad != IR_PAD_NOTSET && *pads_present) {
+    for (int i = 0; i < 2 * c->spatial; i++)
+      if (c->pads[i] != 0) return IR_UNSUPPORTED(d, "both auto_pad = '%s' and non-zero pads are set", pad);
+  }
+  if (c->auto_pad == IR_PAD_SAME_UPPER || c->auto_pad == IR_PAD_SAME_LOWER)
+    for (int i = 0; i < c->spatial; i++)
+      if (c->dilations[i] != 1)
+        /* ONNX Runtime's own kernels refuse this combination, so there is no oracle to agree with */
+        return IR_UNSUPPORTED(d, "auto_pad = '%s' with dilations > 1", pad);
   return NULL;
 }
 
@@ -18,57 +77,277 @@ gfx_status ir_parse_conv(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_io(d, 2, 3, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "dilations", "group", "kernel_shape", "pads",
                                                       "strides", NULL}));
-  GFX_TRY(ir_check_float32(d));
-  int rank = d->input_shapes[1].rank >= 0 ? d->input_shapes[1].rank : d->input_shapes[0].rank;
-  if (rank != 4) return IR_UNSUPPORTED(d, "rank %d; 2-D convolution (rank 4, NCHW) is handled", rank);
-  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != rank)
-    return IR_UNSUPPORTED(d, "input rank %d and weight rank %d differ", d->input_shapes[0].rank, rank);
+  int dtype;
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
   ir_conv_params c;
-  memset(&c, 0, sizeof c);
-  c.spatial = rank - 2;
-  c.group = 1;
-  for (int i = 0; i < c.spatial; i++) c.strides[i] = c.dilations[i] = 1;
-
-  int present;
-  GFX_TRY(ir_read_ints(d, "kernel_shape", c.kernel, (size_t)c.spatial, 1, &present));
-  GFX_TRY(ir_read_ints(d, "strides", c.strides, (size_t)c.spatial, 1, &present));
-  GFX_TRY(ir_read_ints(d, "dilations", c.dilations, (size_t)c.spatial, 1, &present));
-  GFX_TRY(ir_read_ints(d, "pads", c.pads, 2 * (size_t)c.spatial, 0, &present));
-  int64_t group = 1;
-  int r = d->attrs.get_int ? d->attrs.get_int(d->attrs.ctx, "group", &group) : 0;
-  if (r < 0) return IR_UNSUPPORTED(d, "attribute 'group' is not an int");
-  if (group < 1) return IR_UNSUPPORTED(d, "group = %lld (must be >= 1)", (long long)group);
-  c.group = group;
-
-  char pad[32] = "NOTSET";
-  r = d->attrs.get_string ? d->attrs.get_string(d->attrs.ctx, "auto_pad", pad, sizeof pad) : 0;
-  if (r < 0) return IR_UNSUPPORTED(d, "attribute 'auto_pad' is not a string");
-  if (strcmp(pad, "NOTSET") == 0)
-    c.auto_pad = IR_PAD_NOTSET;
-  else if (strcmp(pad, "SAME_UPPER") == 0)
-    c.auto_pad = IR_PAD_SAME_UPPER;
-  else if (strcmp(pad, "SAME_LOWER") == 0)
-    c.auto_pad = IR_PAD_SAME_LOWER;
-  else if (strcmp(pad, "VALID") == 0)
-    c.auto_pad = IR_PAD_VALID;
-  else
-    return IR_UNSUPPORTED(d, "auto_pad = '%s' is not an ONNX value", pad);
-  if (c.auto_pad != IR_PAD_NOTSET && present) {
-    for (int i = 0; i < 2 * c.spatial; i++)
-      if (c.pads[i] != 0) return IR_UNSUPPORTED(d, "both auto_pad = '%s' and non-zero pads are set", pad);
-  }
-
-  if (c.auto_pad == IR_PAD_SAME_UPPER || c.auto_pad == IR_PAD_SAME_LOWER)
-    for (int i = 0; i < c.spatial; i++)
-      if (c.dilations[i] != 1)
-        /* ONNX Runtime's own kernels refuse this combination, so there is no oracle to agree with */
-        return IR_UNSUPPORTED(d, "auto_pad = '%s' with dilations > 1", pad);
-
+  int pads_present = 0;
+  GFX_TRY(parse_conv_common(d, &c, &pads_present));
+  c.dtype = dtype;
   const gfx_shape* w = &d->input_shapes[1];
-  if (w->rank == 4 && w->dims[1] > 0 && d->input_shapes[0].rank == 4 && d->input_shapes[0].dims[1] > 0 &&
-      (w->dims[1] > INT64_MAX / c.group || w->dims[1] * c.group != d->input_shapes[0].dims[1]))
+  const gfx_shape* x = &d->input_shapes[0];
+  if (w->rank >= 3 && w->dims[1] > 0 && x->rank >= 3 && x->dims[1] > 0 &&
+      (w->dims[1] > INT64_MAX / c.group || w->dims[1] * c.group != x->dims[1]))
     return IR_UNSUPPORTED(d, "weight %lld input channels x group %lld != input channels %lld", (long long)w->dims[1],
-                       (long long)c.group, (long long)d->input_shapes[0].dims[1]);
+                          (long long)c.group, (long long)x->dims[1]);
   p->conv = c;
+  return NULL;
+}
+
+/* ---- ConvTranspose ---- */
+
+/* output_shape holds the spatial dims, or (as ONNX Runtime also accepts) N, C and the spatial dims. */
+static gfx_status parse_output_shape(const ir_node_desc* d, ir_conv_params* c, int pads_present) {
+  int64_t shape[IR_MAX_SPATIAL + 2];
+  size_t n = 0;
+  int present = 0;
+  GFX_TRY(ir_attr_ints(d, "output_shape", shape, IR_MAX_SPATIAL + 2, &n, &present));
+  if (!present) return NULL;
+  size_t sp = (size_t)c->spatial;
+  if (n != sp && n != sp + 2)
+    return IR_UNSUPPORTED(d, "output_shape has %zu entries; %zu (spatial) or %zu are handled", n, sp, sp + 2);
+  for (size_t i = 0; i < sp; i++) {
+    c->output_shape[i] = shape[n - sp + i];
+    if (c->output_shape[i] < 0)
+      return IR_UNSUPPORTED(d, "output_shape[%zu] = %lld is negative", n - sp + i, (long long)c->output_shape[i]);
+  }
+  if (pads_present)
+    for (int i = 0; i < 2 * c->spatial; i++)
+      if (c->pads[i] != 0)
+        /* the spec derives the pads from output_shape; explicit ones would contradict it */
+        return IR_UNSUPPORTED(d, "both output_shape and non-zero pads are set");
+  c->has_output_shape = 1;
+  return NULL;
+}
+
+gfx_status ir_parse_conv_transpose(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "dilations", "group", "kernel_shape",
+                                                      "output_padding", "output_shape", "pads", "strides", NULL}));
+  int dtype;
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
+  ir_conv_params c;
+  int pads_present = 0, present = 0;
+  GFX_TRY(parse_conv_common(d, &c, &pads_present));
+  c.dtype = dtype;
+  GFX_TRY(ir_read_ints(d, "output_padding", c.output_padding, (size_t)c.spatial, 0, &present));
+  for (int i = 0; i < c.spatial; i++)
+    if (c.output_padding[i] >= c.strides[i])
+      /* ONNX allows output_padding < dilation too, but then the extra rows lie beyond every tap and
+       * cuDNN's backward-data geometry cannot express them */
+      return IR_UNSUPPORTED(d, "output_padding[%d] = %lld is not below stride %lld", i, (long long)c.output_padding[i],
+                            (long long)c.strides[i]);
+  GFX_TRY(parse_output_shape(d, &c, pads_present));
+  const gfx_shape* w = &d->input_shapes[1];
+  const gfx_shape* x = &d->input_shapes[0];
+  if (w->rank >= 3 && w->dims[0] >= 0 && w->dims[0] % c.group != 0)
+    return IR_UNSUPPORTED(d, "weight dim 0 (%lld input channels) is not divisible by group %lld", (long long)w->dims[0],
+                          (long long)c.group);
+  if (w->rank >= 3 && w->dims[0] >= 0 && x->rank >= 3 && x->dims[1] >= 0 && w->dims[0] != x->dims[1])
+    return IR_UNSUPPORTED(d, "weight dim 0 (%lld) != input channels %lld", (long long)w->dims[0], (long long)x->dims[1]);
+  p->conv = c;
+  return NULL;
+}
+
+/* Splits a total padding as the spec's ConvTranspose rule says: SAME_UPPER puts the odd pixel at
+ * the end, every other mode at the beginning. */
+static void split_transpose_padding(ir_auto_pad mode, int64_t total, int64_t* begin, int64_t* end) {
+  if (mode == IR_PAD_SAME_UPPER) {
+    *begin = total / 2;
+    *end = total - total / 2;
+  } else {
+    *begin = total - total / 2;
+    *end = total / 2;
+  }
+}
+
+gfx_status ir_conv_transpose_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w,
+                                      ir_conv_geom* g) {
+  const int sp = p->spatial;
+  if (sp < 1 || sp > IR_MAX_SPATIAL)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose with %d spatial dims; 1..%d are handled", sp,
+                     IR_MAX_SPATIAL);
+  if (x->rank != sp + 2 || w->rank != sp + 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose input %s and weight %s must both have rank %d",
+                     SHAPE_STR(x), SHAPE_STR(w), sp + 2);
+  /* As in ir_conv_geometry: every quantity at most 2^31 keeps the arithmetic far from overflow. */
+  const int64_t limit = (int64_t)1 << 31;
+  for (int i = 0; i < sp + 2; i++)
+    if (x->dims[i] < 0 || x->dims[i] > limit || w->dims[i] < 0 || w->dims[i] > limit)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose input %s or weight %s has a dim outside 0..2^31",
+                       SHAPE_STR(x), SHAPE_STR(w));
+  if (p->group < 1 || p->group > limit || w->dims[0] != x->dims[1] || w->dims[0] % p->group != 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "conv transpose input %s, weight %s and group=%lld disagree (weight dim 0 must equal the input "
+                     "channels and be divisible by group)",
+                     SHAPE_STR(x), SHAPE_STR(w), (long long)p->group);
+  memset(g, 0, sizeof *g);
+  g->spatial = sp;
+  g->n = x->dims[0];
+  g->c_in = x->dims[1];
+  g->c_out = w->dims[1] * p->group;
+  g->group = p->group;
+  for (int i = 0; i < sp; i++) {
+    const int64_t in = x->dims[2 + i], k = w->dims[2 + i], s = p->strides[i], d = p->dilations[i];
+    const int64_t op = p->output_padding[i];
+    if (k < 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose weight %s has an empty kernel", SHAPE_STR(w));
+    if (p->kernel[i] && p->kernel[i] != k)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose kernel_shape[%d]=%lld but the weight has %lld", i,
+                       (long long)p->kernel[i], (long long)k);
+    if (s < 1 || s > limit || d < 1 || d > limit || op < 0 || op >= s || p->pads[i] < 0 || p->pads[i] > limit ||
+        p->pads[sp + i] < 0 || p->pads[sp + i] > limit || p->output_shape[i] < 0 || p->output_shape[i] > limit)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                       "conv transpose spatial dim %d: stride %lld, dilation %lld, output_padding %lld, pads %lld/%lld "
+                       "or output_shape %lld out of range",
+                       i, (long long)s, (long long)d, (long long)op, (long long)p->pads[i], (long long)p->pads[sp + i],
+                       (long long)p->output_shape[i]);
+    if (in < 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose input %s has an empty spatial dim %d", SHAPE_STR(x), i);
+    const int64_t full = s * (in - 1) + op + (k - 1) * d + 1; /* before any pad is cropped */
+    int64_t pb, pe;
+    if (p->has_output_shape || p->auto_pad == IR_PAD_SAME_UPPER || p->auto_pad == IR_PAD_SAME_LOWER) {
+      const int64_t want = p->has_output_shape ? p->output_shape[i] : in * s;
+      const int64_t total = full - want;
+      if (total < 0)
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                         "conv transpose spatial dim %d: output size %lld exceeds the %lld the input can produce", i,
+                         (long long)want, (long long)full);
+      split_transpose_padding(p->auto_pad, total, &pb, &pe);
+    } else if (p->auto_pad == IR_PAD_VALID) {
+      pb = pe = 0;
+    } else {
+      pb = p->pads[i];
+      pe = p->pads[sp + i];
+    }
+    if (full - pb - pe < 0)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose spatial dim %d: pads %lld+%lld exceed the output %lld",
+                       i, (long long)pb, (long long)pe, (long long)full);
+    g->in[i] = in;
+    g->kernel[i] = k;
+    g->strides[i] = s;
+    g->dilations[i] = d;
+    g->pad_begin[i] = pb;
+    g->pad_end[i] = pe;
+    g->out[i] = full - pb - pe;
+  }
+  return NULL;
+}
+
+gfx_status ir_infer_conv_transpose(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_transpose_geometry(&node->params.conv, &in[0], &in[1], &g));
+  if (node->n_inputs > 2 && in[2].rank >= 0 && (in[2].rank != 1 || in[2].dims[0] != g.c_out))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv transpose bias %s must be [%lld]", SHAPE_STR(&in[2]),
+                     (long long)g.c_out);
+  gfx_shape o = {.rank = g.spatial + 2};
+  o.dims[0] = g.n;
+  o.dims[1] = g.c_out;
+  for (int i = 0; i < g.spatial; i++) o.dims[2 + i] = g.out[i];
+  out[0] = o;
+  return NULL;
+}
+
+void ir_conv_as_2d(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_params* p2,
+                   gfx_shape* x2, gfx_shape* w2) {
+  *p2 = *p;
+  *x2 = *x;
+  *w2 = *w;
+  if (p->spatial != 1) return;
+  p2->spatial = 2;
+  p2->kernel[0] = p->kernel[0] ? 1 : 0;
+  p2->kernel[1] = p->kernel[0];
+  p2->strides[0] = 1;
+  p2->strides[1] = p->strides[0];
+  p2->dilations[0] = 1;
+  p2->dilations[1] = p->dilations[0];
+  p2->pads[0] = 0;
+  p2->pads[1] = p->pads[0];
+  p2->pads[2] = 0;
+  p2->pads[3] = p->pads[1];
+  p2->output_padding[0] = 0;
+  p2->output_padding[1] = p->output_padding[0];
+  p2->output_shape[0] = 1;
+  p2->output_shape[1] = p->output_shape[0];
+  const gfx_shape* from[2] = {x, w};
+  gfx_shape* to[2] = {x2, w2};
+  for (int t = 0; t < 2; t++) {
+    if (from[t]->rank != 3) continue; /* left as it is: the geometry check names the bad rank */
+    to[t]->rank = 4;
+    to[t]->dims[0] = from[t]->dims[0];
+    to[t]->dims[1] = from[t]->dims[1];
+    to[t]->dims[2] = 1;
+    to[t]->dims[3] = from[t]->dims[2];
+  }
+}
+
+/* ---- Gemm ---- */
+
+gfx_status ir_parse_gemm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", "beta", "transA", "transB", NULL}));
+  int dtype;
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
+  if (d->since_version < 11 && (d->n_inputs < 3 || d->input_dtypes[2] == GFX_DTYPE_UNDEFINED))
+    return IR_UNSUPPORTED(d, "opset %d requires input C", d->since_version);
+  for (int i = 0; i < 2; i++)
+    if (d->input_shapes[i].rank >= 0 && d->input_shapes[i].rank != 2)
+      return IR_UNSUPPORTED(d, "input %d has rank %d; Gemm takes matrices", i, d->input_shapes[i].rank);
+  if (d->n_inputs > 2 && d->input_shapes[2].rank > 2)
+    return IR_UNSUPPORTED(d, "input C has rank %d; at most 2 broadcasts to [M, N]", d->input_shapes[2].rank);
+  ir_gemm_params gp;
+  memset(&gp, 0, sizeof gp);
+  int64_t ta = 0, tb = 0;
+  GFX_TRY(ir_attr_int(d, "transA", 0, &ta));
+  GFX_TRY(ir_attr_int(d, "transB", 0, &tb));
+  GFX_TRY(ir_attr_float(d, "alpha", 1.0f, &gp.alpha));
+  GFX_TRY(ir_attr_float(d, "beta", 1.0f, &gp.beta));
+  gp.trans_a = ta != 0;
+  gp.trans_b = tb != 0;
+  gp.dtype = dtype;
+  p->gemm = gp;
+  return NULL;
+}
+
+/* C's strides along [m, n]: unidirectional broadcasting aligns C's dims with the last of [m, n]. */
+static gfx_status gemm_c_strides(const gfx_shape* c, int64_t m, int64_t n, ir_gemm_geom* g) {
+  if (c->rank > 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "gemm C %s has rank > 2", SHAPE_STR(c));
+  const int64_t rows = c->rank == 2 ? c->dims[0] : 1;
+  const int64_t cols = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+  if ((rows != 1 && rows != m) || (cols != 1 && cols != n))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "gemm C %s does not broadcast to [%lld, %lld]", SHAPE_STR(c),
+                     (long long)m, (long long)n);
+  g->c_col_stride = cols == 1 ? 0 : 1;
+  g->c_row_stride = rows == 1 ? 0 : cols;
+  return NULL;
+}
+
+gfx_status ir_gemm_geometry(const ir_gemm_params* p, const gfx_shape* a, const gfx_shape* b, const gfx_shape* c,
+                            ir_gemm_geom* g) {
+  if (a->rank != 2 || b->rank != 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "gemm operands %s and %s must be matrices", SHAPE_STR(a), SHAPE_STR(b));
+  const int64_t limit = (int64_t)1 << 31;
+  for (int i = 0; i < 2; i++)
+    if (a->dims[i] < 0 || a->dims[i] > limit || b->dims[i] < 0 || b->dims[i] > limit)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "gemm operands %s and %s have a dim outside 0..2^31", SHAPE_STR(a),
+                       SHAPE_STR(b));
+  memset(g, 0, sizeof *g);
+  g->m = p->trans_a ? a->dims[1] : a->dims[0];
+  g->k = p->trans_a ? a->dims[0] : a->dims[1];
+  const int64_t kb = p->trans_b ? b->dims[1] : b->dims[0];
+  g->n = p->trans_b ? b->dims[0] : b->dims[1];
+  if (kb != g->k)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "gemm %s x %s (transA %d, transB %d): inner dims %lld and %lld differ",
+                     SHAPE_STR(a), SHAPE_STR(b), p->trans_a, p->trans_b, (long long)g->k, (long long)kb);
+  g->has_c = c && c->rank >= 0;
+  if (g->has_c) GFX_TRY(gemm_c_strides(c, g->m, g->n, g));
+  return NULL;
+}
+
+gfx_status ir_infer_gemm(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_gemm_geom g;
+  const gfx_shape* c = node->n_inputs > 2 && in[2].rank >= 0 ? &in[2] : NULL;
+  GFX_TRY(ir_gemm_geometry(&node->params.gemm, &in[0], &in[1], c, &g));
+  gfx_shape o = {.rank = 2, .dims = {g.m, g.n}};
+  out[0] = o;
   return NULL;
 }

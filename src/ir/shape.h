@@ -60,5 +60,7 @@ gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx
 gfx_status ir_infer_broadcast_all(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_prelu(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_batchnorm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_conv_transpose(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_gemm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif

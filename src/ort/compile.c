@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/model.h"
+#include "ir/fuse.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
 #include "ort/profiler.h"
@@ -241,6 +242,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
   for (size_t i = 0; i < count; i++) {
     ir_graph* g = NULL;
     gfx_status s = import_graph(graphs[i], fused_nodes[i], &g);
+    if (!s && (s = ir_fuse(g))) ir_graph_free(g);
     compute_info* ci = NULL;
     if (!s) {
       ci = calloc(1, sizeof *ci);

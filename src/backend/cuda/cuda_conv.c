@@ -1,4 +1,5 @@
-/* gfxep CUDA backend — 2-D Conv (float32, NCHW) with cuDNN's legacy convolution API.
+/* gfxep CUDA backend — 1-D and 2-D Conv (float32, float16, bfloat16; NC[H]W) with cuDNN's legacy
+ * convolution API. A 1-D convolution runs as a 2-D one of height 1 (ir_conv_as_2d).
  *
  * node_prepare builds the descriptors and picks the algorithm once per input-shape signature;
  * node_run only queues work. Scratch holds cuDNN's workspace and, for asymmetric pads, a padded
@@ -6,15 +7,19 @@
  * (min(begin, end)) goes to cuDNN and the rest is padded explicitly. This matters for auto_pad
  * SAME_* with even kernels or strides, which produces pads like (0, 1).
  *
- * Precision: CUDNN_FMA_MATH keeps every algorithm in true fp32 (CUDNN_DEFAULT_MATH would allow TF32
- * tensor cores on Ampere and later), because results are compared with ONNX Runtime's CPU kernels.
+ * Precision: for float32, CUDNN_FMA_MATH keeps every algorithm in true fp32 (CUDNN_DEFAULT_MATH would
+ * allow TF32 tensor cores on Ampere and later), because results are compared with ONNX Runtime's CPU
+ * kernels. float16 and bfloat16 use tensor cores with float accumulation (cuda_nn_types.h).
+ *
+ * Bias and a fused activation (ir_fuse) run as one in-place epilogue kernel after the convolution.
  */
 #include <limits.h>
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_nn_types.h"
 #include "backend/cuda/cuda_pad.h"
-#include "ir/shape.h"
+#include "ir/ops_nn.h"
 
 /* The most workspace an algorithm may ask for: enough for the fast ones on large layers, small
  * next to the activations of any model that fits on the device. */
@@ -26,13 +31,16 @@ typedef struct conv_state {
   gfx_shape x_shape, w_shape; /* the signature this state was prepared for */
   int nothing_to_do;          /* the output has no elements */
   int has_bias;
+  int dtype;      /* element type of every operand */
+  int activation; /* ir_conv_activation */
+  int64_t out_elements, out_channels, out_plane; /* for the epilogue */
   /* Explicit padding of the input into scratch (pads_input), plane by plane (N*C planes). */
   int pads_input;
   int64_t planes, in_h, in_w, pad_top, pad_left, padded_h, padded_w;
   size_t workspace_bytes; /* cuDNN's, at the start of scratch */
   size_t padded_offset;   /* where the padded input starts in scratch */
   size_t scratch_bytes;
-  cudnnTensorDescriptor_t x_desc, y_desc, bias_desc; /* x_desc describes the padded input when pads_input */
+  cudnnTensorDescriptor_t x_desc, y_desc; /* x_desc describes the padded input when pads_input */
   cudnnFilterDescriptor_t w_desc;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
@@ -52,7 +60,6 @@ static void conv_state_release(cuda_node_state* base) {
   conv_state* st = (conv_state*)base;
   if (st->conv_desc) cudnnDestroyConvolutionDescriptor(st->conv_desc);
   if (st->w_desc) cudnnDestroyFilterDescriptor(st->w_desc);
-  if (st->bias_desc) cudnnDestroyTensorDescriptor(st->bias_desc);
   if (st->y_desc) cudnnDestroyTensorDescriptor(st->y_desc);
   if (st->x_desc) cudnnDestroyTensorDescriptor(st->x_desc);
   free(st);
@@ -135,16 +142,17 @@ static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_sta
 
 /* ---- descriptors ---- */
 
-static gfx_status create_tensor_desc(const ir_node* node, const char* what, int n, int c, int h, int w,
+static gfx_status create_tensor_desc(const ir_node* node, const char* what, int dtype, int n, int c, int h, int w,
                                      cudnnTensorDescriptor_t* desc) {
   GFX_TRY(cuda_dnn_check(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor(%s) for Conv node \"%s\"", what,
                          cuda_node_name(node)));
-  return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w),
+  return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, cuda_nn_dnn_type(dtype), n, c, h, w),
                         "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]) for Conv node \"%s\"", what, n, c, h, w,
                         cuda_node_name(node));
 }
 
-static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, cudnnConvolutionDescriptor_t* desc) {
+static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int dtype,
+                                   cudnnConvolutionDescriptor_t* desc) {
   const char* name = cuda_node_name(node);
   GFX_TRY(cuda_dnn_check(cudnnCreateConvolutionDescriptor(desc), "cudnnCreateConvolutionDescriptor for Conv node \"%s\"",
                          name));
@@ -155,8 +163,8 @@ static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, cudn
                          d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, name));
   GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(*desc, d->group),
                          "cudnnSetConvolutionGroupCount(%d) for Conv node \"%s\"", d->group, name));
-  return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, CUDNN_FMA_MATH),
-                        "cudnnSetConvolutionMathType(CUDNN_FMA_MATH) for Conv node \"%s\"", name);
+  return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, cuda_nn_math_type(dtype)),
+                        "cudnnSetConvolutionMathType(%d) for Conv node \"%s\"", (int)cuda_nn_math_type(dtype), name);
 }
 
 /* cuDNN's own output size must be the one ONNX shape inference gave, or the output would be
@@ -173,16 +181,16 @@ static gfx_status check_cudnn_output(const ir_node* node, const conv_state* st, 
 
 /* On failure the caller releases the state, which frees whatever was created. */
 static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, conv_state* st) {
-  GFX_TRY(create_tensor_desc(node, "input", d->n, d->c_in, d->h, d->w, &st->x_desc));
-  GFX_TRY(create_tensor_desc(node, "output", d->n, d->c_out, d->out_h, d->out_w, &st->y_desc));
-  if (st->has_bias) GFX_TRY(create_tensor_desc(node, "bias", 1, d->c_out, 1, 1, &st->bias_desc));
+  GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->h, d->w, &st->x_desc));
+  GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out_h, d->out_w, &st->y_desc));
   GFX_TRY(cuda_dnn_check(cudnnCreateFilterDescriptor(&st->w_desc), "cudnnCreateFilterDescriptor for Conv node \"%s\"",
                          cuda_node_name(node)));
   GFX_TRY(cuda_dnn_check(
-      cudnnSetFilter4dDescriptor(st->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, d->c_out, d->c_per_group, d->kh, d->kw),
+      cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW, d->c_out,
+                                 d->c_per_group, d->kh, d->kw),
       "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group, d->kh, d->kw,
       cuda_node_name(node)));
-  GFX_TRY(create_conv_desc(node, d, &st->conv_desc));
+  GFX_TRY(create_conv_desc(node, d, st->dtype, &st->conv_desc));
   return check_cudnn_output(node, st, d);
 }
 
@@ -192,8 +200,8 @@ static int uses_tensor_cores(cudnnMathType_t math) {
   return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-/* cuDNN's heuristic ranking, best first: the first algorithm that works in true fp32 within the
- * workspace limit. */
+/* cuDNN's heuristic ranking, best first: the first algorithm that works within the workspace limit
+ * (and, for float32, in true fp32). */
 static gfx_status choose_algorithm(int device, const ir_node* node, conv_state* st) {
   cudnnHandle_t handle = NULL;
   GFX_TRY(cuda_dnn_acquire(device, &handle));
@@ -207,15 +215,15 @@ static gfx_status choose_algorithm(int device, const ir_node* node, conv_state* 
   if (s) return s;
   for (int i = 0; i < returned; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CONV_WORKSPACE_LIMIT ||
-        uses_tensor_cores(perf[i].mathType))
+        (st->dtype == GFX_DTYPE_F32 && uses_tensor_cores(perf[i].mathType)))
       continue;
     st->algo = perf[i].algo;
     st->workspace_bytes = perf[i].memory;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED,
-                   "cuda backend: Conv node \"%s\": cuDNN offers no fp32 algorithm within %zu bytes of workspace (%d candidates)",
-                   cuda_node_name(node), CONV_WORKSPACE_LIMIT, returned);
+                   "cuda backend: Conv node \"%s\": cuDNN offers no %s algorithm within %zu bytes of workspace (%d candidates)",
+                   cuda_node_name(node), gfx_dtype_name(st->dtype), CONV_WORKSPACE_LIMIT, returned);
 }
 
 /* ---- prepare ---- */
@@ -227,8 +235,25 @@ static int has_bias_input(const ir_node* node, const gfx_shape* in) {
 /* Shapes, pads and the trivial cases; no library calls. */
 static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_shape* out, conv_state* st,
                             conv_dims* d) {
+  st->dtype = cuda_nn_dtype(node->params.conv.dtype);
+  if (!st->dtype)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": element type %s is not implemented",
+                     cuda_node_name(node), gfx_dtype_name(node->params.conv.dtype));
+  st->activation = node->params.conv.activation;
+  if (st->activation != IR_ACT_NONE && st->activation != IR_ACT_RELU)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": activation %d is not implemented",
+                     cuda_node_name(node), st->activation);
+  /* the 2-D views: a 1-D convolution gets a unit height (same memory) */
+  ir_conv_params p2;
+  gfx_shape view[3], out_view[1], unused;
+  ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &view[0], &view[1]);
+  ir_conv_as_2d(&node->params.conv, &out[0], &out[0], &p2, &out_view[0], &unused);
+  view[2] = node->n_inputs > 2 ? in[2] : (gfx_shape){.rank = -1};
+  if (node->params.conv.spatial == 1 && out[0].rank != 3)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\": output rank %d for a 1-D convolution",
+                     cuda_node_name(node), out[0].rank);
   ir_conv_geom g;
-  gfx_status s = ir_conv_geometry(&node->params.conv, &in[0], &in[1], &g);
+  gfx_status s = ir_conv_geometry(&p2, &view[0], &view[1], &g);
   if (s) return gfx_status_wrap(s, "cuda backend: Conv node \"%s\"", cuda_node_name(node));
   if (g.spatial != 2)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": %d spatial dims, only 2-D convolution is implemented",
@@ -237,10 +262,13 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": group %lld does not divide channels %lld -> %lld",
                      cuda_node_name(node), (long long)g.group, (long long)g.c_in, (long long)g.c_out);
   st->has_bias = has_bias_input(node, in);
-  GFX_TRY(check_shapes(node, &g, in, out, st->has_bias));
+  GFX_TRY(check_shapes(node, &g, view, out_view, st->has_bias));
   st->x_shape = in[0];
   st->w_shape = in[1];
-  st->nothing_to_do = gfx_shape_numel(&out[0]) == 0;
+  st->out_elements = gfx_shape_numel(&out[0]);
+  st->out_channels = g.c_out;
+  st->out_plane = g.out[0] * g.out[1];
+  st->nothing_to_do = st->out_elements == 0;
   if (st->nothing_to_do) return NULL;
   if (gfx_shape_numel(&in[0]) == 0)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": empty input with a non-empty output",
@@ -268,7 +296,8 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
     return s;
   }
   if (!st->nothing_to_do) {
-    size_t padded_bytes = st->pads_input ? (size_t)(st->planes * st->padded_h * st->padded_w) * sizeof(float) : 0;
+    size_t padded_bytes =
+        st->pads_input ? (size_t)(st->planes * st->padded_h * st->padded_w) * gfx_dtype_size(st->dtype) : 0;
     st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
     st->scratch_bytes = st->padded_offset + padded_bytes;
   }
@@ -299,12 +328,12 @@ static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, c
 }
 
 /* The input cuDNN reads: x itself, or its padded copy in scratch. */
-static gfx_status padded_input(const gfx_exec_ctx* ctx, const ir_node* node, const conv_state* st, const float* x,
-                               const float** input) {
+static gfx_status padded_input(const gfx_exec_ctx* ctx, const ir_node* node, const conv_state* st, const void* x,
+                               const void** input) {
   *input = x;
   if (!st->pads_input) return NULL;
-  float* padded = (float*)((char*)ctx->scratch + st->padded_offset);
-  GFX_TRY(cuda_check(cuda_pad2d_f32(x, st->planes, st->in_h, st->in_w, st->pad_top, st->pad_left, padded, st->padded_h,
+  void* padded = (char*)ctx->scratch + st->padded_offset;
+  GFX_TRY(cuda_check(cuda_pad2d(st->dtype, x, st->planes, st->in_h, st->in_w, st->pad_top, st->pad_left, padded, st->padded_h,
                                     st->padded_w, (cudaStream_t)ctx->stream),
                      "padding the input of Conv node \"%s\" on device %d", cuda_node_name(node), ctx->device));
   *input = padded;
@@ -315,7 +344,7 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                   const conv_state* st, cudnnHandle_t handle) {
   const char* name = cuda_node_name(node);
   GFX_TRY(cuda_dnn_check(cudnnSetStream(handle, (cudaStream_t)ctx->stream), "cudnnSetStream for Conv node \"%s\"", name));
-  const float* x = NULL;
+  const void* x = NULL;
   GFX_TRY(padded_input(ctx, node, st, in[0].data, &x));
   const float one = 1.0f, zero = 0.0f;
   void* workspace = st->workspace_bytes ? ctx->scratch : NULL;
@@ -324,17 +353,19 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                                  out[0].data),
                          "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
                          ctx->device));
-  if (!st->has_bias || !in[2].data) return NULL;
-  return cuda_dnn_check(cudnnAddTensor(handle, &one, st->bias_desc, in[2].data, &one, st->y_desc, out[0].data),
-                        "cudnnAddTensor (bias) for Conv node \"%s\" on device %d", name, ctx->device);
+  const void* bias = st->has_bias ? in[2].data : NULL;
+  if (!bias && st->activation == IR_ACT_NONE) return NULL;
+  return cuda_check(cuda_bias_activation(st->dtype, out[0].data, bias, st->out_elements, st->out_channels,
+                                         st->out_plane, st->activation == IR_ACT_RELU, (cudaStream_t)ctx->stream),
+                    "bias/activation epilogue of Conv node \"%s\" on device %d", name, ctx->device);
 }
 
 gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   const conv_state* st = (const conv_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));
-  GFX_TRY(cuda_require_f32(node, in, node->n_inputs < 3 ? node->n_inputs : 3, "input"));
-  GFX_TRY(cuda_require_f32(node, out, 1, "output"));
+  GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
+  GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
   cudnnHandle_t handle = NULL;
   GFX_TRY(cuda_dnn_acquire(ctx->device, &handle)); /* also makes the device current */

@@ -1,4 +1,4 @@
-/* gfxep CUDA backend — MatMul (float32) with cuBLASLt.
+/* gfxep CUDA backend — MatMul (float32, float16, bfloat16) with cuBLASLt.
  *
  * ONNX MatMul is numpy's: row-major out[batch] = a[batch] @ b[batch] with broadcast batch dims.
  * cuBLAS is column-major, and a row-major matrix read as column-major is its transpose, so the
@@ -11,13 +11,15 @@
  * [2,1,m,k] @ [1,3,k,n], run one strided batched call over the last batch dim per index of the
  * other batch dims.
  *
- * Precision: CUBLAS_COMPUTE_32F, never TF32, because results are compared with ONNX Runtime's CPU
- * kernels at fp32 tolerances.
+ * Precision: CUBLAS_COMPUTE_32F for every type, never TF32 for float32, because results are compared
+ * with ONNX Runtime's CPU kernels at fp32 tolerances; float16 and bfloat16 operands accumulate in
+ * float on tensor cores.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_nn_types.h"
 #include "ir/shape.h"
 
 /* The most workspace node_prepare lets cuBLASLt ask for; node_prepare reports what the chosen
@@ -39,6 +41,8 @@ typedef struct matmul_state {
   cuda_node_state base;
   int device;
   gfx_shape a_shape, b_shape; /* the signature this state was prepared for */
+  int dtype;                  /* element type of every operand */
+  size_t elem_bytes;
   int64_t m, n, k;            /* m includes folded batch rows (fold_batch_into_rows) */
   int nothing_to_do; /* the output has no elements */
   int zero_fill;     /* k == 0: every output element is an empty sum */
@@ -130,10 +134,10 @@ static void matmul_state_release(cuda_node_state* base) {
 
 /* A column-major rows x cols float matrix with leading dimension ld, `count` of them `stride`
  * elements apart. */
-static gfx_status create_layout(const ir_node* node, const char* which, uint64_t rows, uint64_t cols, int64_t ld,
-                                int64_t count, int64_t stride, cublasLtMatrixLayout_t* layout) {
+static gfx_status create_layout(const ir_node* node, int dtype, const char* which, uint64_t rows, uint64_t cols,
+                                int64_t ld, int64_t count, int64_t stride, cublasLtMatrixLayout_t* layout) {
   int32_t batch_count = (int32_t)count;
-  GFX_TRY(cuda_blas_check(cublasLtMatrixLayoutCreate(layout, CUDA_R_32F, rows, cols, ld),
+  GFX_TRY(cuda_blas_check(cublasLtMatrixLayoutCreate(layout, cuda_nn_blas_type(dtype), rows, cols, ld),
                           "cublasLtMatrixLayoutCreate(%s: %llu x %llu, ld %lld) for MatMul node \"%s\"", which,
                           (unsigned long long)rows, (unsigned long long)cols, (long long)ld, cuda_node_name(node)));
   GFX_TRY(cuda_blas_check(
@@ -152,9 +156,11 @@ static gfx_status create_descriptors(const ir_node* node, matmul_state* st) {
                      cuda_node_name(node), (long long)p->inner, INT32_MAX);
   GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
                           "cublasLtMatmulDescCreate for MatMul node \"%s\"", cuda_node_name(node)));
-  GFX_TRY(create_layout(node, "b", (uint64_t)st->n, (uint64_t)st->k, st->n, p->inner, p->b_inner_stride, &st->b_layout));
-  GFX_TRY(create_layout(node, "a", (uint64_t)st->k, (uint64_t)st->m, st->k, p->inner, p->a_inner_stride, &st->a_layout));
-  return create_layout(node, "output", (uint64_t)st->n, (uint64_t)st->m, st->n, p->inner, st->m * st->n,
+  GFX_TRY(create_layout(node, st->dtype, "b", (uint64_t)st->n, (uint64_t)st->k, st->n, p->inner, p->b_inner_stride,
+                        &st->b_layout));
+  GFX_TRY(create_layout(node, st->dtype, "a", (uint64_t)st->k, (uint64_t)st->m, st->k, p->inner, p->a_inner_stride,
+                        &st->a_layout));
+  return create_layout(node, st->dtype, "output", (uint64_t)st->n, (uint64_t)st->m, st->n, p->inner, st->m * st->n,
                        &st->out_layout);
 }
 
@@ -162,9 +168,9 @@ static gfx_status create_descriptors(const ir_node* node, matmul_state* st) {
 
 /* What alignment every matrix of an operand is guaranteed: its base pointer's, and, when it holds
  * several matrices, that of the matrix size (the distance between them). */
-static size_t operand_alignment(const void* base, int many, int64_t matrix_elements) {
+static size_t operand_alignment(const void* base, int many, int64_t matrix_elements, size_t elem_bytes) {
   size_t align = cuda_alignment_of((uintptr_t)base);
-  size_t step = cuda_alignment_of((uintptr_t)matrix_elements * sizeof(float));
+  size_t step = cuda_alignment_of((uintptr_t)matrix_elements * elem_bytes);
   return many && step < align ? step : align;
 }
 
@@ -224,6 +230,11 @@ static gfx_status check_output_shape(const ir_node* node, const gfx_shape* expec
 
 /* Everything but the library objects: sizes, the batch walk, the trivial cases. */
 static gfx_status plan_matmul(const ir_node* node, const gfx_shape* in, const gfx_shape* out, matmul_state* st) {
+  st->dtype = cuda_nn_dtype(node->params.gemm.dtype);
+  if (!st->dtype)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: MatMul node \"%s\": element type %s is not implemented",
+                     cuda_node_name(node), gfx_dtype_name(node->params.gemm.dtype));
+  st->elem_bytes = gfx_dtype_size(st->dtype);
   ir_matmul_geom geom;
   gfx_status s = ir_matmul_geometry(&in[0], &in[1], &geom);
   if (s) return gfx_status_wrap(s, "cuda backend: MatMul node \"%s\"", cuda_node_name(node));
@@ -236,7 +247,7 @@ static gfx_status plan_matmul(const ir_node* node, const gfx_shape* in, const gf
   int64_t total = 0;
   GFX_TRY(plan_batching(node, &in[0], &in[1], st, &st->batching, &total));
   int ok = 0;
-  st->out_bytes = gfx_shape_bytes(&out[0], GFX_DTYPE_F32, &ok);
+  st->out_bytes = gfx_shape_bytes(&out[0], st->dtype, &ok);
   if (!ok) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: MatMul node \"%s\": output size overflows", cuda_node_name(node));
   st->nothing_to_do = total == 0 || st->m == 0 || st->n == 0;
   st->zero_fill = !st->nothing_to_do && st->k == 0;
@@ -262,9 +273,9 @@ gfx_status cuda_prepare_matmul(int device, const ir_node* node, const gfx_shape*
       /* Buffers from mem_alloc and the planner are CUDA_ALLOC_ALIGNMENT-aligned; node_run checks
        * the real pointers and chooses again in the rare case they are less aligned. */
       const matmul_batching* p = &st->batching;
-      st->algo_alignment_a = operand_alignment(NULL, p->a_many, st->m * st->k);
-      st->algo_alignment_b = operand_alignment(NULL, p->b_many, st->k * st->n);
-      st->algo_alignment_out = operand_alignment(NULL, p->out_many, st->m * st->n);
+      st->algo_alignment_a = operand_alignment(NULL, p->a_many, st->m * st->k, st->elem_bytes);
+      st->algo_alignment_b = operand_alignment(NULL, p->b_many, st->k * st->n, st->elem_bytes);
+      st->algo_alignment_out = operand_alignment(NULL, p->out_many, st->m * st->n, st->elem_bytes);
       s = choose_algorithm(handle, st, MATMUL_WORKSPACE_LIMIT, st->algo_alignment_a, st->algo_alignment_b,
                            st->algo_alignment_out, node, &st->algo);
     }
@@ -302,9 +313,9 @@ static gfx_status algorithm_for_run(const gfx_exec_ctx* ctx, const ir_node* node
                                     const gfx_tensor* out, cublasLtHandle_t handle, const matmul_state* st,
                                     cublasLtMatmulHeuristicResult_t* algo) {
   const matmul_batching* p = &st->batching;
-  size_t align_a = operand_alignment(in[0].data, p->a_many, st->m * st->k);
-  size_t align_b = operand_alignment(in[1].data, p->b_many, st->k * st->n);
-  size_t align_out = operand_alignment(out[0].data, p->out_many, st->m * st->n);
+  size_t align_a = operand_alignment(in[0].data, p->a_many, st->m * st->k, st->elem_bytes);
+  size_t align_b = operand_alignment(in[1].data, p->b_many, st->k * st->n, st->elem_bytes);
+  size_t align_out = operand_alignment(out[0].data, p->out_many, st->m * st->n, st->elem_bytes);
   size_t scratch = ctx->scratch ? ctx->scratch_bytes : 0;
   if (align_a >= st->algo_alignment_a && align_b >= st->algo_alignment_b && align_out >= st->algo_alignment_out &&
       scratch >= st->algo.workspaceSize) {
@@ -331,15 +342,17 @@ static gfx_status launch_matmuls(const gfx_exec_ctx* ctx, const ir_node* node, c
                                  const cublasLtMatmulHeuristicResult_t* algo) {
   const matmul_batching* p = &st->batching;
   const float alpha = 1.0f, beta = 0.0f;
-  const float* a = in[0].data;
-  const float* b = in[1].data;
-  float* c = out[0].data;
+  const char* a = in[0].data;
+  const char* b = in[1].data;
+  char* c = out[0].data;
+  const size_t es = st->elem_bytes;
   const int64_t out_per_call = p->inner * st->m * st->n;
   for (int64_t call = 0; call < p->calls; call++) {
     int64_t a_offset, b_offset;
     outer_offsets(p, call, &a_offset, &b_offset);
-    float* c_call = c + call * out_per_call;
-    GFX_TRY(cuda_blas_check(cublasLtMatmul(handle, st->desc, &alpha, b + b_offset, st->b_layout, a + a_offset,
+    char* c_call = c + (size_t)(call * out_per_call) * es;
+    GFX_TRY(cuda_blas_check(cublasLtMatmul(handle, st->desc, &alpha, b + (size_t)b_offset * es, st->b_layout,
+                                           a + (size_t)a_offset * es,
                                            st->a_layout, &beta, c_call, st->out_layout, c_call, st->out_layout,
                                            &algo->algo, ctx->scratch, algo->workspaceSize, (cudaStream_t)ctx->stream),
                             "cublasLtMatmul for MatMul node \"%s\" (m %lld, n %lld, k %lld, call %lld of %lld) on device %d",
@@ -353,8 +366,8 @@ gfx_status cuda_run_matmul(const gfx_exec_ctx* ctx, const ir_node* node, const g
                            cuda_node_state* state) {
   const matmul_state* st = (const matmul_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));
-  GFX_TRY(cuda_require_f32(node, in, 2, "input"));
-  GFX_TRY(cuda_require_f32(node, out, 1, "output"));
+  GFX_TRY(cuda_nn_require_dtype(node, in, 2, st->dtype, "input"));
+  GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
   GFX_TRY(cuda_use_device(ctx->device));
   if (st->zero_fill)

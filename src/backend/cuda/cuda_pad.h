@@ -1,7 +1,14 @@
-/* gfxep CUDA backend — zero padding of NCHW images, callable from C.
+/* gfxep CUDA backend — the small kernels around cuDNN and cuBLASLt for convolution and matrix
+ * products, callable from C: zero padding or cropping of NCHW images, the bias + activation
+ * epilogue of a convolution, and Gemm's broadcast of C into the output.
  *
  * cuDNN takes one pad per spatial dim, applied to both sides; Conv's asymmetric pads are made
- * symmetric by padding the difference into a scratch copy of the input first.
+ * symmetric by padding the difference into a scratch copy of the input first, and ConvTranspose's
+ * by cropping the difference from a larger result.
+ *
+ * dtype is a GFX_DTYPE_* number: float32, float16 or bfloat16 (the others return
+ * cudaErrorInvalidValue). Every function queues on stream and returns the launch error; nothing
+ * is launched for an empty tensor.
  */
 #ifndef GFXEP_BACKEND_CUDA_PAD_H
 #define GFXEP_BACKEND_CUDA_PAD_H
@@ -16,18 +23,24 @@ extern "C" {
 
 /* Writes dst[p, y, x] = src[p, y - top, x - left] for every plane p < planes (N*C) and every
  * y < padded_height, x < padded_width, with 0 where the source index falls outside
- * [0, height) x [0, width). Queues on stream; returns the launch error. */
-cudaError_t cuda_pad2d_f32(const float* src, int64_t planes, int64_t height, int64_t width, int64_t top, int64_t left,
-                           float* dst, int64_t padded_height, int64_t padded_width, cudaStream_t stream);
+ * [0, height) x [0, width). Negative top/left crop. Pure data movement: element size only. */
+cudaError_t cuda_pad2d(int dtype, const void* src, int64_t planes, int64_t height, int64_t width, int64_t top,
+                       int64_t left, void* dst, int64_t padded_height, int64_t padded_width, cudaStream_t stream);
+
+/* In place on y [n, channels, plane] (count = n*channels*plane elements): y = act(y + bias[c]),
+ * bias may be NULL; relu != 0 applies max(., 0). Math in float, one rounding at the store. */
+cudaError_t cuda_bias_activation(int dtype, void* y, const void* bias, int64_t count, int64_t channels, int64_t plane,
+                                 int relu, cudaStream_t stream);
+
+/* y[i, j] = c[i * row_stride + j * col_stride] * scale for i < m, j < n (strides 0 broadcast). */
+cudaError_t cuda_gemm_fill_c(int dtype, const void* c, int64_t row_stride, int64_t col_stride, float scale, void* y,
+                             int64_t m, int64_t n, cudaStream_t stream);
+
+/* Loads these kernels into the current device's context (see cuda_elementwise.cu). */
+cudaError_t cuda_pad_preload(void);
 
 #ifdef __cplusplus
 }
 #endif
-
-/* Loads the padding kernel into the current device's context (see cuda_elementwise.cu). */
-#ifdef __cplusplus
-extern "C"
-#endif
-    cudaError_t cuda_pad_preload(void);
 
 #endif

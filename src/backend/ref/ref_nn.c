@@ -1,100 +1,222 @@
-/* gfxep — reference kernels of convolution and matrix products. Dot products accumulate in double
- * and round once, so the oracle is at least as exact as what it is compared with. */
+/* gfxep — reference kernels of convolution and matrix products. Every dot product accumulates in
+ * double and rounds once at the store, whatever the element type (float32, float16, bfloat16: see
+ * ref_dtype.h), so the oracle is at least as exact as what it is compared with. */
+#include "backend/ref/ref_dtype.h"
 #include "backend/ref/ref_kernels.h"
 
-#include "ir/shape.h"
+#include <stdio.h>
 
-/* ---- Conv (2-D, NCHW) ---- */
+#include "ir/ops_nn.h"
+
+/* ---- checks ---- */
+
+static int is_float_dtype(int dtype) {
+  return dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16;
+}
+
+static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int dtype) {
+  if (t->dtype != dtype)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d); expected %s like output 0", what,
+                     gfx_dtype_name(t->dtype), t->dtype, gfx_dtype_name(dtype));
+  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
+  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
+    char buf[192];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
+                     gfx_shape_str(&t->shape, buf, sizeof buf));
+  }
+  return NULL;
+}
+
+/* min_inputs..max_inputs inputs (those past min_inputs may be absent: NULL data) and one output,
+ * all of one float type, written to *dtype. */
+static gfx_status check_float_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                                 int max_inputs, int* dtype) {
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs; expected %d to %d", node->n_inputs, min_inputs, max_inputs);
+  if (node->n_outputs != 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d outputs; expected 1", node->n_outputs);
+  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
+  *dtype = out[0].dtype;
+  if (!is_float_dtype(*dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "output 0 has element type %s (%d); float32, float16 and bfloat16 are implemented",
+                     gfx_dtype_name(*dtype), *dtype);
+  GFX_TRY(check_float_tensor("output 0", &out[0], *dtype));
+  for (int i = 0; i < node->n_inputs; i++) {
+    if (i >= min_inputs && !in[i].data) continue;
+    char what[32];
+    snprintf(what, sizeof what, "input %d", i);
+    GFX_TRY(check_float_tensor(what, &in[i], *dtype));
+  }
+  return NULL;
+}
+
+static double activate(int activation, double v) {
+  if (activation == IR_ACT_RELU) return v > 0.0 ? v : 0.0;
+  return v;
+}
+
+/* ---- Conv (1-D as 2-D with a unit height, NCHW) ---- */
 
 /* What the kernel and ir_conv_geometry assume of the parameters (the parser guarantees them, but a
- * node built by hand may not): 2 spatial dims, and strides and dilations of at least 1, which the
- * output size is divided by. */
+ * node built by hand may not): 2 spatial dims after ir_conv_as_2d, strides and dilations >= 1, and
+ * a known activation. */
 static gfx_status check_conv2d_params(const ir_conv_params* p) {
   if (p->spatial != 2)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%d spatial dims; only 2-D convolution is implemented", p->spatial);
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%d spatial dims; only 1-D and 2-D convolution are implemented", p->spatial);
   for (int i = 0; i < 2; i++) {
     if (p->strides[i] < 1 || p->dilations[i] < 1)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "stride %lld and dilation %lld along spatial dim %d; both must be >= 1",
                        (long long)p->strides[i], (long long)p->dilations[i], i);
   }
+  if (p->activation != IR_ACT_NONE && p->activation != IR_ACT_RELU)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "activation %d is not implemented", p->activation);
   return NULL;
 }
 
 /* The geometry the loops index with must match the tensors they index, or they would read or
- * write outside them. */
-static gfx_status check_conv2d_shapes(const ir_conv_geom* g, const gfx_tensor* in, int has_bias,
-                                      const gfx_tensor* out) {
+ * write outside them. x, w and y are the 2-D views; `transposed` swaps the weight's channel dims. */
+static gfx_status check_conv2d_shapes(const ir_conv_geom* g, const gfx_shape* x, const gfx_shape* w, int transposed,
+                                      const gfx_tensor* in, int has_bias, const gfx_shape* y) {
   if (g->group < 1 || g->c_in % g->group != 0 || g->c_out % g->group != 0)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
                      (long long)g->group, (long long)g->c_in, (long long)g->c_out);
-  const gfx_shape x = ref_make_shape4(g->n, g->c_in, g->in[0], g->in[1]);
-  const gfx_shape w = ref_make_shape4(g->c_out, g->c_in / g->group, g->kernel[0], g->kernel[1]);
-  const gfx_shape y = ref_make_shape4(g->n, g->c_out, g->out[0], g->out[1]);
-  GFX_TRY(ref_check_shape_is("input 0 (X)", &in[0].shape, &x));
-  GFX_TRY(ref_check_shape_is("input 1 (W)", &in[1].shape, &w));
+  const gfx_shape xe = ref_make_shape4(g->n, g->c_in, g->in[0], g->in[1]);
+  const gfx_shape we = transposed ? ref_make_shape4(g->c_in, g->c_out / g->group, g->kernel[0], g->kernel[1])
+                                  : ref_make_shape4(g->c_out, g->c_in / g->group, g->kernel[0], g->kernel[1]);
+  const gfx_shape ye = ref_make_shape4(g->n, g->c_out, g->out[0], g->out[1]);
+  GFX_TRY(ref_check_shape_is("input 0 (X)", x, &xe));
+  GFX_TRY(ref_check_shape_is("input 1 (W)", w, &we));
   if (has_bias) {
     const gfx_shape b = {.rank = 1, .dims = {g->c_out}};
     GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &b));
   }
-  return ref_check_shape_is("output 0", &out[0].shape, &y);
+  return ref_check_shape_is("output 0", y, &ye);
 }
 
+/* The typed buffers of one convolution. */
+typedef struct conv_buffers {
+  int dtype;
+  const void *x, *w, *bias; /* bias NULL when absent */
+  void* y;
+} conv_buffers;
+
 /* One output element before bias: the sum over the group's input channels and the kernel window
- * of x * w, skipping taps that fall in the padding (which reads as zero).
- *   image:  x for one batch item, [c_in, H, W]
- *   filter: w for one output channel, [c_in / group, kH, kW]
- *   first_channel: the group's first input channel */
-static double conv2d_window_sum(const ir_conv_geom* g, const float* image, const float* filter,
-                                int64_t first_channel, int64_t oh, int64_t ow) {
+ * of x * w, skipping taps that fall in the padding (which reads as zero). */
+static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, int64_t n, int64_t oc, int64_t oh,
+                                int64_t ow) {
   const int64_t channels = g->c_in / g->group;
+  const int64_t first_channel = oc / (g->c_out / g->group) * channels;
   const int64_t H = g->in[0], W = g->in[1];
   const int64_t KH = g->kernel[0], KW = g->kernel[1];
   double sum = 0.0;
   for (int64_t c = 0; c < channels; c++) {
-    const float* plane = image + (first_channel + c) * H * W;
-    const float* taps = filter + c * KH * KW;
+    const int64_t plane = (n * g->c_in + first_channel + c) * H * W;
+    const int64_t taps = (oc * channels + c) * KH * KW;
     for (int64_t kh = 0; kh < KH; kh++) {
       const int64_t ih = oh * g->strides[0] - g->pad_begin[0] + kh * g->dilations[0];
       if (ih < 0 || ih >= H) continue;
       for (int64_t kw = 0; kw < KW; kw++) {
         const int64_t iw = ow * g->strides[1] - g->pad_begin[1] + kw * g->dilations[1];
         if (iw < 0 || iw >= W) continue;
-        sum += (double)plane[ih * W + iw] * (double)taps[kh * KW + kw];
+        sum += ref_load(b->x, b->dtype, plane + ih * W + iw) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
       }
     }
   }
   return sum;
 }
 
-static void conv2d_nchw(const ir_conv_geom* g, const float* x, const float* w, const float* bias, float* y) {
-  const int64_t in_channels_per_group = g->c_in / g->group;
-  const int64_t out_channels_per_group = g->c_out / g->group;
+static void conv2d_nchw(const ir_conv_geom* g, const conv_buffers* b, int activation) {
   const int64_t OH = g->out[0], OW = g->out[1];
-  for (int64_t n = 0; n < g->n; n++) {
-    const float* image = x + n * g->c_in * g->in[0] * g->in[1];
+  for (int64_t n = 0; n < g->n; n++)
     for (int64_t oc = 0; oc < g->c_out; oc++) {
-      const int64_t first_channel = oc / out_channels_per_group * in_channels_per_group;
-      const float* filter = w + oc * in_channels_per_group * g->kernel[0] * g->kernel[1];
-      float* plane = y + (n * g->c_out + oc) * OH * OW;
+      const int64_t plane = (n * g->c_out + oc) * OH * OW;
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
-          double sum = conv2d_window_sum(g, image, filter, first_channel, oh, ow);
-          if (bias) sum += (double)bias[oc];
-          plane[oh * OW + ow] = (float)sum; /* the one rounding */
+          double sum = conv2d_window_sum(g, b, n, oc, oh, ow);
+          if (b->bias) sum += ref_load(b->bias, b->dtype, oc);
+          ref_store(b->y, b->dtype, plane + oh * OW + ow, activate(activation, sum)); /* the one rounding */
         }
     }
-  }
+}
+
+/* The 2-D views of a convolution's tensors (ir_conv_as_2d) and its bias. */
+static gfx_status conv_views(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int* dtype,
+                             ir_conv_params* p2, gfx_shape* x2, gfx_shape* w2, gfx_shape* y2, int* has_bias) {
+  GFX_TRY(check_float_io(node, in, out, 2, 3, dtype));
+  *has_bias = node->n_inputs >= 3 && in[2].data != NULL;
+  if (node->params.conv.spatial == 1 && out[0].shape.rank != 3)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 has rank %d; a 1-D convolution's has rank 3",
+                     out[0].shape.rank);
+  ir_conv_as_2d(&node->params.conv, &in[0].shape, &in[1].shape, p2, x2, w2);
+  gfx_shape unused;
+  ir_conv_as_2d(&node->params.conv, &out[0].shape, &out[0].shape, p2, y2, &unused);
+  return check_conv2d_params(p2);
 }
 
 static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  GFX_TRY(ref_check_node_io(node, in, out, 2, 3));
-  const int has_bias = node->n_inputs >= 3 && in[2].data != NULL;
-  GFX_TRY(check_conv2d_params(&node->params.conv));
+  int dtype, has_bias;
+  ir_conv_params p;
+  gfx_shape x, w, y;
+  GFX_TRY(conv_views(node, in, out, &dtype, &p, &x, &w, &y, &has_bias));
   ir_conv_geom g;
-  GFX_TRY(ir_conv_geometry(&node->params.conv, &in[0].shape, &in[1].shape, &g));
-  GFX_TRY(check_conv2d_shapes(&g, in, has_bias, out));
-  if (gfx_shape_numel(&out[0].shape) == 0) return NULL;
-  conv2d_nchw(&g, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data);
+  GFX_TRY(ir_conv_geometry(&p, &x, &w, &g));
+  GFX_TRY(check_conv2d_shapes(&g, &x, &w, 0, in, has_bias, &y));
+  if (gfx_shape_numel(&y) == 0) return NULL;
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data};
+  conv2d_nchw(&g, &b, p.activation);
+  return NULL;
+}
+
+/* ---- ConvTranspose (1-D as 2-D, NCHW) ---- */
+
+/* One output element before bias, gathered: every input pixel ih whose scatter lands on oh, i.e.
+ * ih * stride + kh * dilation = oh + pad_begin for some tap kh, over the group's input channels.
+ * W is [c_in, c_out / group, kH, kW]. */
+static double conv_transpose_sum(const ir_conv_geom* g, const conv_buffers* b, int64_t n, int64_t oc, int64_t oh,
+                                 int64_t ow) {
+  const int64_t in_per_group = g->c_in / g->group, out_per_group = g->c_out / g->group;
+  const int64_t group = oc / out_per_group, ocg = oc % out_per_group;
+  const int64_t H = g->in[0], W = g->in[1];
+  const int64_t KH = g->kernel[0], KW = g->kernel[1];
+  double sum = 0.0;
+  for (int64_t c = group * in_per_group; c < (group + 1) * in_per_group; c++) {
+    const int64_t plane = (n * g->c_in + c) * H * W;
+    const int64_t taps = (c * out_per_group + ocg) * KH * KW;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const int64_t th = oh + g->pad_begin[0] - kh * g->dilations[0];
+      if (th < 0 || th % g->strides[0] != 0 || th / g->strides[0] >= H) continue;
+      const int64_t ih = th / g->strides[0];
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int64_t tw = ow + g->pad_begin[1] - kw * g->dilations[1];
+        if (tw < 0 || tw % g->strides[1] != 0 || tw / g->strides[1] >= W) continue;
+        const int64_t iw = tw / g->strides[1];
+        sum += ref_load(b->x, b->dtype, plane + ih * W + iw) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
+      }
+    }
+  }
+  return sum;
+}
+
+static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  int dtype, has_bias;
+  ir_conv_params p;
+  gfx_shape x, w, y;
+  GFX_TRY(conv_views(node, in, out, &dtype, &p, &x, &w, &y, &has_bias));
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_transpose_geometry(&p, &x, &w, &g));
+  GFX_TRY(check_conv2d_shapes(&g, &x, &w, 1, in, has_bias, &y));
+  if (gfx_shape_numel(&y) == 0) return NULL;
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data};
+  const int64_t OH = g.out[0], OW = g.out[1];
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t oc = 0; oc < g.c_out; oc++) {
+      const int64_t plane = (n * g.c_out + oc) * OH * OW;
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double sum = conv_transpose_sum(&g, &b, n, oc, oh, ow);
+          if (b.bias) sum += ref_load(b.bias, dtype, oc);
+          ref_store(b.y, dtype, plane + oh * OW + ow, activate(p.activation, sum));
+        }
+    }
   return NULL;
 }
 
@@ -125,18 +247,21 @@ static gfx_status check_matmul(const gfx_tensor* in, const ir_matmul_geom* g, co
   return NULL;
 }
 
-/* y[m, n] = a[m, k] x b[k, n], each element one double dot product rounded once. */
-static void matmul_2d(const float* a, const float* b, float* y, int64_t m, int64_t k, int64_t n) {
+/* y[m, n] = a[m, k] x b[k, n] (element offsets a0, b0, y0), each element one double dot product
+ * rounded once. */
+static void matmul_2d(int dtype, const void* a, int64_t a0, const void* b, int64_t b0, void* y, int64_t y0, int64_t m,
+                      int64_t k, int64_t n) {
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double sum = 0.0;
-      for (int64_t p = 0; p < k; p++) sum += (double)a[i * k + p] * (double)b[p * n + j];
-      y[i * n + j] = (float)sum;
+      for (int64_t p = 0; p < k; p++) sum += ref_load(a, dtype, a0 + i * k + p) * ref_load(b, dtype, b0 + p * n + j);
+      ref_store(y, dtype, y0 + i * n + j, sum);
     }
 }
 
 static gfx_status run_matmul(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  GFX_TRY(ref_check_node_io(node, in, out, 2, 2));
+  int dtype;
+  GFX_TRY(check_float_io(node, in, out, 2, 2, &dtype));
   for (int i = 0; i < 2; i++) {
     if (in[i].shape.rank < 2) {
       char buf[192];
@@ -158,24 +283,61 @@ static gfx_status run_matmul(const ir_node* node, const gfx_tensor* in, gfx_tens
    * broadcast stride tables as the elementwise ops, counted in matrices rather than elements. */
   ref_broadcast_strides bs;
   ref_broadcast_strides_init(&bs, &batch, &a_batch, &b_batch);
-  const float* a = in[0].data;
-  const float* b = in[1].data;
-  float* y = out[0].data;
   for (int64_t i = 0; i < g.batch; i++) {
     int64_t ia, ib;
     ref_broadcast_offsets(&bs, i, &ia, &ib);
-    matmul_2d(a + ia * g.m * g.k, b + ib * g.k * g.n, y + i * g.m * g.n, g.m, g.k, g.n);
+    matmul_2d(dtype, in[0].data, ia * g.m * g.k, in[1].data, ib * g.k * g.n, out[0].data, i * g.m * g.n, g.m, g.k,
+              g.n);
   }
   return NULL;
 }
 
+/* ---- Gemm ---- */
+
+static gfx_status run_gemm(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  int dtype;
+  GFX_TRY(check_float_io(node, in, out, 2, 3, &dtype));
+  const ir_gemm_params* p = &node->params.gemm;
+  const int has_c = node->n_inputs >= 3 && in[2].data != NULL;
+  ir_gemm_geom g;
+  GFX_TRY(ir_gemm_geometry(p, &in[0].shape, &in[1].shape, has_c ? &in[2].shape : NULL, &g));
+  const gfx_shape y = {.rank = 2, .dims = {g.m, g.n}};
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &y));
+  const void* a = in[0].data;
+  const void* b = in[1].data;
+  /* element strides of op(a) [m, k] and op(b) [k, n] */
+  const int64_t a_row = p->trans_a ? 1 : g.k, a_col = p->trans_a ? g.m : 1;
+  const int64_t b_row = p->trans_b ? 1 : g.n, b_col = p->trans_b ? g.k : 1;
+  for (int64_t i = 0; i < g.m; i++)
+    for (int64_t j = 0; j < g.n; j++) {
+      double sum = 0.0;
+      for (int64_t q = 0; q < g.k; q++)
+        sum += ref_load(a, dtype, i * a_row + q * a_col) * ref_load(b, dtype, q * b_row + j * b_col);
+      double v = (double)p->alpha * sum;
+      /* beta = 0 ignores C entirely, as ONNX Runtime does (0 * inf would be NaN) */
+      if (has_c && p->beta != 0.0f) v += (double)p->beta * ref_load(in[2].data, dtype, i * g.c_row_stride + j * g.c_col_stride);
+      ref_store(out[0].data, dtype, i * g.n + j, v);
+    }
+  return NULL;
+}
 
 gfx_status ref_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   return run_conv(node, in, out);
 }
 
+gfx_status ref_run_conv_transpose(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                                  gfx_tensor* out) {
+  (void)ctx;
+  return run_conv_transpose(node, in, out);
+}
+
 gfx_status ref_run_matmul(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   return run_matmul(node, in, out);
+}
+
+gfx_status ref_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  return run_gemm(node, in, out);
 }

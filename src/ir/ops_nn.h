@@ -1,0 +1,34 @@
+/* gfxep — geometry of the convolution and matrix-product ops beyond ir/shape.h, shared by the
+ * parse/infer functions (ir/ops_nn.c), the IR fusions (ir/fuse.c) and the kernels of every backend.
+ */
+#ifndef GFXEP_IR_OPS_NN_H
+#define GFXEP_IR_OPS_NN_H
+
+#include "ir/shape.h"
+
+/* ConvTranspose geometry with pads resolved (explicit pads, auto_pad or output_shape). The fields
+ * keep their Conv meaning seen from the transposed op: in = X's spatial dims, out = Y's,
+ * c_in = X's channels, c_out = W dim 1 x group, kernel = W's spatial dims. The pads are the ones
+ * cropped from the full transposed result of size stride*(in-1) + output_padding + dilated kernel. */
+gfx_status ir_conv_transpose_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w,
+                                      ir_conv_geom* g);
+
+/* A 1-D convolution as a 2-D one of height 1: the same memory, a unit dim inserted after the
+ * channels of x and w, and 2-D parameters whose first spatial dim does nothing. 2-D parameters and
+ * shapes are copied through unchanged. */
+void ir_conv_as_2d(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_params* p2,
+                   gfx_shape* x2, gfx_shape* w2);
+
+/* Gemm: a [m, k] (or [k, m] transposed), b [k, n] (or [n, k]), c broadcast to [m, n] with element
+ * strides c_row_stride / c_col_stride (0 along a broadcast dim). */
+typedef struct ir_gemm_geom {
+  int64_t m, n, k;
+  int has_c;
+  int64_t c_row_stride, c_col_stride;
+} ir_gemm_geom;
+
+/* c may be NULL (or rank < 0) for an absent C. */
+gfx_status ir_gemm_geometry(const ir_gemm_params* p, const gfx_shape* a, const gfx_shape* b, const gfx_shape* c,
+                            ir_gemm_geom* g);
+
+#endif

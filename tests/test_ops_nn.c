@@ -1,0 +1,486 @@
+/* gfxep — convolution and matrix products: the reference kernels in float16 and bfloat16,
+ * ConvTranspose, Gemm and 1-D Conv on cases worked out by hand or by a second formulation, their
+ * geometry, and the Conv + Relu fusion, both as an IR rewrite and numerically against the unfused
+ * nodes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/half.h"
+#include "ir/fuse.h"
+#include "ir/ops_nn.h"
+
+/* ---- helpers ---- */
+
+static gfx_shape shape_of(int rank, const int64_t* dims) {
+  gfx_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
+  return s;
+}
+
+#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+
+static gfx_tensor tensor_of(void* data, int dtype, gfx_shape shape) {
+  gfx_tensor t = {.data = data, .dtype = dtype, .shape = shape};
+  return t;
+}
+
+static ir_node node_of(gfx_op op, int n_inputs) {
+  ir_node n;
+  memset(&n, 0, sizeof n);
+  n.op = op;
+  n.name = "test_node";
+  n.n_inputs = n_inputs;
+  n.n_outputs = 1;
+  for (int i = 0; i < IR_MAX_IO; i++) n.inputs[i] = n.outputs[i] = -1;
+  return n;
+}
+
+static ir_conv_params conv_params(int spatial) {
+  ir_conv_params p;
+  memset(&p, 0, sizeof p);
+  p.spatial = spatial;
+  p.group = 1;
+  for (int i = 0; i < spatial; i++) p.strides[i] = p.dilations[i] = 1;
+  return p;
+}
+
+static void expect_ok(gfx_status s) {
+  if (s) {
+    print_error("unexpected error: %s\n", gfx_status_message(s));
+    gfx_status_free(s);
+    fail();
+  }
+}
+
+static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  gfx_exec_ctx ctx = {.device = 0};
+  return gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
+}
+
+static void expect_near(const float* expected, const float* actual, size_t count, double tolerance) {
+  for (size_t i = 0; i < count; i++) {
+    double err = fabs((double)expected[i] - (double)actual[i]);
+    if (!(err <= tolerance)) print_error("element %zu: expected %.9g, got %.9g\n", i, expected[i], actual[i]);
+    assert_true(err <= tolerance);
+  }
+}
+
+/* Deterministic values in [-1, 1) on a 1/64 grid: exact in float16 and bfloat16, so that 16-bit
+ * runs differ from float32 only by the rounding of the result. */
+static void fill(float* v, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    v[i] = (float)((int)((seed >> 16) % 128) - 64) / 64.0f;
+  }
+}
+
+static void to16(int dtype, const float* in, uint16_t* out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = dtype == GFX_DTYPE_F16 ? gfx_float_to_half(in[i]) : gfx_float_to_bf16(in[i]);
+}
+
+static void from16(int dtype, const uint16_t* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = dtype == GFX_DTYPE_F16 ? gfx_half_to_float(in[i]) : gfx_bf16_to_float(in[i]);
+}
+
+/* Runs `node` on float32 inputs and again in dtype (inputs converted exactly), and checks that the
+ * 16-bit result is the float32 one rounded: within half an ulp of the 16-bit type, relative. */
+static void expect_16bit_matches_f32(const ir_node* node, int dtype, int n_in, float* const* in_f32,
+                                     const gfx_shape* shapes, gfx_shape out_shape) {
+  const size_t out_n = (size_t)gfx_shape_numel(&out_shape);
+  gfx_tensor in32[3], in16[3];
+  uint16_t* buffers[3] = {0};
+  for (int i = 0; i < n_in; i++) {
+    size_t n = (size_t)gfx_shape_numel(&shapes[i]);
+    buffers[i] = malloc(n * 2);
+    to16(dtype, in_f32[i], buffers[i], n);
+    in32[i] = tensor_of(in_f32[i], GFX_DTYPE_F32, shapes[i]);
+    in16[i] = tensor_of(buffers[i], dtype, shapes[i]);
+  }
+  float* y32 = malloc(out_n * sizeof(float));
+  float* y16f = malloc(out_n * sizeof(float));
+  uint16_t* y16 = malloc(out_n * 2);
+  gfx_tensor o32 = tensor_of(y32, GFX_DTYPE_F32, out_shape), o16 = tensor_of(y16, dtype, out_shape);
+  expect_ok(run(node, in32, &o32));
+  expect_ok(run(node, in16, &o16));
+  from16(dtype, y16, y16f, out_n);
+  const double half_ulp = dtype == GFX_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256;
+  for (size_t i = 0; i < out_n; i++) {
+    double err = fabs((double)y32[i] - (double)y16f[i]);
+    double bound = half_ulp * fabs((double)y32[i]) + 1e-6;
+    if (!(err <= bound)) print_error("element %zu: float32 %.9g, 16-bit %.9g\n", i, y32[i], y16f[i]);
+    assert_true(err <= bound);
+  }
+  for (int i = 0; i < n_in; i++) free(buffers[i]);
+  free(y32);
+  free(y16f);
+  free(y16);
+}
+
+/* ---- Conv and MatMul in float16 / bfloat16 ---- */
+
+static void test_conv_16bit(void** unused) {
+  (void)unused;
+  float x[2 * 4 * 5 * 5], w[6 * 2 * 3 * 3], b[6];
+  fill(x, sizeof x / sizeof x[0], 1);
+  fill(w, sizeof w / sizeof w[0], 2);
+  fill(b, 6, 3);
+  ir_node node = node_of(GFX_OP_CONV, 3);
+  node.params.conv = conv_params(2);
+  node.params.conv.group = 2;
+  node.params.conv.pads[0] = node.params.conv.pads[1] = 1;
+  node.params.conv.pads[2] = node.params.conv.pads[3] = 1;
+  float* ins[3] = {x, w, b};
+  const gfx_shape shapes[3] = {SHAPE(2, 4, 5, 5), SHAPE(6, 2, 3, 3), SHAPE(6)};
+  expect_16bit_matches_f32(&node, GFX_DTYPE_F16, 3, ins, shapes, SHAPE(2, 6, 5, 5));
+  expect_16bit_matches_f32(&node, GFX_DTYPE_BF16, 3, ins, shapes, SHAPE(2, 6, 5, 5));
+}
+
+static void test_matmul_16bit(void** unused) {
+  (void)unused;
+  float a[2 * 3 * 7], b[7 * 5];
+  fill(a, sizeof a / sizeof a[0], 4);
+  fill(b, sizeof b / sizeof b[0], 5);
+  ir_node node = node_of(GFX_OP_MATMUL, 2);
+  float* ins[2] = {a, b};
+  const gfx_shape shapes[2] = {SHAPE(2, 3, 7), SHAPE(7, 5)};
+  expect_16bit_matches_f32(&node, GFX_DTYPE_F16, 2, ins, shapes, SHAPE(2, 3, 5));
+  expect_16bit_matches_f32(&node, GFX_DTYPE_BF16, 2, ins, shapes, SHAPE(2, 3, 5));
+}
+
+static void test_mixed_types_are_refused(void** unused) {
+  (void)unused;
+  float a[4] = {1, 2, 3, 4}, y[4];
+  uint16_t b[4] = {0};
+  ir_node node = node_of(GFX_OP_MATMUL, 2);
+  gfx_tensor in[2] = {tensor_of(a, GFX_DTYPE_F32, SHAPE(2, 2)), tensor_of(b, GFX_DTYPE_F16, SHAPE(2, 2))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_F32, SHAPE(2, 2));
+  gfx_status s = run(&node, in, &out);
+  assert_non_null(s);
+  assert_int_equal(gfx_status_code(s), GFX_ERR_NOT_SUPPORTED);
+  assert_non_null(strstr(gfx_status_message(s), "float16"));
+  gfx_status_free(s);
+}
+
+/* ---- 1-D Conv ---- */
+
+/* A 1-D convolution equals the 2-D one of height 1 with the same parameters along the width. */
+static void test_conv_1d_matches_2d(void** unused) {
+  (void)unused;
+  float x[2 * 4 * 11], w[6 * 2 * 3], b[6], y1[2 * 6 * 5], y2[2 * 6 * 5];
+  fill(x, sizeof x / sizeof x[0], 6);
+  fill(w, sizeof w / sizeof w[0], 7);
+  fill(b, 6, 8);
+  ir_node n1 = node_of(GFX_OP_CONV, 3), n2 = node_of(GFX_OP_CONV, 3);
+  n1.params.conv = conv_params(1);
+  n1.params.conv.group = 2;
+  n1.params.conv.strides[0] = 2;
+  n1.params.conv.dilations[0] = 2;
+  n1.params.conv.pads[0] = 1;
+  n1.params.conv.pads[1] = 2;
+  n2.params.conv = conv_params(2);
+  n2.params.conv.group = 2;
+  n2.params.conv.strides[1] = 2;
+  n2.params.conv.dilations[1] = 2;
+  n2.params.conv.pads[1] = 1;
+  n2.params.conv.pads[3] = 2;
+  gfx_shape out;
+  gfx_shape shapes1[3] = {SHAPE(2, 4, 11), SHAPE(6, 2, 3), SHAPE(6)};
+  expect_ok(ir_infer_conv(&n1, shapes1, &out));
+  assert_int_equal(out.rank, 3);
+  assert_int_equal(out.dims[2], 5); /* (11 + 3 - 5) / 2 + 1 */
+  gfx_tensor in1[3] = {tensor_of(x, 1, shapes1[0]), tensor_of(w, 1, shapes1[1]), tensor_of(b, 1, shapes1[2])};
+  gfx_tensor in2[3] = {tensor_of(x, 1, SHAPE(2, 4, 1, 11)), tensor_of(w, 1, SHAPE(6, 2, 1, 3)), tensor_of(b, 1, SHAPE(6))};
+  gfx_tensor o1 = tensor_of(y1, 1, SHAPE(2, 6, 5)), o2 = tensor_of(y2, 1, SHAPE(2, 6, 1, 5));
+  expect_ok(run(&n1, in1, &o1));
+  expect_ok(run(&n2, in2, &o2));
+  expect_near(y2, y1, sizeof y1 / sizeof y1[0], 0.0);
+}
+
+/* ---- ConvTranspose ---- */
+
+/* x [1,1,2,2] = 1 2 / 3 4 with a 2x2 kernel of ones at stride 2: each pixel fills its own 2x2
+ * block. output_padding adds a zero row and column; pads crop from the sides. */
+static void test_conv_transpose_by_hand(void** unused) {
+  (void)unused;
+  float x[4] = {1, 2, 3, 4}, w[4] = {1, 1, 1, 1}, b[1] = {0.5f};
+  ir_node node = node_of(GFX_OP_CONV_TRANSPOSE, 3);
+  node.params.conv = conv_params(2);
+  node.params.conv.strides[0] = node.params.conv.strides[1] = 2;
+  node.params.conv.output_padding[0] = node.params.conv.output_padding[1] = 1;
+  gfx_shape shapes[3] = {SHAPE(1, 1, 2, 2), SHAPE(1, 1, 2, 2), SHAPE(1)}, out;
+  expect_ok(ir_infer_conv_transpose(&node, shapes, &out));
+  assert_int_equal(out.dims[2], 5);
+  assert_int_equal(out.dims[3], 5);
+  float y[25];
+  const float expected[25] = {1.5, 1.5, 2.5, 2.5, 0.5, 1.5, 1.5, 2.5, 2.5, 0.5, 3.5, 3.5, 4.5,
+                              4.5, 0.5, 3.5, 3.5, 4.5, 4.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  gfx_tensor in[3] = {tensor_of(x, 1, shapes[0]), tensor_of(w, 1, shapes[1]), tensor_of(b, 1, shapes[2])};
+  gfx_tensor o = tensor_of(y, 1, out);
+  expect_ok(run(&node, in, &o));
+  expect_near(expected, y, 25, 0.0);
+
+  /* asymmetric pads: crop one row at the top and one column at the right of the 5x5 */
+  node.params.conv.pads[0] = 1; /* top */
+  node.params.conv.pads[3] = 1; /* right */
+  expect_ok(ir_infer_conv_transpose(&node, shapes, &out));
+  assert_int_equal(out.dims[2], 4);
+  assert_int_equal(out.dims[3], 4);
+  float yc[16];
+  o = tensor_of(yc, 1, out);
+  expect_ok(run(&node, in, &o));
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 4; c++) assert_true(yc[r * 4 + c] == expected[(r + 1) * 5 + c]);
+}
+
+/* output_shape sets the total padding; SAME_UPPER puts the odd pixel at the end, NOTSET at the
+ * beginning (the spec's rule, which ONNX Runtime follows). */
+static void test_conv_transpose_output_shape_pads(void** unused) {
+  (void)unused;
+  ir_conv_params p = conv_params(2);
+  p.strides[0] = p.strides[1] = 2;
+  p.has_output_shape = 1;
+  p.output_shape[0] = 8;
+  p.output_shape[1] = 9;
+  gfx_shape x = SHAPE(1, 2, 4, 4), w = SHAPE(2, 3, 3, 3);
+  ir_conv_geom g;
+  expect_ok(ir_conv_transpose_geometry(&p, &x, &w, &g));
+  /* full size 2 * 3 + 3 = 9: total padding 1 along H, 0 along W */
+  assert_int_equal(g.out[0], 8);
+  assert_int_equal(g.out[1], 9);
+  assert_int_equal(g.pad_begin[0], 1);
+  assert_int_equal(g.pad_end[0], 0);
+  assert_int_equal(g.c_out, 3);
+  p.auto_pad = IR_PAD_SAME_UPPER;
+  expect_ok(ir_conv_transpose_geometry(&p, &x, &w, &g));
+  assert_int_equal(g.pad_begin[0], 0);
+  assert_int_equal(g.pad_end[0], 1);
+  /* an output larger than the input can produce is an error naming it */
+  p.output_shape[0] = 10;
+  gfx_status s = ir_conv_transpose_geometry(&p, &x, &w, &g);
+  assert_non_null(s);
+  assert_non_null(strstr(gfx_status_message(s), "10"));
+  gfx_status_free(s);
+}
+
+/* Grouped, dilated ConvTranspose against the scatter formulation: every input pixel adds its
+ * value times the kernel into the (uncropped) output. */
+static void test_conv_transpose_matches_scatter(void** unused) {
+  (void)unused;
+  enum { N = 1, C = 4, H = 3, W = 4, G = 2, OPG = 3, KH = 2, KW = 3 };
+  float x[N * C * H * W], w[C * OPG * KH * KW];
+  fill(x, sizeof x / sizeof x[0], 9);
+  fill(w, sizeof w / sizeof w[0], 10);
+  ir_node node = node_of(GFX_OP_CONV_TRANSPOSE, 2);
+  node.params.conv = conv_params(2);
+  node.params.conv.group = G;
+  node.params.conv.strides[0] = 2;
+  node.params.conv.strides[1] = 3;
+  node.params.conv.dilations[0] = 2;
+  node.params.conv.dilations[1] = 1;
+  node.params.conv.pads[0] = 1; /* top */
+  node.params.conv.pads[3] = 2; /* right */
+  gfx_shape shapes[2] = {SHAPE(N, C, H, W), SHAPE(C, OPG, KH, KW)}, out;
+  expect_ok(ir_infer_conv_transpose(&node, shapes, &out));
+  const int64_t FH = 2 * (H - 1) + (KH - 1) * 2 + 1, FW = 3 * (W - 1) + KW; /* uncropped */
+  assert_int_equal(out.dims[1], G * OPG);
+  assert_int_equal(out.dims[2], FH - 1);
+  assert_int_equal(out.dims[3], FW - 2);
+  double full[G * OPG][FH][FW];
+  memset(full, 0, sizeof full);
+  for (int c = 0; c < C; c++)
+    for (int o = 0; o < OPG; o++)
+      for (int i = 0; i < H; i++)
+        for (int j = 0; j < W; j++)
+          for (int kh = 0; kh < KH; kh++)
+            for (int kw = 0; kw < KW; kw++)
+              full[c / (C / G) * OPG + o][i * 2 + kh * 2][j * 3 + kw] +=
+                  (double)x[(c * H + i) * W + j] * w[((c * OPG + o) * KH + kh) * KW + kw];
+  const size_t count = (size_t)gfx_shape_numel(&out);
+  float* y = malloc(count * sizeof(float));
+  float* expected = malloc(count * sizeof(float));
+  for (int64_t o = 0; o < out.dims[1]; o++)
+    for (int64_t r = 0; r < out.dims[2]; r++)
+      for (int64_t c = 0; c < out.dims[3]; c++)
+        expected[(o * out.dims[2] + r) * out.dims[3] + c] = (float)full[o][r + 1][c];
+  gfx_tensor in[2] = {tensor_of(x, 1, shapes[0]), tensor_of(w, 1, shapes[1])};
+  gfx_tensor o = tensor_of(y, 1, out);
+  expect_ok(run(&node, in, &o));
+  expect_near(expected, y, count, 1e-6);
+  free(y);
+  free(expected);
+}
+
+/* ---- Gemm ---- */
+
+static void test_gemm_trans_and_broadcast(void** unused) {
+  (void)unused;
+  /* A stored transposed [k=2, m=3], B stored transposed [n=2, k=2], C [n] broadcast over rows */
+  float a[6] = {1, 2, 3, 4, 5, 6}; /* op(A) = [[1,4],[2,5],[3,6]] */
+  float b[4] = {1, 0, 1, 1};       /* op(B) = [[1,1],[0,1]] */
+  float c[2] = {10, 20};
+  ir_node node = node_of(GFX_OP_GEMM, 3);
+  node.params.gemm = (ir_gemm_params){.trans_a = 1, .trans_b = 1, .alpha = 2.0f, .beta = 0.5f};
+  gfx_shape shapes[3] = {SHAPE(2, 3), SHAPE(2, 2), SHAPE(2)}, out;
+  expect_ok(ir_infer_gemm(&node, shapes, &out));
+  assert_int_equal(out.dims[0], 3);
+  assert_int_equal(out.dims[1], 2);
+  /* op(A) op(B) = [[1,5],[2,7],[3,9]]; 2x + 0.5 c */
+  const float expected[6] = {7, 20, 9, 24, 11, 28};
+  float y[6];
+  gfx_tensor in[3] = {tensor_of(a, 1, shapes[0]), tensor_of(b, 1, shapes[1]), tensor_of(c, 1, shapes[2])};
+  gfx_tensor o = tensor_of(y, 1, out);
+  expect_ok(run(&node, in, &o));
+  expect_near(expected, y, 6, 0.0);
+
+  /* C [m, 1] broadcasts along columns */
+  shapes[2] = SHAPE(3, 1);
+  float cm[3] = {2, 4, 6};
+  in[2] = tensor_of(cm, 1, shapes[2]);
+  node.params.gemm.beta = 1.0f;
+  const float expected_m[6] = {4, 12, 8, 18, 12, 24};
+  expect_ok(run(&node, in, &o));
+  expect_near(expected_m, y, 6, 0.0);
+
+  /* a C that does not broadcast is an error naming its shape */
+  shapes[2] = SHAPE(2, 2);
+  gfx_status s = ir_infer_gemm(&node, shapes, &out);
+  assert_non_null(s);
+  assert_non_null(strstr(gfx_status_message(s), "does not broadcast"));
+  gfx_status_free(s);
+}
+
+/* ---- fusion ---- */
+
+typedef struct conv_relu_graph {
+  ir_graph* g;
+  int x, w, b, mid, y;
+} conv_relu_graph;
+
+/* x -> Conv(w, b) -> mid -> Relu -> y; mid also a graph output when mid_is_output. */
+static conv_relu_graph build_conv_relu(int mid_is_output, int with_bias) {
+  conv_relu_graph c;
+  c.g = ir_graph_new();
+  assert_non_null(c.g);
+  gfx_shape xs = SHAPE(1, 2, 4, 4), ws = SHAPE(3, 2, 3, 3), bs = SHAPE(3), ys = SHAPE(1, 3, 4, 4);
+  expect_ok(ir_graph_add_value(c.g, "x", GFX_DTYPE_F32, &xs, &c.x));
+  expect_ok(ir_graph_add_value(c.g, "w", GFX_DTYPE_F32, &ws, &c.w));
+  expect_ok(ir_graph_add_value(c.g, "b", GFX_DTYPE_F32, &bs, &c.b));
+  expect_ok(ir_graph_add_value(c.g, "mid", GFX_DTYPE_F32, &ys, &c.mid));
+  expect_ok(ir_graph_add_value(c.g, "y", GFX_DTYPE_F32, &ys, &c.y));
+  float w[54], b[3];
+  fill(w, 54, 11);
+  fill(b, 3, 12);
+  expect_ok(ir_graph_set_constant(c.g, c.w, w, sizeof w));
+  expect_ok(ir_graph_set_constant(c.g, c.b, b, sizeof b));
+  expect_ok(ir_graph_add_input(c.g, c.x));
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  p.conv = conv_params(2);
+  for (int i = 0; i < 4; i++) p.conv.pads[i] = 1;
+  int conv_in[3] = {c.x, c.w, c.b};
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_CONV, "conv", conv_in, with_bias ? 3 : 2, &c.mid, 1, &p));
+  ir_params none;
+  memset(&none, 0, sizeof none);
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_RELU, "relu", &c.mid, 1, &c.y, 1, &none));
+  expect_ok(ir_graph_add_output(c.g, c.y));
+  if (mid_is_output) expect_ok(ir_graph_add_output(c.g, c.mid));
+  return c;
+}
+
+static void test_fuse_conv_relu_rewrites(void** unused) {
+  (void)unused;
+  for (int with_bias = 0; with_bias <= 1; with_bias++) {
+    conv_relu_graph c = build_conv_relu(0, with_bias);
+    expect_ok(ir_fuse(c.g));
+    assert_int_equal(c.g->n_nodes, 1);
+    assert_int_equal(c.g->nodes[0].op, GFX_OP_CONV);
+    assert_int_equal(c.g->nodes[0].params.conv.activation, IR_ACT_RELU);
+    assert_int_equal(c.g->nodes[0].outputs[0], c.y);
+    assert_int_equal(c.g->nodes[0].n_inputs, with_bias ? 3 : 2);
+    assert_int_equal(c.g->values[c.y].producer, 0);
+    assert_int_equal(c.g->values[c.mid].producer, -1);
+    assert_int_equal(gfx_shape_numel(&c.g->values[c.mid].shape), 0); /* nothing plans memory for it */
+    ir_graph_free(c.g);
+  }
+}
+
+static void test_fuse_skips_shared_values(void** unused) {
+  (void)unused;
+  /* the Conv's output is a graph output: both nodes stay */
+  conv_relu_graph c = build_conv_relu(1, 1);
+  expect_ok(ir_fuse(c.g));
+  assert_int_equal(c.g->n_nodes, 2);
+  assert_int_equal(c.g->nodes[0].params.conv.activation, IR_ACT_NONE);
+  ir_graph_free(c.g);
+
+  /* the Conv's output has a second reader */
+  c = build_conv_relu(0, 1);
+  int z;
+  gfx_shape ys = SHAPE(1, 3, 4, 4);
+  expect_ok(ir_graph_add_value(c.g, "z", GFX_DTYPE_F32, &ys, &z));
+  ir_params none;
+  memset(&none, 0, sizeof none);
+  int add_in[2] = {c.mid, c.y};
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_ADD, "add", add_in, 2, &z, 1, &none));
+  expect_ok(ir_graph_add_output(c.g, z));
+  expect_ok(ir_fuse(c.g));
+  assert_int_equal(c.g->n_nodes, 3);
+  assert_int_equal(c.g->nodes[0].params.conv.activation, IR_ACT_NONE);
+  ir_graph_free(c.g);
+}
+
+/* The fused node computes what Conv then Relu compute, through the reference backend. */
+static void test_fused_conv_relu_matches_unfused(void** unused) {
+  (void)unused;
+  for (int with_bias = 0; with_bias <= 1; with_bias++) {
+    conv_relu_graph c = build_conv_relu(0, with_bias);
+    const ir_node conv = c.g->nodes[0];
+    const ir_node relu = c.g->nodes[1];
+    float x[32], mid[48], y_unfused[48], y_fused[48];
+    fill(x, 32, 13);
+    gfx_tensor in[3] = {tensor_of(x, 1, c.g->values[c.x].shape), tensor_of(c.g->values[c.w].const_data, 1, c.g->values[c.w].shape),
+                        tensor_of(c.g->values[c.b].const_data, 1, c.g->values[c.b].shape)};
+    gfx_tensor m = tensor_of(mid, 1, c.g->values[c.mid].shape);
+    gfx_tensor yu = tensor_of(y_unfused, 1, c.g->values[c.y].shape);
+    expect_ok(run(&conv, in, &m));
+    expect_ok(run(&relu, &m, &yu));
+    expect_ok(ir_fuse(c.g));
+    assert_int_equal(c.g->n_nodes, 1);
+    gfx_tensor yf = tensor_of(y_fused, 1, c.g->values[c.y].shape);
+    expect_ok(run(&c.g->nodes[0], in, &yf));
+    expect_near(y_unfused, y_fused, 48, 0.0);
+    int negatives = 0;
+    for (int i = 0; i < 48; i++) negatives += mid[i] < 0;
+    assert_true(negatives > 0); /* the activation had something to do */
+    ir_graph_free(c.g);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_conv_16bit),
+      cmocka_unit_test(test_matmul_16bit),
+      cmocka_unit_test(test_mixed_types_are_refused),
+      cmocka_unit_test(test_conv_1d_matches_2d),
+      cmocka_unit_test(test_conv_transpose_by_hand),
+      cmocka_unit_test(test_conv_transpose_output_shape_pads),
+      cmocka_unit_test(test_conv_transpose_matches_scatter),
+      cmocka_unit_test(test_gemm_trans_and_broadcast),
+      cmocka_unit_test(test_fuse_conv_relu_rewrites),
+      cmocka_unit_test(test_fuse_skips_shared_values),
+      cmocka_unit_test(test_fused_conv_relu_matches_unfused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
