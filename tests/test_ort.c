@@ -526,8 +526,10 @@ static void test_profiling_shows_gfxep_kernels(void** state) {
   assert_true(on_gfxep >= 6);
   size_t events = 0;
   for (const char* p = text; (p = strstr(p, "\"gfxep:")) != NULL; p++) events++;
-  if (events != on_gfxep) fail_msg("profile has %zu gfxep kernel events for %zu nodes on gfxep", events, on_gfxep);
-  assert_non_null(strstr(text, "\"gfxep:conv1\""));
+  /* gfxep's own fusions (Conv + Relu) make one kernel of two nodes, named after both */
+  if (events < 1 || events > on_gfxep)
+    fail_msg("profile has %zu gfxep kernel events for %zu nodes on gfxep", events, on_gfxep);
+  assert_non_null(strstr(text, "\"gfxep:conv1+relu1\""));
   assert_non_null(strstr(text, "\"op_name\" : \"Conv\"") ? text : strstr(text, "\"op_name\":\"Conv\""));
   ortkit_tensors_free(got, n_got);
   got = NULL;

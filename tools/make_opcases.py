@@ -461,8 +461,8 @@ def nn_cases():
                                                                     "strides": [2, 2]}, tol=conv_tol, tag="dw"))
     out.append(Case("Conv", 1, [In([1, 3, 5, 5]), w(2, 3, 1, 1)], {"kernel_shape": [1, 1]}, tol=conv_tol,
                     tag="pointwise"))
-    out.append(Case("Conv", 11, [In([1, 2, 8]), w(3, 2, 3)], {"pads": [1, 1]}, expect="refused", tol=conv_tol,
-                    tag="1d", note="1-D convolution: gfxep does 2-D (rank 4) only"))
+    out.append(Case("Conv", 11, [In([1, 2, 8]), w(3, 2, 3)], {"pads": [1, 1]}, tol=conv_tol, tag="1d",
+                    note="1-D convolution runs as 2-D with a unit height"))
     out.append(Case("Conv", 11, [In([1, 2, 3, 4, 4]), w(2, 2, 2, 2, 2)], expect="refused", tol=conv_tol,
                     tag="3d", note="3-D convolution: gfxep does 2-D (rank 4) only"))
     out.append(Case("ConvTranspose", 11, [In([1, 3, 4, 4]), w(3, 2, 3, 3), w(2)], {"strides": [2, 2]},

@@ -1,6 +1,7 @@
 /* gfxep — compile-time fusions (see ir/fuse.h). */
 #include "ir/fuse.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,15 @@ static int fuse_conv_relu(ir_graph* g, const int* readers, int conv) {
   if (g->values[y].dtype != g->values[mid].dtype) return 0;
   gfx_log(GFX_LOG_INFO, "gfxep: fused Conv '%s' and Relu '%s' into one Conv with a Relu activation", c->name,
           g->nodes[r].name);
+  /* the fused node carries both names, so logs and profiles still show where each came from */
+  const char* a = c->name ? c->name : "";
+  const char* b = g->nodes[r].name ? g->nodes[r].name : "";
+  char* both = malloc(strlen(a) + strlen(b) + 2);
+  if (both) {
+    sprintf(both, "%s+%s", a, b);
+    free(c->name);
+    c->name = both;
+  }
   c->params.conv.activation = IR_ACT_RELU;
   c->outputs[0] = y;
   g->values[y].producer = conv;
