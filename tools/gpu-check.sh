@@ -47,6 +47,8 @@ step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cu
 step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
 step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --mode interop --out "$logs/demo_ng"
+# the element-wise family, every op and element type, CUDA against the reference backend
+step elementwise_cuda 300 "$pack/bin/test_cuda_elementwise"
 # every op case (tools/make_opcases.py) on CUDA against ORT's CPU EP, guard regions around outputs
 step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
   GFXEP_OPCASES_SUMMARY="$logs/op_cases_cuda.json" "$pack/bin/test_op_cases"

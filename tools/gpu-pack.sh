@@ -18,7 +18,7 @@ for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests
          tests/test_soak tests/test_faults tests/test_concurrency; do
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
-for t in test_ir test_pool test_op_cases; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
+for t in test_ir test_pool test_op_cases test_cuda_elementwise; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
 cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
 [ -d "$build/opcases" ] && cp -r "$build/opcases" "$out/opcases"
 # the Vulkan loader the GPU machine lacks (Debian packages, unpacked there by gpu-check.sh)
