@@ -30,8 +30,11 @@
  * - a node left to ORT must still give the right result (and keep the guards).
  * Exit 0 when nothing failed, 1 otherwise, 77 when the backend has no device, 2 on setup errors.
  */
+#include <execinfo.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,12 +535,15 @@ static void set_why(result* r, result_kind kind, const char* fmt, const char* a)
 }
 
 /* Runs one case; decides pass / left / fail except the per-dtype claim rule (applied later). */
+static const char* volatile current_case = "(none)"; /* for on_crash */
+
 static void run_case(const char* dir, const cJSON* c, result* r, int run_all) {
   const char* op = json_str(c, "op");
   char path[1024], opath[1024];
   snprintf(path, sizeof path, "%s/%s", dir, json_str(c, "model"));
   snprintf(opath, sizeof opath, "%s/%s", dir, json_str(c, "oracle"));
   r->c = c;
+  current_case = json_str(c, "name");
   r->in_table = ir_op_from_name(op) != GFX_OP_NONE;
   if (!r->in_table && !run_all) {
     set_why(r, R_NOT_IMPL, "%s is not in gfxep's op table", op);
@@ -730,7 +736,22 @@ static const char* env_or(const char* name, const char* fallback) {
   return v && v[0] ? v : fallback;
 }
 
+/* A crash names the case it happened in and where (library + offset, for addr2line), so that one
+ * bad kernel does not hide behind "Segmentation fault". */
+static void on_crash(int sig) {
+  char line[256];
+  int n = snprintf(line, sizeof line, "\nCRASH: signal %d in case %s\n", sig, current_case);
+  if (n > 0) (void)!write(2, line, (size_t)n);
+  void* frames[48];
+  backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+  _exit(3);
+}
+
 int main(int argc, char** argv) {
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
+  signal(SIGFPE, on_crash);
+  signal(SIGABRT, on_crash);
   const char* dir = argc > 1 ? argv[1] : env_or("GFXEP_OPCASES_DIR", GFXEP_OPCASES_DIR);
   const char* summary_path = argc > 2 ? argv[2] : env_or("GFXEP_OPCASES_SUMMARY", NULL);
   const char* backend = env_or("GFXEP_TEST_BACKEND", "reference");

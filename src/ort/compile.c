@@ -29,6 +29,14 @@ static _Thread_local struct {
 
 void* gfx_ep_last_stream(const gfx_ep* ep) { return last_run.ep == ep ? last_run.stream : NULL; }
 
+/* A new run on this thread has not used any stream yet. Without this, a run whose nodes all stay on
+ * ORT would see the stream of an earlier run, possibly of a session (and EP) that is gone and whose
+ * address a new EP now has. */
+void gfx_ep_forget_last_stream(const gfx_ep* ep) {
+  last_run.ep = ep;
+  last_run.stream = NULL;
+}
+
 /* Finds the IR value for an ORT value, adding it (and its constant data) on first sight. */
 static gfx_status value_for(ir_graph* g, const OrtValueInfo* vi, int* index) {
   const char* name = NULL;

@@ -13,7 +13,8 @@ static const char* ORT_API_CALL get_name(const OrtEp* this_ptr) {
 }
 
 static OrtStatus* ORT_API_CALL on_run_start(OrtEp* this_ptr, const OrtRunOptions* run_options) {
-  (void)this_ptr, (void)run_options;
+  (void)run_options;
+  gfx_ep_forget_last_stream(as_ep(this_ptr));
   return NULL;
 }
 
@@ -107,6 +108,7 @@ OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions*
 void gfx_ep_destroy(OrtEp* e) {
   gfx_ep* ep = as_ep(e);
   gfx_profiler_detach_all(ep); /* a profiler ORT releases later must not reach back into this EP */
+  gfx_ep_forget_last_stream(NULL);
   pthread_mutex_destroy(&ep->profilers_lock);
   free(ep);
 }

@@ -34,5 +34,7 @@ void ORT_API_CALL gfx_ep_release_compute_infos(OrtEp* this_ptr, OrtNodeComputeIn
 
 /* The stream the calling thread's last Compute of this EP ran on (for OnRunEnd), or NULL. */
 void* gfx_ep_last_stream(const gfx_ep* ep);
+/* Called at the start of each run (OnRunStart). */
+void gfx_ep_forget_last_stream(const gfx_ep* ep);
 
 #endif
