@@ -2,7 +2,7 @@
  * seeded random inputs, then prints where each node ran, how close the outputs are, and timings.
  *
  *   gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
- *             [--oracle other.onnx] [--json FILE] [--quiet] model.onnx
+ *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx
  *
  * --backend picks the gfxep device (default: cuda when a CUDA device is offered, else reference).
  * --oracle runs ORT's CPU EP on other.onnx instead of model.onnx: a float16 model is checked against
@@ -10,6 +10,8 @@
  * gets them rounded to float16, and the twin gets the same rounded values in float32.
  * --tol-scale adds S x max|reference| of each output to atol (a bound relative to the output's scale).
  * --json writes the result (nodes, per-output errors, pass, timings, or the error) to FILE.
+ * --graph-opt sets ORT's graph optimization level of both sessions (default: ORT's own, which folds
+ * BatchNormalization into Conv before gfxep sees the graph; "disable" keeps the nodes as written).
  * Exit status: 0 when the outputs agree within the tolerances, 1 when they do not, 2 on errors.
  */
 #include <math.h>
@@ -23,7 +25,7 @@
 static void usage(void) {
   fprintf(stderr,
           "usage: gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
-          "[--oracle other.onnx] [--json FILE] [--quiet] model.onnx\n");
+          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx\n");
 }
 
 /* The first error of the run, kept for --json. */
@@ -228,7 +230,7 @@ typedef struct output_result {
 } output_result;
 
 typedef struct run_result {
-  const char *model, *oracle, *backend, *device, *ort_version;
+  const char *model, *oracle, *backend, *device, *ort_version, *graph_opt;
   double abs_tol, rel_tol, tol_scale;
   int placed; /* nodes counted */
   size_t on_gfxep, on_other;
@@ -255,6 +257,8 @@ static int write_json(const char* path, const run_result* r) {
   json_string(f, r->device);
   fputs(",\n  \"ort_version\": ", f);
   json_string(f, r->ort_version);
+  fputs(",\n  \"graph_opt\": ", f);
+  json_string(f, r->graph_opt);
   fprintf(f, ",\n  \"atol\": %g, \"rtol\": %g, \"tol_scale\": %g", r->abs_tol, r->rel_tol, r->tol_scale);
   if (r->placed)
     fprintf(f, ",\n  \"nodes_total\": %zu, \"nodes_gfxep\": %zu", r->on_gfxep + r->on_other, r->on_gfxep);
@@ -328,6 +332,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) tol_scale = atof(argv[++i]);
     else if (!strcmp(argv[i], "--oracle") && i + 1 < argc) oracle = argv[++i];
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) setenv("GFXEP_ORT_GRAPH_OPT", argv[++i], 1); /* ortkit reads it */
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
     else if (argv[i][0] == '-') {
       usage();
@@ -339,7 +344,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  run_result res = {.model = model, .oracle = oracle, .abs_tol = abs_tol, .rel_tol = rel_tol, .tol_scale = tol_scale,
+  run_result res = {.model = model, .oracle = oracle, .graph_opt = getenv("GFXEP_ORT_GRAPH_OPT"), .abs_tol = abs_tol, .rel_tol = rel_tol, .tol_scale = tol_scale,
                     .runs = runs};
   ortkit k;
   char err[512];

@@ -3,7 +3,7 @@
 # float16 through gfxep-run, prints a table and writes zoo.json.
 #
 #   tools/zoo.sh BUILD_DIR [--backend reference|cuda] [--size small|full] [--out DIR] [--runs N]
-#                [--only name,name]
+#                [--only name,name] [--graph-opt disable|basic|extended|all]
 #
 # float32: gfxep against ORT's CPU EP on the same model. Tolerances come from the zoo's manifest:
 #   shallow nets (ESPCN, 3 convolutions) atol 1e-5, rtol 1e-4; deep nets atol 1e-4, rtol 1e-3,
@@ -13,21 +13,25 @@
 #   rounded to float16, the same float16-rounded inputs), per output |err| <= 1e-3 + 2e-2 x max|ref|:
 #   float16 keeps 11 significant bits, so the bound is relative to the output's own scale.
 # Nodes gfxep leaves to ONNX Runtime are fine: a model passes when its outputs agree, and the table
-# says how many nodes gfxep ran.
+# says how many nodes gfxep ran (ORT's count after partitioning: float16 models include the Casts ORT
+# inserts around nodes its CPU EP has no float16 kernel for).
+# --graph-opt: ORT's graph optimization level for both sessions. The default, disable, hands the
+# networks to gfxep as written: ORT's basic level would fold BatchNormalization into Conv first.
 #
 # Exit status: 0 when every model passes, 1 when one does not, 77 when --backend cuda is asked for
 # and gfxep offers no CUDA device here, 2 on usage or setup errors.
 set -euo pipefail
 
 usage() {
-  echo "usage: tools/zoo.sh BUILD_DIR [--backend reference|cuda] [--size small|full] [--out DIR] [--runs N] [--only a,b]" >&2
+  echo "usage: tools/zoo.sh BUILD_DIR [--backend reference|cuda] [--size small|full] [--out DIR] [--runs N] [--only a,b]" \
+       "[--graph-opt disable|basic|extended|all]" >&2
   exit 2
 }
 
 [ $# -ge 1 ] || usage
 build=$(cd "$1" && pwd) || usage
 shift
-backend=reference size=small out="" runs="" only=""
+backend=reference size=small out="" runs="" only="" graph_opt=disable
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend=${2:?}; shift 2 ;;
@@ -35,13 +39,15 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
     --only) only=${2:?}; shift 2 ;;
+    --graph-opt) graph_opt=${2:?}; shift 2 ;;
     *) usage ;;
   esac
 done
 case "$backend" in reference|cuda) ;; *) usage ;; esac
 case "$size" in small|full) ;; *) usage ;; esac
+case "$graph_opt" in disable|basic|extended|all) ;; *) usage ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
-python=/usr/bin/python3 # Debian's, with python3-onnx and python3-numpy
+python=${GFXEP_PYTHON:-/usr/bin/python3} # Debian's, with python3-onnx and python3-numpy
 out=${out:-$build/zoo-$backend-$size}
 # timings mean little on the reference backend: one timed run there, more on a GPU
 runs=${runs:-$([ "$backend" = reference ] && echo 1 || echo 20)}
@@ -71,7 +77,7 @@ mkdir -p "$out"
 failed=0
 while IFS=$'\t' read -r name dtype file oracle atol rtol scale; do
   log="$out/$name.$dtype.log"
-  args=(--backend "$backend" --runs "$runs" --quiet --atol "$atol" --rtol "$rtol" --json "$out/$name.$dtype.json")
+  args=(--backend "$backend" --runs "$runs" --quiet --graph-opt "$graph_opt" --atol "$atol" --rtol "$rtol" --json "$out/$name.$dtype.json")
   [ "$scale" != 0 ] && args+=(--tol-scale "$scale")
   [ "$oracle" != - ] && args+=(--oracle "$models/$oracle")
   printf 'zoo: %-16s %-5s ' "$name" "$dtype"
@@ -94,9 +100,9 @@ EOF
 )
 
 # the table and zoo.json
-"$python" - "$stamp" "$out" "$backend" <<'EOF'
+"$python" - "$stamp" "$out" "$backend" "$graph_opt" <<'EOF'
 import json, os, sys
-manifest, out, backend = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+manifest, out, backend, graph_opt = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
 rows = []
 for m in manifest["models"]:
     for dtype in ("fp32", "fp16"):
@@ -130,8 +136,8 @@ for r in rows:
                   "pass" if r["pass"] else ("ERROR" if r["error"] else "FAIL")))
 widths = [max(len(str(x[i])) for x in [head] + lines) for i in range(len(head))]
 print()
-print("model zoo, %s inputs, %s backend, ONNX Runtime %s" % (
-    manifest["size"], backend, next((r["run"].get("ort_version") for r in rows if r["run"].get("ort_version")), "?")))
+print("model zoo, %s inputs, %s backend, ORT graph optimizations: %s, ONNX Runtime %s" % (
+    manifest["size"], backend, graph_opt, next((r["run"].get("ort_version") for r in rows if r["run"].get("ort_version")), "?")))
 for line in [head, tuple("-" * w for w in widths)] + lines:
     print("| " + " | ".join(str(x).ljust(w) for x, w in zip(line, widths)) + " |")
 for r in rows:
@@ -139,7 +145,7 @@ for r in rows:
         print("%s %s: %s" % (r["model"], r["dtype"], r["error"]))
 passed = sum(r["pass"] for r in rows)
 print("%d passed, %d failed" % (passed, len(rows) - passed))
-summary = {"size": manifest["size"], "backend": backend,
+summary = {"size": manifest["size"], "backend": backend, "graph_opt": graph_opt,
            "tolerances": {
                "fp32_shallow": "atol 1e-5, rtol 1e-4 (a few layers: a few float32 ulps of the output)",
                "fp32_deep": "atol 1e-4, rtol 1e-3 (rounding accumulated over ~50 layers of long dot products, "
