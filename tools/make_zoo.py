@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the model zoo: whole networks of the kinds gfxep is meant to run, with seeded random weights.
 
-Usage: make_zoo.py OUT_DIR [--size small|full]
+Usage: make_zoo.py OUT_DIR [--size small|full] [--only name,name]
 
 For every model NAME it writes
   NAME.fp32.onnx       float32 weights and tensors

@@ -18,6 +18,11 @@
 # --graph-opt: ORT's graph optimization level for both sessions. The default, disable, hands the
 # networks to gfxep as written: ORT's basic level would fold BatchNormalization into Conv first.
 #
+# The zoo is written by GFXEP_PYTHON (default /usr/bin/python3: Debian's, with python3-onnx and
+# python3-numpy; any python3 with onnx and numpy will do) into BUILD_DIR/zoo-models-SIZE; results
+# (one gfxep-run log and --json file per model and type, and zoo.json) go to --out, by default
+# BUILD_DIR/zoo-BACKEND-SIZE.
+#
 # Exit status: 0 when every model passes, 1 when one does not, 77 when --backend cuda is asked for
 # and gfxep offers no CUDA device here, 2 on usage or setup errors.
 set -euo pipefail
