@@ -1,21 +1,171 @@
 /* gfxep-run — runs an ONNX model through ONNX Runtime with gfxep and with ORT's own CPU EP on the same
  * seeded random inputs, then prints where each node ran, how close the outputs are, and timings.
  *
- *   gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--quiet] model.onnx
+ *   gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
+ *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx
  *
  * --backend picks the gfxep device (default: cuda when a CUDA device is offered, else reference).
+ * --oracle runs ORT's CPU EP on other.onnx instead of model.onnx: a float16 model is checked against
+ * its float32 twin (the same weights rounded to float16). Inputs are generated once; a float16 input
+ * gets them rounded to float16, and the twin gets the same rounded values in float32.
+ * --tol-scale adds S x max|reference| of each output to atol (a bound relative to the output's scale).
+ * --json writes the result (nodes, per-output errors, pass, timings, or the error) to FILE.
+ * --graph-opt sets ORT's graph optimization level of both sessions (default: ORT's own, which folds
+ * BatchNormalization into Conv before gfxep sees the graph; "disable" keeps the nodes as written).
  * Exit status: 0 when the outputs agree within the tolerances, 1 when they do not, 2 on errors.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "ortkit.h"
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--quiet] "
-          "model.onnx\n");
+          "usage: gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
+          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx\n");
+}
+
+/* The first error of the run, kept for --json. */
+static char first_error[1024];
+
+/* ortkit_failed that also remembers the first message. */
+static int failed(ortkit* k, OrtStatus* s, const char* what) {
+  if (s && !first_error[0]) snprintf(first_error, sizeof first_error, "%s: %s", what, k->api->GetErrorMessage(s));
+  return ortkit_failed(k, s, what);
+}
+
+/* ---- float16 models: host tensors stay float; values cross into ORT in the model's own type ---- */
+
+static OrtStatus* elem_type(ortkit* k, OrtTypeInfo* ti, ONNXTensorElementDataType* type) {
+  const OrtTensorTypeAndShapeInfo* tti = NULL;
+  OrtStatus* s = k->api->CastTypeInfoToTensorInfo(ti, &tti);
+  if (!s) s = tti ? k->api->GetTensorElementType(tti, type)
+                  : k->api->CreateStatus(ORT_INVALID_ARGUMENT, "a model input or output is not a tensor");
+  k->api->ReleaseTypeInfo(ti);
+  return s;
+}
+
+/* Element type of input (or output) i of the session. */
+static OrtStatus* io_type(ortkit* k, OrtSession* s, int output, size_t i, ONNXTensorElementDataType* type) {
+  OrtTypeInfo* ti = NULL;
+  OrtStatus* st = output ? k->api->SessionGetOutputTypeInfo(s, i, &ti) : k->api->SessionGetInputTypeInfo(s, i, &ti);
+  return st ? st : elem_type(k, ti, type);
+}
+
+/* Whether any input or output of the session is float16, and which types are not float/float16. */
+static OrtStatus* has_half_io(ortkit* k, OrtSession* s, int* half) {
+  size_t n[2] = {0, 0};
+  OrtStatus* st = k->api->SessionGetInputCount(s, &n[0]);
+  if (!st) st = k->api->SessionGetOutputCount(s, &n[1]);
+  *half = 0;
+  for (int o = 0; o < 2 && !st; o++)
+    for (size_t i = 0; i < n[o] && !st; i++) {
+      ONNXTensorElementDataType t;
+      st = io_type(k, s, o, i, &t);
+      if (!st && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) *half = 1;
+      else if (!st && t != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
+        st = k->api->CreateStatus(ORT_INVALID_ARGUMENT, "only float and float16 model inputs and outputs are handled");
+    }
+  return st;
+}
+
+/* Rounds the inputs the session takes as float16 to float16 values (still stored as float), so that a
+ * float32 twin sees exactly the numbers the float16 model gets. */
+static OrtStatus* round_half_inputs(ortkit* k, OrtSession* s, ortkit_tensor* in, size_t n_in) {
+  for (size_t i = 0; i < n_in; i++) {
+    ONNXTensorElementDataType t;
+    OrtStatus* st = io_type(k, s, 0, i, &t);
+    if (st) return st;
+    if (t != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) continue;
+    for (size_t e = 0; e < in[i].count; e++) in[i].data[e] = gfx_half_to_float(gfx_float_to_half(in[i].data[e]));
+  }
+  return NULL;
+}
+
+/* Runs a session whose inputs and outputs are float16: converts the host float inputs, and the
+ * float16 outputs back to host floats. */
+static OrtStatus* run_half(ortkit* k, OrtSession* sess, const ortkit_tensor* in, size_t n_in, ortkit_tensor** out,
+                           size_t* n_out) {
+  const OrtApi* api = k->api;
+  OrtAllocator* alloc = NULL;
+  OrtMemoryInfo* cpu = NULL;
+  size_t count = 0;
+  OrtStatus* s = api->GetAllocatorWithDefaultOptions(&alloc);
+  if (!s) s = api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu);
+  if (!s) s = api->SessionGetOutputCount(sess, &count);
+  OrtValue** ins = calloc(n_in + 1, sizeof *ins);
+  uint16_t** halves = calloc(n_in + 1, sizeof *halves);
+  const char** in_names = calloc(n_in + 1, sizeof *in_names);
+  OrtValue** outs = calloc(count + 1, sizeof *outs);
+  char** out_names = calloc(count + 1, sizeof *out_names);
+  ortkit_tensor* t = calloc(count + 1, sizeof *t);
+  for (size_t i = 0; i < n_in && !s; i++) {
+    ONNXTensorElementDataType type;
+    in_names[i] = in[i].name;
+    if ((s = io_type(k, sess, 0, i, &type))) break;
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
+      halves[i] = malloc(sizeof(uint16_t) * (in[i].count + 1));
+      for (size_t e = 0; e < in[i].count; e++) halves[i][e] = gfx_float_to_half(in[i].data[e]);
+      s = api->CreateTensorWithDataAsOrtValue(cpu, halves[i], in[i].count * sizeof(uint16_t), in[i].dims, in[i].rank,
+                                              type, &ins[i]);
+    } else {
+      s = api->CreateTensorWithDataAsOrtValue(cpu, in[i].data, in[i].count * sizeof(float), in[i].dims, in[i].rank,
+                                              type, &ins[i]);
+    }
+  }
+  for (size_t i = 0; i < count && !s; i++) s = api->SessionGetOutputName(sess, i, alloc, &out_names[i]);
+  if (!s)
+    s = api->Run(sess, NULL, in_names, (const OrtValue* const*)ins, n_in, (const char* const*)out_names, count, outs);
+  for (size_t i = 0; i < count && !s; i++) {
+    OrtTensorTypeAndShapeInfo* info = NULL;
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const void* data = NULL;
+    snprintf(t[i].name, sizeof t[i].name, "%s", out_names[i]);
+    s = api->GetTensorTypeAndShape(outs[i], &info);
+    if (!s) s = api->GetTensorElementType(info, &type);
+    if (!s) s = api->GetDimensionsCount(info, &t[i].rank);
+    if (!s && t[i].rank > 8) s = api->CreateStatus(ORT_FAIL, "output rank > 8");
+    if (!s) s = api->GetDimensions(info, t[i].dims, t[i].rank);
+    if (!s) s = api->GetTensorShapeElementCount(info, &t[i].count);
+    if (info) api->ReleaseTensorTypeAndShapeInfo(info);
+    if (!s) s = api->GetTensorData(outs[i], &data);
+    if (s) break;
+    t[i].data = malloc(sizeof(float) * (t[i].count + 1));
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16)
+      for (size_t e = 0; e < t[i].count; e++) t[i].data[e] = gfx_half_to_float(((const uint16_t*)data)[e]);
+    else
+      memcpy(t[i].data, data, sizeof(float) * t[i].count);
+  }
+  for (size_t i = 0; i < n_in; i++) {
+    if (ins[i]) api->ReleaseValue(ins[i]);
+    free(halves[i]);
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (outs[i]) api->ReleaseValue(outs[i]);
+    if (out_names[i]) api->ReleaseStatus(api->AllocatorFree(alloc, out_names[i]));
+  }
+  free(ins);
+  free(halves);
+  free(in_names);
+  free(outs);
+  free(out_names);
+  if (cpu) api->ReleaseMemoryInfo(cpu);
+  if (s) {
+    ortkit_tensors_free(t, count);
+    return s;
+  }
+  *out = t;
+  *n_out = count;
+  return NULL;
+}
+
+/* ortkit_run for float sessions (unchanged behaviour), run_half when a float16 tensor is involved. */
+static OrtStatus* run_any(ortkit* k, OrtSession* s, int half, const ortkit_tensor* in, size_t n_in, ortkit_tensor** out,
+                          size_t* n_out) {
+  return half ? run_half(k, s, in, n_in, out, n_out) : ortkit_run(k, s, NULL, in, n_in, out, n_out);
 }
 
 static double percentile(double* v, int n, double p) {
@@ -30,14 +180,14 @@ static double percentile(double* v, int n, double p) {
 }
 
 /* Median and p99 of `runs` timed runs after one warm-up, in milliseconds. */
-static int time_runs(ortkit* k, OrtSession* s, const ortkit_tensor* in, size_t n_in, int runs, double* p50,
+static int time_runs(ortkit* k, OrtSession* s, int half, const ortkit_tensor* in, size_t n_in, int runs, double* p50,
                      double* p99) {
   double* ms = calloc((size_t)runs + 1, sizeof *ms);
   for (int r = -1; r < runs; r++) {
     ortkit_tensor* out = NULL;
     size_t n_out = 0;
     uint64_t t0 = ortkit_now_ns();
-    if (ortkit_failed(k, ortkit_run(k, s, NULL, in, n_in, &out, &n_out), "run")) {
+    if (failed(k, run_any(k, s, half, in, n_in, &out, &n_out), "run")) {
       free(ms);
       return -1;
     }
@@ -50,93 +200,246 @@ static int time_runs(ortkit* k, OrtSession* s, const ortkit_tensor* in, size_t n
   return 0;
 }
 
+/* ---- --json ---- */
+
+static void json_string(FILE* f, const char* v) {
+  if (!v) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (const unsigned char* c = (const unsigned char*)v; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+/* A number, or null for NaN and infinities (JSON has neither). */
+static void json_number(FILE* f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6g", v);
+  else fputs("null", f);
+}
+
+typedef struct output_result {
+  ortkit_diff diff;
+  double ref_max; /* max |reference| of the output */
+  double atol;    /* the absolute tolerance applied: atol + tol-scale x ref_max */
+  int bad;
+} output_result;
+
+typedef struct run_result {
+  const char *model, *oracle, *backend, *device, *ort_version, *graph_opt;
+  double abs_tol, rel_tol, tol_scale;
+  int placed; /* nodes counted */
+  size_t on_gfxep, on_other;
+  const ortkit_tensor* outputs; /* reference outputs, for their names */
+  const output_result* per_output;
+  size_t n_outputs;
+  int compared, pass, timed, runs;
+  double ep50, ep99, cpu50, cpu99;
+} run_result;
+
+static int write_json(const char* path, const run_result* r) {
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "gfxep-run: cannot write %s\n", path);
+    return -1;
+  }
+  fputs("{\n  \"model\": ", f);
+  json_string(f, r->model);
+  fputs(",\n  \"oracle\": ", f);
+  json_string(f, r->oracle);
+  fputs(",\n  \"backend\": ", f);
+  json_string(f, r->backend);
+  fputs(",\n  \"device\": ", f);
+  json_string(f, r->device);
+  fputs(",\n  \"ort_version\": ", f);
+  json_string(f, r->ort_version);
+  fputs(",\n  \"graph_opt\": ", f);
+  json_string(f, r->graph_opt);
+  fprintf(f, ",\n  \"atol\": %g, \"rtol\": %g, \"tol_scale\": %g", r->abs_tol, r->rel_tol, r->tol_scale);
+  if (r->placed)
+    fprintf(f, ",\n  \"nodes_total\": %zu, \"nodes_gfxep\": %zu", r->on_gfxep + r->on_other, r->on_gfxep);
+  else
+    fputs(",\n  \"nodes_total\": null, \"nodes_gfxep\": null", f);
+  fputs(",\n  \"outputs\": [", f);
+  for (size_t i = 0; r->compared && i < r->n_outputs; i++) {
+    const output_result* o = &r->per_output[i];
+    fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+    json_string(f, r->outputs[i].name);
+    fputs(", \"max_abs\": ", f);
+    json_number(f, o->diff.max_abs);
+    fputs(", \"max_rel\": ", f);
+    json_number(f, o->diff.max_rel);
+    fputs(", \"ref_max_abs\": ", f);
+    json_number(f, o->ref_max);
+    fputs(", \"atol\": ", f);
+    json_number(f, o->atol);
+    fprintf(f, ", \"mismatched\": %zu, \"nan_mismatch\": %s, \"pass\": %s}", o->diff.mismatched,
+            o->diff.nan_mismatch ? "true" : "false", o->bad ? "false" : "true");
+  }
+  fprintf(f, "%s],\n  \"pass\": %s", r->compared && r->n_outputs ? "\n  " : "", r->compared && r->pass ? "true" : "false");
+  if (r->timed)
+    fprintf(f, ",\n  \"timings_ms\": {\"runs\": %d, \"gfxep_p50\": %.4f, \"gfxep_p99\": %.4f, \"cpu_p50\": %.4f, "
+               "\"cpu_p99\": %.4f}",
+            r->runs, r->ep50, r->ep99, r->cpu50, r->cpu99);
+  else
+    fputs(",\n  \"timings_ms\": null", f);
+  fputs(",\n  \"error\": ", f);
+  json_string(f, first_error[0] ? first_error : NULL);
+  fputs("\n}\n", f);
+  return fclose(f) ? -1 : 0;
+}
+
+/* Compares output by output: each output's atol grows by tol_scale x its max |reference|. Returns 1
+ * when any output is outside its tolerance; *all aggregates the differences over all outputs. */
+static int compare_outputs(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, double atol, double rtol,
+                           double tol_scale, output_result* per, ortkit_diff* all) {
+  int bad = 0;
+  memset(all, 0, sizeof *all);
+  for (size_t i = 0; i < n; i++) {
+    double ref_max = 0;
+    for (size_t e = 0; e < b[i].count; e++)
+      if (isfinite(b[i].data[e]) && fabs(b[i].data[e]) > ref_max) ref_max = fabs(b[i].data[e]);
+    per[i].ref_max = ref_max;
+    per[i].atol = atol + tol_scale * ref_max;
+    per[i].bad = ortkit_compare(&a[i], &b[i], 1, per[i].atol, rtol, &per[i].diff);
+    bad |= per[i].bad;
+    if (per[i].diff.max_abs > all->max_abs) all->max_abs = per[i].diff.max_abs;
+    if (per[i].diff.max_rel > all->max_rel) all->max_rel = per[i].diff.max_rel;
+    all->mismatched += per[i].diff.mismatched;
+    all->nan_mismatch |= per[i].diff.nan_mismatch;
+  }
+  return bad;
+}
+
 int main(int argc, char** argv) {
   const char* backend = NULL;
   const char* model = NULL;
+  const char* oracle = NULL;
+  const char* json = NULL;
   int runs = 20, quiet = 0;
   long dyn = 64;
-  double abs_tol = 1e-4, rel_tol = 1e-4;
+  double abs_tol = 1e-4, rel_tol = 1e-4, tol_scale = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) dyn = strtol(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--atol") && i + 1 < argc) abs_tol = atof(argv[++i]);
     else if (!strcmp(argv[i], "--rtol") && i + 1 < argc) rel_tol = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) tol_scale = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--oracle") && i + 1 < argc) oracle = argv[++i];
+    else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) setenv("GFXEP_ORT_GRAPH_OPT", argv[++i], 1); /* ortkit reads it */
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
     else if (argv[i][0] == '-') {
       usage();
       return 2;
     } else model = argv[i];
   }
-  if (!model || runs < 1 || dyn < 1) {
+  if (!model || runs < 1 || dyn < 1 || tol_scale < 0) {
     usage();
     return 2;
   }
 
+  run_result res = {.model = model, .oracle = oracle, .graph_opt = getenv("GFXEP_ORT_GRAPH_OPT"), .abs_tol = abs_tol, .rel_tol = rel_tol, .tol_scale = tol_scale,
+                    .runs = runs};
   ortkit k;
   char err[512];
   if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
     fprintf(stderr, "gfxep-run: %s\n", err);
+    snprintf(first_error, sizeof first_error, "%s", err);
+    if (json) write_json(json, &res);
     return 2;
   }
+  res.ort_version = k.version;
   printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
+  int rc = 2;
+  OrtSession *ep_session = NULL, *cpu_session = NULL;
+  ortkit_tensor *in = NULL, *out_ep = NULL, *out_cpu = NULL;
+  size_t n_in = 0, n_out_ep = 0, n_out_cpu = 0;
+  output_result* per_output = NULL;
   /* the reference backend is only offered to a registration that asks for it */
   int want_ref = backend && !strcmp(backend, "reference");
   const char* reg = want_ref ? "gfxep.reference" : "gfxep";
-  if (ortkit_failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, reg, ortkit_plugin_path()), "register")) {
-    ortkit_close(&k);
-    return 2;
-  }
+  if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, reg, ortkit_plugin_path()), "register")) goto done;
   const OrtEpDevice* dev[8];
   size_t n_dev = ortkit_find_devices(&k, backend, dev, 8);
   if (n_dev == 0 && !backend) {
     printf("no CUDA device offered by gfxep; using the reference backend (plain C on the CPU, slow by design)\n");
     backend = "reference";
-    if (ortkit_failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
-                      "register reference")) {
-      ortkit_close(&k);
-      return 2;
-    }
+    if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
+               "register reference"))
+      goto done;
     n_dev = ortkit_find_devices(&k, "reference", dev, 8);
   }
   if (n_dev == 0) {
     fprintf(stderr, "gfxep-run: gfxep offers no %s device here\n", backend ? backend : "");
-    ortkit_close(&k);
-    return 2;
+    snprintf(first_error, sizeof first_error, "gfxep offers no %s device here", backend ? backend : "");
+    goto done;
   }
   const char* uuid = ortkit_device_meta(&k, dev[0], "gfxep.device_uuid");
-  printf("gfxep device: %s (%s backend%s%s)\n", ortkit_device_meta(&k, dev[0], "gfxep.device_name"),
-         ortkit_device_meta(&k, dev[0], "gfxep.backend"), uuid ? ", uuid " : "", uuid ? uuid : "");
+  res.backend = ortkit_device_meta(&k, dev[0], "gfxep.backend");
+  res.device = ortkit_device_meta(&k, dev[0], "gfxep.device_name");
+  printf("gfxep device: %s (%s backend%s%s)\n", res.device, res.backend, uuid ? ", uuid " : "", uuid ? uuid : "");
 
-  int rc = 2;
-  OrtSession *ep_session = NULL, *cpu_session = NULL;
-  ortkit_tensor *in = NULL, *out_ep = NULL, *out_cpu = NULL;
-  size_t n_in = 0, n_out_ep = 0, n_out_cpu = 0;
-  if (ortkit_failed(&k, ortkit_session(&k, model, dev[0], NULL, NULL, 0, &ep_session), "session with gfxep") ||
-      ortkit_failed(&k, ortkit_session(&k, model, NULL, NULL, NULL, 0, &cpu_session), "session with the CPU EP") ||
-      ortkit_failed(&k, ortkit_random_inputs(&k, ep_session, 42, dyn, &in, &n_in), "inputs"))
+  if (oracle) printf("oracle: ORT's CPU EP on %s\n", oracle);
+  int ep_half = 0, cpu_half = 0;
+  if (failed(&k, ortkit_session(&k, model, dev[0], NULL, NULL, 0, &ep_session), "session with gfxep") ||
+      failed(&k, ortkit_session(&k, oracle ? oracle : model, NULL, NULL, NULL, 0, &cpu_session),
+             "session with the CPU EP") ||
+      failed(&k, has_half_io(&k, ep_session, &ep_half), "model inputs and outputs") ||
+      failed(&k, has_half_io(&k, cpu_session, &cpu_half), "oracle inputs and outputs") ||
+      failed(&k, ortkit_random_inputs(&k, ep_session, 42, dyn, &in, &n_in), "inputs") ||
+      failed(&k, round_half_inputs(&k, ep_session, in, n_in), "inputs"))
     goto done;
   size_t on_gfxep = 0, on_other = 0;
   if (!quiet) printf("node placement:\n");
-  if (ortkit_failed(&k, ortkit_placement(&k, ep_session, &on_gfxep, &on_other, !quiet), "placement")) goto done;
+  if (failed(&k, ortkit_placement(&k, ep_session, &on_gfxep, &on_other, !quiet), "placement")) goto done;
+  res.placed = 1;
+  res.on_gfxep = on_gfxep;
+  res.on_other = on_other;
   printf("nodes on gfxep: %zu, on other EPs: %zu\n", on_gfxep, on_other);
-  if (ortkit_failed(&k, ortkit_run(&k, ep_session, NULL, in, n_in, &out_ep, &n_out_ep), "run with gfxep") ||
-      ortkit_failed(&k, ortkit_run(&k, cpu_session, NULL, in, n_in, &out_cpu, &n_out_cpu), "run with the CPU EP"))
+  if (failed(&k, run_any(&k, ep_session, ep_half, in, n_in, &out_ep, &n_out_ep), "run with gfxep") ||
+      failed(&k, run_any(&k, cpu_session, cpu_half, in, n_in, &out_cpu, &n_out_cpu), "run with the CPU EP"))
     goto done;
   ortkit_diff d;
-  int bad = n_out_ep != n_out_cpu || ortkit_compare(out_ep, out_cpu, n_out_ep, abs_tol, rel_tol, &d);
+  memset(&d, 0, sizeof d);
+  per_output = calloc(n_out_cpu + 1, sizeof *per_output);
+  int bad = n_out_ep != n_out_cpu ||
+            compare_outputs(out_ep, out_cpu, n_out_ep, abs_tol, rel_tol, tol_scale, per_output, &d);
+  res.compared = n_out_ep == n_out_cpu;
+  res.pass = !bad;
+  res.outputs = out_cpu;
+  res.per_output = per_output;
+  res.n_outputs = n_out_cpu;
+  if (n_out_ep != n_out_cpu) snprintf(first_error, sizeof first_error, "%zu outputs, the oracle has %zu", n_out_ep, n_out_cpu);
   printf("agreement with ORT's CPU EP: max abs error %.3g, max rel error %.3g, %zu elements outside atol %.1g + rtol "
          "%.1g -> %s\n",
          d.max_abs, d.max_rel, d.mismatched, abs_tol, rel_tol, bad ? "MISMATCH" : "match");
+  if (tol_scale > 0)
+    for (size_t i = 0; res.compared && i < n_out_cpu; i++)
+      printf("  output %s: max|ref| %.3g, atol %.3g (+ %.1g x max|ref|), max abs error %.3g -> %s\n", out_cpu[i].name,
+             per_output[i].ref_max, per_output[i].atol, tol_scale, per_output[i].diff.max_abs,
+             per_output[i].bad ? "MISMATCH" : "match");
   double ep50, ep99, cpu50, cpu99;
-  if (time_runs(&k, ep_session, in, n_in, runs, &ep50, &ep99) ||
-      time_runs(&k, cpu_session, in, n_in, runs, &cpu50, &cpu99))
+  if (time_runs(&k, ep_session, ep_half, in, n_in, runs, &ep50, &ep99) ||
+      time_runs(&k, cpu_session, cpu_half, in, n_in, runs, &cpu50, &cpu99))
     goto done;
   printf("latency over %d runs, host inputs and outputs: gfxep p50 %.3f ms p99 %.3f ms; CPU EP p50 %.3f ms p99 %.3f "
          "ms\n",
          runs, ep50, ep99, cpu50, cpu99);
+  res.timed = 1;
+  res.ep50 = ep50;
+  res.ep99 = ep99;
+  res.cpu50 = cpu50;
+  res.cpu99 = cpu99;
   rc = bad ? 1 : 0;
 done:
+  if (json && write_json(json, &res)) rc = 2;
+  free(per_output);
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(out_ep, n_out_ep);
   ortkit_tensors_free(out_cpu, n_out_cpu);

@@ -148,6 +148,21 @@ static size_t merge_env_options(const char* const* keys, const char* const* valu
   return m;
 }
 
+/* GFXEP_ORT_GRAPH_OPT: ORT's basic optimizations fold BatchNormalization into Conv before any EP
+ * sees the graph; "disable" keeps a model's nodes as written. */
+static OrtStatus* set_graph_opt(ortkit* k, OrtSessionOptions* so) {
+  static const struct {
+    const char* name;
+    GraphOptimizationLevel level;
+  } levels[] = {{"disable", ORT_DISABLE_ALL}, {"basic", ORT_ENABLE_BASIC}, {"extended", ORT_ENABLE_EXTENDED},
+                {"all", ORT_ENABLE_ALL}};
+  const char* env = getenv("GFXEP_ORT_GRAPH_OPT");
+  if (!env || !env[0]) return NULL;
+  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+    if (!strcmp(env, levels[i].name)) return k->api->SetSessionGraphOptimizationLevel(so, levels[i].level);
+  return k->api->CreateStatus(ORT_INVALID_ARGUMENT, "GFXEP_ORT_GRAPH_OPT: expected disable, basic, extended or all");
+}
+
 OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
                           const char* const* values, size_t n_options, OrtSession** out) {
   const OrtApi* api = k->api;
@@ -158,6 +173,7 @@ OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* 
   size_t n_all = merge_env_options(keys, values, n_options, all_keys, all_values, storage, sizeof storage);
   OrtStatus* s = api->CreateSessionOptions(&so);
   if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
+  if (!s) s = set_graph_opt(k, so);
   if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, all_keys, all_values, n_all);
   void* bytes = NULL;
   size_t size = 0;

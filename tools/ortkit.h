@@ -3,7 +3,8 @@
  * plugin, builds sessions on gfxep or on ORT's CPU EP, feeds seeded random inputs and compares.
  *
  * Environment: GFXEP_ORT_LIB overrides the ONNX Runtime library, GFXEP_PLUGIN the plugin path,
- * GFXEP_EP_OPTIONS ("key=value,...") adds gfxep options to every session.
+ * GFXEP_EP_OPTIONS ("key=value,...") adds gfxep options to every session, GFXEP_ORT_GRAPH_OPT
+ * (disable|basic|extended|all) sets ORT's graph optimization level of every session (default: ORT's).
  */
 #ifndef GFXEP_TOOLS_ORTKIT_H
 #define GFXEP_TOOLS_ORTKIT_H
