@@ -245,6 +245,41 @@ static void test_unknown_option_is_named(void** state) {
   assert_null(s);
 }
 
+/* precision=fp16 computes a float32 model in float16 inside gfxep: the result moves away from the
+ * float32 one by float16 rounding (so the lowering happened), and stays within float16's bound;
+ * precision=tf32 leaves the reference backend exact (TF32 is a CUDA math mode). */
+static void test_precision_option(void** state) {
+  (void)state;
+  ortkit_tensor *in = NULL, *want = NULL, *half = NULL, *tf32 = NULL;
+  size_t n_in = 0, n_want = 0, n_half = 0, n_tf32 = 0;
+  OrtSession *cpu = NULL, *s16 = NULL, *s32 = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_random_inputs(&k, cpu, 17, 16, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  const char* keys[] = {"precision"};
+  const char* fp16[] = {"fp16"};
+  const char* tf[] = {"tf32"};
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, fp16, 1, &s16), "fp16 session");
+  expect_ok(ortkit_run(&k, s16, NULL, in, n_in, &half, &n_half), "fp16 run");
+  ortkit_diff d;
+  ortkit_compare(half, want, n_want, 0, 0, &d);
+  if (!(d.max_abs > 1e-6 && d.max_abs < 2e-2)) fail_msg("precision=fp16: max abs error %g vs float32", d.max_abs);
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, tf, 1, &s32), "tf32 session");
+  expect_ok(ortkit_run(&k, s32, NULL, in, n_in, &tf32, &n_tf32), "tf32 run");
+  if (strcmp(backend, "reference") == 0) assert_int_equal(ortkit_compare(tf32, want, n_want, ATOL_F32, RTOL_F32, &d), 0);
+  else assert_int_equal(ortkit_compare(tf32, want, n_want, 1e-2, 1e-2, &d), 0);
+  const char* bad[] = {"fp8"};
+  OrtSession* none = NULL;
+  expect_error(ortkit_session(&k, model_path("conv_net"), the_device(), keys, bad, 1, &none), "'fp8'");
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  ortkit_tensors_free(half, n_half);
+  ortkit_tensors_free(tf32, n_tf32);
+  k.api->ReleaseSession(cpu);
+  k.api->ReleaseSession(s16);
+  k.api->ReleaseSession(s32);
+}
+
 static void test_bad_option_value_is_named(void** state) {
   (void)state;
   const char* keys[] = {"allocator"};
@@ -558,6 +593,7 @@ int main(void) {
       cmocka_unit_test(test_run_on_user_stream),
       cmocka_unit_test(test_concurrent_runs_on_separate_streams),
       cmocka_unit_test(test_profiling_shows_gfxep_kernels),
+      cmocka_unit_test(test_precision_option),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/model.h"
+#include "core/half.h"
 #include "ir/fuse.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
@@ -37,8 +38,44 @@ void gfx_ep_forget_last_stream(const gfx_ep* ep) {
   last_run.stream = NULL;
 }
 
-/* Finds the IR value for an ORT value, adding it (and its constant data) on first sight. */
-static gfx_status value_for(ir_graph* g, const OrtValueInfo* vi, int* index) {
+/* ---- import, optionally lowering float32 to float16 (precision=fp16) ---- */
+
+typedef struct importer {
+  ir_graph* g;
+  int fp16; /* float32 values become float16 inside the partition */
+} importer;
+
+/* The name a lowered partition input or output keeps for its float32 side; the float16 value inside
+ * the partition has the ORT name, so nodes find it. */
+#define F32_SIDE ":float32"
+
+/* Inputs that stay float32 whatever the data's type: the ONNX schemas type them on their own (Resize's
+ * roi and scales, Upsample's scales); everything else of type float32 shares the data's type. */
+static int keeps_float32(const char* op_type, int input) {
+  if (strcmp(op_type, "Resize") == 0) return input == 1 || input == 2;
+  if (strcmp(op_type, "Upsample") == 0) return input == 1;
+  return 0;
+}
+
+/* float32 bytes to float16 bytes, in a new buffer the caller frees. */
+static gfx_status to_half(const void* data, size_t bytes, void** out, size_t* out_bytes) {
+  size_t n = bytes / 4;
+  uint16_t* h = malloc(n * 2 + 1);
+  if (!h) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "converting %zu bytes of weights to float16", bytes);
+  for (size_t i = 0; i < n; i++) {
+    float f;
+    memcpy(&f, (const char*)data + 4 * i, 4);
+    h[i] = gfx_float_to_half(f);
+  }
+  *out = h;
+  *out_bytes = n * 2;
+  return NULL;
+}
+
+/* Finds the IR value for an ORT value, adding it (and its constant data) on first sight. Lowering
+ * makes a float32 value float16 unless `keep` (an input that stays float32). */
+static gfx_status value_for(importer* im, const OrtValueInfo* vi, int keep, int* index) {
+  ir_graph* g = im->g;
   const char* name = NULL;
   GFX_TRY(gfx_from_ort(gfx_ort->GetValueInfoName(vi, &name)));
   int v = ir_graph_find_value(g, name);
@@ -49,7 +86,8 @@ static gfx_status value_for(ir_graph* g, const OrtValueInfo* vi, int* index) {
   int dtype = 0;
   gfx_shape shape;
   GFX_TRY(gfx_value_info_type(vi, &dtype, &shape));
-  GFX_TRY(ir_graph_add_value(g, name, dtype, &shape, &v));
+  const int lower = im->fp16 && dtype == GFX_DTYPE_F32 && !keep;
+  GFX_TRY(ir_graph_add_value(g, name, lower ? GFX_DTYPE_F16 : dtype, &shape, &v));
   bool is_const = false;
   GFX_TRY(gfx_from_ort(gfx_ort->ValueInfo_IsConstantInitializer(vi, &is_const)));
   if (is_const) {
@@ -60,19 +98,51 @@ static gfx_status value_for(ir_graph* g, const OrtValueInfo* vi, int* index) {
     size_t bytes = 0;
     GFX_TRY(gfx_from_ort(gfx_ort->GetTensorData(value, &data)));
     GFX_TRY(gfx_from_ort(gfx_ort->GetTensorSizeInBytes(value, &bytes)));
-    GFX_TRY(ir_graph_set_constant(g, v, data, bytes));
+    if (lower) {
+      void* half = NULL;
+      size_t half_bytes = 0;
+      GFX_TRY(to_half(data, bytes, &half, &half_bytes));
+      gfx_status s = ir_graph_set_constant(g, v, half, half_bytes);
+      free(half);
+      GFX_TRY(s);
+    } else {
+      GFX_TRY(ir_graph_set_constant(g, v, data, bytes));
+    }
   }
   *index = v;
   return NULL;
 }
 
-static gfx_status import_node(ir_graph* g, const OrtNode* node) {
+/* The node's description as the lowered partition sees it: float32 inputs (constants converted into
+ * `owned`, which the caller frees) and outputs become float16, so that parse computes the node's
+ * parameters (a Pad value, say) for the type it will really run in. */
+static gfx_status lower_desc(ir_node_desc* d, void** owned) {
+  for (int i = 0; i < d->n_inputs; i++) {
+    if (d->input_dtypes[i] != GFX_DTYPE_F32 || keeps_float32(d->op_type, i)) continue;
+    d->input_dtypes[i] = GFX_DTYPE_F16;
+    if (d->input_const_data[i]) {
+      size_t bytes = 0;
+      GFX_TRY(to_half(d->input_const_data[i], d->input_const_bytes[i], &owned[i], &bytes));
+      d->input_const_data[i] = owned[i];
+      d->input_const_bytes[i] = bytes;
+    }
+  }
+  for (int o = 0; o < d->n_outputs; o++)
+    if (d->output_dtypes[o] == GFX_DTYPE_F32) d->output_dtypes[o] = GFX_DTYPE_F16;
+  return NULL;
+}
+
+static gfx_status import_node(importer* im, const OrtNode* node) {
   gfx_node_reader reader;
   ir_node_desc desc;
   gfx_op op;
   ir_params params;
   GFX_TRY(gfx_node_describe(node, &reader, &desc));
-  GFX_TRY(ir_op_parse(&desc, &op, &params));
+  void* owned[IR_MAX_IO] = {0};
+  gfx_status s = im->fp16 ? lower_desc(&desc, owned) : NULL;
+  if (!s) s = ir_op_parse(&desc, &op, &params);
+  for (int i = 0; i < IR_MAX_IO; i++) free(owned[i]);
+  GFX_TRY(s);
   const OrtValueInfo* ins[IR_MAX_IO] = {0};
   const OrtValueInfo* outs[IR_MAX_IO] = {0};
   if (desc.n_inputs) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetInputs(node, ins, (size_t)desc.n_inputs)));
@@ -80,15 +150,56 @@ static gfx_status import_node(ir_graph* g, const OrtNode* node) {
   int in_idx[IR_MAX_IO], out_idx[IR_MAX_IO];
   for (int i = 0; i < desc.n_inputs; i++) {
     in_idx[i] = -1;
-    if (ins[i]) GFX_TRY(value_for(g, ins[i], &in_idx[i]));
+    if (ins[i]) GFX_TRY(value_for(im, ins[i], keeps_float32(desc.op_type, i), &in_idx[i]));
   }
-  for (int i = 0; i < desc.n_outputs; i++) GFX_TRY(value_for(g, outs[i], &out_idx[i]));
-  return ir_graph_add_node(g, op, desc.name, in_idx, desc.n_inputs, out_idx, desc.n_outputs, &params);
+  for (int i = 0; i < desc.n_outputs; i++) GFX_TRY(value_for(im, outs[i], 0, &out_idx[i]));
+  return ir_graph_add_node(im->g, op, desc.name, in_idx, desc.n_inputs, out_idx, desc.n_outputs, &params);
 }
 
-static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, ir_graph** out) {
+/* A Cast node from value `from` to value `to` (their element types say which way). */
+static gfx_status add_cast(ir_graph* g, int from, int to) {
+  ir_params none;
+  memset(&none, 0, sizeof none);
+  char name[160];
+  snprintf(name, sizeof name, "precision cast of '%s'", g->values[from].name);
+  return ir_graph_add_node(g, GFX_OP_CAST, name, &from, 1, &to, 1, &none);
+}
+
+/* A lowered partition's float32 input: the graph input keeps float32 under another name, and a Cast
+ * writes the float16 value the nodes read under the ORT name. */
+static gfx_status lowered_input(importer* im, const OrtValueInfo* vi, int* graph_input) {
+  const char* name = NULL;
+  int dtype = 0;
+  gfx_shape shape;
+  GFX_TRY(gfx_from_ort(gfx_ort->GetValueInfoName(vi, &name)));
+  GFX_TRY(gfx_value_info_type(vi, &dtype, &shape));
+  char side[512];
+  snprintf(side, sizeof side, "%s" F32_SIDE, name);
+  int f32 = -1, f16 = -1;
+  GFX_TRY(ir_graph_add_value(im->g, side, GFX_DTYPE_F32, &shape, &f32));
+  GFX_TRY(ir_graph_add_value(im->g, name, GFX_DTYPE_F16, &shape, &f16));
+  GFX_TRY(add_cast(im->g, f32, f16));
+  *graph_input = f32;
+  return NULL;
+}
+
+/* A lowered partition's float32 output: a Cast from the float16 value the nodes wrote. */
+static gfx_status lowered_output(importer* im, int f16, int* graph_output) {
+  ir_graph* g = im->g;
+  char side[512];
+  snprintf(side, sizeof side, "%s" F32_SIDE, g->values[f16].name);
+  gfx_shape shape = g->values[f16].shape;
+  int f32 = -1;
+  GFX_TRY(ir_graph_add_value(g, side, GFX_DTYPE_F32, &shape, &f32));
+  GFX_TRY(add_cast(g, f16, f32));
+  *graph_output = f32;
+  return NULL;
+}
+
+static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, int fp16, ir_graph** out) {
   ir_graph* g = ir_graph_new();
   if (!g) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "graph");
+  importer im = {.g = g, .fp16 = fp16};
   gfx_status s = NULL;
   size_t n_in = 0, n_out = 0, n_nodes = 0;
   const OrtValueInfo** ins = NULL;
@@ -109,23 +220,33 @@ static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, ir_g
   if (n_nodes && (s = gfx_from_ort(gfx_ort->Graph_GetNodes(graph, nodes, n_nodes)))) goto fail;
   /* the compiled node receives its inputs in the fused node's order */
   for (size_t i = 0; i < n_in; i++) {
-    int v;
+    int v, dtype = 0;
+    gfx_shape shape;
     if (!ins[i]) {
       s = gfx_error(GFX_ERR_INTERNAL, "fused node input %zu is absent", i);
       goto fail;
     }
-    if ((s = value_for(g, ins[i], &v)) || (s = ir_graph_add_input(g, v))) goto fail;
+    if ((s = gfx_value_info_type(ins[i], &dtype, &shape))) goto fail;
+    if (fp16 && dtype == GFX_DTYPE_F32)
+      s = lowered_input(&im, ins[i], &v);
+    else
+      s = value_for(&im, ins[i], 0, &v);
+    if (s || (s = ir_graph_add_input(g, v))) goto fail;
   }
   for (size_t i = 0; i < n_nodes; i++)
-    if ((s = import_node(g, nodes[i]))) goto fail;
+    if ((s = import_node(&im, nodes[i]))) goto fail;
   for (size_t i = 0; i < n_out; i++) {
     const char* name = NULL;
+    int dtype = 0;
+    gfx_shape shape;
     if ((s = gfx_from_ort(gfx_ort->GetValueInfoName(outs[i], &name)))) goto fail;
     int v = ir_graph_find_value(g, name);
     if (v < 0) {
       s = gfx_error(GFX_ERR_INTERNAL, "fused node output '%s' is produced by no node of the subgraph", name);
       goto fail;
     }
+    if ((s = gfx_value_info_type(outs[i], &dtype, &shape))) goto fail;
+    if (fp16 && dtype == GFX_DTYPE_F32 && (s = lowered_output(&im, v, &v))) goto fail;
     if ((s = ir_graph_add_output(g, v))) goto fail;
   }
   free(ins);
@@ -139,6 +260,25 @@ fail:
   free(nodes);
   ir_graph_free(g);
   return s;
+}
+
+/* Imports a partition; with precision=fp16 its float32 values become float16. A partition whose
+ * nodes cannot all run lowered (an op without float16, an attribute that only fits float32) is
+ * imported as it is, and the log says why: never a partition half lowered. */
+static gfx_status import_partition(const gfx_ep* ep, const OrtGraph* graph, const OrtNode* fused, size_t index,
+                                   ir_graph** out) {
+  if (ep->options.precision == GFX_PRECISION_FP16) {
+    gfx_status s = import_graph(graph, fused, 1, out);
+    if (!s) {
+      gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: partition %zu: float32 computed in float16", index);
+      return NULL;
+    }
+    gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_WARNING,
+                "gfxep: partition %zu stays in float32 (precision=fp16 does not apply): %s", index,
+                gfx_status_message(s));
+    gfx_status_free(s);
+  }
+  return import_graph(graph, fused, 0, out);
 }
 
 /* ---- OrtNodeComputeInfo ---- */
@@ -249,7 +389,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
   for (size_t i = 0; i < count; i++) infos[i] = NULL;
   for (size_t i = 0; i < count; i++) {
     ir_graph* g = NULL;
-    gfx_status s = import_graph(graphs[i], fused_nodes[i], &g);
+    gfx_status s = import_partition(ep, graphs[i], fused_nodes[i], i, &g);
     if (!s && (s = ir_fuse(g))) ir_graph_free(g);
     compute_info* ci = NULL;
     if (!s) {

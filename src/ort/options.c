@@ -44,6 +44,14 @@ static OrtStatus* set_graphs(gfx_ep_options* o, const char* key, const char* val
   return NULL;
 }
 
+static OrtStatus* set_precision(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "fp32") == 0) o->precision = GFX_PRECISION_FP32;
+  else if (strcmp(value, "tf32") == 0) o->precision = GFX_PRECISION_TF32;
+  else if (strcmp(value, "fp16") == 0) o->precision = GFX_PRECISION_FP16;
+  else return bad_value(key, value, "fp32, tf32, fp16");
+  return NULL;
+}
+
 static const struct {
   const char* key;
   option_setter set;
@@ -52,6 +60,7 @@ static const struct {
     {"log_partition", set_log_partition},
     {"cuda_graph", set_graphs},
     {"device_memory_limit", set_device_memory_limit},
+    {"precision", set_precision},
 };
 
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
@@ -73,7 +82,9 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     while (k < sizeof known / sizeof known[0] && strcmp(known[k].key, key) != 0) k++;
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
-                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, cuda_graph)", key);
+                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, cuda_graph, "
+                        "precision)",
+                        key);
     else
       s = known[k].set(out, key, values[i]);
   }

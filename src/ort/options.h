@@ -10,11 +10,20 @@ typedef struct gfx_ep_options {
   int caching_allocator; /* allocator = caching (default) | direct */
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
   int graphs;            /* cuda_graph = 1 (default) | 0: replay repeated runs as captured device graphs */
+  int precision;         /* precision = fp32 (default) | tf32 | fp16 (GFX_PRECISION_*) */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
                                * memory held by the session's allocator for ORT's tensors on the device
                                * (inputs copied in, outputs, values between partitions), cached blocks
                                * included; not gfxep's weights or partition workspaces. */
 } gfx_ep_options;
+
+/* How float32 models are computed. fp32: float32 arithmetic (FMA, no TF32). tf32: convolutions and
+ * matrix products may use TF32 tensor cores (10-bit mantissa products, float32 accumulation), as
+ * PyTorch does by default for convolutions. fp16: each partition's float32 values are computed in
+ * float16 (weights converted once at compile, float32 accumulation inside convolutions and matrix
+ * products), with casts at the partition's float32 inputs and outputs. Models already in float16
+ * are unaffected by either. */
+enum { GFX_PRECISION_FP32 = 0, GFX_PRECISION_TF32 = 1, GFX_PRECISION_FP16 = 2 };
 
 #define GFXEP_OPTION_PREFIX "ep." GFXEP_EP_NAME "."
 
