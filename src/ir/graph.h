@@ -225,6 +225,7 @@ typedef struct ir_node {
   int inputs[IR_MAX_IO];  /* value indices; -1 for an absent optional input */
   int outputs[IR_MAX_IO];
   ir_params params;
+  int allow_tf32; /* float32 convolutions and matrix products may use TF32 tensor cores (precision=tf32) */
 } ir_node;
 
 typedef struct ir_graph {

@@ -390,6 +390,8 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
   for (size_t i = 0; i < count; i++) {
     ir_graph* g = NULL;
     gfx_status s = import_partition(ep, graphs[i], fused_nodes[i], i, &g);
+    if (!s && ep->options.precision == GFX_PRECISION_TF32)
+      for (int n = 0; n < g->n_nodes; n++) g->nodes[n].allow_tf32 = 1;
     if (!s && (s = ir_fuse(g))) ir_graph_free(g);
     compute_info* ci = NULL;
     if (!s) {

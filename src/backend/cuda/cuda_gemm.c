@@ -67,7 +67,7 @@ static gfx_status set_transpose(const ir_node* node, cublasLtMatmulDesc_t desc, 
 static gfx_status create_descriptors(const ir_node* node, gemm_state* st) {
   const ir_gemm_params* p = &node->params.gemm;
   const ir_gemm_geom* g = &st->geom;
-  GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, cuda_blas_compute_type(node, st->dtype), CUDA_R_32F),
                           "cublasLtMatmulDescCreate for %s node \"%s\"", op_name, cuda_node_name(node)));
   /* cuBLAS's A = operand B, needed as n x k: row-major [k, n] read column-major is n x k already;
    * row-major [n, k] (transB) is k x n and is transposed. Likewise operand A as k x m. */

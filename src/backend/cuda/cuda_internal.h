@@ -87,6 +87,12 @@ gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int 
 
 /* ---- small helpers ---- */
 
+/* cuBLASLt's compute type for a node: float32 accumulation; float32 data with TF32 tensor-core
+ * products only when the node allows it (precision=tf32). */
+static inline cublasComputeType_t cuda_blas_compute_type(const ir_node* node, int dtype) {
+  return node->allow_tf32 && (dtype == GFX_DTYPE_F32 || dtype == 0) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 /* The largest power of two (capped at CUDA_ALLOC_ALIGNMENT) that divides value. */
 static inline size_t cuda_alignment_of(uintptr_t value) {
   size_t align = 1;

@@ -154,7 +154,7 @@ static gfx_status create_descriptors(const ir_node* node, matmul_state* st) {
   if (p->inner > INT32_MAX)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: MatMul node \"%s\": %lld matrices in one batch, cuBLASLt takes at most %d",
                      cuda_node_name(node), (long long)p->inner, INT32_MAX);
-  GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, cuda_blas_compute_type(node, st->dtype), CUDA_R_32F),
                           "cublasLtMatmulDescCreate for MatMul node \"%s\"", cuda_node_name(node)));
   GFX_TRY(create_layout(node, st->dtype, "b", (uint64_t)st->n, (uint64_t)st->k, st->n, p->inner, p->b_inner_stride,
                         &st->b_layout));
