@@ -64,6 +64,42 @@ def main():
             f"{f(p50(r, 'torch_tf32_graph_ms'))} | {f(p50(r, 'cpu_ep_ms'), 2)} | "
             f"{f(g['enqueue_us']['p50'], 1) if g else '–'} | {('%.1e' % err) if err is not None else '–'} | "
             f"{'yes' if r.get('correct') else 'NO'} |")
+    lines += ["", "## float32 models with gfxep's `precision` option", "",
+              "The float32 models again, with `precision=tf32` (TF32 tensor cores in convolutions and matrix "
+              "products, float32 accumulation) and `precision=fp16` (the partition computed in float16). "
+              "err/peak against PyTorch's float32 output; PyTorch's own TF32 default for comparison.", "",
+              "| model | gfxep fp32 p50 | gfxep tf32 p50 | tf32 err/peak | gfxep fp16 p50 | fp16 err/peak | "
+              "PyTorch TF32 graph p50 | PyTorch fp16 graph p50 |", "|---|---|---|---|---|---|---|---|"]
+    by_key = {(r["model"], r["precision"]): r for r in records}
+    for r in records:
+        if r["precision"] != "fp32":
+            continue
+        def lat(key):
+            g = r.get(key)
+            return g["latency_ms"]["p50"] if g else None
+        def err(key):
+            e = r.get(key)
+            return ("%.1e" % e["max_rel_to_peak"]) if e else "–"
+        half = by_key.get((r["model"], "fp16"), {})
+        lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
+                     f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
+                     f"{f(p50(half, 'torch_graph_ms'))} |")
+    kernels = data.get("kernels") or []
+    if kernels:
+        lines += ["", "## Kernel efficiency", "",
+                  "Memory-bound kernels against a measured device-to-device copy (PyTorch `copy_` of the same "
+                  "bytes); large float16 GEMM and convolution against PyTorch (cuBLAS/cuDNN) on the same shapes, "
+                  "device time per kernel.", "", "| kernel | device ms | achieved | reference | fraction |",
+                  "|---|---|---|---|---|"]
+        for k in kernels:
+            if "error" in k:
+                lines.append(f"| {k['kernel']} | failed | – | – | – |")
+            elif "gbs" in k:
+                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {k['gbs']:.0f} GB/s | copy {k['copy_gbs']:.0f} GB/s | "
+                             f"{k['fraction_of_copy']:.0%} |")
+            else:
+                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {k['tflops']:.0f} TFLOP/s | PyTorch "
+                             f"{k['torch_tflops']:.0f} TFLOP/s | {k['fraction_of_torch']:.0%} |")
     failures = [r for r in records if not r.get("gfxep")]
     if failures:
         lines += ["", "Runs that failed:", ""]

@@ -398,6 +398,33 @@ def kernel_efficiency(args, env, models_dir):
     return out
 
 
+def run_bench(args, env, path, options=None):
+    """gfxep-bench on one model: (its JSON record, None) or (None, why it failed)."""
+    cmd = [args.bench, "--runs", str(args.runs)] + (["--options", options] if options else []) + [path]
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"gfxep-bench timed out after {args.timeout} s"
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode == 0 and line:
+        return json.loads(line[-1]), None
+    return None, (p.stderr or p.stdout)[-800:] or f"gfxep-bench exited with {p.returncode}"
+
+
+def run_gfxep(ort, devs, path, feed, options):
+    """One run through ORT's Python API on gfxep with EP options; the output, or None on failure."""
+    try:
+        so = ort.SessionOptions()
+        so.add_provider_for_devices(devs[:1], options)
+        sess = ort.InferenceSession(path, sess_options=so)
+        out = sess.run(None, feed)[0].astype(np.float32)
+        del sess
+        return out
+    except Exception as e:  # noqa: BLE001 — reported as a missing result
+        log(f"gfxep run with {options} failed: {e}")
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True, help="gfxep-bench")
@@ -485,16 +512,16 @@ def main():
                 rec["torch_tf32_eager_ms"], rec["torch_tf32_graph_ms"] = torch_timings(m, x, args.runs)
                 torch.backends.cudnn.allow_tf32 = False
             log(f"[{name} {prec}] gfxep timings")
-            try:
-                p = subprocess.run([args.bench, "--runs", str(args.runs), path], env=env, capture_output=True,
-                                   text=True, timeout=args.timeout)
-                line = [l for l in p.stdout.splitlines() if l.startswith("{")]
-                if p.returncode == 0 and line:
-                    rec["gfxep"] = json.loads(line[-1])
-                else:
-                    rec["gfxep_error"] = (p.stderr or p.stdout)[-800:]
-            except subprocess.TimeoutExpired:
-                rec["gfxep_error"] = f"gfxep-bench timed out after {args.timeout} s"
+            rec["gfxep"], err = run_bench(args, env, path)
+            if err:
+                rec["gfxep_error"] = err
+            if prec == "fp32":
+                # the same float32 model with gfxep's precision option: TF32 tensor cores, or float16 inside
+                for opt in ("tf32", "fp16"):
+                    log(f"[{name} {prec}] gfxep precision={opt}")
+                    got = run_gfxep(ort, devs, path, feed, {"precision": opt})
+                    rec[f"gfxep_{opt}_vs_torch_fp32"] = compare(got, ref) if got is not None else None
+                    rec[f"gfxep_{opt}"], _ = run_bench(args, env, path, f"precision={opt}")
             g = rec.get("gfxep")
             if g:
                 rec["ratio_vs_eager"] = g["latency_ms"]["p50"] / rec["torch_eager_ms"]["p50"]
@@ -523,6 +550,20 @@ def main():
               f"{r.get('cpu_ep_ms', {}).get('p50', float('nan')):>11.2f} "
               f"{g['enqueue_us']['p50'] if g else float('nan'):>7.1f} "
               f"{r.get('vs_torch_fp32', {}).get('max_rel_to_peak', float('nan')):>9.2e} {'yes' if r.get('correct') else 'NO'}")
+    print(f"\n{'fp32 model':<12} {'gfxep fp32':>10} {'tf32':>8} {'err/peak':>9} {'fp16':>8} {'err/peak':>9} "
+          f"{'torch tf32 graph':>16}")
+    for r in records:
+        if r["precision"] != "fp32":
+            continue
+        def lat(key):
+            g = r.get(key)
+            return g["latency_ms"]["p50"] if g else float("nan")
+        def err(key):
+            e = r.get(key)
+            return e["max_rel_to_peak"] if e else float("nan")
+        print(f"{r['model']:<12} {lat('gfxep'):>10.3f} {lat('gfxep_tf32'):>8.3f} {err('gfxep_tf32_vs_torch_fp32'):>9.1e} "
+              f"{lat('gfxep_fp16'):>8.3f} {err('gfxep_fp16_vs_torch_fp32'):>9.1e} "
+              f"{r.get('torch_tf32_graph_ms', {}).get('p50', float('nan')):>16.3f}")
     for k in kernels:
         print(f"{k['kernel']:<44} " + ("failed: " + k["error"][-120:] if "error" in k else
               f"gpu {k['gpu_ms']:.3f} ms  " + (f"{k['gbs']:.0f} GB/s = {k['fraction_of_copy']:.0%} of copy" if "gbs" in k
