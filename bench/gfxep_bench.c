@@ -1,7 +1,7 @@
 /* gfxep-bench — how fast a model runs on gfxep's CUDA device when its inputs and outputs already live
  * in device memory, as they do in a renderer's frame loop.
  *
- *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] model.onnx
+ *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] [--profile PREFIX] model.onnx
  *
  * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once; every
  * Run goes to an application stream (RunOptionsSetSyncStream) with ORT's end-of-run synchronization
@@ -11,6 +11,9 @@
  *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame)
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
  * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph).
+ * --profile PREFIX: afterwards, a second session with ONNX Runtime's profiling on runs the model three
+ * times; ORT's profile (with gfxep's kernels and their device times, one event per gfxep node) is
+ * written to a file starting with PREFIX, named in the JSON as "profile".
  * Prints one JSON object; exits 0 on success, 2 on errors, 77 when gfxep offers no CUDA device.
  */
 #include <cuda_runtime_api.h>
@@ -87,8 +90,39 @@ static size_t numel(const io* t) {
   return n;
 }
 
+/* Three runs of a profiled session; returns the profile file's path (owned by the caller) or NULL. */
+static char* profile_runs(const char* model, const OrtEpDevice* dev, const char* prefix, const char* const* keys,
+                          const char* const* values, size_t n_opt, const char* const* in_names,
+                          const OrtValue* const* in_values, size_t n_in, const char* const* out_names, size_t n_out) {
+  OrtSessionOptions* so = NULL;
+  OrtSession* sess = NULL;
+  char* path = NULL;
+  if (failed(k.api->CreateSessionOptions(&so), "profile options") ||
+      failed(k.api->EnableProfiling(so, prefix), "enable profiling") ||
+      failed(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, keys, values, n_opt), "profile EP") ||
+      failed(k.api->CreateSession(k.env, model, so, &sess), "profile session"))
+    goto done;
+  for (int r = 0; r < 3; r++) {
+    OrtValue* outs[MAX_IO] = {0};
+    if (failed(k.api->Run(sess, NULL, in_names, in_values, n_in, out_names, n_out, outs), "profiled run")) goto done;
+    for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(outs[o]);
+  }
+  OrtAllocator* a = NULL;
+  char* ort_path = NULL;
+  if (!failed(k.api->GetAllocatorWithDefaultOptions(&a), "allocator") &&
+      !failed(k.api->SessionEndProfiling(sess, a, &ort_path), "end profiling")) {
+    path = strdup(ort_path);
+    a->Free(a, ort_path);
+  }
+done:
+  if (sess) k.api->ReleaseSession(sess);
+  if (so) k.api->ReleaseSessionOptions(so);
+  return path;
+}
+
 int main(int argc, char** argv) {
   const char* model = NULL;
+  const char* profile = NULL;
   const char* json = NULL;
   const char* options = NULL;
   int runs = 100, warmup = 10, depth = 8;
@@ -99,6 +133,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) dyn = strtol(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
+    else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else if (argv[i][0] == '-') {
       fprintf(stderr, "usage: gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
       return 2;
@@ -252,13 +287,16 @@ int main(int argc, char** argv) {
   }
   double fps = (double)batches * depth / ((double)(ortkit_now_ns() - tp0) / 1e9);
 
+  char* profile_path = profile ? profile_runs(model, dev[0], profile, keys, values, n_opt, in_names, in_values, n_in,
+                                             out_names, n_out)
+                              : NULL;
   char buf[4096];
   int len = snprintf(buf, sizeof buf,
-                     "{\"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
+                     "{\"profile\": \"%s\", \"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
                      "\"session_create_ms\": %.1f, \"latency_ms\": {\"p50\": %.4f, \"p99\": %.4f}, "
                      "\"gpu_ms\": {\"p50\": %.4f, \"p99\": %.4f}, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
                      "\"throughput_fps\": %.1f, \"options\": \"%s\"}",
-                     model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
+                     profile_path ? profile_path : "", model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
                      pct(gpu_ms, runs, 0.5), pct(gpu_ms, runs, 0.99), pct(enqueue_us, runs, 0.5),
                      pct(enqueue_us, runs, 0.99), fps, options ? options : "");
   printf("%s\n", buf);
@@ -270,6 +308,7 @@ int main(int argc, char** argv) {
       fclose(f);
     }
   }
+  free(profile_path);
   free(enqueue_us);
   free(latency_ms);
   free(gpu_ms);

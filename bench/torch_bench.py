@@ -398,9 +398,27 @@ def kernel_efficiency(args, env, models_dir):
     return out
 
 
-def run_bench(args, env, path, options=None):
+def summarize_profile(path, runs=3):
+    """Device time per run of gfxep's kernels by operator, from ORT's profile (gfxep's events)."""
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        events = json.load(fh)
+    by_op, total = {}, 0.0
+    for e in events:
+        if not str(e.get("name", "")).startswith("gfxep:"):
+            continue
+        op = e.get("args", {}).get("op_name", "?")
+        by_op[op] = by_op.get(op, 0.0) + e.get("dur", 0) / runs
+        total += e.get("dur", 0) / runs
+    top = sorted(by_op.items(), key=lambda kv: -kv[1])[:8]
+    return {"device_us_per_run": round(total, 1), "by_op_us": {k: round(v, 1) for k, v in top}}
+
+
+def run_bench(args, env, path, options=None, profile=None):
     """gfxep-bench on one model: (its JSON record, None) or (None, why it failed)."""
-    cmd = [args.bench, "--runs", str(args.runs)] + (["--options", options] if options else []) + [path]
+    cmd = [args.bench, "--runs", str(args.runs)] + (["--options", options] if options else []) + \
+        (["--profile", profile] if profile else []) + [path]
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -512,7 +530,9 @@ def main():
                 rec["torch_tf32_eager_ms"], rec["torch_tf32_graph_ms"] = torch_timings(m, x, args.runs)
                 torch.backends.cudnn.allow_tf32 = False
             log(f"[{name} {prec}] gfxep timings")
-            rec["gfxep"], err = run_bench(args, env, path)
+            rec["gfxep"], err = run_bench(args, env, path, profile=os.path.join(models_dir, f"profile_{name}_{prec}"))
+            if rec["gfxep"]:
+                rec["profile"] = summarize_profile(rec["gfxep"].get("profile"))
             if err:
                 rec["gfxep_error"] = err
             if prec == "fp32":
@@ -564,6 +584,12 @@ def main():
         print(f"{r['model']:<12} {lat('gfxep'):>10.3f} {lat('gfxep_tf32'):>8.3f} {err('gfxep_tf32_vs_torch_fp32'):>9.1e} "
               f"{lat('gfxep_fp16'):>8.3f} {err('gfxep_fp16_vs_torch_fp32'):>9.1e} "
               f"{r.get('torch_tf32_graph_ms', {}).get('p50', float('nan')):>16.3f}")
+    print("\nwhere gfxep's device time goes (ORT profile, gfxep kernels, us per run):")
+    for r in records:
+        pr = r.get("profile")
+        if pr:
+            print(f"{r['model']:<12} {r['precision']:<5} {pr['device_us_per_run']:>9.1f}  " +
+                  ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()))
     for k in kernels:
         print(f"{k['kernel']:<44} " + ("failed: " + k["error"][-120:] if "error" in k else
               f"gpu {k['gpu_ms']:.3f} ms  " + (f"{k['gbs']:.0f} GB/s = {k['fraction_of_copy']:.0%} of copy" if "gbs" in k
