@@ -84,6 +84,16 @@ def main():
         lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
                      f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
                      f"{f(p50(half, 'torch_graph_ms'))} |")
+    profiled = [r for r in records if r.get("profile")]
+    if profiled:
+        lines += ["", "## Where gfxep's device time goes", "",
+                  "From ONNX Runtime's profile of three runs (`gfxep-bench --profile`): gfxep's kernels by operator, "
+                  "device microseconds per run (node by node, so slightly above the graph-replayed latency).", "",
+                  "| model | prec | device us per run | largest operators (us) |", "|---|---|---|---|"]
+        for r in profiled:
+            pr = r["profile"]
+            lines.append(f"| {r['model']} | {r['precision']} | {pr['device_us_per_run']:.0f} | " +
+                         ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()) + " |")
     kernels = data.get("kernels") or []
     if kernels:
         lines += ["", "## Kernel efficiency", "",
