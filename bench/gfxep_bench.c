@@ -11,8 +11,8 @@
  *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame)
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
  * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph).
- * --profile PREFIX: afterwards, a second session with ONNX Runtime's profiling on runs the model three
- * times; ORT's profile (with gfxep's kernels and their device times, one event per gfxep node) is
+ * --profile PREFIX: afterwards, a second session with ONNX Runtime's profiling on runs the model
+ * PROFILE_RUNS times; ORT's profile (with gfxep's kernels and their device times, one event per gfxep node) is
  * written to a file starting with PREFIX, named in the JSON as "profile".
  * Prints one JSON object; exits 0 on success, 2 on errors, 77 when gfxep offers no CUDA device.
  */
@@ -90,7 +90,9 @@ static size_t numel(const io* t) {
   return n;
 }
 
-/* Three runs of a profiled session; returns the profile file's path (owned by the caller) or NULL. */
+#define PROFILE_RUNS 20
+
+/* PROFILE_RUNS runs of a profiled session; returns the profile file's path (owned by the caller) or NULL. */
 static char* profile_runs(const char* model, const OrtEpDevice* dev, const char* prefix, const char* const* keys,
                           const char* const* values, size_t n_opt, const char* const* in_names,
                           const OrtValue* const* in_values, size_t n_in, const char* const* out_names, size_t n_out) {
@@ -102,7 +104,7 @@ static char* profile_runs(const char* model, const OrtEpDevice* dev, const char*
       failed(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, keys, values, n_opt), "profile EP") ||
       failed(k.api->CreateSession(k.env, model, so, &sess), "profile session"))
     goto done;
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < PROFILE_RUNS; r++) {
     OrtValue* outs[MAX_IO] = {0};
     if (failed(k.api->Run(sess, NULL, in_names, in_values, n_in, out_names, n_out, outs), "profiled run")) goto done;
     for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(outs[o]);

@@ -87,8 +87,9 @@ def main():
     profiled = [r for r in records if r.get("profile")]
     if profiled:
         lines += ["", "## Where gfxep's device time goes", "",
-                  "From ONNX Runtime's profile of three runs (`gfxep-bench --profile`): gfxep's kernels by operator, "
-                  "device microseconds per run (node by node, so slightly above the graph-replayed latency).", "",
+                  "From ONNX Runtime's profile of 20 runs (`gfxep-bench --profile`): gfxep's kernels by operator, "
+                  "each node's median device time, microseconds per run (node by node with a timer between nodes, "
+                  "so a little above the graph-replayed latency).", "",
                   "| model | prec | device us per run | largest operators (us) |", "|---|---|---|---|"]
         for r in profiled:
             pr = r["profile"]
