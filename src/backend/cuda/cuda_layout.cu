@@ -58,6 +58,71 @@ __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_c
   }
 }
 
+/* One row of the box per block (grid-stride over rows): the row's outer coordinates are resolved
+ * once, then its threads walk the last dim, so the per-element cost is one multiply-add and the
+ * accesses along a contiguous last dim coalesce. Chosen when the last dim is long enough to keep a
+ * warp busy; the element-wise plan_kernel above handles the rest. */
+template <typename T>
+__global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan, int64_t rows) {
+  T constant;
+  memcpy(&constant, plan.value, sizeof(T));
+  const int last = plan.rank - 1;
+  const int64_t inner = plan.dims[last], start = plan.src_start[last], step = plan.src_step[last];
+  const int64_t extent = plan.src_extent[last], ss = plan.src_strides[last], ds = plan.dst_strides[last];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    int64_t linear = row, s = 0, d = plan.dst_offset;
+    bool outside = false;
+    for (int k = last - 1; k >= 0; k--) {
+      const int64_t c = linear % plan.dims[k];
+      linear /= plan.dims[k];
+      d += c * plan.dst_strides[k];
+      const int64_t sc = resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      if (sc < 0)
+        outside = true;
+      else
+        s += sc * plan.src_strides[k];
+    }
+    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {
+      const int64_t c = start + j * step;
+      T v = constant;
+      if (!outside) {
+        const int64_t sc = c >= 0 && c < extent ? c : resolve_coord(c, extent, plan.mode);
+        if (sc >= 0) v = src[s + sc * ss];
+      }
+      dst[d + j * ds] = v;
+    }
+  }
+}
+
+/* Merges neighbouring box dims that are one run in both source and destination and never leave the
+ * source (start 0, step 1, the whole extent): fewer dims to decompose, longer rows. */
+void simplify_plan(ir_copy_plan* p) {
+  int r = 0;
+  for (int k = 0; k < p->rank; k++) {
+    if (r > 0) {
+      const int a = r - 1;
+      const bool plain_a = p->src_start[a] == 0 && p->src_step[a] == 1 && p->src_extent[a] == p->dims[a];
+      const bool plain_k = p->src_start[k] == 0 && p->src_step[k] == 1 && p->src_extent[k] == p->dims[k];
+      if (plain_a && plain_k && p->src_strides[a] == p->src_strides[k] * p->dims[k] &&
+          p->dst_strides[a] == p->dst_strides[k] * p->dims[k]) {
+        p->dims[a] *= p->dims[k];
+        p->src_extent[a] = p->dims[a];
+        p->src_strides[a] = p->src_strides[k];
+        p->dst_strides[a] = p->dst_strides[k];
+        continue;
+      }
+    }
+    p->dims[r] = p->dims[k];
+    p->dst_strides[r] = p->dst_strides[k];
+    p->src_extent[r] = p->src_extent[k];
+    p->src_start[r] = p->src_start[k];
+    p->src_step[r] = p->src_step[k];
+    p->src_strides[r] = p->src_strides[k];
+    r++;
+  }
+  p->rank = r;
+}
+
 template <typename T, typename Index>
 __global__ void gather_kernel(const T* __restrict__ data, const Index* __restrict__ indices, T* __restrict__ out,
                               ir_gather_geom g, int64_t count) {
@@ -90,7 +155,15 @@ __global__ void write_i64_kernel(int64_t* dst, i64_values values) {
 
 template <typename T>
 void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
-  plan_kernel<T><<<grid_for(plan->count), kBlockSize, 0, stream>>>((const T*)src, (T*)dst, *plan);
+  const int64_t inner = plan->rank > 0 ? plan->dims[plan->rank - 1] : 1;
+  if (inner >= 64) {
+    const int64_t rows = plan->count / inner;
+    const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
+    const unsigned int blocks = (unsigned int)(rows < (1 << 20) ? rows : (1 << 20));
+    plan_rows_kernel<T><<<blocks, threads, 0, stream>>>((const T*)src, (T*)dst, *plan, rows);
+  } else {
+    plan_kernel<T><<<grid_for(plan->count), kBlockSize, 0, stream>>>((const T*)src, (T*)dst, *plan);
+  }
 }
 
 template <typename T>
@@ -116,6 +189,7 @@ cudaError_t preload_size() {
   cudaFuncAttributes attr;
   cudaError_t e;
   if ((e = cudaFuncGetAttributes(&attr, plan_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int64_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int32_t>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, fill_kernel<T>);
@@ -123,8 +197,11 @@ cudaError_t preload_size() {
 
 }  // namespace
 
-extern "C" cudaError_t cuda_layout_run_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
-  if (plan->count <= 0) return cudaSuccess;
+extern "C" cudaError_t cuda_layout_run_plan(const ir_copy_plan* given, const void* src, void* dst, cudaStream_t stream) {
+  if (given->count <= 0) return cudaSuccess;
+  ir_copy_plan simplified = *given;
+  simplify_plan(&simplified);
+  const ir_copy_plan* plan = &simplified;
   switch (plan->elem_size) {
     case 1: launch_plan<uint8_t>(plan, src, dst, stream); break;
     case 2: launch_plan<uint16_t>(plan, src, dst, stream); break;
