@@ -1,5 +1,9 @@
 /* gfxep — every element-wise op on the CUDA backend against the reference backend, in every element
- * type it takes: seeded random data, broadcast patterns, outputs between guard bytes. Floats agree
+ * type it takes: seeded random data, broadcast patterns, outputs between guard bytes. The shapes
+ * also walk the kernels' fast paths (contiguous, scalar, per-channel and last-dim broadcasts with
+ * 16-byte accesses, rows that are no multiple of a vector, views one element off alignment), and
+ * the reduction, normalization and softmax kernels' row strategies (one warp per short row, one
+ * block per row, few long rows split across blocks through scratch memory). Floats agree
  * within a per-type tolerance (float32 1e-5 + 1e-4 relative; float16 and bfloat16 one or two units
  * in the last place), integers and bools exactly. Needs a GPU: it reports "skipped" (exit 77)
  * where the CUDA backend has no device. GFXEP_CUDA_MODULE overrides where libgfxep_cuda.so is
@@ -91,6 +95,7 @@ typedef struct ew_case {
   int out_dtype;
   double scale;
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
+  int misalign; /* inputs and output one element past an aligned address */
 } ew_case;
 
 static int n_run, n_passed;
@@ -101,8 +106,8 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
   gfx_status s = NULL;
   char label[256];
   int ok = 1;
-  snprintf(label, sizeof label, "%s %s ->%s", ir_op_name(c->node.op), gfx_dtype_name(c->in_dtype[0]),
-           gfx_dtype_name(c->out_dtype));
+  snprintf(label, sizeof label, "%s %s ->%s%s", ir_op_name(c->node.op), gfx_dtype_name(c->in_dtype[0]),
+           gfx_dtype_name(c->out_dtype), c->misalign ? " misaligned" : "");
   for (int i = 0; i < c->n_in; i++) {
     char b[96];
     snprintf(label + strlen(label), sizeof label - strlen(label), " %s", gfx_shape_str(&c->in[i], b, sizeof b));
@@ -113,8 +118,17 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
   gfx_shape out_shape;
   gfx_shape in_shapes[IR_MAX_IO];
   memcpy(in_shapes, c->in, sizeof in_shapes);
-  if (c->node.op == GFX_OP_PRELU)
+  const gfx_op op = c->node.op;
+  if (op == GFX_OP_PRELU)
     s = ir_infer_prelu(&c->node, in_shapes, &out_shape);
+  else if (op == GFX_OP_REDUCE_SUM || op == GFX_OP_REDUCE_MEAN || op == GFX_OP_REDUCE_MAX ||
+           op == GFX_OP_GLOBAL_AVERAGE_POOL || op == GFX_OP_GLOBAL_MAX_POOL)
+    s = ir_infer_reduce(&c->node, in_shapes, &out_shape);
+  else if (op == GFX_OP_SOFTMAX || op == GFX_OP_LOG_SOFTMAX)
+    s = ir_infer_softmax(&c->node, in_shapes, &out_shape);
+  else if (op == GFX_OP_LAYER_NORMALIZATION || op == GFX_OP_INSTANCE_NORMALIZATION ||
+           op == GFX_OP_GROUP_NORMALIZATION)
+    s = ir_infer_norm(&c->node, in_shapes, &out_shape);
   else if (c->node.op == GFX_OP_BATCH_NORM)
     s = ir_infer_batchnorm(&c->node, in_shapes, &out_shape);
   else if (c->n_in == 1)
@@ -137,32 +151,40 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
     /* BatchNorm's variance must be positive */
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale,
          c->positive || (c->node.op == GFX_OP_BATCH_NORM && i == 4));
-    if ((s = gpu->mem_alloc(0, b + 8, &dev[i]))) goto done;
-    if (b && (s = gpu->copy(0, dev[i], host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
+    if ((s = gpu->mem_alloc(0, b + 16, &dev[i]))) goto done;
+    if (b && (s = gpu->copy(0, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
     rin[i] = (gfx_tensor){host[i], c->in_dtype[i], c->in[i]};
-    gin[i] = (gfx_tensor){dev[i], c->in_dtype[i], c->in[i]};
+    gin[i] = (gfx_tensor){(char*)dev[i] + shift, c->in_dtype[i], c->in[i]};
   }
   int okb;
   size_t out_bytes = gfx_shape_bytes(&out_shape, c->out_dtype, &okb);
+  /* the output starts `lead` bytes into the buffer, guard bytes on both sides */
+  const size_t lead = GUARD + (c->misalign ? gfx_dtype_size(c->out_dtype) : 0);
+  const size_t total = lead + out_bytes + GUARD;
   unsigned char* want = malloc(out_bytes + 8);
-  unsigned char* got = malloc(out_bytes + 2 * GUARD);
+  unsigned char* got = malloc(total);
   void* dev_out = NULL;
+  void* dev_scratch = NULL;
   gfx_tensor rout = {want, c->out_dtype, out_shape};
   if ((s = ref->node_run(&rctx, &c->node, rin, &rout, NULL))) goto done_out;
-  memset(got, GUARD_BYTE, out_bytes + 2 * GUARD);
-  if ((s = gpu->mem_alloc(0, out_bytes + 2 * GUARD, &dev_out))) goto done_out;
-  if ((s = gpu->copy(0, dev_out, got, out_bytes + 2 * GUARD, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done_out;
+  memset(got, GUARD_BYTE, total);
+  if ((s = gpu->mem_alloc(0, total, &dev_out))) goto done_out;
+  if ((s = gpu->copy(0, dev_out, got, total, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done_out;
   void* state = NULL;
   size_t scratch = 0;
   if ((s = gpu->node_prepare(0, &c->node, c->in, &out_shape, &state, &scratch))) goto done_out;
-  gfx_tensor gout = {(char*)dev_out + GUARD, c->out_dtype, out_shape};
+  if (scratch && (s = gpu->mem_alloc(0, scratch, &dev_scratch))) goto done_out;
+  gctx.scratch = dev_scratch;
+  gctx.scratch_bytes = scratch;
+  gfx_tensor gout = {(char*)dev_out + lead, c->out_dtype, out_shape};
   s = gpu->node_run(&gctx, &c->node, gin, &gout, state);
   if (!s) s = gpu->stream_sync(0, stream);
   if (state) gpu->node_release(0, state);
   if (s) goto done_out;
-  if ((s = gpu->copy(0, got, dev_out, out_bytes + 2 * GUARD, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done_out;
-  for (size_t g = 0; g < GUARD && ok; g++)
-    if (got[g] != GUARD_BYTE || got[GUARD + out_bytes + g] != GUARD_BYTE) {
+  if ((s = gpu->copy(0, got, dev_out, total, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done_out;
+  for (size_t g = 0; g < lead && ok; g++)
+    if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + out_bytes + g] != GUARD_BYTE)) {
       printf("FAIL %s: write outside the output\n", label);
       ok = 0;
     }
@@ -170,7 +192,7 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
   tolerance(c->out_dtype, &atol, &rtol);
   int64_t count = gfx_shape_numel(&out_shape), bad = 0;
   for (int64_t e = 0; e < count; e++) {
-    double w = value_at(want, c->out_dtype, e), g = value_at(got + GUARD, c->out_dtype, e);
+    double w = value_at(want, c->out_dtype, e), g = value_at(got + lead, c->out_dtype, e);
     int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
     if (!agree && bad++ < 3) printf("  %s: element %lld: want %.9g got %.9g\n", label, (long long)e, w, g);
   }
@@ -182,6 +204,7 @@ done_out:
   free(want);
   free(got);
   if (dev_out) gpu->mem_free(0, dev_out);
+  if (dev_scratch) gpu->mem_free(0, dev_scratch);
 done:
   for (int i = 0; i < c->n_in; i++) {
     free(host[i]);
@@ -330,6 +353,149 @@ static void other_cases(const gfx_backend* gpu, void* stream) {
     }
 }
 
+/* The row-form fast paths: same shapes (odd sizes leave a tail after the last vector), scalars,
+ * per-channel ([N,C,H,W] with [1,C,1,1] or [C,1,1]) and last-dim ([..., K] with [K]) operands,
+ * rows that are no multiple of a 16-byte vector, and all of it again one element off alignment. */
+static void fast_path_cases(const gfx_backend* gpu, void* stream) {
+  const gfx_shape pats[][2] = {
+      {SHAPE(3, 1001), SHAPE(3, 1001)},          {SHAPE(64, 1024), SHAPE(64, 1024)},
+      {SHAPE(2, 16, 24, 40), SHAPE(1, 16, 1, 1)}, {SHAPE(1, 16, 40, 40), SHAPE(16, 1, 1)},
+      {SHAPE(1, 16, 1, 1), SHAPE(2, 16, 9, 11)},  {SHAPE(1, 197, 192), SHAPE(192)},
+      {SHAPE(5, 7, 100), SHAPE(100)},             {SHAPE(4099), SHAPE(1)},
+      {SHAPE(1), SHAPE(3, 1001)},                 {SHAPE(2, 16, 24, 40), SHAPE(2, 1, 24, 40)}};
+  static const gfx_op ops[] = {GFX_OP_ADD, GFX_OP_SUB, GFX_OP_MUL, GFX_OP_DIV, GFX_OP_MAX, GFX_OP_POW, GFX_OP_GREATER};
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+      for (int t = 0; t < 5; t++)
+        for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+          const gfx_op op = ops[k];
+          if (t >= 3 && (op == GFX_OP_DIV || op == GFX_OP_POW)) continue;
+          ew_case c = case_of(op, all_math_types[t], 2, pats[p]);
+          if (op == GFX_OP_GREATER) c.out_dtype = GFX_DTYPE_BOOL;
+          c.positive = op == GFX_OP_POW || op == GFX_OP_DIV;
+          if (op == GFX_OP_POW) c.scale = 2.0;
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
+  /* unary and Cast over contiguous tensors with a tail, aligned and not */
+  const gfx_shape u[1] = {SHAPE(3, 1001)};
+  for (int misalign = 0; misalign < 2; misalign++) {
+    for (int t = 0; t < 5; t++) {
+      ew_case c = case_of(t >= 3 ? GFX_OP_NEG : GFX_OP_RELU, all_math_types[t], 1, u);
+      c.misalign = misalign;
+      run_case(gpu, stream, &c);
+      if (t < 3) {
+        c.node.op = GFX_OP_SIGMOID;
+        run_case(gpu, stream, &c);
+      }
+    }
+    static const int cast_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16,
+                                     GFX_DTYPE_I32, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+    for (int a = 0; a < 6; a++)
+      for (int b = 0; b < 6; b++) {
+        ew_case c = case_of(GFX_OP_CAST, cast_types[a], 1, u);
+        c.out_dtype = cast_types[b];
+        c.scale = 300.0;
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+    /* Where: same shapes, per-channel condition, scalar branch */
+    static const int where_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+    const gfx_shape wp[][3] = {{SHAPE(3, 1001), SHAPE(3, 1001), SHAPE(3, 1001)},
+                               {SHAPE(1, 16, 1, 1), SHAPE(2, 16, 8, 40), SHAPE(1)},
+                               {SHAPE(5, 192), SHAPE(192), SHAPE(5, 192)}};
+    for (int t = 0; t < 4; t++)
+      for (int p = 0; p < 3; p++) {
+        ew_case c = case_of(GFX_OP_WHERE, where_types[t], 3, wp[p]);
+        c.in_dtype[0] = GFX_DTYPE_BOOL;
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+    /* BatchNormalization with planes long enough for the row kernel, vector-sized or not */
+    const gfx_shape xs[] = {SHAPE(2, 6, 16, 40), SHAPE(2, 6, 9, 11)};
+    for (int t = 0; t < 3; t++)
+      for (int r = 0; r < 2; r++) {
+        gfx_shape bs[5] = {xs[r], SHAPE(6), SHAPE(6), SHAPE(6), SHAPE(6)};
+        ew_case c = case_of(GFX_OP_BATCH_NORM, float_types[t], 5, bs);
+        c.node.params.elementwise.epsilon = 1e-5f;
+        c.scale = 2.0;
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+  }
+}
+
+/* Reductions, normalizations and softmax across their row strategies: short rows (one warp each),
+ * medium rows (one block each), few long rows (split across blocks, with scratch memory), rows
+ * whose length is no multiple of a 16-byte vector, and misaligned views. */
+static void reduce_norm_cases(const gfx_backend* gpu, void* stream) {
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (int t = 0; t < 3; t++) {
+      const int dtype = float_types[t];
+      /* LayerNormalization over the last dim */
+      const gfx_shape ln[][3] = {{SHAPE(1, 197, 192), SHAPE(192), SHAPE(192)},
+                                 {SHAPE(4, 1000), SHAPE(1000), SHAPE(1000)},
+                                 {SHAPE(2, 3000), SHAPE(3000), SHAPE(3000)},
+                                 {SHAPE(1, 50001), SHAPE(50001), SHAPE(50001)}};
+      for (int k = 0; k < 4; k++) {
+        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, 3, ln[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f};
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+      /* InstanceNormalization: few long planes (split), odd-sized planes, many short planes */
+      const gfx_shape in[][3] = {{SHAPE(1, 8, 256, 256), SHAPE(8), SHAPE(8)},
+                                 {SHAPE(2, 3, 100, 101), SHAPE(3), SHAPE(3)},
+                                 {SHAPE(2, 64, 8, 8), SHAPE(64), SHAPE(64)}};
+      for (int k = 0; k < 3; k++) {
+        ew_case c = case_of(GFX_OP_INSTANCE_NORMALIZATION, dtype, 3, in[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_INSTANCE, .epsilon = 1e-5f};
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+      /* GroupNormalization 18 (per group) and 21 (per channel) over long groups (split) */
+      for (int per_channel = 0; per_channel < 2; per_channel++) {
+        const gfx_shape gn[3] = {SHAPE(1, 32, 64, 64), per_channel ? SHAPE(32) : SHAPE(4),
+                                 per_channel ? SHAPE(32) : SHAPE(4)};
+        ew_case c = case_of(GFX_OP_GROUP_NORMALIZATION, dtype, 3, gn);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_GROUP, .per_channel = (int8_t)per_channel,
+                                              .num_groups = 4, .epsilon = 1e-5f};
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+      /* GlobalAveragePool / GlobalMaxPool over few large planes (split) and many small ones */
+      const gfx_shape gp[][1] = {{SHAPE(1, 16, 128, 128)}, {SHAPE(2, 64, 7, 7)}, {SHAPE(1, 5, 99, 101)}};
+      for (int k = 0; k < 3; k++)
+        for (int mx = 0; mx < 2; mx++) {
+          ew_case c = case_of(mx ? GFX_OP_GLOBAL_MAX_POOL : GFX_OP_GLOBAL_AVERAGE_POOL, dtype, 1, gp[k]);
+          c.node.params.reduce = (ir_reduce_params){.kind = mx ? IR_REDUCE_MAX : IR_REDUCE_MEAN, .keepdims = 1,
+                                                    .global_pool = 1};
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
+      /* ReduceMean / ReduceSum over the last axis: many short rows (warp), few long rows (split) */
+      const gfx_shape rs[][1] = {{SHAPE(2000, 192)}, {SHAPE(3, 40000)}};
+      for (int k = 0; k < 2; k++)
+        for (int sum = 0; sum < 2; sum++) {
+          ew_case c = case_of(sum ? GFX_OP_REDUCE_SUM : GFX_OP_REDUCE_MEAN, dtype, 1, rs[k]);
+          c.node.params.reduce = (ir_reduce_params){.kind = sum ? IR_REDUCE_SUM : IR_REDUCE_MEAN, .n_axes = 1,
+                                                    .keepdims = 1, .axes = {-1}};
+          c.scale = sum ? 0.01 : 4.0; /* sums of 40000 stay small enough for float16 */
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
+      /* Softmax / LogSoftmax along the last axis: rows of 197 and 1000 (warp), 3000 (block) */
+      const gfx_shape sm[][1] = {{SHAPE(3, 197, 197)}, {SHAPE(64, 1000)}, {SHAPE(4, 3000)}};
+      for (int k = 0; k < 3; k++)
+        for (int lg = 0; lg < 2; lg++) {
+          ew_case c = case_of(lg ? GFX_OP_LOG_SOFTMAX : GFX_OP_SOFTMAX, dtype, 1, sm[k]);
+          c.node.params.softmax = (ir_softmax_params){.axis = -1, .log = (int8_t)lg};
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
+    }
+}
+
 int main(void) {
   const gfx_backend* gpu = load_cuda();
   if (!gpu || gpu->device_count() < 1) {
@@ -345,6 +511,8 @@ int main(void) {
   unary_cases(gpu, stream);
   broadcast_cases(gpu, stream);
   other_cases(gpu, stream);
+  fast_path_cases(gpu, stream);
+  reduce_norm_cases(gpu, stream);
   gpu->stream_destroy(0, stream);
   printf("%d passed, %d failed\n", n_passed, n_run - n_passed);
   return n_passed == n_run ? 0 : 1;

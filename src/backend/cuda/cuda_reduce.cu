@@ -1,8 +1,10 @@
 // gfxep CUDA backend — kernels of the reduction, normalization, pooling and softmax ops (see cuda_reduce.h).
 //
 // Rows that are reduced as a whole (a reduction over the innermost dims, softmax along the last
-// axis, every normalization) get one block each: the block's threads stride over the row and combine
-// their partial results with warp shuffles and a little shared memory. Reductions over outer dims
+// axis, every normalization) get one block each: the block's threads stride over the row (16-byte
+// loads where contiguous) and combine their partial results with warp shuffles and a little shared
+// memory. Short rows (up to 1024 elements) get one warp each instead, and few long rows are split
+// into chunks reduced by separate blocks into scratch memory, then combined (see cuda_row_split). Reductions over outer dims
 // give each thread one output, so that neighbouring threads read neighbouring elements. Pooling has
 // one thread per output. All loops are grid-stride with 64-bit indices.
 #include <cuda_bf16.h>
@@ -71,6 +73,68 @@ __device__ float block_reduce(float v, Op op) {
   return partial[0];
 }
 
+/* ---- vectorized walks over a contiguous range ---- */
+
+/* N elements of T as one aligned 16-byte access. */
+template <typename T>
+struct alignas(16) pack16 {
+  static const int N = 16 / sizeof(T);
+  T v[16 / sizeof(T)];
+};
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+/* Calls f(j, x[j]) for every j in [begin, end), spread over `threads` threads numbered `tid`:
+ * scalar up to the first 16-byte boundary, then 16-byte loads (8 halves or 4 floats: fewer, wider
+ * accesses keep more bytes in flight, which is what a memory-bound pass needs), then a scalar tail. */
+template <typename T, typename F>
+__device__ __forceinline__ void range_for(const T* x, int64_t begin, int64_t end, int tid, int threads, F f) {
+  const int N = pack16<T>::N;
+  const int64_t mis = (int64_t)(((uintptr_t)(x + begin) & 15) / sizeof(T));
+  int64_t vbegin = begin + (mis ? N - mis : 0);
+  if (vbegin > end) vbegin = end;
+  const int64_t vectors = (end - vbegin) / N;
+  for (int64_t j = begin + tid; j < vbegin; j += threads) f(j, load(x, j));
+  const pack16<T>* xv = (const pack16<T>*)(x + vbegin);
+  for (int64_t v = tid; v < vectors; v += threads) {
+    const pack16<T> p = xv[v];
+#pragma unroll
+    for (int i = 0; i < N; i++) f(vbegin + v * N + i, to_float(p.v[i]));
+  }
+  for (int64_t j = vbegin + vectors * N + tid; j < end; j += threads) f(j, load(x, j));
+}
+
+/* y[j] = f(j, x[j]) for j in [begin, end): like range_for, with 16-byte stores too when x and y
+ * are equally aligned (always, for tensors from the allocator); scalar otherwise. */
+template <typename T, typename F>
+__device__ __forceinline__ void range_map(const T* x, T* y, int64_t begin, int64_t end, int tid, int threads, F f) {
+  const int N = pack16<T>::N;
+  if ((((uintptr_t)x ^ (uintptr_t)y) & 15) != 0) {
+    for (int64_t j = begin + tid; j < end; j += threads) store(y, j, f(j, load(x, j)));
+    return;
+  }
+  const int64_t mis = (int64_t)(((uintptr_t)(x + begin) & 15) / sizeof(T));
+  int64_t vbegin = begin + (mis ? N - mis : 0);
+  if (vbegin > end) vbegin = end;
+  const int64_t vectors = (end - vbegin) / N;
+  for (int64_t j = begin + tid; j < vbegin; j += threads) store(y, j, f(j, load(x, j)));
+  const pack16<T>* xv = (const pack16<T>*)(x + vbegin);
+  pack16<T>* yv = (pack16<T>*)(y + vbegin);
+  for (int64_t v = tid; v < vectors; v += threads) {
+    pack16<T> p = xv[v];
+#pragma unroll
+    for (int i = 0; i < N; i++) p.v[i] = from_float<T>(f(vbegin + v * N + i, to_float(p.v[i])));
+    yv[v] = p;
+  }
+  for (int64_t j = vbegin + vectors * N + tid; j < end; j += threads) store(y, j, f(j, load(x, j)));
+}
+
 /* ---- reductions ---- */
 
 __device__ __forceinline__ int64_t offset_of(int64_t linear, int n, const int64_t* dims, const int64_t* strides) {
@@ -115,6 +179,200 @@ struct reduce_traits<CUDA_REDUCE_L2> {
   static __device__ float finish(float acc, int64_t) { return sqrtf(acc); }
 };
 
+/* ---- short rows: one warp per row ---- */
+
+/* Rows of up to 32 * PerLane elements get one warp each, 8 rows per block: a block per row would
+ * leave most of its 256 threads idle on a 192-element row and pay block-wide barriers for it. The
+ * row is read once into registers (lane l holds elements l, l + 32, ...; neighbouring lanes read
+ * neighbouring elements) and every later pass works from there. */
+const int kWarpsPerBlock = kBlockSize / 32;
+
+/* the scale/bias index of element j of a row whose first index is base (see cuda_norm_args),
+ * without a division in the two common layouts */
+__device__ __forceinline__ int64_t affine_index(const cuda_norm_args& a, int64_t base, int64_t j) {
+  if (a.affine_div == 1) return base + j;    /* LayerNormalization: per element */
+  if (a.affine_div >= a.count) return base;  /* InstanceNormalization: one per row */
+  return base + j / a.affine_div;
+}
+
+template <typename T, int PerLane>
+__global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t row = blockIdx.x * (int64_t)kWarpsPerBlock + (threadIdx.x >> 5); row < a.rows;
+       row += (int64_t)gridDim.x * kWarpsPerBlock) {
+    const T* in = x + row * a.count;
+    T* out = y + row * a.count;
+    float v[PerLane];
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++) {
+      const int64_t j = lane + 32 * i;
+      v[i] = j < a.count ? load(in, j) : 0.0f;
+      s += v[i];
+    }
+    const float mean = warp_reduce(s, sum_op()) / (float)a.count;
+    float q = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++) {
+      const float d = lane + 32 * i < a.count ? v[i] - mean : 0.0f;
+      q += d * d;
+    }
+    const float inv_std = rsqrtf(warp_reduce(q, sum_op()) / (float)a.count + a.epsilon);
+    const int64_t affine_base = row % a.affine_mod * a.affine_mul;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++) {
+      const int64_t j = lane + 32 * i;
+      if (j < a.count) {
+        const int64_t k = affine_index(a, affine_base, j);
+        float r = (v[i] - mean) * inv_std * load(scale, k);
+        if (bias) r += load(bias, k);
+        store(out, j, r);
+      }
+    }
+  }
+}
+
+template <typename T, int PerLane>
+__global__ void softmax_warp_kernel(const T* x, T* y, cuda_softmax_args a) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t row = blockIdx.x * (int64_t)kWarpsPerBlock + (threadIdx.x >> 5); row < a.outer;
+       row += (int64_t)gridDim.x * kWarpsPerBlock) {
+    const T* in = x + row * a.n;
+    T* out = y + row * a.n;
+    float v[PerLane];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++) {
+      const int64_t k = lane + 32 * i;
+      v[i] = k < a.n ? load(in, k) : -INFINITY;
+      m = max_op()(m, v[i]);
+    }
+    m = warp_reduce(m, max_op());
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++)
+      if (lane + 32 * i < a.n) s += expf(v[i] - m);
+    s = warp_reduce(s, sum_op());
+    const float log_s = logf(s), inv_s = 1.0f / s;
+#pragma unroll
+    for (int i = 0; i < PerLane; i++) {
+      const int64_t k = lane + 32 * i;
+      if (k < a.n) store(out, k, a.log ? v[i] - m - log_s : expf(v[i] - m) * inv_s);
+    }
+  }
+}
+
+/* Contiguous reductions of up to 1024 elements per output: one warp per output, single pass. */
+template <typename T, int Kind>
+__global__ void reduce_warp_kernel(const T* x, T* y, cuda_reduce_args a) {
+  typedef reduce_traits<Kind> traits;
+  typename traits::op op;
+  const int lane = threadIdx.x & 31;
+  for (int64_t o = blockIdx.x * (int64_t)kWarpsPerBlock + (threadIdx.x >> 5); o < a.out_count;
+       o += (int64_t)gridDim.x * kWarpsPerBlock) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float acc = op.identity();
+    for (int64_t r = lane; r < a.reduce_count; r += 32) acc = op(acc, traits::prepare(load(x, base + r)));
+    acc = warp_reduce(acc, op);
+    if (lane == 0) store(y, o, traits::finish(acc, a.reduce_count));
+  }
+}
+
+/* ---- few long rows: split across blocks (see cuda_row_split) ---- */
+
+/* Block (chunk, row) reduces its chunk into scratch[row * chunks + chunk]. */
+template <typename T, int Kind>
+__global__ void reduce_partial_kernel(const T* x, cuda_reduce_args a) {
+  typedef reduce_traits<Kind> traits;
+  typename traits::op op;
+  float* partial = (float*)a.scratch;
+  for (int64_t o = blockIdx.y; o < a.out_count; o += gridDim.y) {
+    const T* row = x + offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    const int64_t begin = blockIdx.x * a.chunk_len;
+    const int64_t end = min(begin + a.chunk_len, a.reduce_count);
+    float acc = op.identity();
+    range_for(row, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { acc = op(acc, traits::prepare(v)); });
+    acc = block_reduce(acc, op);
+    if (threadIdx.x == 0) partial[o * a.chunks + blockIdx.x] = acc;
+  }
+}
+
+/* One warp per output combines its chunks' partial results. */
+template <typename T, int Kind>
+__global__ void reduce_finish_kernel(T* y, cuda_reduce_args a) {
+  typedef reduce_traits<Kind> traits;
+  typename traits::op op;
+  const float* partial = (const float*)a.scratch;
+  const int lane = threadIdx.x & 31;
+  for (int64_t o = blockIdx.x * (int64_t)kWarpsPerBlock + (threadIdx.x >> 5); o < a.out_count;
+       o += (int64_t)gridDim.x * kWarpsPerBlock) {
+    float acc = op.identity();
+    for (int64_t c = lane; c < a.chunks; c += 32) acc = op(acc, partial[o * a.chunks + c]);
+    acc = warp_reduce(acc, op);
+    if (lane == 0) store(y, o, traits::finish(acc, a.reduce_count));
+  }
+}
+
+/* Block (chunk, row) writes its chunk's mean and sum of squared deviations from that mean (two
+ * passes over the chunk; the second reads it from the cache) to scratch. */
+template <typename T>
+__global__ void norm_stats_kernel(const T* x, cuda_norm_args a) {
+  float2* stats = (float2*)a.scratch;
+  for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
+    const T* in = x + row * a.count;
+    const int64_t begin = blockIdx.x * a.chunk_len;
+    const int64_t end = min(begin + a.chunk_len, a.count);
+    float s = 0.0f;
+    range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
+    const float mean = block_reduce(s, sum_op()) / (float)(end - begin);
+    float q = 0.0f;
+    range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) {
+      const float d = v - mean;
+      q += d * d;
+    });
+    q = block_reduce(q, sum_op());
+    if (threadIdx.x == 0) stats[row * a.chunks + blockIdx.x] = make_float2(mean, q);
+  }
+}
+
+/* The row's mean and 1/sqrt(variance + epsilon) from its chunks' statistics, by the parallel
+ * (Chan et al.) combination: mean = sum(n_c mean_c) / n, M2 = sum(M2_c + n_c (mean_c - mean)^2),
+ * as stable as the two-pass form within each chunk. Every thread of the block gets the result. */
+__device__ float2 row_stats(const cuda_norm_args& a, int64_t row) {
+  const float2* stats = (const float2*)a.scratch + row * a.chunks;
+  float s = 0.0f;
+  for (int64_t c = threadIdx.x; c < a.chunks; c += blockDim.x) {
+    const float n_c = (float)(min((c + 1) * a.chunk_len, a.count) - c * a.chunk_len);
+    s += n_c * stats[c].x;
+  }
+  const float mean = block_reduce(s, sum_op()) / (float)a.count;
+  float q = 0.0f;
+  for (int64_t c = threadIdx.x; c < a.chunks; c += blockDim.x) {
+    const float n_c = (float)(min((c + 1) * a.chunk_len, a.count) - c * a.chunk_len);
+    const float d = stats[c].x - mean;
+    q += stats[c].y + n_c * d * d;
+  }
+  const float var = block_reduce(q, sum_op()) / (float)a.count;
+  return make_float2(mean, rsqrtf(var + a.epsilon));
+}
+
+/* Block (chunk, row) normalizes its chunk. */
+template <typename T>
+__global__ void norm_apply_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
+  for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
+    const float2 st = row_stats(a, row);
+    const int64_t begin = blockIdx.x * a.chunk_len;
+    const int64_t end = min(begin + a.chunk_len, a.count);
+    const int64_t affine_base = row % a.affine_mod * a.affine_mul;
+    range_map(x + row * a.count, y + row * a.count, begin, end, threadIdx.x, blockDim.x, [&](int64_t j, float v) {
+      const int64_t k = affine_index(a, affine_base, j);
+      float r = (v - st.x) * st.y * load(scale, k);
+      if (bias) r += load(bias, k);
+      return r;
+    });
+  }
+}
+
 /* One block per output element. */
 template <typename T, int Kind>
 __global__ void reduce_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
@@ -123,7 +381,10 @@ __global__ void reduce_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
   for (int64_t o = blockIdx.x; o < a.out_count; o += gridDim.x) {
     const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
     float acc = op.identity();
-    if (a.n_red == 1) {
+    if (a.n_red == 1 && a.red_strides[0] == 1) { /* contiguous: 16-byte loads */
+      range_for(x + base, 0, a.reduce_count, threadIdx.x, blockDim.x,
+                [&](int64_t, float v) { acc = op(acc, traits::prepare(v)); });
+    } else if (a.n_red == 1) {
       const int64_t stride = a.red_strides[0];
       for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
         acc = op(acc, traits::prepare(load(x, base + r * stride)));
@@ -155,7 +416,15 @@ void launch_reduce(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t str
   /* A block per output when its elements are contiguous and many, or when outputs are too few to
    * keep the GPU busy one thread each; otherwise neighbouring threads take neighbouring outputs. */
   const bool contiguous = a.n_red >= 1 && a.red_strides[a.n_red - 1] == 1;
-  if ((contiguous && a.reduce_count >= 32) || a.out_count < 2048)
+  const bool flat = a.n_red == 1 && a.red_strides[0] == 1;
+  if (flat && a.chunks > 1 && a.scratch) {
+    /* few long rows: chunks of each row in parallel, then one warp per output combines them */
+    const dim3 grid((unsigned)a.chunks, (unsigned)(a.out_count < 65535 ? a.out_count : 65535));
+    reduce_partial_kernel<T, Kind><<<grid, kBlockSize, 0, stream>>>(x, a);
+    reduce_finish_kernel<T, Kind><<<grid_for(a.out_count, kWarpsPerBlock), kBlockSize, 0, stream>>>(y, a);
+  } else if (flat && a.reduce_count >= 32 && a.reduce_count <= 1024 && a.out_count >= 1024) {
+    reduce_warp_kernel<T, Kind><<<grid_for(a.out_count, kWarpsPerBlock), kBlockSize, 0, stream>>>(x, y, a);
+  } else if ((contiguous && a.reduce_count >= 32) || a.out_count < 2048)
     reduce_rows_kernel<T, Kind><<<grid_for(a.out_count, 1), kBlockSize, 0, stream>>>(x, y, a);
   else
     reduce_columns_kernel<T, Kind><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
@@ -257,30 +526,31 @@ __global__ void softmax_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
 
 /* ---- normalizations ---- */
 
+
+
 /* One block per row: the mean, then the mean squared deviation from it (two passes, which stays
  * accurate where E[x^2] - E[x]^2 cancels), then the normalized, scaled and shifted output. */
 template <typename T>
 __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* in = x + row * a.count;
-    T* out = y + row * a.count;
     float s = 0.0f;
-    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) s += load(in, j);
+    range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
     const float mean = block_reduce(s, sum_op()) / (float)a.count;
     float q = 0.0f;
-    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) {
-      const float d = load(in, j) - mean;
+    range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) {
+      const float d = v - mean;
       q += d * d;
-    }
+    });
     const float var = block_reduce(q, sum_op()) / (float)a.count;
     const float inv_std = rsqrtf(var + a.epsilon);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
-    for (int64_t j = threadIdx.x; j < a.count; j += blockDim.x) {
-      const int64_t k = affine_base + j / a.affine_div;
-      float v = (load(in, j) - mean) * inv_std * load(scale, k);
-      if (bias) v += load(bias, k);
-      store(out, j, v);
-    }
+    range_map(in, y + row * a.count, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t j, float v) {
+      const int64_t k = affine_index(a, affine_base, j);
+      float r = (v - mean) * inv_std * load(scale, k);
+      if (bias) r += load(bias, k);
+      return r;
+    });
   }
 }
 
@@ -297,7 +567,13 @@ void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t s
 template <typename T>
 void launch_softmax(const void* x, void* y, const cuda_softmax_args& a, cudaStream_t stream) {
   if (a.outer <= 0 || a.n <= 0 || a.inner <= 0) return;
-  if (a.inner == 1)
+  const T* in = static_cast<const T*>(x);
+  T* out = static_cast<T*>(y);
+  if (a.inner == 1 && a.n <= 256)
+    softmax_warp_kernel<T, 8><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.inner == 1 && a.n <= 1024)
+    softmax_warp_kernel<T, 32><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.inner == 1)
     softmax_rows_kernel<T><<<grid_for(a.outer, 1), kBlockSize, 0, stream>>>(static_cast<const T*>(x),
                                                                             static_cast<T*>(y), a);
   else
@@ -309,14 +585,30 @@ template <typename T>
 void launch_norm(const void* x, const void* scale, const void* bias, void* y, const cuda_norm_args& a,
                  cudaStream_t stream) {
   if (a.rows <= 0 || a.count <= 0) return;
-  norm_kernel<T><<<grid_for(a.rows, 1), kBlockSize, 0, stream>>>(
-      static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y), a);
+  const T* in = static_cast<const T*>(x);
+  const T *sc = static_cast<const T*>(scale), *bi = static_cast<const T*>(bias);
+  T* out = static_cast<T*>(y);
+  if (a.chunks > 1 && a.scratch) {
+    /* few long rows (InstanceNorm over large planes): chunk statistics, then the normalizing pass */
+    const dim3 grid((unsigned)a.chunks, (unsigned)(a.rows < 65535 ? a.rows : 65535));
+    norm_stats_kernel<T><<<grid, kBlockSize, 0, stream>>>(in, a);
+    norm_apply_kernel<T><<<grid, kBlockSize, 0, stream>>>(in, sc, bi, out, a);
+  } else if (a.count <= 256) {
+    norm_warp_kernel<T, 8><<<grid_for(a.rows, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, sc, bi, out, a);
+  } else if (a.count <= 1024) {
+    norm_warp_kernel<T, 32><<<grid_for(a.rows, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, sc, bi, out, a);
+  } else {
+    norm_kernel<T><<<grid_for(a.rows, 1), kBlockSize, 0, stream>>>(in, sc, bi, out, a);
+  }
 }
 
 template <typename T, int Kind>
 cudaError_t preload_reduce_kind() {
   cudaFuncAttributes attr;
   cudaError_t e = cudaFuncGetAttributes(&attr, reduce_rows_kernel<T, Kind>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, reduce_warp_kernel<T, Kind>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, reduce_partial_kernel<T, Kind>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, reduce_finish_kernel<T, Kind>);
   return e != cudaSuccess ? e : cudaFuncGetAttributes(&attr, reduce_columns_kernel<T, Kind>);
 }
 
@@ -332,6 +624,12 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 8>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 32>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 8>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 32>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, norm_stats_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, norm_apply_kernel<T>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, norm_kernel<T>);
 }
 

@@ -31,6 +31,11 @@ typedef struct cuda_reduce_args {
   int64_t out_count, reduce_count;
   int64_t kept_dims[GFX_MAX_RANK], kept_strides[GFX_MAX_RANK];
   int64_t red_dims[GFX_MAX_RANK], red_strides[GFX_MAX_RANK];
+  /* chunks > 1 (contiguous reductions only, see cuda_row_split): each output's elements are split
+   * into chunks of chunk_len, reduced by separate blocks into scratch (out_count * chunks floats),
+   * then combined. chunks == 1: no scratch. */
+  int64_t chunks, chunk_len;
+  void* scratch;
 } cuda_reduce_args;
 
 /* 2-D pooling of planes (N*C) NCHW images; kind 0 max, 1 average. */
@@ -53,7 +58,30 @@ typedef struct cuda_norm_args {
   int64_t rows, count;
   int64_t affine_mod, affine_mul, affine_div;
   float epsilon;
+  /* chunks > 1: rows are split into chunks of chunk_len whose statistics go to scratch (rows *
+   * chunks * 2 floats) before the normalizing pass; chunks == 1: no scratch. */
+  int64_t chunks, chunk_len;
+  void* scratch;
 } cuda_norm_args;
+
+/* How rows of `count` contiguous elements are split across blocks: few long rows would leave most
+ * of the GPU idle with one block each (128 rows of 512x512 on 132 SMs), so such rows are cut into
+ * chunks of at least 2048 elements until there are about 1024 blocks. chunk_len is a multiple of 8
+ * elements, so chunks start 16-byte aligned when rows do. *chunks == 1: no split. */
+static inline void cuda_row_split(int64_t rows, int64_t count, int64_t* chunks, int64_t* chunk_len) {
+  const int64_t target_blocks = 1024, min_chunk = 2048;
+  *chunks = 1;
+  *chunk_len = count;
+  if (rows <= 0 || rows >= target_blocks / 2 || count < 2 * min_chunk) return;
+  int64_t want = (target_blocks + rows - 1) / rows;
+  const int64_t most = count / min_chunk;
+  if (want > most) want = most;
+  if (want < 2) return;
+  int64_t len = (count + want - 1) / want;
+  len = (len + 7) / 8 * 8;
+  *chunk_len = len;
+  *chunks = (count + len - 1) / len;
+}
 
 cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_reduce_args args, cudaStream_t stream);
 cudaError_t cuda_pool_run(int dtype, const void* x, void* y, cuda_pool_args args, cudaStream_t stream);

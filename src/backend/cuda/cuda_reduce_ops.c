@@ -1,6 +1,7 @@
 /* gfxep CUDA backend — host side of the reduction, normalization and pooling ops: checks and launches
- * (kernels in cuda_reduce.cu). These ops keep no per-node state and need no scratch memory: their
- * geometry costs a few integer operations per run and travels to the kernels by value.
+ * (kernels in cuda_reduce.cu). These ops keep no per-node state: their geometry costs a few integer
+ * operations per run and travels to the kernels by value. Reductions and normalizations of few
+ * long rows ask for scratch memory (see below).
  */
 #include <string.h>
 
@@ -52,10 +53,56 @@ static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaErr
     return NULL; /* stateless; run checks the shapes */                                                       \
   }
 
-STATELESS_PREPARE(reduce)
 STATELESS_PREPARE(pool)
 STATELESS_PREPARE(softmax)
-STATELESS_PREPARE(norm)
+
+/* ---- splitting few long rows (cuda_row_split) ----
+ * Reductions and normalizations whose rows are too few to fill the GPU and long enough to share
+ * split each row across blocks, which write partial results to the node's scratch memory. The
+ * split is a pure function of the shapes: prepare asks for the scratch it needs and run derives
+ * the same split again; a run without that scratch falls back to one block per row. */
+
+static size_t reduce_split_bytes(const ir_reduce_geom* g, int64_t* chunks, int64_t* chunk_len) {
+  *chunks = 1;
+  *chunk_len = g->reduce_count;
+  if (g->copy || g->n_red != 1 || g->red_strides[0] != 1) return 0; /* contiguous rows only */
+  cuda_row_split(g->out_count, g->reduce_count, chunks, chunk_len);
+  return *chunks > 1 ? (size_t)(g->out_count * *chunks) * sizeof(float) : 0;
+}
+
+static size_t norm_split_bytes(const ir_norm_geom* g, int64_t* chunks, int64_t* chunk_len) {
+  cuda_row_split(g->rows, g->count, chunks, chunk_len);
+  return *chunks > 1 ? (size_t)(g->rows * *chunks) * 2 * sizeof(float) : 0;
+}
+
+gfx_status cuda_prepare_reduce(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)out, (void)state;
+  ir_reduce_geom g;
+  gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0], &g);
+  if (s) { /* run reports it */
+    gfx_status_free(s);
+    return NULL;
+  }
+  int64_t chunks, chunk_len;
+  *scratch_bytes = reduce_split_bytes(&g, &chunks, &chunk_len);
+  return NULL;
+}
+
+gfx_status cuda_prepare_norm(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)out, (void)state;
+  if (node->n_inputs < 2) return NULL; /* run reports it */
+  ir_norm_geom g;
+  gfx_status s = ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g);
+  if (s) {
+    gfx_status_free(s);
+    return NULL;
+  }
+  int64_t chunks, chunk_len;
+  *scratch_bytes = norm_split_bytes(&g, &chunks, &chunk_len);
+  return NULL;
+}
 
 /* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
 
@@ -88,6 +135,13 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   memcpy(a.kept_strides, g.kept_strides, sizeof a.kept_strides);
   memcpy(a.red_dims, g.red_dims, sizeof a.red_dims);
   memcpy(a.red_strides, g.red_strides, sizeof a.red_strides);
+  const size_t split_bytes = reduce_split_bytes(&g, &a.chunks, &a.chunk_len);
+  if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
+    a.scratch = ctx->scratch;
+  } else {
+    a.chunks = 1;
+    a.chunk_len = g.reduce_count;
+  }
   return launched(ctx, node, cuda_reduce_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }
 
@@ -148,6 +202,13 @@ gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
   cuda_norm_args a = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
                       .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon};
+  const size_t split_bytes = norm_split_bytes(&g, &a.chunks, &a.chunk_len);
+  if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
+    a.scratch = ctx->scratch;
+  } else {
+    a.chunks = 1;
+    a.chunk_len = g.count;
+  }
   GFX_TRY(cuda_use_device(ctx->device));
   return launched(ctx, node, cuda_norm_run(in[0].dtype, in[0].data, in[1].data, bias, out[0].data, a,
                                            (cudaStream_t)ctx->stream));
