@@ -1,7 +1,7 @@
 /* gfxep — convolution and matrix products: the reference kernels in float16 and bfloat16,
  * ConvTranspose, Gemm and 1-D Conv on cases worked out by hand or by a second formulation, their
- * geometry, and the Conv + Relu fusion, both as an IR rewrite and numerically against the unfused
- * nodes.
+ * geometry, and the Conv fusions (every activation, a residual Add), both as IR rewrites and
+ * numerically against the unfused nodes in every float type.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -468,6 +468,376 @@ static void test_fused_conv_relu_matches_unfused(void** unused) {
   }
 }
 
+/* ---- fusion of every activation and of a residual Add ---- */
+
+/* A small graph under construction: x [1,2,5,4] and r [1,3,5,4] graph inputs, a 3x3 Conv (or
+ * ConvTranspose) to 3 channels with pads 1, so every value the tail builds is [1,3,5,4]. */
+typedef struct fgraph {
+  ir_graph* g;
+  int dtype;
+  int x, r, conv_out;
+  int count; /* for value names */
+} fgraph;
+
+static const int64_t FG_OUT = 60; /* elements of [1,3,5,4] */
+
+/* float values stored as dtype */
+static void store_as(int dtype, const float* v, void* out, size_t n) {
+  if (dtype == GFX_DTYPE_F32)
+    memcpy(out, v, n * sizeof(float));
+  else
+    to16(dtype, v, out, n);
+}
+
+static int fg_value(fgraph* f, int dtype, gfx_shape shape) {
+  char name[32];
+  snprintf(name, sizeof name, "v%d", f->count++);
+  int v;
+  expect_ok(ir_graph_add_value(f->g, name, dtype, &shape, &v));
+  return v;
+}
+
+static int fg_const(fgraph* f, gfx_shape shape, unsigned seed) {
+  const int v = fg_value(f, f->dtype, shape);
+  const size_t n = (size_t)gfx_shape_numel(&shape);
+  float values[64];
+  unsigned char bytes[64 * sizeof(float)];
+  assert_true(n <= 64);
+  fill(values, n, seed);
+  store_as(f->dtype, values, bytes, n);
+  expect_ok(ir_graph_set_constant(f->g, v, bytes, n * gfx_dtype_size(f->dtype)));
+  return v;
+}
+
+static void fg_node(fgraph* f, gfx_op op, const char* name, const int* in, int n_in, int out, const ir_params* p) {
+  expect_ok(ir_graph_add_node(f->g, op, name, in, n_in, &out, 1, p));
+}
+
+/* the graph, its inputs and the Conv (named "conv") writing conv_out */
+static fgraph fg_new(int dtype, gfx_op conv_op, int with_bias) {
+  fgraph f = {.g = ir_graph_new(), .dtype = dtype};
+  assert_non_null(f.g);
+  f.x = fg_value(&f, dtype, SHAPE(1, 2, 5, 4));
+  f.r = fg_value(&f, dtype, SHAPE(1, 3, 5, 4));
+  expect_ok(ir_graph_add_input(f.g, f.x));
+  expect_ok(ir_graph_add_input(f.g, f.r));
+  const int w = fg_const(&f, conv_op == GFX_OP_CONV ? SHAPE(3, 2, 3, 3) : SHAPE(2, 3, 3, 3), 21);
+  const int b = fg_const(&f, SHAPE(3), 22);
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  p.conv = conv_params(2);
+  p.conv.dtype = dtype;
+  for (int i = 0; i < 4; i++) p.conv.pads[i] = 1;
+  f.conv_out = fg_value(&f, dtype, SHAPE(1, 3, 5, 4));
+  const int in[3] = {f.x, w, b};
+  fg_node(&f, conv_op, "conv", in, with_bias ? 3 : 2, f.conv_out, &p);
+  return f;
+}
+
+/* out = op(in) with the element-wise params given (Clip's bounds also as constant inputs) */
+static int fg_unary(fgraph* f, gfx_op op, const ir_elementwise_params* ep, int in, const char* name) {
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  p.elementwise = *ep;
+  const int out = fg_value(f, f->dtype, SHAPE(1, 3, 5, 4));
+  int ins[3] = {in, -1, -1};
+  int n_in = 1;
+  if (op == GFX_OP_CLIP) {
+    const float bounds[2] = {ep->min, ep->max};
+    for (int i = 0; i < 2; i++) {
+      unsigned char bytes[4];
+      const int v = fg_value(f, f->dtype, SHAPE(1));
+      store_as(f->dtype, &bounds[i], bytes, 1);
+      expect_ok(ir_graph_set_constant(f->g, v, bytes, gfx_dtype_size(f->dtype)));
+      if ((i == 0 && ep->has_min) || (i == 1 && ep->has_max)) ins[1 + i] = v;
+    }
+    n_in = 3;
+  }
+  fg_node(f, op, name, ins, n_in, out, &p);
+  return out;
+}
+
+static int fg_add(fgraph* f, int a, int b, gfx_shape out_shape) {
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  const int out = fg_value(f, f->dtype, out_shape);
+  const int in[2] = {a, b};
+  fg_node(f, GFX_OP_ADD, "add", in, 2, out, &p);
+  return out;
+}
+
+/* Runs every node through the reference backend on one buffer per value (declared shapes). */
+static void run_graph(const ir_graph* g, void* const* data) {
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    gfx_tensor in[IR_MAX_IO], out[IR_MAX_IO];
+    for (int i = 0; i < node->n_inputs; i++) {
+      const int v = node->inputs[i];
+      in[i] = v < 0 ? (gfx_tensor){.dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}}
+                    : tensor_of(g->values[v].const_data ? g->values[v].const_data : data[v], g->values[v].dtype,
+                                g->values[v].shape);
+    }
+    for (int o = 0; o < node->n_outputs; o++) {
+      const int v = node->outputs[o];
+      out[o] = tensor_of(data[v], g->values[v].dtype, g->values[v].shape);
+    }
+    expect_ok(run(node, in, out));
+  }
+}
+
+static float load_as_float(int dtype, const void* p, size_t i) {
+  if (dtype == GFX_DTYPE_F32) return ((const float*)p)[i];
+  float v;
+  from16(dtype, (const uint16_t*)p + i, &v, 1);
+  return v;
+}
+
+/* Output y of the graph before and after ir_fuse, which must leave `nodes_after` nodes: the same
+ * within one rounding of the element type (the unfused graph rounds once more in between). */
+static void expect_fusion_keeps_result(fgraph* f, int y, int nodes_after) {
+  ir_graph* g = f->g;
+  expect_ok(ir_graph_add_output(g, y));
+  void* data[64] = {0};
+  assert_true(g->n_values <= 64);
+  for (int v = 0; v < g->n_values; v++)
+    if (!g->values[v].const_data) data[v] = calloc((size_t)gfx_shape_numel(&g->values[v].shape), sizeof(float));
+  float in[FG_OUT];
+  fill(in, 40, 31);
+  store_as(f->dtype, in, data[f->x], 40);
+  fill(in, FG_OUT, 32);
+  store_as(f->dtype, in, data[f->r], FG_OUT);
+  run_graph(g, data);
+  float unfused[FG_OUT], fused[FG_OUT];
+  for (int64_t i = 0; i < FG_OUT; i++) unfused[i] = load_as_float(f->dtype, data[y], (size_t)i);
+  expect_ok(ir_fuse(g));
+  assert_int_equal(g->n_nodes, nodes_after);
+  memset(data[y], 0, FG_OUT * sizeof(float));
+  run_graph(g, data);
+  for (int64_t i = 0; i < FG_OUT; i++) fused[i] = load_as_float(f->dtype, data[y], (size_t)i);
+  const double ulp = f->dtype == GFX_DTYPE_F32 ? 1.0 / (1 << 23) : f->dtype == GFX_DTYPE_F16 ? 1.0 / 1024 : 1.0 / 128;
+  for (int64_t i = 0; i < FG_OUT; i++) {
+    const double bound = 4 * ulp * (1.0 + fabs((double)unfused[i]));
+    if (!(fabs((double)fused[i] - unfused[i]) <= bound))
+      print_error("%s element %lld: unfused %.9g, fused %.9g\n", gfx_dtype_name(f->dtype), (long long)i, unfused[i],
+                  fused[i]);
+    assert_true(fabs((double)fused[i] - unfused[i]) <= bound);
+  }
+  for (int v = 0; v < g->n_values; v++) free(data[v]);
+}
+
+static const int fuse_dtypes[3] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16};
+
+typedef struct act_case {
+  gfx_op op;
+  ir_conv_activation act;
+  float p_alpha, p_beta;     /* the element-wise op's alpha and beta */
+  int has_min, has_max;      /* Clip */
+  float min, max;
+  float alpha, beta;         /* what the Conv's params must hold */
+} act_case;
+
+static const act_case act_cases[] = {
+    {GFX_OP_RELU, IR_ACT_RELU, 0, 0, 0, 0, 0, 0, 0, 0},
+    {GFX_OP_LEAKY_RELU, IR_ACT_LEAKY_RELU, 0.25f, 0, 0, 0, 0, 0, 0.25f, 0},
+    {GFX_OP_CLIP, IR_ACT_CLIP, 0, 0, 1, 1, 0.0f, 0.75f, 0.0f, 0.75f},
+    {GFX_OP_CLIP, IR_ACT_CLIP, 0, 0, 0, 1, 0, 0.5f, -INFINITY, 0.5f},
+    {GFX_OP_CLIP, IR_ACT_CLIP, 0, 0, 1, 0, -0.25f, 0, -0.25f, INFINITY},
+    {GFX_OP_SIGMOID, IR_ACT_SIGMOID, 0, 0, 0, 0, 0, 0, 0, 0},
+    {GFX_OP_TANH, IR_ACT_TANH, 0, 0, 0, 0, 0, 0, 0, 0},
+    {GFX_OP_HARD_SIGMOID, IR_ACT_HARD_SIGMOID, 0.3f, 0.4f, 0, 0, 0, 0, 0.3f, 0.4f},
+    {GFX_OP_HARD_SWISH, IR_ACT_HARD_SWISH, 0, 0, 0, 0, 0, 0, 0, 0},
+    {GFX_OP_ELU, IR_ACT_ELU, 0.7f, 0, 0, 0, 0, 0, 0.7f, 0},
+};
+
+/* Conv (and ConvTranspose) -> each activation: one node carrying the activation, named "conv+act",
+ * computing what the pair computed, in every float type. */
+static void test_fuse_every_activation(void** unused) {
+  (void)unused;
+  for (size_t c = 0; c < sizeof act_cases / sizeof act_cases[0]; c++)
+    for (int t = 0; t < 3; t++)
+      for (int transpose = 0; transpose <= 1; transpose++) {
+        const act_case* k = &act_cases[c];
+        ir_elementwise_params ep;
+        memset(&ep, 0, sizeof ep);
+        ep.alpha = k->p_alpha;
+        ep.beta = k->p_beta;
+        ep.has_min = k->has_min;
+        ep.has_max = k->has_max;
+        ep.min = k->min;
+        ep.max = k->max;
+        fgraph f = fg_new(fuse_dtypes[t], transpose ? GFX_OP_CONV_TRANSPOSE : GFX_OP_CONV, 1);
+        const int y = fg_unary(&f, k->op, &ep, f.conv_out, "act");
+        expect_fusion_keeps_result(&f, y, 1);
+        const ir_node* n = &f.g->nodes[0];
+        assert_int_equal(n->op, transpose ? GFX_OP_CONV_TRANSPOSE : GFX_OP_CONV);
+        assert_int_equal(n->params.conv.activation, k->act);
+        assert_true(n->params.conv.act_alpha == k->alpha);
+        assert_true(n->params.conv.act_beta == k->beta);
+        assert_int_equal(n->params.conv.residual, IR_RES_NONE);
+        assert_string_equal(n->name, "conv+act");
+        assert_int_equal(n->outputs[0], y);
+        assert_int_equal(f.g->values[y].producer, 0);
+        assert_int_equal(f.g->values[f.conv_out].producer, -1);
+        ir_graph_free(f.g);
+      }
+}
+
+/* Conv -> Add(conv, r): the Conv takes r as input 3 and the Add's place; an activation after the
+ * Add applies to the sum, one before it (fused first) applies before the add. */
+static void test_fuse_residual(void** unused) {
+  (void)unused;
+  ir_elementwise_params none;
+  memset(&none, 0, sizeof none);
+  const gfx_shape ys = SHAPE(1, 3, 5, 4);
+  for (int t = 0; t < 3; t++)
+    for (int with_bias = 0; with_bias <= 1; with_bias++) {
+      /* y = conv + r, the Add's operands either way round */
+      for (int swap = 0; swap <= 1; swap++) {
+        fgraph f = fg_new(fuse_dtypes[t], GFX_OP_CONV, with_bias);
+        const int y = swap ? fg_add(&f, f.r, f.conv_out, ys) : fg_add(&f, f.conv_out, f.r, ys);
+        expect_fusion_keeps_result(&f, y, 1);
+        const ir_node* n = &f.g->nodes[0];
+        assert_int_equal(n->n_inputs, 4);
+        assert_int_equal(n->inputs[2], with_bias ? n->inputs[2] : -1);
+        assert_true(!with_bias || n->inputs[2] >= 0);
+        assert_int_equal(n->inputs[IR_CONV_RESIDUAL_INPUT], f.r);
+        assert_int_equal(n->params.conv.residual, IR_RES_ADD_THEN_ACT);
+        assert_int_equal(n->params.conv.activation, IR_ACT_NONE);
+        assert_string_equal(n->name, "conv+add");
+        ir_graph_free(f.g);
+      }
+      /* ResNet: relu(conv + r) */
+      fgraph f = fg_new(fuse_dtypes[t], GFX_OP_CONV, with_bias);
+      int y = fg_unary(&f, GFX_OP_RELU, &none, fg_add(&f, f.conv_out, f.r, ys), "relu");
+      expect_fusion_keeps_result(&f, y, 1);
+      assert_int_equal(f.g->nodes[0].params.conv.residual, IR_RES_ADD_THEN_ACT);
+      assert_int_equal(f.g->nodes[0].params.conv.activation, IR_ACT_RELU);
+      assert_string_equal(f.g->nodes[0].name, "conv+add+relu");
+      assert_int_equal(f.g->nodes[0].outputs[0], y);
+      ir_graph_free(f.g);
+      /* tanh(conv) + r */
+      f = fg_new(fuse_dtypes[t], GFX_OP_CONV, with_bias);
+      y = fg_add(&f, fg_unary(&f, GFX_OP_TANH, &none, f.conv_out, "tanh"), f.r, ys);
+      expect_fusion_keeps_result(&f, y, 1);
+      assert_int_equal(f.g->nodes[0].params.conv.residual, IR_RES_ACT_THEN_ADD);
+      assert_int_equal(f.g->nodes[0].params.conv.activation, IR_ACT_TANH);
+      assert_string_equal(f.g->nodes[0].name, "conv+tanh+add");
+      ir_graph_free(f.g);
+    }
+}
+
+/* The residual is produced after the Conv (ResNet's shortcut branch): the fused Conv moves to the
+ * Add's place, after the residual's producer, and the graph stays valid. */
+static void test_fuse_residual_moves_the_conv(void** unused) {
+  (void)unused;
+  ir_elementwise_params none;
+  memset(&none, 0, sizeof none);
+  fgraph f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  const int s = fg_unary(&f, GFX_OP_SIGMOID, &none, f.r, "shortcut");
+  const int y = fg_unary(&f, GFX_OP_RELU, &none, fg_add(&f, f.conv_out, s, SHAPE(1, 3, 5, 4)), "relu");
+  expect_fusion_keeps_result(&f, y, 2);
+  assert_int_equal(f.g->nodes[0].op, GFX_OP_SIGMOID);
+  assert_int_equal(f.g->nodes[1].op, GFX_OP_CONV);
+  assert_int_equal(f.g->nodes[1].inputs[IR_CONV_RESIDUAL_INPUT], s);
+  assert_int_equal(f.g->nodes[1].params.conv.activation, IR_ACT_RELU);
+  assert_int_equal(f.g->values[s].producer, 0);
+  assert_int_equal(f.g->values[y].producer, 1);
+  ir_graph_free(f.g);
+}
+
+/* What must stay unfused: a broadcasting or not fully known residual, one of another type, the
+ * Conv's output as a graph output, read twice, or added to itself; a second Add after a fused one. */
+static void test_fuse_residual_refusals(void** unused) {
+  (void)unused;
+  const gfx_shape ys = SHAPE(1, 3, 5, 4);
+  /* r broadcasts per channel */
+  fgraph f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  int r = fg_value(&f, GFX_DTYPE_F32, SHAPE(1, 3, 1, 1));
+  expect_ok(ir_graph_add_input(f.g, r));
+  int y = fg_add(&f, f.conv_out, r, ys);
+  expect_fusion_keeps_result(&f, y, 2);
+  assert_int_equal(f.g->nodes[0].n_inputs, 3);
+  ir_graph_free(f.g);
+  /* r of the right rank but a dim only known at run time; r of another type */
+  for (int k = 0; k < 2; k++) {
+    f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+    r = fg_value(&f, k ? GFX_DTYPE_F16 : GFX_DTYPE_F32, k ? ys : SHAPE(1, 3, GFX_DIM_UNKNOWN, 4));
+    expect_ok(ir_graph_add_input(f.g, r));
+    y = fg_add(&f, f.conv_out, r, ys);
+    expect_ok(ir_graph_add_output(f.g, y));
+    expect_ok(ir_fuse(f.g));
+    assert_int_equal(f.g->n_nodes, 2);
+    ir_graph_free(f.g);
+  }
+  /* the Conv's output is also a graph output */
+  f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  expect_ok(ir_graph_add_output(f.g, f.conv_out));
+  y = fg_add(&f, f.conv_out, f.r, ys);
+  expect_fusion_keeps_result(&f, y, 2);
+  ir_graph_free(f.g);
+  /* conv + conv: the residual would be the Conv's own output */
+  f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  y = fg_add(&f, f.conv_out, f.conv_out, ys);
+  expect_fusion_keeps_result(&f, y, 2);
+  ir_graph_free(f.g);
+  /* the Conv's output has a second reader */
+  f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  const int z = fg_add(&f, f.conv_out, f.r, ys);
+  y = fg_add(&f, f.conv_out, z, ys);
+  expect_fusion_keeps_result(&f, y, 3);
+  ir_graph_free(f.g);
+  /* ConvTranspose takes no residual (its activation still fuses) */
+  f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV_TRANSPOSE, 1);
+  y = fg_add(&f, f.conv_out, f.r, ys);
+  expect_fusion_keeps_result(&f, y, 2);
+  ir_graph_free(f.g);
+  /* two Adds: the first one fuses, the second stays */
+  f = fg_new(GFX_DTYPE_F32, GFX_OP_CONV, 1);
+  y = fg_add(&f, fg_add(&f, f.conv_out, f.r, ys), f.r, ys);
+  expect_fusion_keeps_result(&f, y, 2);
+  assert_int_equal(f.g->nodes[0].params.conv.residual, IR_RES_ADD_THEN_ACT);
+  assert_int_equal(f.g->nodes[1].op, GFX_OP_ADD);
+  ir_graph_free(f.g);
+}
+
+/* The reference kernel checks the residual input it is handed. */
+static void test_conv_residual_input_checks(void** unused) {
+  (void)unused;
+  ir_node node = node_of(GFX_OP_CONV, 4);
+  node.params.conv = conv_params(2);
+  node.params.conv.residual = IR_RES_ADD_THEN_ACT;
+  float x[4] = {1, 2, 3, 4}, w[1] = {2}, y[4], r[4] = {1, 1, 1, 1}, small[2] = {0};
+  gfx_tensor in[4] = {tensor_of(x, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2)), tensor_of(w, GFX_DTYPE_F32, SHAPE(1, 1, 1, 1)),
+                      {.dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}},
+                      tensor_of(r, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2));
+  expect_ok(run(&node, in, &out));
+  const float expected[4] = {3, 5, 7, 9};
+  expect_near(expected, y, 4, 0.0);
+  /* a residual that would broadcast */
+  in[3] = tensor_of(small, GFX_DTYPE_F32, SHAPE(1, 1, 2, 1));
+  gfx_status s = run(&node, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+  /* the residual is the output's memory */
+  in[3] = tensor_of(y, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2));
+  s = run(&node, in, &out);
+  assert_non_null(s);
+  assert_non_null(strstr(gfx_status_message(s), "output's own memory"));
+  gfx_status_free(s);
+  /* a residual mode without the input, an input without the mode */
+  node.n_inputs = 3;
+  s = run(&node, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+  node.n_inputs = 4;
+  node.params.conv.residual = IR_RES_NONE;
+  in[3] = tensor_of(r, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2));
+  s = run(&node, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_16bit),
@@ -481,6 +851,11 @@ int main(void) {
       cmocka_unit_test(test_fuse_conv_relu_rewrites),
       cmocka_unit_test(test_fuse_skips_shared_values),
       cmocka_unit_test(test_fused_conv_relu_matches_unfused),
+      cmocka_unit_test(test_fuse_every_activation),
+      cmocka_unit_test(test_fuse_residual),
+      cmocka_unit_test(test_fuse_residual_moves_the_conv),
+      cmocka_unit_test(test_fuse_residual_refusals),
+      cmocka_unit_test(test_conv_residual_input_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

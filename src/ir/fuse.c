@@ -1,13 +1,15 @@
 /* gfxep — compile-time fusions (see ir/fuse.h). */
 #include "ir/fuse.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 
-/* How many node inputs read each value (n_values entries, caller frees). */
+/* How many node inputs read each value (n_values entries, caller frees). The fusions below keep the
+ * counts exact, so one count serves the whole pass. */
 static gfx_status count_readers(const ir_graph* g, int** readers) {
   *readers = calloc((size_t)g->n_values + 1, sizeof **readers);
   if (!*readers) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "counting the readers of %d values", g->n_values);
@@ -26,8 +28,8 @@ static int sole_reader(const ir_graph* g, const int* readers, int v) {
   return -1;
 }
 
-/* Removes node `index`, whose outputs nothing reads any more, keeping the order of the others and
- * their values' producer indices. */
+/* Removes node `index`, keeping the order of the others and their values' producer indices. The
+ * caller updates the reader counts. */
 static void remove_node(ir_graph* g, int index) {
   free(g->nodes[index].name);
   memmove(&g->nodes[index], &g->nodes[index + 1], sizeof g->nodes[0] * (size_t)(g->n_nodes - index - 1));
@@ -44,43 +46,151 @@ static void retire_value(ir_graph* g, int v) {
   g->values[v].shape = (gfx_shape){.rank = 1, .dims = {0}};
 }
 
-/* Conv -> Relu becomes one Conv with a Relu activation, writing the Relu's output. */
-static int fuse_conv_relu(ir_graph* g, const int* readers, int conv) {
-  ir_node* c = &g->nodes[conv];
-  if (c->op != GFX_OP_CONV || c->params.conv.activation != IR_ACT_NONE || c->n_outputs != 1) return 0;
-  const int mid = c->outputs[0];
-  if (mid < 0 || g->values[mid].graph_output >= 0) return 0;
-  const int r = sole_reader(g, readers, mid);
-  if (r < 0 || g->nodes[r].op != GFX_OP_RELU || g->nodes[r].n_inputs != 1 || g->nodes[r].n_outputs != 1) return 0;
-  const int y = g->nodes[r].outputs[0];
-  if (g->values[y].dtype != g->values[mid].dtype) return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Conv '%s' and Relu '%s' into one Conv with a Relu activation", c->name,
-          g->nodes[r].name);
-  /* the fused node carries both names, so logs and profiles still show where each came from */
-  const char* a = c->name ? c->name : "";
-  const char* b = g->nodes[r].name ? g->nodes[r].name : "";
+/* The fused node carries both names ("a+b"), so logs and profiles still show where each came from. */
+static void join_names(ir_node* into, const ir_node* from) {
+  const char* a = into->name ? into->name : "";
+  const char* b = from->name ? from->name : "";
   char* both = malloc(strlen(a) + strlen(b) + 2);
-  if (both) {
-    sprintf(both, "%s+%s", a, b);
-    free(c->name);
-    c->name = both;
+  if (!both) return; /* the first name alone is still a name */
+  sprintf(both, "%s+%s", a, b);
+  free(into->name);
+  into->name = both;
+}
+
+static const char* name_of(const ir_node* n) { return n->name ? n->name : ""; }
+
+/* The Conv's single output when it may disappear into a following node: no graph output, read by
+ * exactly one node (returned through *reader), or -1. */
+static int fusable_output(const ir_graph* g, const int* readers, int conv, int* reader) {
+  const ir_node* c = &g->nodes[conv];
+  if (c->n_outputs != 1) return -1;
+  const int mid = c->outputs[0];
+  if (mid < 0 || g->values[mid].graph_output >= 0) return -1;
+  *reader = sole_reader(g, readers, mid);
+  return *reader > conv ? mid : -1;
+}
+
+/* The conv activation that node n computes on its input 0, with its parameters; 0 for any other node.
+ * The parameters come from the node's parsed element-wise params, so the fused formula is the
+ * element-wise op's own. */
+static int activation_of(const ir_node* n, float* alpha, float* beta) {
+  const ir_elementwise_params* p = &n->params.elementwise;
+  *alpha = *beta = 0.0f;
+  switch (n->op) {
+    case GFX_OP_RELU: return IR_ACT_RELU;
+    case GFX_OP_SIGMOID: return IR_ACT_SIGMOID;
+    case GFX_OP_TANH: return IR_ACT_TANH;
+    case GFX_OP_HARD_SWISH: return IR_ACT_HARD_SWISH;
+    case GFX_OP_LEAKY_RELU: *alpha = p->alpha; return IR_ACT_LEAKY_RELU;
+    case GFX_OP_ELU: *alpha = p->alpha; return IR_ACT_ELU;
+    case GFX_OP_HARD_SIGMOID:
+      *alpha = p->alpha;
+      *beta = p->beta;
+      return IR_ACT_HARD_SIGMOID;
+    case GFX_OP_CLIP:
+      /* an absent bound as an infinite one: x < -inf and x > +inf never hold, NaN included */
+      *alpha = p->has_min ? p->min : -INFINITY;
+      *beta = p->has_max ? p->max : INFINITY;
+      return IR_ACT_CLIP;
+    default: return IR_ACT_NONE;
   }
-  c->params.conv.activation = IR_ACT_RELU;
+}
+
+/* Conv (or ConvTranspose) -> activation becomes one node with the activation, writing the
+ * activation's output. A Conv that already adds a residual takes it as act(conv + b + r). */
+static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
+  ir_node* c = &g->nodes[conv];
+  if (c->op != GFX_OP_CONV && c->op != GFX_OP_CONV_TRANSPOSE) return 0;
+  if (c->params.conv.activation != IR_ACT_NONE || c->params.conv.residual == IR_RES_ACT_THEN_ADD) return 0;
+  int r;
+  const int mid = fusable_output(g, readers, conv, &r);
+  if (mid < 0) return 0;
+  const ir_node* a = &g->nodes[r];
+  float alpha, beta;
+  const int act = activation_of(a, &alpha, &beta);
+  /* Clip's inputs 1 and 2 are constant bounds already in its params; the others take one input */
+  if (act == IR_ACT_NONE || a->n_inputs < 1 || a->inputs[0] != mid || a->n_outputs != 1) return 0;
+  if (a->op != GFX_OP_CLIP && a->n_inputs != 1) return 0;
+  const int y = a->outputs[0];
+  if (y < 0 || g->values[y].dtype != g->values[mid].dtype) return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused %s '%s' and %s '%s' into one %s with a %s activation", ir_op_name(c->op),
+          name_of(c), ir_op_name(a->op), name_of(a), ir_op_name(c->op), ir_op_name(a->op));
+  join_names(c, a);
+  c->params.conv.activation = act;
+  c->params.conv.act_alpha = alpha;
+  c->params.conv.act_beta = beta;
   c->outputs[0] = y;
   g->values[y].producer = conv;
+  for (int i = 0; i < a->n_inputs; i++)
+    if (a->inputs[i] >= 0) readers[a->inputs[i]]--; /* mid and Clip's bounds */
   retire_value(g, mid);
   remove_node(g, r); /* r > conv: the graph is in topological order */
   return 1;
 }
 
+/* Whether the declared shapes are fully known and equal: the residual must not broadcast. */
+static int same_known_shape(const gfx_shape* a, const gfx_shape* b) {
+  if (a->rank < 0 || a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] < 0 || a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+
+/* Conv -> Add(conv output, r) with r shaped exactly like the output becomes one Conv with r as its
+ * residual input. The fused node takes the Add's place in the node order: r may be produced
+ * between the Conv and the Add (ResNet's shortcut), and the Conv's own inputs are ready earlier. */
+static int fuse_conv_residual(ir_graph* g, int* readers, int conv) {
+  ir_node* c = &g->nodes[conv];
+  if (c->op != GFX_OP_CONV || c->params.conv.residual != IR_RES_NONE || c->n_inputs > 3) return 0;
+  int add;
+  const int mid = fusable_output(g, readers, conv, &add);
+  if (mid < 0) return 0;
+  const ir_node* a = &g->nodes[add];
+  if (a->op != GFX_OP_ADD || a->n_inputs != 2 || a->n_outputs != 1) return 0;
+  const int r = a->inputs[0] == mid ? a->inputs[1] : a->inputs[0];
+  const int y = a->outputs[0];
+  /* r == mid (x + x) would be read after the convolution overwrote it; sole_reader refuses it
+   * already, the check says so here */
+  if (r < 0 || r == mid || y < 0 || r == y) return 0;
+  const ir_value *vm = &g->values[mid], *vr = &g->values[r], *vy = &g->values[y];
+  if (vr->dtype != vm->dtype || vy->dtype != vm->dtype) return 0;
+  if (!same_known_shape(&vm->shape, &vr->shape)) return 0;
+  if (vy->shape.rank >= 0 && vy->shape.rank != vm->shape.rank) return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Conv '%s' and Add '%s' into one Conv adding '%s' as a residual", name_of(c),
+          name_of(a), vr->name ? vr->name : "");
+
+  ir_node fused = *c; /* takes over the Conv's name */
+  join_names(&fused, a);
+  if (fused.n_inputs < 3) fused.inputs[2] = -1; /* no bias */
+  fused.inputs[IR_CONV_RESIDUAL_INPUT] = r;
+  fused.n_inputs = IR_CONV_RESIDUAL_INPUT + 1;
+  fused.outputs[0] = y;
+  /* with an activation already fused, it came first: act(conv + b) + r */
+  fused.params.conv.residual = fused.params.conv.activation == IR_ACT_NONE ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+
+  /* The Add's slot gets the fused node, then the Conv's slot goes. Reads: the Add's of mid end;
+   * its read of r and the Conv's of x, w, b carry over to the fused node. */
+  readers[mid]--;
+  free(g->nodes[add].name);
+  g->nodes[add] = fused;
+  g->values[y].producer = add;
+  g->nodes[conv].name = NULL; /* owned by the fused node now */
+  retire_value(g, mid);
+  remove_node(g, conv);
+  return 1;
+}
+
 gfx_status ir_fuse(ir_graph* g) {
   if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+  int* readers = NULL;
+  GFX_TRY(count_readers(g, &readers));
   for (int n = 0; n < g->n_nodes; n++) {
-    if (g->nodes[n].op != GFX_OP_CONV) continue;
-    int* readers = NULL;
-    GFX_TRY(count_readers(g, &readers));
-    fuse_conv_relu(g, readers, n);
-    free(readers);
+    if (g->nodes[n].op != GFX_OP_CONV && g->nodes[n].op != GFX_OP_CONV_TRANSPOSE) continue;
+    fuse_conv_activation(g, readers, n);
+    /* the fused Conv moved forward to its Add's place, where the loop meets it again (and may fuse
+     * a following activation); index n holds the next node now */
+    if (fuse_conv_residual(g, readers, n)) n--;
   }
+  free(readers);
   return ir_graph_validate(g);
 }

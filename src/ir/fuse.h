@@ -4,9 +4,16 @@
 
 #include "ir/graph.h"
 
-/* Applies every fusion the graph allows, each logged at INFO:
- *   Conv (with or without bias) followed by Relu -> one Conv whose params.conv.activation is
- *   IR_ACT_RELU. Only when the Conv's output is read by the Relu alone and is no graph output.
+/* Applies every fusion the graph allows, each logged at INFO, the fused node named "a+b":
+ *   Conv or ConvTranspose -> Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish or Elu:
+ *     one node whose params.conv.activation (with act_alpha / act_beta) is that activation.
+ *   Conv -> Add(conv output, r), r of exactly the output's declared, fully known shape and type:
+ *     one Conv with r as input IR_CONV_RESIDUAL_INPUT, in the Add's place in the node order;
+ *     params.conv.residual says whether an activation fused before the Add applies before the add
+ *     (IR_RES_ACT_THEN_ADD) or one fused after it applies to the sum (IR_RES_ADD_THEN_ACT, ResNet's
+ *     relu(conv + shortcut)).
+ * Each only when the value that disappears is read by the next node alone, is no graph output, and
+ * keeps its element type; the residual is never the value the Conv writes.
  * The graph stays valid (ir_graph_validate); values a fusion made unused stay in the value table
  * with no producer and an empty shape. */
 gfx_status ir_fuse(ir_graph* g);

@@ -34,6 +34,33 @@ typedef enum ir_auto_pad {
 
 #define IR_MAX_SPATIAL 3
 
+/* What a Conv or ConvTranspose applies after its bias; set by ir_fuse when an activation follows.
+ * The formulas are those of the element-wise ops of the same names, with act_alpha / act_beta:
+ *   LEAKY_RELU, ELU: alpha; HARD_SIGMOID: alpha, beta; CLIP: min in act_alpha, max in act_beta
+ *   (-inf / +inf for an absent bound, which compare like no bound at all). */
+typedef enum ir_conv_activation {
+  IR_ACT_NONE = 0,
+  IR_ACT_RELU,
+  IR_ACT_LEAKY_RELU,
+  IR_ACT_CLIP,
+  IR_ACT_SIGMOID,
+  IR_ACT_TANH,
+  IR_ACT_HARD_SIGMOID,
+  IR_ACT_HARD_SWISH,
+  IR_ACT_ELU,
+  IR_ACT_COUNT
+} ir_conv_activation;
+
+/* A Conv's residual input (set by ir_fuse when an Add of a same-shaped tensor r follows): input
+ * IR_CONV_RESIDUAL_INPUT (inputs[2] is -1 when there is no bias), shaped exactly like the output. */
+typedef enum ir_conv_residual {
+  IR_RES_NONE = 0,
+  IR_RES_ADD_THEN_ACT, /* y = act(conv + b + r), as in ResNet's relu(conv + shortcut) */
+  IR_RES_ACT_THEN_ADD, /* y = act(conv + b) + r */
+} ir_conv_residual;
+
+#define IR_CONV_RESIDUAL_INPUT 3
+
 typedef struct ir_conv_params {
   int spatial;                      /* number of spatial dims (2 for NCHW) */
   int64_t group;
@@ -42,19 +69,16 @@ typedef struct ir_conv_params {
   int64_t dilations[IR_MAX_SPATIAL];
   int64_t pads[2 * IR_MAX_SPATIAL]; /* begin..., end... as in ONNX; resolved at run time for auto_pad */
   ir_auto_pad auto_pad;
-  /* Activation applied after bias (set by ir_fuse when a Relu follows the Conv). */
+  /* Epilogue after the convolution and its bias (set by ir_fuse; all zero = none). */
   int activation;                            /* ir_conv_activation */
+  float act_alpha, act_beta;                 /* the activation's parameters (see ir_conv_activation) */
+  int residual;                              /* ir_conv_residual; Conv only */
   /* ConvTranspose only */
   int64_t output_padding[IR_MAX_SPATIAL];
   int64_t output_shape[IR_MAX_SPATIAL];      /* spatial output size when has_output_shape */
   int has_output_shape;
   int dtype;                                 /* element type of every operand (GFX_DTYPE_*); 0 = float32 */
 } ir_conv_params;
-
-typedef enum ir_conv_activation {
-  IR_ACT_NONE = 0,
-  IR_ACT_RELU,
-} ir_conv_activation;
 
 /* ---- element-wise params (ir/ops_elementwise.c) ---- */
 /* Attributes of the element-wise ops, all with their ONNX meaning. A zeroed struct is valid for the

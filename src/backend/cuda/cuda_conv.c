@@ -11,7 +11,8 @@
  * allow TF32 tensor cores on Ampere and later), because results are compared with ONNX Runtime's CPU
  * kernels. float16 and bfloat16 use tensor cores with float accumulation (cuda_nn_types.h).
  *
- * Bias and a fused activation (ir_fuse) run as one in-place epilogue kernel after the convolution.
+ * Bias, a fused activation and a fused residual (ir_fuse) run as one in-place epilogue kernel after
+ * the convolution (cuda_pad.h): one pass over the output however much was fused.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -32,8 +33,9 @@ typedef struct conv_state {
   int nothing_to_do;          /* the output has no elements */
   int has_bias;
   int dtype;      /* element type of every operand */
-  int activation; /* ir_conv_activation */
-  int64_t out_elements, out_channels, out_plane; /* for the epilogue */
+  cuda_conv_epilogue epilogue; /* activation and residual mode */
+  int has_residual;
+  int64_t out_elements, out_batch, out_channels, out_plane; /* for the epilogue */
   /* Explicit padding of the input into scratch (pads_input), plane by plane (N*C planes). */
   int pads_input;
   int64_t planes, in_h, in_w, pad_top, pad_left, padded_h, padded_w;
@@ -232,6 +234,31 @@ static int has_bias_input(const ir_node* node, const gfx_shape* in) {
   return node->n_inputs > 2 && node->inputs[2] >= 0 && in[2].rank >= 0;
 }
 
+/* The fused activation and residual: known kinds, and a residual input shaped exactly like the
+ * output (the epilogue reads it element for element). */
+static gfx_status plan_epilogue(const ir_node* node, const gfx_shape* in, const gfx_shape* out, conv_state* st) {
+  const ir_conv_params* p = &node->params.conv;
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": activation %d is not implemented",
+                     cuda_node_name(node), p->activation);
+  st->epilogue = (cuda_conv_epilogue){p->activation, p->act_alpha, p->act_beta, p->residual};
+  const int k = IR_CONV_RESIDUAL_INPUT;
+  st->has_residual = node->n_inputs > k && node->inputs[k] >= 0;
+  if (p->residual == IR_RES_NONE) {
+    if (st->has_residual)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": input %d without a residual mode",
+                       cuda_node_name(node), k);
+    return NULL;
+  }
+  if (p->residual != IR_RES_ADD_THEN_ACT && p->residual != IR_RES_ACT_THEN_ADD)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": residual mode %d is not implemented",
+                     cuda_node_name(node), p->residual);
+  if (!st->has_residual)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": residual mode without input %d",
+                     cuda_node_name(node), k);
+  return check_shape(node, "residual", &in[k], &out[0], GFX_ERR_INVALID_ARGUMENT);
+}
+
 /* Shapes, pads and the trivial cases; no library calls. */
 static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_shape* out, conv_state* st,
                             conv_dims* d) {
@@ -239,10 +266,7 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   if (!st->dtype)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": element type %s is not implemented",
                      cuda_node_name(node), gfx_dtype_name(node->params.conv.dtype));
-  st->activation = node->params.conv.activation;
-  if (st->activation != IR_ACT_NONE && st->activation != IR_ACT_RELU)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": activation %d is not implemented",
-                     cuda_node_name(node), st->activation);
+  GFX_TRY(plan_epilogue(node, in, out, st));
   /* the 2-D views: a 1-D convolution gets a unit height (same memory) */
   ir_conv_params p2;
   gfx_shape view[3], out_view[1], unused;
@@ -266,6 +290,7 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   st->x_shape = in[0];
   st->w_shape = in[1];
   st->out_elements = gfx_shape_numel(&out[0]);
+  st->out_batch = g.n;
   st->out_channels = g.c_out;
   st->out_plane = g.out[0] * g.out[1];
   st->nothing_to_do = st->out_elements == 0;
@@ -354,19 +379,25 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                          "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
                          ctx->device));
   const void* bias = st->has_bias ? in[2].data : NULL;
-  if (!bias && st->activation == IR_ACT_NONE) return NULL;
-  return cuda_check(cuda_bias_activation(st->dtype, out[0].data, bias, st->out_elements, st->out_channels,
-                                         st->out_plane, st->activation == IR_ACT_RELU, (cudaStream_t)ctx->stream),
-                    "bias/activation epilogue of Conv node \"%s\" on device %d", name, ctx->device);
+  const void* residual = st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL;
+  if (!bias && !residual && st->epilogue.activation == IR_ACT_NONE) return NULL;
+  return cuda_check(cuda_conv_epilogue_run(st->dtype, out[0].data, bias, residual, st->out_batch, st->out_channels,
+                                           st->out_plane, st->epilogue, (cudaStream_t)ctx->stream),
+                    "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->device);
 }
 
 gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   const conv_state* st = (const conv_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));
-  GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
+  const int max_inputs = IR_CONV_RESIDUAL_INPUT + 1;
+  GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < max_inputs ? node->n_inputs : max_inputs, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
+  if (st->has_residual && (!in[IR_CONV_RESIDUAL_INPUT].data || in[IR_CONV_RESIDUAL_INPUT].data == out[0].data))
+    /* cuDNN writes the output before the epilogue reads the residual */
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": residual input %s", cuda_node_name(node),
+                     in[IR_CONV_RESIDUAL_INPUT].data ? "is the output's own memory" : "has no data");
   cudnnHandle_t handle = NULL;
   GFX_TRY(cuda_dnn_acquire(ctx->device, &handle)); /* also makes the device current */
   gfx_status s = run_with_handle(ctx, node, in, out, st, handle);

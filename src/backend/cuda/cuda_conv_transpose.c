@@ -30,8 +30,8 @@ typedef struct conv_transpose_state {
   int nothing_to_do;
   int has_bias;
   int dtype;
-  int activation;
-  int64_t out_elements, out_channels, out_plane; /* for the epilogue */
+  cuda_conv_epilogue epilogue; /* the fused activation (no residual for ConvTranspose) */
+  int64_t out_elements, out_batch, out_channels, out_plane; /* for the epilogue */
   /* cropping the symmetric result (planes = N * c_out) */
   int crops;
   int64_t planes, full_h, full_w, crop_top, crop_left, out_h, out_w;
@@ -203,10 +203,13 @@ static gfx_status plan(const ir_node* node, const gfx_shape* in, const gfx_shape
   if (!st->dtype)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": element type %s is not implemented", op_name,
                      cuda_node_name(node), gfx_dtype_name(p->dtype));
-  st->activation = p->activation;
-  if (st->activation != IR_ACT_NONE && st->activation != IR_ACT_RELU)
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": activation %d is not implemented", op_name,
-                     cuda_node_name(node), st->activation);
+                     cuda_node_name(node), p->activation);
+  if (p->residual != IR_RES_NONE || node->n_inputs > 3)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": a residual input is implemented for Conv only",
+                     op_name, cuda_node_name(node));
+  st->epilogue = (cuda_conv_epilogue){p->activation, p->act_alpha, p->act_beta, IR_RES_NONE};
   if (p->spatial == 1 && out[0].rank != 3)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\": output rank %d for a 1-D op", op_name,
                      cuda_node_name(node), out[0].rank);
@@ -228,6 +231,7 @@ static gfx_status plan(const ir_node* node, const gfx_shape* in, const gfx_shape
   st->x_shape = in[0];
   st->w_shape = in[1];
   st->out_elements = gfx_shape_numel(&out[0]);
+  st->out_batch = g.n;
   st->out_channels = g.c_out;
   st->out_plane = g.out[0] * g.out[1];
   st->nothing_to_do = st->out_elements == 0;
@@ -307,9 +311,9 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                   out[0].data, st->out_h, st->out_w, (cudaStream_t)ctx->stream),
                        "cropping the output of %s node \"%s\" on device %d", op_name, name, ctx->device));
   const void* bias = st->has_bias ? in[2].data : NULL;
-  if (!bias && st->activation == IR_ACT_NONE) return NULL;
-  return cuda_check(cuda_bias_activation(st->dtype, out[0].data, bias, st->out_elements, st->out_channels,
-                                         st->out_plane, st->activation == IR_ACT_RELU, (cudaStream_t)ctx->stream),
+  if (!bias && st->epilogue.activation == IR_ACT_NONE) return NULL;
+  return cuda_check(cuda_conv_epilogue_run(st->dtype, out[0].data, bias, NULL, st->out_batch, st->out_channels,
+                                           st->out_plane, st->epilogue, (cudaStream_t)ctx->stream),
                     "bias/activation epilogue of %s node \"%s\" on device %d", op_name, name, ctx->device);
 }
 

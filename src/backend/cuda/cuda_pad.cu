@@ -4,6 +4,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <stdint.h>
+
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace {
@@ -55,27 +58,97 @@ void launch_pad2d(const void* src, int64_t planes, const pad_geometry& g, void* 
   pad2d_kernel<T><<<blocks_for(count), kBlockSize, 0, stream>>>((const T*)src, (T*)dst, count, g);
 }
 
-/* ---- bias + activation ---- */
+/* ---- the convolution epilogue: bias, activation, residual ---- */
 
-struct epilogue_args {
-  int64_t count, channels, plane;
-  int relu;
-};
+/* comparisons rather than fminf/fmaxf, so that NaN passes through as in the element-wise ops */
+__device__ inline float clampf01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
 
-template <typename T>
-__global__ void bias_activation_kernel(T* y, const T* bias, epilogue_args a) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.count; i += (int64_t)blockDim.x * gridDim.x) {
-    float v = to_float(y[i]);
-    if (bias) v += to_float(bias[(i / a.plane) % a.channels]);
-    if (a.relu) v = v > 0.0f ? v : 0.0f;
-    y[i] = from_float<T>(v);
+/* The element-wise ops' formulas (cuda_elementwise.cu), so that a fused Conv computes what the
+ * unfused pair computes. */
+__device__ inline float activate(const cuda_conv_epilogue& e, float x) {
+  switch (e.activation) {
+    case IR_ACT_RELU: return x < 0.0f ? 0.0f : x;
+    case IR_ACT_LEAKY_RELU: return x < 0.0f ? e.alpha * x : x;
+    /* two forms so that exp never overflows into inf/inf */
+    case IR_ACT_SIGMOID: {
+      float t = expf(-fabsf(x));
+      return x >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
+    }
+    case IR_ACT_TANH: return tanhf(x);
+    case IR_ACT_HARD_SIGMOID: return clampf01(e.alpha * x + e.beta);
+    case IR_ACT_HARD_SWISH: return x * clampf01(x / 6.0f + 0.5f);
+    case IR_ACT_CLIP: /* -inf / +inf stand for absent bounds */
+      if (x < e.alpha) x = e.alpha;
+      if (x > e.beta) x = e.beta;
+      return x;
+    case IR_ACT_ELU: return x < 0.0f ? e.alpha * expm1f(x) : x;
+    default: return x;
   }
 }
 
+struct epilogue_args {
+  int64_t planes;   /* n * channels */
+  int64_t channels;
+  int64_t vectors;  /* per plane: plane elements / V */
+  cuda_conv_epilogue e;
+};
+
+/* V elements moved as one load or store (16 bytes when V > 1). */
+template <typename T, int V>
+struct alignas(sizeof(T) * V) pack {
+  T v[V];
+};
+
+/* In place on y: blockIdx.y walks the planes (one channel of one image each, so the bias is one
+ * value per plane and no element needs a division), x threads walk a plane's V-element vectors.
+ * Both loops are grid-stride. V > 1 only when every plane starts on a 16-byte boundary (the host
+ * checks the plane size and the pointers). */
+template <typename T, int V>
+__global__ void conv_epilogue_kernel(T* y, const T* bias, const T* residual, epilogue_args a) {
+  for (int64_t p = blockIdx.y; p < a.planes; p += gridDim.y) {
+    const float b = bias ? to_float(bias[p % a.channels]) : 0.0f;
+    pack<T, V>* yp = reinterpret_cast<pack<T, V>*>(y) + p * a.vectors;
+    const pack<T, V>* rp = residual ? reinterpret_cast<const pack<T, V>*>(residual) + p * a.vectors : nullptr;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.vectors;
+         i += (int64_t)blockDim.x * gridDim.x) {
+      pack<T, V> out = yp[i];
+      pack<T, V> r;
+      if (rp) r = rp[i];
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        float v = to_float(out.v[k]) + b;
+        const float rk = rp ? to_float(r.v[k]) : 0.0f;
+        if (a.e.residual == IR_RES_ACT_THEN_ADD)
+          v = activate(a.e, v) + rk;
+        else
+          v = activate(a.e, v + rk); /* IR_RES_ADD_THEN_ACT, or no residual (rk = 0) */
+        out.v[k] = from_float<T>(v); /* the one rounding */
+      }
+      yp[i] = out;
+    }
+  }
+}
+
+template <typename T, int V>
+void launch_epilogue_v(T* y, const T* bias, const T* residual, epilogue_args a, int64_t plane, cudaStream_t stream) {
+  a.vectors = plane / V;
+  int64_t x_blocks = (a.vectors + kBlockSize - 1) / kBlockSize;
+  if (x_blocks > kMaxBlocks) x_blocks = kMaxBlocks;
+  const int64_t y_blocks = a.planes > kMaxBlocks ? kMaxBlocks : a.planes;
+  dim3 grid((unsigned int)x_blocks, (unsigned int)y_blocks);
+  conv_epilogue_kernel<T, V><<<grid, kBlockSize, 0, stream>>>(y, bias, residual, a);
+}
+
 template <typename T>
-void launch_bias_activation(void* y, const void* bias, const epilogue_args& a, cudaStream_t stream) {
-  if (a.count <= 0 || a.plane <= 0 || a.channels <= 0) return;
-  bias_activation_kernel<T><<<blocks_for(a.count), kBlockSize, 0, stream>>>((T*)y, (const T*)bias, a);
+void launch_epilogue(void* y, const void* bias, const void* residual, const epilogue_args& a, int64_t plane,
+                     cudaStream_t stream) {
+  if (a.planes <= 0 || plane <= 0 || a.channels <= 0) return;
+  constexpr int V = 16 / sizeof(T);
+  const uintptr_t addresses = (uintptr_t)y | (uintptr_t)residual; /* residual may be NULL (0) */
+  if (plane % V == 0 && addresses % 16 == 0)
+    launch_epilogue_v<T, V>((T*)y, (const T*)bias, (const T*)residual, a, plane, stream);
+  else
+    launch_epilogue_v<T, 1>((T*)y, (const T*)bias, (const T*)residual, a, plane, stream);
 }
 
 /* ---- Gemm's C ---- */
@@ -115,15 +188,17 @@ extern "C" cudaError_t cuda_pad2d(int dtype, const void* src, int64_t planes, in
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t cuda_bias_activation(int dtype, void* y, const void* bias, int64_t count, int64_t channels,
-                                            int64_t plane, int relu, cudaStream_t stream) {
-  epilogue_args a = {count, channels, plane, relu};
+extern "C" cudaError_t cuda_conv_epilogue_run(int dtype, void* y, const void* bias, const void* residual, int64_t n,
+                                              int64_t channels, int64_t plane, cuda_conv_epilogue e,
+                                              cudaStream_t stream) {
+  if (n < 0 || channels < 0 || (channels > 0 && n > INT64_MAX / channels)) return cudaErrorInvalidValue;
+  epilogue_args a = {n * channels, channels, 0, e};
   if (dtype == GFX_DTYPE_F32)
-    launch_bias_activation<float>(y, bias, a, stream);
+    launch_epilogue<float>(y, bias, residual, a, plane, stream);
   else if (dtype == GFX_DTYPE_F16)
-    launch_bias_activation<__half>(y, bias, a, stream);
+    launch_epilogue<__half>(y, bias, residual, a, plane, stream);
   else if (dtype == GFX_DTYPE_BF16)
-    launch_bias_activation<__nv_bfloat16>(y, bias, a, stream);
+    launch_epilogue<__nv_bfloat16>(y, bias, residual, a, plane, stream);
   else
     return cudaErrorInvalidValue;
   return cudaGetLastError();
@@ -146,8 +221,10 @@ extern "C" cudaError_t cuda_gemm_fill_c(int dtype, const void* c, int64_t row_st
 extern "C" cudaError_t cuda_pad_preload(void) {
   const void* kernels[] = {
       (const void*)pad2d_kernel<float>,           (const void*)pad2d_kernel<unsigned short>,
-      (const void*)bias_activation_kernel<float>, (const void*)bias_activation_kernel<__half>,
-      (const void*)bias_activation_kernel<__nv_bfloat16>, (const void*)gemm_fill_c_kernel<float>,
+      (const void*)conv_epilogue_kernel<float, 4>, (const void*)conv_epilogue_kernel<float, 1>,
+      (const void*)conv_epilogue_kernel<__half, 8>, (const void*)conv_epilogue_kernel<__half, 1>,
+      (const void*)conv_epilogue_kernel<__nv_bfloat16, 8>, (const void*)conv_epilogue_kernel<__nv_bfloat16, 1>,
+      (const void*)gemm_fill_c_kernel<float>,
       (const void*)gemm_fill_c_kernel<__half>,    (const void*)gemm_fill_c_kernel<__nv_bfloat16>,
   };
   for (const void* k : kernels) {

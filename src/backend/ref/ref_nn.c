@@ -4,6 +4,7 @@
 #include "backend/ref/ref_dtype.h"
 #include "backend/ref/ref_kernels.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "ir/ops_nn.h"
@@ -49,9 +50,33 @@ static gfx_status check_float_io(const ir_node* node, const gfx_tensor* in, cons
   return NULL;
 }
 
-static double activate(int activation, double v) {
-  if (activation == IR_ACT_RELU) return v > 0.0 ? v : 0.0;
-  return v;
+/* ---- the fused epilogue: bias, activation, residual ---- */
+
+static double clamp01(double v) { return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
+
+/* The same formulas, in the same double arithmetic, as the element-wise ops of the same names
+ * (ref_elementwise.c), so that a fused node computes what the unfused pair computes. */
+static double activate(const ir_conv_params* p, double x) {
+  switch (p->activation) {
+    case IR_ACT_RELU: return x < 0.0 ? 0.0 : x;
+    case IR_ACT_LEAKY_RELU: return x < 0.0 ? p->act_alpha * x : x;
+    case IR_ACT_SIGMOID: return x >= 0.0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+    case IR_ACT_TANH: return tanh(x);
+    case IR_ACT_HARD_SIGMOID: return clamp01((double)p->act_alpha * x + p->act_beta);
+    case IR_ACT_HARD_SWISH: return x * clamp01(x / 6.0 + 0.5);
+    case IR_ACT_CLIP: /* -inf / +inf stand for absent bounds */
+      if (x < p->act_alpha) x = p->act_alpha;
+      if (x > p->act_beta) x = p->act_beta;
+      return x;
+    case IR_ACT_ELU: return x < 0.0 ? p->act_alpha * expm1(x) : x;
+    default: return x;
+  }
+}
+
+/* One output element from its convolution sum (bias included) and its residual r (0 when none). */
+static double epilogue(const ir_conv_params* p, double sum, double r) {
+  if (p->residual == IR_RES_ACT_THEN_ADD) return activate(p, sum) + r;
+  return activate(p, sum + r); /* IR_RES_ADD_THEN_ACT, or no residual (r = 0) */
 }
 
 /* ---- Conv (1-D as 2-D with a unit height, NCHW) ---- */
@@ -67,8 +92,10 @@ static gfx_status check_conv2d_params(const ir_conv_params* p) {
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "stride %lld and dilation %lld along spatial dim %d; both must be >= 1",
                        (long long)p->strides[i], (long long)p->dilations[i], i);
   }
-  if (p->activation != IR_ACT_NONE && p->activation != IR_ACT_RELU)
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "activation %d is not implemented", p->activation);
+  if (p->residual != IR_RES_NONE && p->residual != IR_RES_ADD_THEN_ACT && p->residual != IR_RES_ACT_THEN_ADD)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "residual mode %d is not implemented", p->residual);
   return NULL;
 }
 
@@ -97,6 +124,7 @@ typedef struct conv_buffers {
   int dtype;
   const void *x, *w, *bias; /* bias NULL when absent */
   void* y;
+  const void* residual; /* shaped like y; NULL when absent */
 } conv_buffers;
 
 /* One output element before bias: the sum over the group's input channels and the kernel window
@@ -124,24 +152,27 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
   return sum;
 }
 
-static void conv2d_nchw(const ir_conv_geom* g, const conv_buffers* b, int activation) {
+static void conv2d_nchw(const ir_conv_geom* g, const conv_buffers* b, const ir_conv_params* p) {
   const int64_t OH = g->out[0], OW = g->out[1];
   for (int64_t n = 0; n < g->n; n++)
     for (int64_t oc = 0; oc < g->c_out; oc++) {
       const int64_t plane = (n * g->c_out + oc) * OH * OW;
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
+          const int64_t i = plane + oh * OW + ow;
           double sum = conv2d_window_sum(g, b, n, oc, oh, ow);
           if (b->bias) sum += ref_load(b->bias, b->dtype, oc);
-          ref_store(b->y, b->dtype, plane + oh * OW + ow, activate(activation, sum)); /* the one rounding */
+          const double r = b->residual ? ref_load(b->residual, b->dtype, i) : 0.0;
+          ref_store(b->y, b->dtype, i, epilogue(p, sum, r)); /* the one rounding */
         }
     }
 }
 
 /* The 2-D views of a convolution's tensors (ir_conv_as_2d) and its bias. */
-static gfx_status conv_views(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int* dtype,
-                             ir_conv_params* p2, gfx_shape* x2, gfx_shape* w2, gfx_shape* y2, int* has_bias) {
-  GFX_TRY(check_float_io(node, in, out, 2, 3, dtype));
+static gfx_status conv_views(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int max_inputs,
+                             int* dtype, ir_conv_params* p2, gfx_shape* x2, gfx_shape* w2, gfx_shape* y2,
+                             int* has_bias) {
+  GFX_TRY(check_float_io(node, in, out, 2, max_inputs, dtype));
   *has_bias = node->n_inputs >= 3 && in[2].data != NULL;
   if (node->params.conv.spatial == 1 && out[0].shape.rank != 3)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 has rank %d; a 1-D convolution's has rank 3",
@@ -152,17 +183,40 @@ static gfx_status conv_views(const ir_node* node, const gfx_tensor* in, const gf
   return check_conv2d_params(p2);
 }
 
+/* The residual input: present exactly when the params say so, shaped like the output (no
+ * broadcasting) and not the output's own memory. */
+static gfx_status check_residual(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out,
+                                 const void** residual) {
+  const int k = IR_CONV_RESIDUAL_INPUT;
+  const int present = node->n_inputs > k && in[k].data != NULL;
+  *residual = NULL;
+  if (node->params.conv.residual == IR_RES_NONE) {
+    if (present) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "input %d is given but no residual mode is set", k);
+    return NULL;
+  }
+  if (node->n_inputs <= k) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "residual mode set but no input %d", k);
+  GFX_TRY(ref_check_shape_is("input 3 (residual)", &in[k].shape, &out[0].shape));
+  if (gfx_shape_numel(&out[0].shape) == 0) return NULL;
+  if (!present) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "residual input %d has no data", k);
+  if (in[k].data == out[0].data)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "residual input %d is the output's own memory", k);
+  *residual = in[k].data;
+  return NULL;
+}
+
 static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   int dtype, has_bias;
   ir_conv_params p;
   gfx_shape x, w, y;
-  GFX_TRY(conv_views(node, in, out, &dtype, &p, &x, &w, &y, &has_bias));
+  GFX_TRY(conv_views(node, in, out, IR_CONV_RESIDUAL_INPUT + 1, &dtype, &p, &x, &w, &y, &has_bias));
   ir_conv_geom g;
   GFX_TRY(ir_conv_geometry(&p, &x, &w, &g));
   GFX_TRY(check_conv2d_shapes(&g, &x, &w, 0, in, has_bias, &y));
+  const void* residual = NULL;
+  GFX_TRY(check_residual(node, in, out, &residual));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data};
-  conv2d_nchw(&g, &b, p.activation);
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual};
+  conv2d_nchw(&g, &b, &p);
   return NULL;
 }
 
@@ -200,12 +254,14 @@ static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, 
   int dtype, has_bias;
   ir_conv_params p;
   gfx_shape x, w, y;
-  GFX_TRY(conv_views(node, in, out, &dtype, &p, &x, &w, &y, &has_bias));
+  GFX_TRY(conv_views(node, in, out, 3, &dtype, &p, &x, &w, &y, &has_bias));
+  if (p.residual != IR_RES_NONE)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a residual input is implemented for Conv only");
   ir_conv_geom g;
   GFX_TRY(ir_conv_transpose_geometry(&p, &x, &w, &g));
   GFX_TRY(check_conv2d_shapes(&g, &x, &w, 1, in, has_bias, &y));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL};
   const int64_t OH = g.out[0], OW = g.out[1];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++) {
@@ -214,7 +270,7 @@ static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, 
         for (int64_t ow = 0; ow < OW; ow++) {
           double sum = conv_transpose_sum(&g, &b, n, oc, oh, ow);
           if (b.bias) sum += ref_load(b.bias, dtype, oc);
-          ref_store(b.y, dtype, plane + oh * OW + ow, activate(p.activation, sum));
+          ref_store(b.y, dtype, plane + oh * OW + ow, activate(&p, sum));
         }
     }
   return NULL;

@@ -1,0 +1,205 @@
+"""Small ONNX models with the patterns ir_fuse folds into a Conv, shaped like exported networks, to
+compare gfxep with ONNX Runtime's CPU EP:
+
+    python3 tests/conv_fusion_models.py OUT_DIR
+    for f in OUT_DIR/*.onnx; do build/gfxep-run --backend reference --atol 1e-4 --rtol 1e-4 "$f"; done
+
+Conv + activation for every fused activation (ReLU6 as Clip-11 with constant bounds, as MobileNetV2
+exports it), an ESPCN-like super-resolution net (Conv, Tanh, ..., DepthToSpace), ResNet basic blocks
+(Conv, BatchNormalization, Relu, Conv, BatchNormalization, Add(shortcut), Relu; with and without a
+downsampling shortcut Conv) and a residual SR body (Conv, Relu, Conv, Add(x)). ORT's default graph
+optimizations fold the BatchNormalizations into the Convs before gfxep sees the graph, as in real
+use. Also the cases that must stay unfused and still agree: an Add that broadcasts, a Conv output
+that is also a graph output, an activation before a residual Add.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/conv_fusion_models"
+os.makedirs(OUT, exist_ok=True)
+rng = np.random.default_rng(7)
+
+
+def init(name, shape, scale=0.3):
+    return nh.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def scalar(name, value):
+    return nh.from_array(np.array(value, dtype=np.float32), name)
+
+
+def vi(name, shape):
+    return h.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def save(name, nodes, inputs, outputs, inits, opset=17):
+    g = h.make_graph(nodes, name, inputs, outputs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    m = onnx.shape_inference.infer_shapes(m)  # intermediate shapes, as exporters write them
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+class Net:
+    """Builds a chain of nodes with fresh value names."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def fresh(self, prefix):
+        self.n += 1
+        return "%s%d" % (prefix, self.n)
+
+    def conv(self, x, c_in, c_out, k, bias=True, stride=1, op="Conv"):
+        w = self.fresh("w")
+        wshape = [c_out, c_in, k, k] if op == "Conv" else [c_in, c_out, k, k]
+        self.inits.append(init(w, wshape, 1.0 / np.sqrt(c_in * k * k)))
+        ins = [x, w]
+        if bias:
+            b = self.fresh("b")
+            self.inits.append(init(b, [c_out], 0.2))
+            ins.append(b)
+        y = self.fresh("c")
+        attrs = {"pads": [k // 2] * 4, "strides": [stride, stride]}
+        if op == "ConvTranspose":
+            attrs = {"strides": [stride, stride], "pads": [1, 1, 1, 1], "output_padding": [stride - 1] * 2}
+        self.nodes.append(h.make_node(op, ins, [y], name=self.fresh(op.lower()), **attrs))
+        return y
+
+    def bn(self, x, c):
+        names = [self.fresh(p) for p in ("scale", "shift", "mean", "var")]
+        self.inits += [
+            nh.from_array((1.0 + 0.2 * rng.standard_normal(c)).astype(np.float32), names[0]),
+            init(names[1], [c], 0.2),
+            init(names[2], [c], 0.2),
+            nh.from_array((0.5 + rng.random(c)).astype(np.float32), names[3]),
+        ]
+        y = self.fresh("bn")
+        self.nodes.append(h.make_node("BatchNormalization", [x] + names, [y], name=self.fresh("bn_node")))
+        return y
+
+    def op(self, op_type, inputs, **attrs):
+        y = self.fresh(op_type.lower())
+        self.nodes.append(h.make_node(op_type, inputs, [y], name=self.fresh(op_type.lower() + "_node"), **attrs))
+        return y
+
+    def rename_last(self, name):
+        self.nodes[-1].output[0] = name
+
+
+def conv_act(name, op_type, inputs_after=(), conv="Conv", **attrs):
+    """x -> Conv(+bias) -> activation -> y."""
+    net = Net()
+    c = net.conv("x", 4, 8, 3, op=conv, stride=2 if conv == "ConvTranspose" else 1)
+    names = []
+    for i, v in enumerate(inputs_after):
+        if v is None:
+            names.append("")
+        else:
+            names.append("bound%d" % i)
+            net.inits.append(scalar("bound%d" % i, v))
+    net.op(op_type, [c] + names, **attrs)
+    net.rename_last("y")
+    save(name, net.nodes, [vi("x", [1, 4, 12, 10])], [vi("y", None)], net.inits)
+
+
+conv_act("fuse_conv_relu", "Relu")
+conv_act("fuse_conv_clip_relu6", "Clip", (0.0, 6.0))
+conv_act("fuse_conv_clip_tight", "Clip", (-0.2, 0.3))
+conv_act("fuse_conv_clip_max_only", "Clip", (None, 0.1))
+conv_act("fuse_conv_leaky_relu", "LeakyRelu", alpha=0.2)
+conv_act("fuse_conv_sigmoid", "Sigmoid")
+conv_act("fuse_conv_tanh", "Tanh")
+conv_act("fuse_conv_hard_sigmoid", "HardSigmoid", alpha=0.3, beta=0.4)
+conv_act("fuse_conv_hard_swish", "HardSwish")
+conv_act("fuse_conv_elu", "Elu", alpha=0.7)
+conv_act("fuse_convtranspose_relu", "Relu", conv="ConvTranspose")
+conv_act("fuse_convtranspose_leaky_relu", "LeakyRelu", conv="ConvTranspose", alpha=0.1)
+
+
+def espcn():
+    """ESPCN at a small size: conv5x5 3->64, tanh, conv3x3 64->32, tanh, conv3x3 32->12, DepthToSpace."""
+    net = Net()
+    t = net.op("Tanh", [net.conv("x", 3, 64, 5)])
+    t = net.op("Tanh", [net.conv(t, 64, 32, 3)])
+    net.op("DepthToSpace", [net.conv(t, 32, 12, 3)], blocksize=2, mode="CRD")
+    net.rename_last("y")
+    save("fuse_espcn", net.nodes, [vi("x", [1, 3, 18, 24])], [vi("y", None)], net.inits)
+
+
+def resnet_blocks():
+    """Two basic blocks: identity shortcut, then a stride-2 block with a 1x1 shortcut Conv."""
+    net = Net()
+    c = 8
+    x = net.op("Relu", [net.bn(net.conv("x", 3, c, 3, bias=False), c)])
+    # identity block: relu(bn(conv(relu(bn(conv(x))))) + x)
+    t = net.op("Relu", [net.bn(net.conv(x, c, c, 3, bias=False), c)])
+    t = net.bn(net.conv(t, c, c, 3, bias=False), c)
+    x = net.op("Relu", [net.op("Add", [t, x])])
+    # downsampling block: the shortcut Conv comes after the main path's second Conv, as exported
+    t = net.op("Relu", [net.bn(net.conv(x, c, 2 * c, 3, bias=False, stride=2), 2 * c)])
+    t = net.bn(net.conv(t, 2 * c, 2 * c, 3, bias=False), 2 * c)
+    s = net.bn(net.conv(x, c, 2 * c, 1, bias=False, stride=2), 2 * c)
+    net.op("Relu", [net.op("Add", [t, s])])
+    net.rename_last("y")
+    save("fuse_resnet_blocks", net.nodes, [vi("x", [2, 3, 16, 16])], [vi("y", None)], net.inits)
+
+
+def sr_residual_body():
+    """head conv, then 4 x (conv, relu, conv, Add(block input)), then a tail conv."""
+    net = Net()
+    c = 16
+    x = net.conv("x", 3, c, 3)
+    for _ in range(4):
+        t = net.conv(net.op("Relu", [net.conv(x, c, c, 3)]), c, c, 3)
+        x = net.op("Add", [x, t])  # the residual first, as some exporters write it
+    net.conv(x, c, 3, 3)
+    net.rename_last("y")
+    save("fuse_sr_residual", net.nodes, [vi("x", [1, 3, 20, 16])], [vi("y", None)], net.inits)
+
+
+def act_then_add():
+    """relu(conv(x)) + x: the activation applies before the residual."""
+    net = Net()
+    net.op("Add", [net.op("Relu", [net.conv("x", 4, 4, 3)]), "x"])
+    net.rename_last("y")
+    save("fuse_conv_relu_then_add", net.nodes, [vi("x", [1, 4, 9, 11])], [vi("y", None)], net.inits)
+
+
+def refusals():
+    # the Add broadcasts a per-channel tensor: no residual fusion, still right
+    net = Net()
+    r = net.op("Sigmoid", ["r"])
+    net.op("Relu", [net.op("Add", [net.conv("x", 4, 6, 3), r])])
+    net.rename_last("y")
+    save("nofuse_add_broadcast", net.nodes, [vi("x", [1, 4, 8, 8]), vi("r", [1, 6, 1, 1])], [vi("y", None)], net.inits)
+    # the Conv's output is a graph output too
+    net = Net()
+    c = net.conv("x", 4, 4, 3)
+    net.op("Add", [c, "x"])
+    net.rename_last("y")
+    net.nodes[0].output[0] = "c_out"
+    net.nodes[1].input[0] = "c_out"
+    save("nofuse_conv_output_is_graph_output", net.nodes, [vi("x", [1, 4, 8, 8])], [vi("y", None), vi("c_out", None)],
+         net.inits)
+    # x + x after a Conv: the Conv output read twice
+    net = Net()
+    c = net.conv("x", 4, 4, 3)
+    net.op("Add", [c, c])
+    net.rename_last("y")
+    save("nofuse_add_self", net.nodes, [vi("x", [1, 4, 8, 8])], [vi("y", None)], net.inits)
+
+
+espcn()
+resnet_blocks()
+sr_residual_body()
+act_then_add()
+refusals()
+print("wrote the fusion models to", OUT)
