@@ -52,6 +52,9 @@ step elementwise_cuda 300 "$pack/bin/test_cuda_elementwise"
 # every op case (tools/make_opcases.py) on CUDA against ORT's CPU EP, guard regions around outputs
 step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
   GFXEP_OPCASES_SUMMARY="$logs/op_cases_cuda.json" "$pack/bin/test_op_cases"
+# convolution fusions (activations, residual Adds) in exported-model shape, on CUDA against ORT's CPU EP
+step conv_fusion_cuda 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/conv_fusion_check.sh" "$py" "$pack/bin/gfxep-run" \
+  /tmp/gfxep-conv-fusion cuda
 # the model zoo at full size (1080p SR, 512x512 UNet/style transfer, 224 classifiers, ViT) in float32
 # and float16 against ORT's CPU EP
 step zoo_cuda 900 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend cuda \
