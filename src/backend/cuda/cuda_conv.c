@@ -16,6 +16,8 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <threads.h>
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_nn_types.h"
@@ -155,6 +157,7 @@ static gfx_status create_tensor_desc(const ir_node* node, const char* what, int 
 
 static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int dtype,
                                    cudnnConvolutionDescriptor_t* desc) {
+  const cudnnMathType_t math = cuda_nn_math_type(dtype, node->allow_tf32);
   const char* name = cuda_node_name(node);
   GFX_TRY(cuda_dnn_check(cudnnCreateConvolutionDescriptor(desc), "cudnnCreateConvolutionDescriptor for Conv node \"%s\"",
                          name));
@@ -165,8 +168,8 @@ static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int 
                          d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, name));
   GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(*desc, d->group),
                          "cudnnSetConvolutionGroupCount(%d) for Conv node \"%s\"", d->group, name));
-  return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, cuda_nn_math_type(dtype)),
-                        "cudnnSetConvolutionMathType(%d) for Conv node \"%s\"", (int)cuda_nn_math_type(dtype), name);
+  return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, math), "cudnnSetConvolutionMathType(%d) for Conv node \"%s\"",
+                        (int)math, name);
 }
 
 /* cuDNN's own output size must be the one ONNX shape inference gave, or the output would be
@@ -198,34 +201,106 @@ static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, co
 
 /* ---- algorithm choice ---- */
 
-static int uses_tensor_cores(cudnnMathType_t math) {
-  return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+/* The algorithm for a convolution geometry, measured once per process: cuDNN's Find runs every
+ * candidate on the device and ranks them by time, which beats its heuristic on many shapes (and is
+ * what PyTorch does with cudnn.benchmark). Prepare runs outside any capture, and Find's temporary
+ * memory is its own. Keyed by the geometry, the element type and whether TF32 is allowed. */
+typedef struct algo_key {
+  conv_dims d;
+  int dtype, allow_tf32, device;
+} algo_key;
+
+#define ALGO_CACHE_SIZE 512
+static struct {
+  algo_key key;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t memory;
+} algo_cache[ALGO_CACHE_SIZE];
+static int algo_cache_n;
+static mtx_t algo_cache_lock;
+static once_flag algo_cache_once = ONCE_FLAG_INIT;
+static void algo_cache_init(void) { mtx_init(&algo_cache_lock, mtx_plain); }
+
+static int algo_cache_find(const algo_key* key, cudnnConvolutionFwdAlgo_t* algo, size_t* memory) {
+  call_once(&algo_cache_once, algo_cache_init);
+  mtx_lock(&algo_cache_lock);
+  int found = 0;
+  for (int i = 0; i < algo_cache_n && !found; i++)
+    if (memcmp(&algo_cache[i].key, key, sizeof *key) == 0) {
+      *algo = algo_cache[i].algo;
+      *memory = algo_cache[i].memory;
+      found = 1;
+    }
+  mtx_unlock(&algo_cache_lock);
+  return found;
 }
 
-/* cuDNN's heuristic ranking, best first: the first algorithm that works within the workspace limit
- * (and, for float32, in true fp32). */
-static gfx_status choose_algorithm(int device, const ir_node* node, conv_state* st) {
+static void algo_cache_add(const algo_key* key, cudnnConvolutionFwdAlgo_t algo, size_t memory) {
+  mtx_lock(&algo_cache_lock);
+  if (algo_cache_n < ALGO_CACHE_SIZE) {
+    algo_cache[algo_cache_n].key = *key;
+    algo_cache[algo_cache_n].algo = algo;
+    algo_cache[algo_cache_n].memory = memory;
+    algo_cache_n++;
+  }
+  mtx_unlock(&algo_cache_lock);
+}
+
+/* The first usable entry of a ranked list: succeeded, within the workspace limit, math allowed. */
+static int pick(const cudnnConvolutionFwdAlgoPerf_t* perf, int returned, const conv_state* st, int allow_tf32) {
+  for (int i = 0; i < returned; i++)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= CONV_WORKSPACE_LIMIT &&
+        cuda_nn_math_allowed(st->dtype, allow_tf32, perf[i].mathType))
+      return i;
+  return -1;
+}
+
+static gfx_status choose_algorithm(int device, const ir_node* node, const conv_dims* d, conv_state* st) {
+  algo_key key;
+  memset(&key, 0, sizeof key); /* padding bytes too: the key is compared with memcmp */
+  key.d = *d;
+  key.dtype = st->dtype;
+  key.allow_tf32 = node->allow_tf32;
+  key.device = device;
+  if (algo_cache_find(&key, &st->algo, &st->workspace_bytes)) return NULL;
   cudnnHandle_t handle = NULL;
   GFX_TRY(cuda_dnn_acquire(device, &handle));
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int returned = 0;
-  gfx_status s = cuda_dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(handle, st->x_desc, st->w_desc, st->conv_desc,
-                                                                       st->y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                                       &returned, perf),
-                                "cudnnGetConvolutionForwardAlgorithm_v7 for Conv node \"%s\"", cuda_node_name(node));
+  int returned = 0, best = -1;
+  /* measured first, on a stream of its own: the handle's last stream may be an application's stream
+   * with work queued behind a semaphore the renderer has not signalled, and Find waits for its runs.
+   * cuDNN's heuristic when measuring fails (e.g. no memory for a candidate). */
+  cudaStream_t find_stream = NULL;
+  if (cudaStreamCreateWithFlags(&find_stream, cudaStreamNonBlocking) == cudaSuccess &&
+      cudnnSetStream(handle, find_stream) == CUDNN_STATUS_SUCCESS &&
+      cudnnFindConvolutionForwardAlgorithm(handle, st->x_desc, st->w_desc, st->conv_desc, st->y_desc,
+                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) == CUDNN_STATUS_SUCCESS)
+    best = pick(perf, returned, st, node->allow_tf32);
+  if (find_stream) {
+    cudaStreamSynchronize(find_stream);
+    cudnnSetStream(handle, NULL);
+    cudaStreamDestroy(find_stream);
+  }
+  (void)cudaGetLastError(); /* a failed candidate must not surface at the next launch check */
+  gfx_status s = NULL;
+  if (best < 0) {
+    s = cuda_dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(handle, st->x_desc, st->w_desc, st->conv_desc,
+                                                              st->y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                              perf),
+                       "cudnnGetConvolutionForwardAlgorithm_v7 for Conv node \"%s\"", cuda_node_name(node));
+    if (!s) best = pick(perf, returned, st, node->allow_tf32);
+  }
   cuda_dnn_release(device, handle);
   if (s) return s;
-  for (int i = 0; i < returned; i++) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CONV_WORKSPACE_LIMIT ||
-        (st->dtype == GFX_DTYPE_F32 && uses_tensor_cores(perf[i].mathType)))
-      continue;
-    st->algo = perf[i].algo;
-    st->workspace_bytes = perf[i].memory;
-    return NULL;
-  }
-  return gfx_error(GFX_ERR_NOT_SUPPORTED,
-                   "cuda backend: Conv node \"%s\": cuDNN offers no %s algorithm within %zu bytes of workspace (%d candidates)",
-                   cuda_node_name(node), gfx_dtype_name(st->dtype), CONV_WORKSPACE_LIMIT, returned);
+  if (best < 0)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "cuda backend: Conv node \"%s\": cuDNN offers no %s algorithm within %zu bytes of workspace (%d "
+                     "candidates)",
+                     cuda_node_name(node), gfx_dtype_name(st->dtype), CONV_WORKSPACE_LIMIT, returned);
+  st->algo = perf[best].algo;
+  st->workspace_bytes = perf[best].memory;
+  algo_cache_add(&key, st->algo, st->workspace_bytes);
+  return NULL;
 }
 
 /* ---- prepare ---- */
@@ -314,7 +389,7 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
   gfx_status s = plan_conv(node, in, out, st, &d);
   if (!s && !st->nothing_to_do) {
     s = create_descriptors(node, &d, st);
-    if (!s) s = choose_algorithm(device, node, st);
+    if (!s) s = choose_algorithm(device, node, &d, st);
   }
   if (s) {
     conv_state_release(&st->base);

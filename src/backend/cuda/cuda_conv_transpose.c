@@ -159,13 +159,9 @@ static gfx_status create_descriptors(const ir_node* node, const ct_dims* d, conv
                          d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, op_name, name));
   GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(st->conv_desc, d->group),
                          "cudnnSetConvolutionGroupCount(%d) for %s node \"%s\"", d->group, op_name, name));
-  GFX_TRY(cuda_dnn_check(cudnnSetConvolutionMathType(st->conv_desc, cuda_nn_math_type(st->dtype)),
+  GFX_TRY(cuda_dnn_check(cudnnSetConvolutionMathType(st->conv_desc, cuda_nn_math_type(st->dtype, node->allow_tf32)),
                          "cudnnSetConvolutionMathType for %s node \"%s\"", op_name, name));
   return check_forward_dims(node, st, d);
-}
-
-static int uses_tensor_cores(cudnnMathType_t math) {
-  return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
 /* cuDNN's heuristic ranking, best first: the first algorithm within the workspace limit (and, for
@@ -183,7 +179,7 @@ static gfx_status choose_algorithm(int device, const ir_node* node, conv_transpo
   if (s) return s;
   for (int i = 0; i < returned; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CONV_TRANSPOSE_WORKSPACE_LIMIT ||
-        (st->dtype == GFX_DTYPE_F32 && uses_tensor_cores(perf[i].mathType)))
+        !cuda_nn_math_allowed(st->dtype, node->allow_tf32, perf[i].mathType))
       continue;
     st->algo = perf[i].algo;
     st->workspace_bytes = perf[i].memory;

@@ -25,8 +25,15 @@ static inline cudaDataType_t cuda_nn_blas_type(int dtype) {
 }
 
 /* float32 stays off tensor cores (TF32); the 16-bit types use them, accumulating in float. */
-static inline cudnnMathType_t cuda_nn_math_type(int dtype) {
-  return dtype == GFX_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+static inline cudnnMathType_t cuda_nn_math_type(int dtype, int allow_tf32) {
+  return dtype == GFX_DTYPE_F32 && !allow_tf32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+/* Whether an algorithm's math fits the node: float32 stays off tensor cores (which would mean TF32)
+ * unless the node allows TF32. */
+static inline int cuda_nn_math_allowed(int dtype, int allow_tf32, cudnnMathType_t math) {
+  const int tensor_cores = math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  return !(dtype == GFX_DTYPE_F32 && !allow_tf32 && tensor_cores);
 }
 
 /* NOT_SUPPORTED unless the `count` tensors (those with data, or all when all_required) are dtype. */
