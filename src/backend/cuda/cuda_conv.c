@@ -201,10 +201,12 @@ static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, co
 
 /* ---- algorithm choice ---- */
 
-/* The algorithm for a convolution geometry, measured once per process: cuDNN's Find runs every
- * candidate on the device and ranks them by time, which beats its heuristic on many shapes (and is
- * what PyTorch does with cudnn.benchmark). Prepare runs outside any capture, and Find's temporary
- * memory is its own. Keyed by the geometry, the element type and whether TF32 is allowed. */
+/* The algorithm for a convolution geometry, chosen once per process and cached, keyed by the
+ * geometry, the element type and whether TF32 is allowed. cuDNN's heuristic ranking is the default:
+ * on the H200, measuring every candidate with cuDNN's Find (what PyTorch's cudnn.benchmark does) chose
+ * slower algorithms for whole networks than the heuristic (ResNet-50 fp16 2.29 ms against 0.71 ms,
+ * MobileNetV2 fp16 0.66 against 0.35; the same or worse on every zoo model): a candidate timed alone
+ * is not how it runs among its neighbours. GFXEP_CONV_ALGO=find measures instead, to compare. */
 typedef struct algo_key {
   conv_dims d;
   int dtype, allow_tf32, device;
@@ -267,11 +269,13 @@ static gfx_status choose_algorithm(int device, const ir_node* node, const conv_d
   GFX_TRY(cuda_dnn_acquire(device, &handle));
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0, best = -1;
-  /* measured first, on a stream of its own: the handle's last stream may be an application's stream
+  const char* mode = getenv("GFXEP_CONV_ALGO");
+  const int measure = mode && strcmp(mode, "find") == 0;
+  /* measuring runs on a stream of its own: the handle's last stream may be an application's stream
    * with work queued behind a semaphore the renderer has not signalled, and Find waits for its runs.
-   * cuDNN's heuristic when measuring fails (e.g. no memory for a candidate). */
+   * The heuristic when not measuring, or when measuring fails (e.g. no memory for a candidate). */
   cudaStream_t find_stream = NULL;
-  if (cudaStreamCreateWithFlags(&find_stream, cudaStreamNonBlocking) == cudaSuccess &&
+  if (measure && cudaStreamCreateWithFlags(&find_stream, cudaStreamNonBlocking) == cudaSuccess &&
       cudnnSetStream(handle, find_stream) == CUDNN_STATUS_SUCCESS &&
       cudnnFindConvolutionForwardAlgorithm(handle, st->x_desc, st->w_desc, st->conv_desc, st->y_desc,
                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) == CUDNN_STATUS_SUCCESS)

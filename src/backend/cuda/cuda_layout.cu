@@ -62,6 +62,8 @@ __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_c
  * once, then its threads walk the last dim, so the per-element cost is one multiply-add and the
  * accesses along a contiguous last dim coalesce. Chosen when the last dim is long enough to keep a
  * warp busy; the element-wise plan_kernel above handles the rest. */
+const int64_t kRowChunk = 4096; /* elements of a row one block walks: long rows spread over blocks */
+
 template <typename T>
 __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan, int64_t rows) {
   T constant;
@@ -82,14 +84,17 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
       else
         s += sc * plan.src_strides[k];
     }
-    for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {
-      const int64_t c = start + j * step;
-      T v = constant;
-      if (!outside) {
-        const int64_t sc = c >= 0 && c < extent ? c : resolve_coord(c, extent, plan.mode);
-        if (sc >= 0) v = src[s + sc * ss];
+    for (int64_t j0 = blockIdx.y * kRowChunk; j0 < inner; j0 += (int64_t)gridDim.y * kRowChunk) {
+      const int64_t j_end = j0 + kRowChunk < inner ? j0 + kRowChunk : inner;
+      for (int64_t j = j0 + threadIdx.x; j < j_end; j += blockDim.x) {
+        const int64_t c = start + j * step;
+        T v = constant;
+        if (!outside) {
+          const int64_t sc = c >= 0 && c < extent ? c : resolve_coord(c, extent, plan.mode);
+          if (sc >= 0) v = src[s + sc * ss];
+        }
+        dst[d + j * ds] = v;
       }
-      dst[d + j * ds] = v;
     }
   }
 }
@@ -159,8 +164,11 @@ void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStrea
   if (inner >= 64) {
     const int64_t rows = plan->count / inner;
     const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
-    const unsigned int blocks = (unsigned int)(rows < (1 << 20) ? rows : (1 << 20));
-    plan_rows_kernel<T><<<blocks, threads, 0, stream>>>((const T*)src, (T*)dst, *plan, rows);
+    /* x: rows, y: chunks of a row, so a few very long rows (a channel Concat merges to one row per
+     * input) still spread over the whole GPU */
+    const int64_t chunks = (inner + kRowChunk - 1) / kRowChunk;
+    dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
+    plan_rows_kernel<T><<<grid, threads, 0, stream>>>((const T*)src, (T*)dst, *plan, rows);
   } else {
     plan_kernel<T><<<grid_for(plan->count), kBlockSize, 0, stream>>>((const T*)src, (T*)dst, *plan);
   }
