@@ -55,6 +55,10 @@ step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP
 # convolution fusions (activations, residual Adds) in exported-model shape, on CUDA against ORT's CPU EP
 step conv_fusion_cuda 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/conv_fusion_check.sh" "$py" "$pack/bin/gfxep-run" \
   /tmp/gfxep-conv-fusion cuda
+# models the project never wrote: torchvision's architectures as PyTorch exports them
+step torchvision_cuda 900 env GFXEP_ORT_LIB="$ort129" "$py" "$root/tools/try_torchvision.py" --run "$pack/bin/gfxep-run" \
+  --out /tmp/gfxep-torchvision
+cp /tmp/gfxep-torchvision/torchvision.json "$logs/torchvision_cuda.json" 2>/dev/null || true
 # the model zoo at full size (1080p SR, 512x512 UNet/style transfer, 224 classifiers, ViT) in float32
 # and float16 against ORT's CPU EP
 step zoo_cuda 900 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend cuda \
