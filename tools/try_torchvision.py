@@ -5,8 +5,8 @@ ORT's CPU EP with gfxep-run at ORT's default graph optimizations.
     python3 tools/try_torchvision.py --run build/gfxep-run --out DIR [--backend cuda] [--models a,b]
 
 For each model: how many nodes ran on gfxep, the largest error against ORT's CPU EP, and whether it
-is within tolerance (|err| <= 1e-4 + 1e-3 |ref| + 1e-4 max|ref|: deep random-weight float32 networks,
-summed in different orders). Prints a table and writes DIR/torchvision.json. One model that fails to
+is within tolerance (|err| <= 1e-3 |ref| + 1e-4 max|ref|, relative only: deep random-weight float32
+networks summed in different orders, whose outputs torchvision's initialization can leave tiny). Prints a table and writes DIR/torchvision.json. One model that fails to
 export or to run is reported and the others go on.
 """
 import argparse
@@ -69,6 +69,8 @@ def main():
         try:
             torch.manual_seed(0)
             m = ctor().eval()
+            # the fused attention fast path has no ONNX export: the exporter needs the plain modules
+            torch.backends.mha.set_fastpath_enabled(False)
             with torch.no_grad():
                 export(m, torch.rand(shape), path)
         except Exception as e:  # noqa: BLE001 — reported, the others go on
@@ -77,7 +79,9 @@ def main():
             log(f"[{name}] {rec['error']}")
             continue
         jpath = os.path.join(args.out, name + ".json")
-        cmd = [args.run, "--backend", args.backend, "--runs", "5", "--atol", "1e-4", "--rtol", "1e-3",
+        # relative bounds only: torchvision's initialization leaves some networks' outputs tiny
+        # (1e-9 and less), where any absolute tolerance would pass anything
+        cmd = [args.run, "--backend", args.backend, "--runs", "5", "--atol", "0", "--rtol", "1e-3",
                "--tol-scale", "1e-4", "--json", jpath, path]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
@@ -96,7 +100,7 @@ def main():
             f"{r.get('nodes_gfxep', '?')}/{r.get('nodes_total', '?')} nodes on gfxep, pass={r.get('pass')}")
     with open(os.path.join(args.out, "torchvision.json"), "w") as fh:
         json.dump(results, fh, indent=1)
-    print(f"{'model':<30} {'nodes on gfxep':>15} {'max abs err':>12} {'max|ref|':>9} {'gfxep ms':>9} {'cpu ms':>8} result")
+    print(f"{'model':<30} {'nodes on gfxep':>15} {'max abs err':>12} {'max|ref|':>9} {'err/peak':>9} {'gfxep ms':>9} {'cpu ms':>8} result")
     bad = 0
     for rec in results:
         r = rec.get("run") or {}
@@ -107,7 +111,7 @@ def main():
         ok = bool(r.get("pass")) and "error" not in rec
         bad += not ok
         nodes = f"{r.get('nodes_gfxep', '?')}/{r.get('nodes_total', '?')}"
-        print(f"{rec['model']:<30} {nodes:>15} {err:>12.2e} {ref:>9.3g} {t.get('gfxep_p50', float('nan')):>9.3f} "
+        print(f"{rec['model']:<30} {nodes:>15} {err:>12.2e} {ref:>9.3g} {err / ref if ref else float('nan'):>9.1e} {t.get('gfxep_p50', float('nan')):>9.3f} "
               f"{t.get('cpu_p50', float('nan')):>8.2f} {'pass' if ok else 'FAIL: ' + rec.get('error', 'outputs disagree')[:120]}")
     print(f"{len(results) - bad} passed, {bad} failed")
     return 1 if bad else 0

@@ -145,7 +145,12 @@ static gfx_status import_node(importer* im, const OrtNode* node) {
   GFX_TRY(s);
   const OrtValueInfo* ins[IR_MAX_IO] = {0};
   const OrtValueInfo* outs[IR_MAX_IO] = {0};
-  if (desc.n_inputs) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetInputs(node, ins, (size_t)desc.n_inputs)));
+  /* ORT wants room for every input the node has, absent trailing ones included (desc counts only up
+   * to the last present one); describe already refused nodes with more than IR_MAX_IO */
+  size_t n_all = 0;
+  GFX_TRY(gfx_from_ort(gfx_ort->Node_GetNumInputs(node, &n_all)));
+  if (n_all > IR_MAX_IO) return gfx_error(GFX_ERR_INTERNAL, "node '%s' has %zu inputs", desc.name, n_all);
+  if (n_all) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetInputs(node, ins, n_all)));
   GFX_TRY(gfx_from_ort(gfx_ort->Node_GetOutputs(node, outs, (size_t)desc.n_outputs)));
   int in_idx[IR_MAX_IO], out_idx[IR_MAX_IO];
   for (int i = 0; i < desc.n_inputs; i++) {
