@@ -233,6 +233,8 @@ def unary_cases():
     out.append(Case("Clip", 13, [In([4, 7], -2, 2), Const(np.array(-0.2, np.float32))], tag="min_only"))
     out.append(Case("Clip", 13, [In([4, 7], -2, 2), None, Const(np.array(0.1, np.float32))], tag="max_only"))
     out.append(Case("Clip", 13, [In([4, 7], -2, 2)], tag="no_bounds"))
+    # an absent trailing input ("" at the end of the node's input list): compiling must still read them all
+    out.append(Case("Clip", 13, [In([4, 7], -2, 2), Const(np.array(-0.2, np.float32)), None], tag="trailing_absent"))
     return out
 
 
