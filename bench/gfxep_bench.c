@@ -1,7 +1,9 @@
 /* gfxep-bench — how fast a model runs on gfxep's CUDA device when its inputs and outputs already live
  * in device memory, as they do in a renderer's frame loop.
  *
- *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] [--profile PREFIX] model.onnx
+ *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] [--profile PREFIX]
+ *               [--verbose] model.onnx
+ * (--verbose: ONNX Runtime's log at INFO, which shows gfxep's fusions, graph captures and fallbacks)
  *
  * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once; every
  * Run goes to an application stream (RunOptionsSetSyncStream) with ORT's end-of-run synchronization
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
   const char* json = NULL;
   const char* options = NULL;
   int runs = 100, warmup = 10, depth = 8;
+  int verbose = 0;
   long dyn = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
@@ -136,6 +139,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
+    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else if (argv[i][0] == '-') {
       fprintf(stderr, "usage: gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
       return 2;
@@ -146,7 +150,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   char err[512];
-  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
+  if (ortkit_open(&k, NULL, verbose ? ORT_LOGGING_LEVEL_INFO : ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
     fprintf(stderr, "gfxep-bench: %s\n", err);
     return 2;
   }
