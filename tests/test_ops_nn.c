@@ -627,6 +627,70 @@ static void expect_fusion_keeps_result(fgraph* f, int y, int nodes_after) {
 
 static const int fuse_dtypes[3] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16};
 
+/* a [3] constant of the graph's type holding v */
+static int fg_vec3(fgraph* f, const float* v) {
+  const int x = fg_value(f, f->dtype, SHAPE(3));
+  unsigned char bytes[3 * sizeof(float)];
+  store_as(f->dtype, v, bytes, 3);
+  expect_ok(ir_graph_set_constant(f->g, x, bytes, 3 * gfx_dtype_size(f->dtype)));
+  return x;
+}
+
+/* Conv -> BatchNormalization with constant parameters folds into one Conv with new weights and bias
+ * (the old weights keep their values for any other reader), in every float type, with and without
+ * the Conv's own bias, and the folded Conv computes what the pair computed. The weights are rounded
+ * once more than in the pair, so the bound is looser than one rounding of the output. */
+static void test_fuse_conv_batchnorm(void** unused) {
+  (void)unused;
+  const float scale[3] = {0.5f, -1.25f, 2.0f}, beta[3] = {0.1f, 0.0f, -0.3f};
+  const float mean[3] = {0.2f, -0.1f, 0.05f}, var[3] = {0.8f, 1.5f, 0.25f};
+  for (int t = 0; t < 3; t++)
+    for (int with_bias = 0; with_bias <= 1; with_bias++) {
+      fgraph f = fg_new(fuse_dtypes[t], GFX_OP_CONV, with_bias);
+      const int w_old = f.g->nodes[0].inputs[1];
+      ir_params p;
+      memset(&p, 0, sizeof p);
+      p.elementwise.epsilon = 1e-3f;
+      const int y = fg_value(&f, f.dtype, SHAPE(1, 3, 5, 4));
+      const int in[5] = {f.conv_out, fg_vec3(&f, scale), fg_vec3(&f, beta), fg_vec3(&f, mean), fg_vec3(&f, var)};
+      fg_node(&f, GFX_OP_BATCH_NORM, "bn", in, 5, y, &p);
+      expect_ok(ir_graph_add_output(f.g, y));
+      void* data[64] = {0};
+      ir_graph* g = f.g;
+      for (int v = 0; v < g->n_values; v++)
+        if (!g->values[v].const_data) data[v] = calloc((size_t)gfx_shape_numel(&g->values[v].shape), sizeof(float));
+      float x[40];
+      fill(x, 40, 41);
+      store_as(f.dtype, x, data[f.x], 40);
+      run_graph(g, data);
+      float unfused[FG_OUT], fused[FG_OUT];
+      for (int64_t i = 0; i < FG_OUT; i++) unfused[i] = load_as_float(f.dtype, data[y], (size_t)i);
+      expect_ok(ir_fuse(g));
+      assert_int_equal(g->n_nodes, 1);
+      const ir_node* n = &g->nodes[0];
+      assert_string_equal(n->name, "conv+bn");
+      assert_int_equal(n->n_inputs, 3);
+      assert_int_not_equal(n->inputs[1], w_old);
+      assert_non_null(g->values[n->inputs[1]].const_data);
+      assert_non_null(g->values[n->inputs[2]].const_data);
+      assert_int_equal(n->outputs[0], y);
+      assert_null(g->values[w_old].const_data); /* nobody reads the old weights: not uploaded */
+      memset(data[y], 0, FG_OUT * sizeof(float));
+      run_graph(g, data);
+      for (int64_t i = 0; i < FG_OUT; i++) fused[i] = load_as_float(f.dtype, data[y], (size_t)i);
+      const double ulp = f.dtype == GFX_DTYPE_F32 ? 1.0 / (1 << 23) : f.dtype == GFX_DTYPE_F16 ? 1.0 / 1024 : 1.0 / 128;
+      for (int64_t i = 0; i < FG_OUT; i++) {
+        const double bound = 32 * ulp * (1.0 + fabs((double)unfused[i]));
+        if (!(fabs((double)fused[i] - unfused[i]) <= bound))
+          print_error("%s element %lld: unfused %.9g, folded %.9g\n", gfx_dtype_name(f.dtype), (long long)i,
+                      unfused[i], fused[i]);
+        assert_true(fabs((double)fused[i] - unfused[i]) <= bound);
+      }
+      for (int v = 0; v < g->n_values; v++) free(data[v]);
+      ir_graph_free(g);
+    }
+}
+
 typedef struct act_case {
   gfx_op op;
   ir_conv_activation act;
@@ -853,6 +917,7 @@ int main(void) {
       cmocka_unit_test(test_fused_conv_relu_matches_unfused),
       cmocka_unit_test(test_fuse_every_activation),
       cmocka_unit_test(test_fuse_residual),
+      cmocka_unit_test(test_fuse_conv_batchnorm),
       cmocka_unit_test(test_fuse_residual_moves_the_conv),
       cmocka_unit_test(test_fuse_residual_refusals),
       cmocka_unit_test(test_conv_residual_input_checks),

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "core/log.h"
 
 /* How many node inputs read each value (n_values entries, caller frees). The fusions below keep the
  * counts exact, so one count serves the whole pass. */
-static gfx_status count_readers(const ir_graph* g, int** readers) {
-  *readers = calloc((size_t)g->n_values + 1, sizeof **readers);
+static gfx_status count_readers(const ir_graph* g, int** readers, int extra) {
+  *readers = calloc((size_t)g->n_values + (size_t)extra + 1, sizeof **readers);
   if (!*readers) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "counting the readers of %d values", g->n_values);
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
@@ -128,6 +129,136 @@ static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
   return 1;
 }
 
+/* ---- BatchNormalization folded into the Conv before it ---- */
+
+static double const_at(const ir_value* v, int64_t i) {
+  const char* p = (const char*)v->const_data;
+  uint16_t h;
+  switch (v->dtype) {
+    case GFX_DTYPE_F32: {
+      float f;
+      memcpy(&f, p + 4 * i, 4);
+      return f;
+    }
+    case GFX_DTYPE_F16: memcpy(&h, p + 2 * i, 2); return gfx_half_to_float(h);
+    case GFX_DTYPE_BF16: memcpy(&h, p + 2 * i, 2); return gfx_bf16_to_float(h);
+    default: return 0.0;
+  }
+}
+
+static void const_put(void* base, int dtype, int64_t i, double x) {
+  char* p = (char*)base;
+  uint16_t h;
+  if (dtype == GFX_DTYPE_F32) {
+    float f = (float)x;
+    memcpy(p + 4 * i, &f, 4);
+  } else {
+    h = dtype == GFX_DTYPE_F16 ? gfx_float_to_half((float)x) : gfx_float_to_bf16((float)x);
+    memcpy(p + 2 * i, &h, 2);
+  }
+}
+
+/* A constant of `count` elements of the float type: its data, or NULL. */
+static const ir_value* float_const(const ir_graph* g, int v, int dtype, int64_t count) {
+  if (v < 0) return NULL;
+  const ir_value* x = &g->values[v];
+  if (!x->const_data || x->dtype != dtype || gfx_shape_numel(&x->shape) != count) return NULL;
+  return x;
+}
+
+/* A constant nobody reads any more: its bytes are not uploaded. */
+static void drop_if_unread(ir_graph* g, const int* readers, int v) {
+  if (v < 0 || readers[v] != 0 || !g->values[v].const_data) return;
+  free(g->values[v].const_data);
+  g->values[v].const_data = NULL;
+  g->values[v].const_bytes = 0;
+  g->values[v].shape = (gfx_shape){.rank = 1, .dims = {0}};
+}
+
+/* Conv(x, W, B) -> BatchNormalization(scale, beta, mean, var, epsilon), all of them constants,
+ * becomes Conv(x, W', B') with, per output channel m and s = scale[m] / sqrt(var[m] + epsilon),
+ *   W'[m, ...] = W[m, ...] * s,   B'[m] = (B[m] - mean[m]) * s + beta[m]
+ * computed in double and rounded once to the weights' type. W' and B' are new constants (the old
+ * ones may have other readers). ORT folds this itself at its default optimization level; this covers
+ * sessions that turn ORT's optimizations off and models whose BatchNormalization reaches gfxep. */
+static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* fused) {
+  *fused = 0;
+  ir_node* c = &g->nodes[conv];
+  if (c->op != GFX_OP_CONV || c->params.conv.activation != IR_ACT_NONE || c->params.conv.residual != IR_RES_NONE ||
+      c->n_inputs < 2 || c->n_inputs > 3)
+    return NULL;
+  int r;
+  const int mid = fusable_output(g, readers, conv, &r);
+  if (mid < 0 || g->nodes[r].op != GFX_OP_BATCH_NORM || g->nodes[r].n_inputs != 5 || g->nodes[r].n_outputs != 1 ||
+      g->nodes[r].inputs[0] != mid)
+    return NULL;
+  const int dtype = g->values[mid].dtype;
+  if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16) return NULL;
+  const int w = c->inputs[1], b = c->n_inputs > 2 ? c->inputs[2] : -1;
+  if (w < 0 || !g->values[w].const_data || g->values[w].dtype != dtype || g->values[w].shape.rank < 3) return NULL;
+  const int64_t m_count = g->values[w].shape.dims[0], w_count = gfx_shape_numel(&g->values[w].shape);
+  if (m_count < 1 || w_count < m_count || w_count % m_count) return NULL;
+  const ir_node* bn = &g->nodes[r];
+  const ir_value* scale = float_const(g, bn->inputs[1], dtype, m_count);
+  const ir_value* beta = float_const(g, bn->inputs[2], dtype, m_count);
+  const ir_value* mean = float_const(g, bn->inputs[3], dtype, m_count);
+  const ir_value* var = float_const(g, bn->inputs[4], dtype, m_count);
+  const ir_value* bias = b >= 0 ? float_const(g, b, dtype, m_count) : NULL;
+  if (!scale || !beta || !mean || !var || (b >= 0 && !bias)) return NULL;
+
+  const size_t es = gfx_dtype_size(dtype);
+  void* w_new = malloc((size_t)w_count * es + 1);
+  void* b_new = malloc((size_t)m_count * es + 1);
+  if (!w_new || !b_new) {
+    free(w_new);
+    free(b_new);
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "folding BatchNormalization into Conv '%s'", name_of(c));
+  }
+  const double eps = bn->params.elementwise.epsilon;
+  const int64_t per_m = w_count / m_count;
+  for (int64_t m = 0; m < m_count; m++) {
+    const double s = const_at(scale, m) / sqrt(const_at(var, m) + eps);
+    for (int64_t k = 0; k < per_m; k++) const_put(w_new, dtype, m * per_m + k, const_at(&g->values[w], m * per_m + k) * s);
+    const double b0 = bias ? const_at(bias, m) : 0.0;
+    const_put(b_new, dtype, m, (b0 - const_at(mean, m)) * s + const_at(beta, m));
+  }
+  /* new values may move the value table: keep indices, not pointers, from here on */
+  char name[256];
+  int w2 = -1, b2 = -1;
+  const gfx_shape w_shape = g->values[w].shape, b_shape = {.rank = 1, .dims = {m_count}};
+  snprintf(name, sizeof name, "%s (BatchNormalization folded)", g->values[w].name);
+  gfx_status s = ir_graph_add_value(g, name, dtype, &w_shape, &w2);
+  if (!s) s = ir_graph_set_constant(g, w2, w_new, (size_t)w_count * es);
+  snprintf(name, sizeof name, "%s bias (BatchNormalization folded)", g->values[w].name);
+  if (!s) s = ir_graph_add_value(g, name, dtype, &b_shape, &b2);
+  if (!s) s = ir_graph_set_constant(g, b2, b_new, (size_t)m_count * es);
+  free(w_new);
+  free(b_new);
+  if (s) return s;
+  /* readers has room for these values: ir_fuse sized it for two per BatchNormalization */
+  c = &g->nodes[conv];
+  bn = &g->nodes[r];
+  gfx_log(GFX_LOG_INFO, "gfxep: folded BatchNormalization '%s' into Conv '%s'", name_of(bn), name_of(c));
+  join_names(c, bn);
+  const int y = bn->outputs[0];
+  for (int i = 0; i < bn->n_inputs; i++) readers[bn->inputs[i]]--;
+  readers[w]--;
+  if (b >= 0) readers[b]--;
+  readers[w2] = readers[b2] = 1;
+  c->inputs[1] = w2;
+  c->inputs[2] = b2;
+  c->n_inputs = 3;
+  c->outputs[0] = y;
+  g->values[y].producer = conv;
+  for (int i = 1; i < 5; i++) drop_if_unread(g, readers, g->nodes[r].inputs[i]);
+  drop_if_unread(g, readers, w);
+  drop_if_unread(g, readers, b);
+  retire_value(g, mid);
+  remove_node(g, r);
+  *fused = 1;
+  return NULL;
+}
+
 /* Whether the declared shapes are fully known and equal: the residual must not broadcast. */
 static int same_known_shape(const gfx_shape* a, const gfx_shape* b) {
   if (a->rank < 0 || a->rank != b->rank) return 0;
@@ -183,9 +314,18 @@ static int fuse_conv_residual(ir_graph* g, int* readers, int conv) {
 gfx_status ir_fuse(ir_graph* g) {
   if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
   int* readers = NULL;
-  GFX_TRY(count_readers(g, &readers));
+  /* room for the two values each BatchNormalization fold adds */
+  int folds = 0;
+  for (int n = 0; n < g->n_nodes; n++) folds += g->nodes[n].op == GFX_OP_BATCH_NORM;
+  GFX_TRY(count_readers(g, &readers, 2 * folds));
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op != GFX_OP_CONV && g->nodes[n].op != GFX_OP_CONV_TRANSPOSE) continue;
+    int folded = 0;
+    gfx_status s = fuse_conv_batchnorm(g, readers, n, &folded);
+    if (s) {
+      free(readers);
+      return s;
+    }
     fuse_conv_activation(g, readers, n);
     /* the fused Conv moved forward to its Add's place, where the loop meets it again (and may fuse
      * a following activation); index n holds the next node now */

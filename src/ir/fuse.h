@@ -5,6 +5,9 @@
 #include "ir/graph.h"
 
 /* Applies every fusion the graph allows, each logged at INFO, the fused node named "a+b":
+ *   Conv -> BatchNormalization, the Conv's weights and bias and the BatchNormalization's parameters
+ *     all constants: one Conv with the normalization folded into new weights and bias (the old
+ *     constants are dropped when nothing else reads them).
  *   Conv or ConvTranspose -> Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish or Elu:
  *     one node whose params.conv.activation (with act_alpha / act_beta) is that activation.
  *   Conv -> Add(conv output, r), r of exactly the output's declared, fully known shape and type:
