@@ -15,57 +15,11 @@
 #include "ir/graph.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
+#include "ir_test_util.h"
 
 /* ---- helpers ---- */
 
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-
 static gfx_shape scalar_shape(void) { return shape_of(0, NULL); }
-
-static void expect_ok(gfx_status s) {
-  if (s) {
-    print_error("unexpected error: %s\n", gfx_status_message(s));
-    gfx_status_free(s);
-    fail();
-  }
-}
-
-static void expect_error_v(gfx_status s, gfx_code code, va_list ap) {
-  if (!s) print_error("expected an error with code %d, got success\n", (int)code);
-  assert_non_null(s);
-  const char* message = gfx_status_message(s);
-  if (gfx_status_code(s) != code) print_error("message: %s\n", message);
-  assert_int_equal(gfx_status_code(s), code);
-  for (const char* part = va_arg(ap, const char*); part; part = va_arg(ap, const char*)) {
-    if (!strstr(message, part)) print_error("\"%s\" not in message: %s\n", part, message);
-    assert_non_null(strstr(message, part));
-  }
-  gfx_status_free(s);
-}
-
-/* The status has `code` and its message contains every string in the NULL-terminated list. */
-static void expect_error(gfx_status s, gfx_code code, ...) {
-  va_list ap;
-  va_start(ap, code);
-  expect_error_v(s, code, ap);
-  va_end(ap);
-}
-
-static void expect_shape(gfx_shape got, gfx_shape want) {
-  if (!gfx_shape_equal(&got, &want)) {
-    char a[96], b[96];
-    print_error("shape %s, expected %s\n", gfx_shape_str(&got, a, sizeof a), gfx_shape_str(&want, b, sizeof b));
-    fail();
-  }
-}
 
 static int add_typed_value(ir_graph* g, const char* name, int dtype, gfx_shape shape) {
   int v = -1;
@@ -351,140 +305,18 @@ static void test_graph_validate_errors(void** unused) {
  * the op table and parse functions, through a table-driven attribute reader
  * ================================================================================================ */
 
-typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING } attr_kind;
-
-typedef struct test_attr {
-  const char* name;
-  attr_kind kind;
-  int64_t i;
-  float f;
-  const char* s;
-  int64_t ints[8];
-  size_t n_ints;
-} test_attr;
-
-#define A_INT(n, v) {.name = (n), .kind = ATTR_INT, .i = (v)}
-#define A_FLOAT(n, v) {.name = (n), .kind = ATTR_FLOAT, .f = (v)}
-#define A_STR(n, v) {.name = (n), .kind = ATTR_STRING, .s = (v)}
-#define A_INTS(n, ...) \
-  {.name = (n), .kind = ATTR_INTS, .ints = {__VA_ARGS__}, .n_ints = sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
-
-typedef struct attr_table {
-  const test_attr* attrs;
-  int n;
-} attr_table;
-
-#define ATTRS(...) \
-  ((attr_table){.attrs = (const test_attr[]){__VA_ARGS__}, .n = (int)(sizeof((test_attr[]){__VA_ARGS__}) / sizeof(test_attr))})
-#define NO_ATTRS ((attr_table){.attrs = NULL, .n = 0})
-
-static const test_attr* attr_find(void* ctx, const char* name) {
-  const attr_table* t = ctx;
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->attrs[i].name, name) == 0) return &t->attrs[i];
-  return NULL;
-}
-
-static int attr_get_int(void* ctx, const char* name, int64_t* out) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INT) return -1;
-  *out = a->i;
-  return 1;
-}
-
-static int attr_get_float(void* ctx, const char* name, float* out) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_FLOAT) return -1;
-  *out = a->f;
-  return 1;
-}
-
-static int attr_get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INTS) return -1;
-  for (size_t i = 0; i < a->n_ints && i < cap; i++) out[i] = a->ints[i];
-  *n = a->n_ints;
-  return 1;
-}
-
-static int attr_get_string(void* ctx, const char* name, char* out, size_t cap) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_STRING) return -1;
-  snprintf(out, cap, "%s", a->s);
-  return 1;
-}
-
-static int attr_count(void* ctx) { return ((const attr_table*)ctx)->n; }
-
-static const char* attr_name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
-
-static ir_attr_reader reader_for(attr_table* t) {
-  ir_attr_reader r = {
-      .ctx = t,
-      .get_int = attr_get_int,
-      .get_float = attr_get_float,
-      .get_ints = attr_get_ints,
-      .get_string = attr_get_string,
-      .count = attr_count,
-      .name_at = attr_name_at,
-  };
-  return r;
-}
-
 #define NODE_NAME "node_7"
 
 /* A float32 node of the default domain at opset 13, named NODE_NAME, with one float32 output. */
 static ir_node_desc make_desc(const char* op_type, attr_table* t, int n_inputs, const gfx_shape* shapes) {
-  ir_node_desc d;
-  memset(&d, 0, sizeof d);
-  d.op_type = op_type;
-  d.domain = "";
-  d.since_version = 13;
-  d.name = NODE_NAME;
-  d.n_inputs = n_inputs;
-  d.n_outputs = 1;
-  for (int i = 0; i < n_inputs; i++) {
-    d.input_dtypes[i] = GFX_DTYPE_F32;
-    d.input_shapes[i] = shapes[i];
-  }
-  d.output_dtypes[0] = GFX_DTYPE_F32;
-  d.attrs = reader_for(t);
+  ir_node_desc d = desc_base(op_type, 13, NODE_NAME, t, n_inputs, GFX_DTYPE_F32);
+  for (int i = 0; i < n_inputs; i++) d.input_shapes[i] = shapes[i];
   return d;
 }
 
 static ir_node_desc conv_desc(attr_table* t, gfx_shape x, gfx_shape w) {
   gfx_shape s[2] = {x, w};
   return make_desc("Conv", t, 2, s);
-}
-
-static ir_params parse_ok(const ir_node_desc* d, gfx_op want) {
-  gfx_op op = GFX_OP_NONE;
-  ir_params p;
-  memset(&p, 0xCD, sizeof p);
-  expect_ok(ir_op_parse(d, &op, &p));
-  assert_int_equal(op, want);
-  return p;
-}
-
-/* NOT_SUPPORTED; the message names the op type, the node and every given part; *op untouched. */
-static void parse_refused(const ir_node_desc* d, ...) {
-  gfx_op op = (gfx_op)-7;
-  ir_params p;
-  memset(&p, 0xCD, sizeof p);
-  gfx_status s = ir_op_parse(d, &op, &p);
-  if (s && (!strstr(gfx_status_message(s), d->op_type) || !strstr(gfx_status_message(s), NODE_NAME)))
-    print_error("message does not name the node: %s\n", gfx_status_message(s));
-  assert_true(!s || strstr(gfx_status_message(s), d->op_type));
-  assert_true(!s || strstr(gfx_status_message(s), NODE_NAME));
-  va_list ap;
-  va_start(ap, d);
-  expect_error_v(s, GFX_ERR_NOT_SUPPORTED, ap);
-  va_end(ap);
-  assert_int_equal(op, (gfx_op)-7);
 }
 
 static void test_op_table(void** unused) {
@@ -804,15 +636,6 @@ static void test_broadcast_shapes(void** unused) {
   a = SHAPE(0);
   b = SHAPE(2); /* 0 is not 1: numpy refuses too */
   expect_error(ir_broadcast_shapes(&a, &b, &out), GFX_ERR_INVALID_ARGUMENT, "[0]", "[2]", NULL);
-}
-
-static ir_conv_params conv_params(int sp) {
-  ir_conv_params p;
-  memset(&p, 0, sizeof p);
-  p.spatial = sp;
-  p.group = 1;
-  for (int i = 0; i < sp; i++) p.strides[i] = p.dilations[i] = 1;
-  return p;
 }
 
 static ir_conv_geom geometry_ok(const ir_conv_params* p, gfx_shape x, gfx_shape w) {

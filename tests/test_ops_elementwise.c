@@ -16,121 +16,17 @@
 #include "core/half.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
+#include "ir_test_util.h"
 
 /* ---- helpers ---- */
-
-static void expect_ok(gfx_status s) {
-  if (s) print_error("unexpected error: %s\n", gfx_status_message(s));
-  assert_null(s);
-}
-
-/* The status has `code` and its message contains every given part (NULL-terminated). */
-static void expect_error(gfx_status s, gfx_code code, ...) {
-  assert_non_null(s);
-  const char* message = gfx_status_message(s);
-  if (gfx_status_code(s) != code) print_error("message: %s\n", message);
-  assert_int_equal(gfx_status_code(s), code);
-  va_list ap;
-  va_start(ap, code);
-  for (const char* part = va_arg(ap, const char*); part; part = va_arg(ap, const char*)) {
-    if (!strstr(message, part)) print_error("\"%s\" not in message: %s\n", part, message);
-    assert_non_null(strstr(message, part));
-  }
-  va_end(ap);
-  gfx_status_free(s);
-}
-
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-#define SCALAR shape_of(0, NULL)
-
-/* ---- attributes for parse ---- */
-
-typedef struct test_attr {
-  const char* name;
-  int kind; /* 0 int, 1 float, 2 string */
-  int64_t i;
-  float f;
-  const char* s;
-} test_attr;
-
-#define A_INT(n, v) {.name = (n), .kind = 0, .i = (v)}
-#define A_FLOAT(n, v) {.name = (n), .kind = 1, .f = (v)}
-#define A_STR(n, v) {.name = (n), .kind = 2, .s = (v)}
-
-typedef struct attr_table {
-  const test_attr* attrs;
-  int n;
-} attr_table;
-
-#define ATTRS(...)                                                              \
-  ((attr_table){.attrs = (const test_attr[]){__VA_ARGS__},                      \
-                .n = (int)(sizeof((test_attr[]){__VA_ARGS__}) / sizeof(test_attr))})
-
-static attr_table no_attrs = {NULL, 0};
-
-static const test_attr* attr_find(void* ctx, const char* name, int kind, int* r) {
-  const attr_table* t = ctx;
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->attrs[i].name, name) == 0) {
-      *r = t->attrs[i].kind == kind ? 1 : -1;
-      return *r == 1 ? &t->attrs[i] : NULL;
-    }
-  *r = 0;
-  return NULL;
-}
-
-static int get_int(void* ctx, const char* name, int64_t* out) {
-  int r;
-  const test_attr* a = attr_find(ctx, name, 0, &r);
-  if (a) *out = a->i;
-  return r;
-}
-static int get_float(void* ctx, const char* name, float* out) {
-  int r;
-  const test_attr* a = attr_find(ctx, name, 1, &r);
-  if (a) *out = a->f;
-  return r;
-}
-static int get_string(void* ctx, const char* name, char* out, size_t cap) {
-  int r;
-  const test_attr* a = attr_find(ctx, name, 2, &r);
-  if (a) snprintf(out, cap, "%s", a->s);
-  return r;
-}
-static int get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
-  (void)ctx, (void)name, (void)out, (void)cap, (void)n;
-  return 0;
-}
-static int attr_count(void* ctx) { return ((const attr_table*)ctx)->n; }
-static const char* attr_name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
 
 #define NODE_NAME "ew_node"
 
 /* A node of the default domain at `opset` with n_inputs inputs and one output, all of `dtype`,
  * every input of shape [2, 3]. */
 static ir_node_desc desc_of(const char* op_type, int opset, attr_table* t, int n_inputs, int dtype) {
-  ir_node_desc d;
-  memset(&d, 0, sizeof d);
-  d.op_type = op_type;
-  d.domain = "";
-  d.since_version = opset;
-  d.name = NODE_NAME;
-  d.n_inputs = n_inputs;
-  d.n_outputs = 1;
-  for (int i = 0; i < n_inputs; i++) {
-    d.input_dtypes[i] = dtype;
-    d.input_shapes[i] = SHAPE(2, 3);
-  }
-  d.output_dtypes[0] = dtype;
-  d.attrs = (ir_attr_reader){.ctx = t, .get_int = get_int, .get_float = get_float, .get_ints = get_ints,
-                             .get_string = get_string, .count = attr_count, .name_at = attr_name_at};
+  ir_node_desc d = desc_base(op_type, opset, NODE_NAME, t, n_inputs, dtype);
+  for (int i = 0; i < n_inputs; i++) d.input_shapes[i] = SHAPE(2, 3);
   return d;
 }
 
@@ -143,34 +39,18 @@ static void set_const(ir_node_desc* d, int i, const float* values, int n) {
   d->input_const_bytes[i] = sizeof(float) * (size_t)n;
 }
 
-static ir_params parse_ok(const ir_node_desc* d, gfx_op want) {
-  gfx_op op = GFX_OP_NONE;
-  ir_params p;
-  memset(&p, 0xCD, sizeof p);
-  expect_ok(ir_op_parse(d, &op, &p));
-  assert_int_equal(op, want);
-  return p;
-}
-
-/* NOT_SUPPORTED with a message that names the node and contains `part`. */
-static void parse_refused(const ir_node_desc* d, const char* part) {
-  gfx_op op = GFX_OP_NONE;
-  ir_params p;
-  expect_error(ir_op_parse(d, &op, &p), GFX_ERR_NOT_SUPPORTED, NODE_NAME, d->op_type, part, NULL);
-}
-
 /* ---- parse: claimed ---- */
 
 static void test_parse_unary_attributes(void** unused) {
   (void)unused;
-  attr_table t = no_attrs;
+  attr_table t = NO_ATTRS;
   ir_node_desc d = desc_of("LeakyRelu", 16, &t, 1, GFX_DTYPE_F32);
   assert_true(fabsf(parse_ok(&d, GFX_OP_LEAKY_RELU).elementwise.alpha - 0.01f) < 1e-9f);
   t = ATTRS(A_FLOAT("alpha", 0.3f));
   d = desc_of("LeakyRelu", 16, &t, 1, GFX_DTYPE_F16);
   assert_true(parse_ok(&d, GFX_OP_LEAKY_RELU).elementwise.alpha == 0.3f);
 
-  t = no_attrs;
+  t = NO_ATTRS;
   d = desc_of("HardSigmoid", 6, &t, 1, GFX_DTYPE_BF16);
   ir_params p = parse_ok(&d, GFX_OP_HARD_SIGMOID);
   assert_true(p.elementwise.alpha == 0.2f && p.elementwise.beta == 0.5f);
@@ -185,7 +65,7 @@ static void test_parse_unary_attributes(void** unused) {
   assert_int_equal(parse_ok(&d, GFX_OP_GELU).elementwise.gelu_tanh, 1);
 
   /* integers where exact */
-  t = no_attrs;
+  t = NO_ATTRS;
   d = desc_of("Neg", 13, &t, 1, GFX_DTYPE_I64);
   parse_ok(&d, GFX_OP_NEG);
   d = desc_of("Abs", 13, &t, 1, GFX_DTYPE_I32);
@@ -196,7 +76,7 @@ static void test_parse_unary_attributes(void** unused) {
 
 static void test_parse_clip(void** unused) {
   (void)unused;
-  attr_table t = no_attrs;
+  attr_table t = NO_ATTRS;
   const float lo = -0.5f, hi = 2.0f;
   ir_node_desc d = desc_of("Clip", 13, &t, 3, GFX_DTYPE_F32);
   set_const(&d, 1, &lo, 1);
@@ -224,7 +104,7 @@ static void test_parse_clip(void** unused) {
 
 static void test_parse_binary_types(void** unused) {
   (void)unused;
-  attr_table t = no_attrs;
+  attr_table t = NO_ATTRS;
   ir_node_desc d = desc_of("Add", 14, &t, 2, GFX_DTYPE_I64);
   parse_ok(&d, GFX_OP_ADD);
   d = desc_of("Mul", 14, &t, 2, GFX_DTYPE_BF16);
@@ -270,7 +150,7 @@ static void test_parse_cast_batchnorm(void** unused) {
 
 static void test_parse_refuses(void** unused) {
   (void)unused;
-  attr_table t = no_attrs;
+  attr_table t = NO_ATTRS;
   ir_node_desc d = desc_of("Div", 14, &t, 2, GFX_DTYPE_I32); /* division by zero is ORT's error */
   parse_refused(&d, "int32");
   d = desc_of("Relu", 14, &t, 1, GFX_DTYPE_I32);
@@ -302,7 +182,7 @@ static void test_parse_refuses(void** unused) {
   parse_refused(&d, "'alpha'");
 
   /* Clip bounds: computed at run time, or more than one value */
-  t = no_attrs;
+  t = NO_ATTRS;
   d = desc_of("Clip", 13, &t, 2, GFX_DTYPE_F32);
   parse_refused(&d, "constant");
   const float two[2] = {0, 1};
@@ -329,7 +209,7 @@ static void test_parse_refuses(void** unused) {
   t = ATTRS(A_INT("training_mode", 1));
   d = desc_of("BatchNormalization", 15, &t, 5, GFX_DTYPE_F32);
   parse_refused(&d, "training_mode");
-  t = no_attrs;
+  t = NO_ATTRS;
   d = desc_of("BatchNormalization", 15, &t, 5, GFX_DTYPE_F32);
   d.n_outputs = 3;
   d.output_dtypes[1] = d.output_dtypes[2] = GFX_DTYPE_F32;
@@ -345,17 +225,6 @@ static void test_parse_refuses(void** unused) {
 }
 
 /* ---- shape rules ---- */
-
-static ir_node node_of(gfx_op op, int n_inputs) {
-  ir_node n;
-  memset(&n, 0, sizeof n);
-  n.op = op;
-  n.name = "test_node";
-  n.n_inputs = n_inputs;
-  n.n_outputs = 1;
-  for (int i = 0; i < IR_MAX_IO; i++) n.inputs[i] = n.outputs[i] = -1;
-  return n;
-}
 
 static void test_infer(void** unused) {
   (void)unused;
@@ -395,11 +264,6 @@ static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out
   return gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
 }
 
-static gfx_tensor tensor(void* data, int dtype, gfx_shape shape) {
-  gfx_tensor t = {.data = data, .dtype = dtype, .shape = shape};
-  return t;
-}
-
 static void expect_near(const float* expected, const float* actual, int n, float tol) {
   for (int i = 0; i < n; i++) {
     int ok = isnan(expected[i]) ? isnan(actual[i]) : fabsf(expected[i] - actual[i]) <= tol;
@@ -411,7 +275,7 @@ static void expect_near(const float* expected, const float* actual, int n, float
 static void test_ref_unary_f32(void** unused) {
   (void)unused;
   float x[6] = {-3.0f, -0.5f, 0.0f, 0.5f, 2.0f, NAN}, y[6];
-  gfx_tensor in = tensor(x, GFX_DTYPE_F32, SHAPE(6)), out = tensor(y, GFX_DTYPE_F32, SHAPE(6));
+  gfx_tensor in = tensor_of(x, GFX_DTYPE_F32, SHAPE(6)), out = tensor_of(y, GFX_DTYPE_F32, SHAPE(6));
   ir_node n = node_of(GFX_OP_LEAKY_RELU, 1);
   n.params.elementwise.alpha = 0.1f;
   expect_ok(run(&n, &in, &out));
@@ -442,7 +306,7 @@ static void test_ref_unary_f32(void** unused) {
 
   /* Softplus and Sigmoid stay finite and exact far out */
   float big[4] = {-200.0f, -30.0f, 30.0f, 200.0f}, r[4];
-  gfx_tensor bin = tensor(big, GFX_DTYPE_F32, SHAPE(4)), bout = tensor(r, GFX_DTYPE_F32, SHAPE(4));
+  gfx_tensor bin = tensor_of(big, GFX_DTYPE_F32, SHAPE(4)), bout = tensor_of(r, GFX_DTYPE_F32, SHAPE(4));
   n = node_of(GFX_OP_SOFTPLUS, 1);
   expect_ok(run(&n, &bin, &bout));
   expect_near((float[]){0, 9.35762297e-14f, 30, 200}, r, 4, 1e-6f);
@@ -461,10 +325,10 @@ static void test_ref_unary_half_types(void** unused) {
   }
   ir_node n = node_of(GFX_OP_ELU, 1);
   n.params.elementwise.alpha = 1.0f;
-  gfx_tensor in = tensor(h, GFX_DTYPE_F16, SHAPE(4)), out = tensor(hy, GFX_DTYPE_F16, SHAPE(4));
+  gfx_tensor in = tensor_of(h, GFX_DTYPE_F16, SHAPE(4)), out = tensor_of(hy, GFX_DTYPE_F16, SHAPE(4));
   expect_ok(run(&n, &in, &out));
-  in = tensor(b, GFX_DTYPE_BF16, SHAPE(4));
-  out = tensor(by, GFX_DTYPE_BF16, SHAPE(4));
+  in = tensor_of(b, GFX_DTYPE_BF16, SHAPE(4));
+  out = tensor_of(by, GFX_DTYPE_BF16, SHAPE(4));
   expect_ok(run(&n, &in, &out));
   for (int i = 0; i < 4; i++) {
     float want = xs[i] < 0 ? expm1f(xs[i]) : xs[i];
@@ -473,7 +337,7 @@ static void test_ref_unary_half_types(void** unused) {
     assert_int_equal(by[i], gfx_float_to_bf16(want));
   }
   /* the output type must be the input's */
-  out = tensor(hy, GFX_DTYPE_F16, SHAPE(4));
+  out = tensor_of(hy, GFX_DTYPE_F16, SHAPE(4));
   expect_error(run(&n, &in, &out), GFX_ERR_NOT_SUPPORTED, "output 0", "float16", NULL);
 }
 
@@ -484,8 +348,8 @@ static void test_ref_binary_broadcast(void** unused) {
   uint16_t ab[6], bb[2], yb[12];
   for (int i = 0; i < 6; i++) ab[i] = gfx_float_to_bf16(a[i]);
   for (int i = 0; i < 2; i++) bb[i] = gfx_float_to_bf16(b[i]);
-  gfx_tensor in[2] = {tensor(ab, GFX_DTYPE_BF16, SHAPE(2, 1, 3)), tensor(bb, GFX_DTYPE_BF16, SHAPE(2, 1))};
-  gfx_tensor out = tensor(yb, GFX_DTYPE_BF16, SHAPE(2, 2, 3));
+  gfx_tensor in[2] = {tensor_of(ab, GFX_DTYPE_BF16, SHAPE(2, 1, 3)), tensor_of(bb, GFX_DTYPE_BF16, SHAPE(2, 1))};
+  gfx_tensor out = tensor_of(yb, GFX_DTYPE_BF16, SHAPE(2, 2, 3));
   ir_node n = node_of(GFX_OP_SUB, 2);
   expect_ok(run(&n, in, &out));
   for (int i = 0; i < 12; i++) {
@@ -500,23 +364,23 @@ static void test_ref_binary_broadcast(void** unused) {
     q[i] = gfx_float_to_half(10.0f * i);
   }
   s[0] = gfx_float_to_half(2.0f);
-  gfx_tensor in3[3] = {tensor(p, GFX_DTYPE_F16, SHAPE(3)), tensor(s, GFX_DTYPE_F16, SCALAR),
-                       tensor(q, GFX_DTYPE_F16, SHAPE(1, 3))};
-  out = tensor(m, GFX_DTYPE_F16, SHAPE(1, 3));
+  gfx_tensor in3[3] = {tensor_of(p, GFX_DTYPE_F16, SHAPE(3)), tensor_of(s, GFX_DTYPE_F16, SCALAR),
+                       tensor_of(q, GFX_DTYPE_F16, SHAPE(1, 3))};
+  out = tensor_of(m, GFX_DTYPE_F16, SHAPE(1, 3));
   n = node_of(GFX_OP_MEAN, 3);
   expect_ok(run(&n, in3, &out));
   for (int i = 0; i < 3; i++) assert_true(gfx_half_to_float(m[i]) == gfx_half_to_float(gfx_float_to_half((11.0f * i + 2) / 3)));
 
   /* float32 Max propagates NaN; PRelu with a per-channel slope */
   float x[4] = {1, NAN, -2, 3}, w[4] = {0, 0, 0, 5}, y[4];
-  gfx_tensor fin[2] = {tensor(x, GFX_DTYPE_F32, SHAPE(4)), tensor(w, GFX_DTYPE_F32, SHAPE(4))};
-  gfx_tensor fout = tensor(y, GFX_DTYPE_F32, SHAPE(4));
+  gfx_tensor fin[2] = {tensor_of(x, GFX_DTYPE_F32, SHAPE(4)), tensor_of(w, GFX_DTYPE_F32, SHAPE(4))};
+  gfx_tensor fout = tensor_of(y, GFX_DTYPE_F32, SHAPE(4));
   n = node_of(GFX_OP_MAX, 2);
   expect_ok(run(&n, fin, &fout));
   expect_near((float[]){1, NAN, 0, 5}, y, 4, 0);
   float slope[2] = {0.5f, 0.25f}, px[4] = {-4, -4, 2, -8}, py[4];
-  gfx_tensor pin[2] = {tensor(px, GFX_DTYPE_F32, SHAPE(2, 2)), tensor(slope, GFX_DTYPE_F32, SHAPE(2))};
-  gfx_tensor pout = tensor(py, GFX_DTYPE_F32, SHAPE(2, 2));
+  gfx_tensor pin[2] = {tensor_of(px, GFX_DTYPE_F32, SHAPE(2, 2)), tensor_of(slope, GFX_DTYPE_F32, SHAPE(2))};
+  gfx_tensor pout = tensor_of(py, GFX_DTYPE_F32, SHAPE(2, 2));
   n = node_of(GFX_OP_PRELU, 2);
   expect_ok(run(&n, pin, &pout));
   expect_near((float[]){-2, -1, 2, -2}, py, 4, 0);
@@ -524,18 +388,18 @@ static void test_ref_binary_broadcast(void** unused) {
   /* Pow with an int64 exponent */
   float base[3] = {2, -3, 0.5f}, pw[3];
   int64_t e[3] = {3, 2, -2};
-  gfx_tensor powin[2] = {tensor(base, GFX_DTYPE_F32, SHAPE(3)), tensor(e, GFX_DTYPE_I64, SHAPE(3))};
-  gfx_tensor powout = tensor(pw, GFX_DTYPE_F32, SHAPE(3));
+  gfx_tensor powin[2] = {tensor_of(base, GFX_DTYPE_F32, SHAPE(3)), tensor_of(e, GFX_DTYPE_I64, SHAPE(3))};
+  gfx_tensor powout = tensor_of(pw, GFX_DTYPE_F32, SHAPE(3));
   n = node_of(GFX_OP_POW, 2);
   expect_ok(run(&n, powin, &powout));
   expect_near((float[]){8, 9, 4}, pw, 3, 0);
 
   /* shapes that do not broadcast: an error naming them, nothing written */
-  gfx_tensor bad[2] = {tensor(x, GFX_DTYPE_F32, SHAPE(4)), tensor(slope, GFX_DTYPE_F32, SHAPE(2))};
+  gfx_tensor bad[2] = {tensor_of(x, GFX_DTYPE_F32, SHAPE(4)), tensor_of(slope, GFX_DTYPE_F32, SHAPE(2))};
   n = node_of(GFX_OP_ADD, 2);
   expect_error(run(&n, bad, &fout), GFX_ERR_INVALID_ARGUMENT, "[4]", "[2]", NULL);
   /* an output of the wrong shape */
-  gfx_tensor small = tensor(y, GFX_DTYPE_F32, SHAPE(2));
+  gfx_tensor small = tensor_of(y, GFX_DTYPE_F32, SHAPE(2));
   expect_error(run(&n, fin, &small), GFX_ERR_INVALID_ARGUMENT, "output 0", NULL);
 }
 
@@ -543,8 +407,8 @@ static void test_ref_integers(void** unused) {
   (void)unused;
   /* int64 stays exact beyond 2^53 and wraps like two's complement */
   int64_t a[3] = {((int64_t)1 << 62) + 1, INT64_MAX, -7}, b[1] = {2}, y[3];
-  gfx_tensor in[2] = {tensor(a, GFX_DTYPE_I64, SHAPE(3)), tensor(b, GFX_DTYPE_I64, SHAPE(1))};
-  gfx_tensor out = tensor(y, GFX_DTYPE_I64, SHAPE(3));
+  gfx_tensor in[2] = {tensor_of(a, GFX_DTYPE_I64, SHAPE(3)), tensor_of(b, GFX_DTYPE_I64, SHAPE(1))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_I64, SHAPE(3));
   ir_node n = node_of(GFX_OP_ADD, 2);
   expect_ok(run(&n, in, &out));
   assert_true(y[0] == ((int64_t)1 << 62) + 3 && y[1] == INT64_MIN + 1 && y[2] == -5);
@@ -553,8 +417,8 @@ static void test_ref_integers(void** unused) {
   assert_true(y[0] == INT64_MIN + 2 && y[2] == -14);
 
   int32_t p[4] = {5, -9, INT32_MIN, 0}, q[4] = {3, -10, 1, 0}, r[4];
-  gfx_tensor in32[2] = {tensor(p, GFX_DTYPE_I32, SHAPE(4)), tensor(q, GFX_DTYPE_I32, SHAPE(4))};
-  gfx_tensor out32 = tensor(r, GFX_DTYPE_I32, SHAPE(4));
+  gfx_tensor in32[2] = {tensor_of(p, GFX_DTYPE_I32, SHAPE(4)), tensor_of(q, GFX_DTYPE_I32, SHAPE(4))};
+  gfx_tensor out32 = tensor_of(r, GFX_DTYPE_I32, SHAPE(4));
   n = node_of(GFX_OP_MIN, 2);
   expect_ok(run(&n, in32, &out32));
   assert_true(r[0] == 3 && r[1] == -10 && r[2] == INT32_MIN && r[3] == 0);
@@ -567,7 +431,7 @@ static void test_ref_integers(void** unused) {
 
   /* comparisons give bool */
   uint8_t m[4];
-  gfx_tensor mout = tensor(m, GFX_DTYPE_BOOL, SHAPE(4));
+  gfx_tensor mout = tensor_of(m, GFX_DTYPE_BOOL, SHAPE(4));
   n = node_of(GFX_OP_GREATER, 2);
   expect_ok(run(&n, in32, &mout));
   assert_true(m[0] == 1 && m[1] == 1 && m[2] == 0 && m[3] == 0);
@@ -584,15 +448,15 @@ static void test_ref_where(void** unused) {
   (void)unused;
   uint8_t cond[2] = {1, 0};
   int64_t x[3] = {((int64_t)1 << 60) + 1, 2, 3}, y[1] = {-1}, out[6];
-  gfx_tensor in[3] = {tensor(cond, GFX_DTYPE_BOOL, SHAPE(2, 1)), tensor(x, GFX_DTYPE_I64, SHAPE(3)),
-                      tensor(y, GFX_DTYPE_I64, SCALAR)};
-  gfx_tensor o = tensor(out, GFX_DTYPE_I64, SHAPE(2, 3));
+  gfx_tensor in[3] = {tensor_of(cond, GFX_DTYPE_BOOL, SHAPE(2, 1)), tensor_of(x, GFX_DTYPE_I64, SHAPE(3)),
+                      tensor_of(y, GFX_DTYPE_I64, SCALAR)};
+  gfx_tensor o = tensor_of(out, GFX_DTYPE_I64, SHAPE(2, 3));
   ir_node n = node_of(GFX_OP_WHERE, 3);
   expect_ok(run(&n, in, &o));
   assert_true(out[0] == x[0] && out[1] == 2 && out[2] == 3 && out[3] == -1 && out[5] == -1);
   /* a float condition is refused */
   float fc[2] = {1, 0};
-  in[0] = tensor(fc, GFX_DTYPE_F32, SHAPE(2, 1));
+  in[0] = tensor_of(fc, GFX_DTYPE_F32, SHAPE(2, 1));
   expect_error(run(&n, in, &o), GFX_ERR_NOT_SUPPORTED, "input 0", NULL);
 }
 
@@ -604,19 +468,19 @@ static void test_ref_cast(void** unused) {
   uint8_t b[6];
   uint16_t h[6];
   ir_node n = node_of(GFX_OP_CAST, 1);
-  gfx_tensor in = tensor(x, GFX_DTYPE_F32, SHAPE(6));
-  gfx_tensor out = tensor(i32, GFX_DTYPE_I32, SHAPE(6));
+  gfx_tensor in = tensor_of(x, GFX_DTYPE_F32, SHAPE(6));
+  gfx_tensor out = tensor_of(i32, GFX_DTYPE_I32, SHAPE(6));
   expect_ok(run(&n, &in, &out));
   /* truncation toward zero; NaN and out-of-range give the minimum, as ORT's CPU EP does */
   assert_true(i32[0] == 2 && i32[1] == -2 && i32[2] == INT32_MIN && i32[3] == INT32_MIN && i32[4] == 0 &&
               i32[5] == INT32_MIN);
-  out = tensor(i64, GFX_DTYPE_I64, SHAPE(6));
+  out = tensor_of(i64, GFX_DTYPE_I64, SHAPE(6));
   expect_ok(run(&n, &in, &out));
   assert_true(i64[0] == 2 && i64[2] == INT64_MIN && i64[3] == 3000000000LL && i64[5] == INT64_MIN);
-  out = tensor(b, GFX_DTYPE_BOOL, SHAPE(6));
+  out = tensor_of(b, GFX_DTYPE_BOOL, SHAPE(6));
   expect_ok(run(&n, &in, &out));
   assert_true(b[0] == 1 && b[2] == 1 && b[4] == 0);
-  out = tensor(h, GFX_DTYPE_F16, SHAPE(6));
+  out = tensor_of(h, GFX_DTYPE_F16, SHAPE(6));
   expect_ok(run(&n, &in, &out));
   assert_int_equal(h[0], gfx_float_to_half(2.7f));
   assert_int_equal(h[3], 0x7c00); /* 3e9 overflows float16 to +inf */
@@ -624,11 +488,11 @@ static void test_ref_cast(void** unused) {
   /* int64 to bfloat16 and int32 (wrapping) */
   int64_t big[2] = {((int64_t)1 << 40) + 3, -5};
   uint16_t bf[2];
-  in = tensor(big, GFX_DTYPE_I64, SHAPE(2));
-  out = tensor(bf, GFX_DTYPE_BF16, SHAPE(2));
+  in = tensor_of(big, GFX_DTYPE_I64, SHAPE(2));
+  out = tensor_of(bf, GFX_DTYPE_BF16, SHAPE(2));
   expect_ok(run(&n, &in, &out));
   assert_true(gfx_bf16_to_float(bf[0]) == 1099511627776.0f && gfx_bf16_to_float(bf[1]) == -5.0f);
-  out = tensor(i32, GFX_DTYPE_I32, SHAPE(2));
+  out = tensor_of(i32, GFX_DTYPE_I32, SHAPE(2));
   expect_ok(run(&n, &in, &out));
   assert_true(i32[0] == 3 && i32[1] == -5);
 }
@@ -640,10 +504,10 @@ static void test_ref_batchnorm(void** unused) {
   ir_node n = node_of(GFX_OP_BATCH_NORM, 5);
   n.params.elementwise.epsilon = 0.0f;
   float y[4];
-  gfx_tensor in[5] = {tensor((void*)xs, GFX_DTYPE_F32, SHAPE(1, 2, 2)), tensor((void*)scale, GFX_DTYPE_F32, SHAPE(2)),
-                      tensor((void*)bias, GFX_DTYPE_F32, SHAPE(2)), tensor((void*)mean, GFX_DTYPE_F32, SHAPE(2)),
-                      tensor((void*)var, GFX_DTYPE_F32, SHAPE(2))};
-  gfx_tensor out = tensor(y, GFX_DTYPE_F32, SHAPE(1, 2, 2));
+  gfx_tensor in[5] = {tensor_of((void*)xs, GFX_DTYPE_F32, SHAPE(1, 2, 2)),
+                      tensor_of((void*)scale, GFX_DTYPE_F32, SHAPE(2)), tensor_of((void*)bias, GFX_DTYPE_F32, SHAPE(2)),
+                      tensor_of((void*)mean, GFX_DTYPE_F32, SHAPE(2)), tensor_of((void*)var, GFX_DTYPE_F32, SHAPE(2))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_F32, SHAPE(1, 2, 2));
   expect_ok(run(&n, in, &out));
   expect_near((float[]){0, 2, -3, 3}, y, 4, 1e-6f);
 
@@ -652,8 +516,8 @@ static void test_ref_batchnorm(void** unused) {
   const float* src[5] = {xs, scale, bias, mean, var};
   for (int t = 0; t < 5; t++)
     for (int i = 0; i < (t == 0 ? 4 : 2); i++) hb[t][i] = gfx_float_to_bf16(src[t][i]);
-  for (int t = 0; t < 5; t++) in[t] = tensor(hb[t], GFX_DTYPE_BF16, t == 0 ? SHAPE(1, 2, 2) : SHAPE(2));
-  out = tensor(yb, GFX_DTYPE_BF16, SHAPE(1, 2, 2));
+  for (int t = 0; t < 5; t++) in[t] = tensor_of(hb[t], GFX_DTYPE_BF16, t == 0 ? SHAPE(1, 2, 2) : SHAPE(2));
+  out = tensor_of(yb, GFX_DTYPE_BF16, SHAPE(1, 2, 2));
   expect_ok(run(&n, in, &out));
   const float want[4] = {0, 2, -3, 3};
   for (int i = 0; i < 4; i++) assert_true(gfx_bf16_to_float(yb[i]) == want[i]);

@@ -16,141 +16,29 @@
 #include "ir/graph.h"
 #include "ir/layout.h"
 #include "ir/shape.h"
+#include "ir_test_util.h"
 
 gfx_status ref_run_layout(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 
 /* ---- helpers ---- */
 
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-#define SCALAR shape_of(0, NULL)
-
-static void expect_ok(gfx_status s) {
-  if (s) {
-    print_error("unexpected error: %s\n", gfx_status_message(s));
-    gfx_status_free(s);
-    fail();
-  }
-}
-
-/* The status has `code` and its message contains `part`. */
-static void expect_error(gfx_status s, gfx_code code, const char* part) {
-  if (!s) print_error("expected an error containing \"%s\", got success\n", part);
-  assert_non_null(s);
-  const char* message = gfx_status_message(s);
-  if (gfx_status_code(s) != code || !strstr(message, part)) print_error("message: %s\n", message);
-  assert_int_equal(gfx_status_code(s), code);
-  assert_non_null(strstr(message, part));
-  gfx_status_free(s);
-}
-
-static void expect_shape(gfx_shape got, gfx_shape want) {
-  if (!gfx_shape_equal(&got, &want)) {
-    char a[96], b[96];
-    print_error("shape %s, expected %s\n", gfx_shape_str(&got, a, sizeof a), gfx_shape_str(&want, b, sizeof b));
-    fail();
-  }
-}
-
-/* ---- a table-driven attribute reader ---- */
-
-typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING } attr_kind;
-
-typedef struct test_attr {
-  const char* name;
-  attr_kind kind;
-  int64_t i;
-  const char* s;
-  int64_t ints[8];
-  size_t n_ints;
-} test_attr;
-
-#define A_INT(n, v) {.name = (n), .kind = ATTR_INT, .i = (v)}
-#define A_STR(n, v) {.name = (n), .kind = ATTR_STRING, .s = (v)}
-#define A_INTS(n, ...) \
-  {.name = (n), .kind = ATTR_INTS, .ints = {__VA_ARGS__}, .n_ints = sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
-
-typedef struct attr_table {
-  test_attr attrs[4];
-  int n;
-} attr_table;
-
-static const test_attr* attr_find(void* ctx, const char* name) {
-  const attr_table* t = ctx;
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->attrs[i].name, name) == 0) return &t->attrs[i];
-  return NULL;
-}
-
-static int attr_get_int(void* ctx, const char* name, int64_t* out) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INT) return -1;
-  *out = a->i;
-  return 1;
-}
-
-static int attr_get_float(void* ctx, const char* name, float* out) {
-  (void)out;
-  return attr_find(ctx, name) ? -1 : 0;
-}
-
-static int attr_get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INTS) return -1;
-  for (size_t i = 0; i < a->n_ints && i < cap; i++) out[i] = a->ints[i];
-  *n = a->n_ints;
-  return 1;
-}
-
-static int attr_get_string(void* ctx, const char* name, char* out, size_t cap) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_STRING) return -1;
-  snprintf(out, cap, "%s", a->s);
-  return 1;
-}
-
-static int attr_count(void* ctx) { return ((const attr_table*)ctx)->n; }
-static const char* attr_name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
-
 /* A node being described: its desc, attribute table and constant input storage together. */
 typedef struct test_node {
   ir_node_desc d;
-  attr_table attrs;
+  test_attr attr_store[4];
+  attr_table attrs; /* over attr_store */
   int64_t consts[IR_MAX_IO][16];
 } test_node;
 
 /* op_type at `opset` with data input 0 of dtype and `shape`, one output of dtype. */
 static void node_init(test_node* t, const char* op_type, int opset, int dtype, gfx_shape shape) {
   memset(t, 0, sizeof *t);
-  t->d.op_type = op_type;
-  t->d.domain = "";
-  t->d.since_version = opset;
-  t->d.name = "n";
-  t->d.n_inputs = 1;
-  t->d.n_outputs = 1;
-  t->d.input_dtypes[0] = dtype;
+  t->attrs.attrs = t->attr_store;
+  t->d = desc_base(op_type, opset, "n", &t->attrs, 1, dtype);
   t->d.input_shapes[0] = shape;
-  t->d.output_dtypes[0] = dtype;
-  t->d.attrs = (ir_attr_reader){.ctx = &t->attrs,
-                                .get_int = attr_get_int,
-                                .get_float = attr_get_float,
-                                .get_ints = attr_get_ints,
-                                .get_string = attr_get_string,
-                                .count = attr_count,
-                                .name_at = attr_name_at};
 }
 
-static void add_attr(test_node* t, test_attr a) { t->attrs.attrs[t->attrs.n++] = a; }
+static void add_attr(test_node* t, test_attr a) { t->attr_store[t->attrs.n++] = a; }
 
 /* Input i: an int64 constant of n values. */
 static void const_input(test_node* t, int i, const int64_t* values, int n) {

@@ -18,63 +18,13 @@
 #include "core/half.h"
 #include "ir/fuse.h"
 #include "ir/ops_nn.h"
+#include "ir_test_util.h"
 
 /* ---- helpers ---- */
-
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-
-static gfx_tensor tensor_of(void* data, int dtype, gfx_shape shape) {
-  gfx_tensor t = {.data = data, .dtype = dtype, .shape = shape};
-  return t;
-}
-
-static ir_node node_of(gfx_op op, int n_inputs) {
-  ir_node n;
-  memset(&n, 0, sizeof n);
-  n.op = op;
-  n.name = "test_node";
-  n.n_inputs = n_inputs;
-  n.n_outputs = 1;
-  for (int i = 0; i < IR_MAX_IO; i++) n.inputs[i] = n.outputs[i] = -1;
-  return n;
-}
-
-static ir_conv_params conv_params(int spatial) {
-  ir_conv_params p;
-  memset(&p, 0, sizeof p);
-  p.spatial = spatial;
-  p.group = 1;
-  for (int i = 0; i < spatial; i++) p.strides[i] = p.dilations[i] = 1;
-  return p;
-}
-
-static void expect_ok(gfx_status s) {
-  if (s) {
-    print_error("unexpected error: %s\n", gfx_status_message(s));
-    gfx_status_free(s);
-    fail();
-  }
-}
 
 static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   gfx_exec_ctx ctx = {.device = 0};
   return gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
-}
-
-static void expect_near(const float* expected, const float* actual, size_t count, double tolerance) {
-  for (size_t i = 0; i < count; i++) {
-    double err = fabs((double)expected[i] - (double)actual[i]);
-    if (!(err <= tolerance)) print_error("element %zu: expected %.9g, got %.9g\n", i, expected[i], actual[i]);
-    assert_true(err <= tolerance);
-  }
 }
 
 /* Deterministic values in [-1, 1) on a 1/64 grid: exact in float16 and bfloat16, so that 16-bit
@@ -205,7 +155,7 @@ static void test_conv_1d_matches_2d(void** unused) {
   gfx_tensor o1 = tensor_of(y1, 1, SHAPE(2, 6, 5)), o2 = tensor_of(y2, 1, SHAPE(2, 6, 1, 5));
   expect_ok(run(&n1, in1, &o1));
   expect_ok(run(&n2, in2, &o2));
-  expect_near(y2, y1, sizeof y1 / sizeof y1[0], 0.0);
+  expect_floats_near(y2, y1, sizeof y1 / sizeof y1[0], 0.0);
 }
 
 /* ---- ConvTranspose ---- */
@@ -229,7 +179,7 @@ static void test_conv_transpose_by_hand(void** unused) {
   gfx_tensor in[3] = {tensor_of(x, 1, shapes[0]), tensor_of(w, 1, shapes[1]), tensor_of(b, 1, shapes[2])};
   gfx_tensor o = tensor_of(y, 1, out);
   expect_ok(run(&node, in, &o));
-  expect_near(expected, y, 25, 0.0);
+  expect_floats_near(expected, y, 25, 0.0);
 
   /* asymmetric pads: crop one row at the top and one column at the right of the 5x5 */
   node.params.conv.pads[0] = 1; /* top */
@@ -317,7 +267,7 @@ static void test_conv_transpose_matches_scatter(void** unused) {
   gfx_tensor in[2] = {tensor_of(x, 1, shapes[0]), tensor_of(w, 1, shapes[1])};
   gfx_tensor o = tensor_of(y, 1, out);
   expect_ok(run(&node, in, &o));
-  expect_near(expected, y, count, 1e-6);
+  expect_floats_near(expected, y, count, 1e-6);
   free(y);
   free(expected);
 }
@@ -342,7 +292,7 @@ static void test_gemm_trans_and_broadcast(void** unused) {
   gfx_tensor in[3] = {tensor_of(a, 1, shapes[0]), tensor_of(b, 1, shapes[1]), tensor_of(c, 1, shapes[2])};
   gfx_tensor o = tensor_of(y, 1, out);
   expect_ok(run(&node, in, &o));
-  expect_near(expected, y, 6, 0.0);
+  expect_floats_near(expected, y, 6, 0.0);
 
   /* C [m, 1] broadcasts along columns */
   shapes[2] = SHAPE(3, 1);
@@ -351,7 +301,7 @@ static void test_gemm_trans_and_broadcast(void** unused) {
   node.params.gemm.beta = 1.0f;
   const float expected_m[6] = {4, 12, 8, 18, 12, 24};
   expect_ok(run(&node, in, &o));
-  expect_near(expected_m, y, 6, 0.0);
+  expect_floats_near(expected_m, y, 6, 0.0);
 
   /* a C that does not broadcast is an error naming its shape */
   shapes[2] = SHAPE(2, 2);
@@ -460,7 +410,7 @@ static void test_fused_conv_relu_matches_unfused(void** unused) {
     assert_int_equal(c.g->n_nodes, 1);
     gfx_tensor yf = tensor_of(y_fused, 1, c.g->values[c.y].shape);
     expect_ok(run(&c.g->nodes[0], in, &yf));
-    expect_near(y_unfused, y_fused, 48, 0.0);
+    expect_floats_near(y_unfused, y_fused, 48, 0.0);
     int negatives = 0;
     for (int i = 0; i < 48; i++) negatives += mid[i] < 0;
     assert_true(negatives > 0); /* the activation had something to do */
@@ -877,7 +827,7 @@ static void test_conv_residual_input_checks(void** unused) {
   gfx_tensor out = tensor_of(y, GFX_DTYPE_F32, SHAPE(1, 1, 2, 2));
   expect_ok(run(&node, in, &out));
   const float expected[4] = {3, 5, 7, 9};
-  expect_near(expected, y, 4, 0.0);
+  expect_floats_near(expected, y, 4, 0.0);
   /* a residual that would broadcast */
   in[3] = tensor_of(small, GFX_DTYPE_F32, SHAPE(1, 1, 2, 1));
   gfx_status s = run(&node, in, &out);

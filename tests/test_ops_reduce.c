@@ -17,103 +17,15 @@
 #include "ir/graph.h"
 #include "ir/ops_reduce.h"
 #include "ir/shape.h"
-
-/* ---- a table-driven attribute reader ---- */
-
-typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING } attr_kind;
-
-typedef struct test_attr {
-  const char* name;
-  attr_kind kind;
-  int64_t i;
-  float f;
-  const char* s;
-  int64_t ints[8];
-  size_t n_ints;
-} test_attr;
-
-#define A_INT(n, v) {.name = (n), .kind = ATTR_INT, .i = (v)}
-#define A_FLOAT(n, v) {.name = (n), .kind = ATTR_FLOAT, .f = (v)}
-#define A_STR(n, v) {.name = (n), .kind = ATTR_STRING, .s = (v)}
-#define A_INTS(n, ...) \
-  {.name = (n), .kind = ATTR_INTS, .ints = {__VA_ARGS__}, .n_ints = sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
-
-typedef struct attr_table {
-  const test_attr* attrs;
-  int n;
-} attr_table;
-
-#define ATTRS(...) \
-  ((attr_table){.attrs = (const test_attr[]){__VA_ARGS__}, .n = (int)(sizeof((test_attr[]){__VA_ARGS__}) / sizeof(test_attr))})
-#define NO_ATTRS ((attr_table){.attrs = NULL, .n = 0})
-
-static const test_attr* attr_find(void* ctx, const char* name) {
-  const attr_table* t = ctx;
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->attrs[i].name, name) == 0) return &t->attrs[i];
-  return NULL;
-}
-static int get_int(void* ctx, const char* name, int64_t* out) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INT) return -1;
-  *out = a->i;
-  return 1;
-}
-static int get_float(void* ctx, const char* name, float* out) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_FLOAT) return -1;
-  *out = a->f;
-  return 1;
-}
-static int get_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_INTS) return -1;
-  for (size_t i = 0; i < a->n_ints && i < cap; i++) out[i] = a->ints[i];
-  *n = a->n_ints;
-  return 1;
-}
-static int get_string(void* ctx, const char* name, char* out, size_t cap) {
-  const test_attr* a = attr_find(ctx, name);
-  if (!a) return 0;
-  if (a->kind != ATTR_STRING) return -1;
-  snprintf(out, cap, "%s", a->s);
-  return 1;
-}
-static int count(void* ctx) { return ((const attr_table*)ctx)->n; }
-static const char* name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
+#include "ir_test_util.h"
 
 #define NODE_NAME "node_r"
 
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-
 /* A float32 node with input 0 of shape x and further float32 inputs of unknown shape. */
 static ir_node_desc desc(const char* op, int opset, attr_table* t, int n_inputs, gfx_shape x) {
-  ir_node_desc d;
-  memset(&d, 0, sizeof d);
-  d.op_type = op;
-  d.domain = "";
-  d.since_version = opset;
-  d.name = NODE_NAME;
-  d.n_inputs = n_inputs;
-  d.n_outputs = 1;
-  for (int i = 0; i < n_inputs; i++) {
-    d.input_dtypes[i] = GFX_DTYPE_F32;
-    d.input_shapes[i].rank = -1;
-  }
+  ir_node_desc d = desc_base(op, opset, NODE_NAME, t, n_inputs, GFX_DTYPE_F32);
+  for (int i = 1; i < n_inputs; i++) d.input_shapes[i].rank = -1;
   d.input_shapes[0] = x;
-  d.output_dtypes[0] = GFX_DTYPE_F32;
-  d.attrs = (ir_attr_reader){.ctx = t, .get_int = get_int, .get_float = get_float, .get_ints = get_ints,
-                             .get_string = get_string, .count = count, .name_at = name_at};
   return d;
 }
 
@@ -126,30 +38,6 @@ static void const_i64(ir_node_desc* d, int i, const int64_t* v, size_t n) {
   d->input_const_bytes[i] = n * sizeof *v;
 }
 
-static ir_params claimed(const ir_node_desc* d, gfx_op want) {
-  gfx_op op = GFX_OP_NONE;
-  ir_params p;
-  gfx_status s = ir_op_parse(d, &op, &p);
-  if (s) print_error("refused: %s\n", gfx_status_message(s));
-  assert_null(s);
-  assert_int_equal(op, want);
-  return p;
-}
-
-/* NOT_SUPPORTED with a message naming the node and containing `part`. */
-static void refused(const ir_node_desc* d, const char* part) {
-  gfx_op op = GFX_OP_NONE;
-  ir_params p;
-  gfx_status s = ir_op_parse(d, &op, &p);
-  assert_non_null(s);
-  const char* m = gfx_status_message(s);
-  if (!strstr(m, part) || !strstr(m, NODE_NAME)) print_error("\"%s\" not in: %s\n", part, m);
-  assert_int_equal(gfx_status_code(s), GFX_ERR_NOT_SUPPORTED);
-  assert_non_null(strstr(m, part));
-  assert_non_null(strstr(m, NODE_NAME));
-  gfx_status_free(s);
-}
-
 /* ================================ parse ================================ */
 
 static void test_parse_reduce(void** unused) {
@@ -157,51 +45,51 @@ static void test_parse_reduce(void** unused) {
   /* opset 13 ReduceMean: axes attribute */
   attr_table t = ATTRS(A_INTS("axes", 1, -1), A_INT("keepdims", 0));
   ir_node_desc d = desc("ReduceMean", 13, &t, 1, SHAPE(2, 3, 4));
-  ir_params p = claimed(&d, GFX_OP_REDUCE_MEAN);
+  ir_params p = parse_ok(&d, GFX_OP_REDUCE_MEAN);
   assert_int_equal(p.reduce.n_axes, 2);
   assert_int_equal(p.reduce.axes[1], -1);
   assert_int_equal(p.reduce.keepdims, 0);
   /* opset 18: the attribute is gone, axes is a constant input */
   d.since_version = 18;
-  refused(&d, "'axes'");
+  parse_refused(&d, "'axes'");
   attr_table t18 = ATTRS(A_INT("keepdims", 1), A_INT("noop_with_empty_axes", 0));
   const int64_t axes[] = {0, 2};
   d = desc("ReduceMax", 18, &t18, 2, SHAPE(2, 3, 4));
   const_i64(&d, 1, axes, 2);
-  p = claimed(&d, GFX_OP_REDUCE_MAX);
+  p = parse_ok(&d, GFX_OP_REDUCE_MAX);
   assert_int_equal(p.reduce.n_axes, 2);
   /* ReduceSum takes axes as an input from 13 */
   d.op_type = "ReduceSum";
   d.since_version = 13;
-  claimed(&d, GFX_OP_REDUCE_SUM);
+  parse_ok(&d, GFX_OP_REDUCE_SUM);
   /* an axes input computed at run time */
   d.input_is_const[1] = 0;
   d.input_const_data[1] = NULL;
-  refused(&d, "constant");
+  parse_refused(&d, "constant");
   /* an axis twice, once negative */
   const int64_t twice[] = {1, -2};
   const_i64(&d, 1, twice, 2);
-  refused(&d, "twice");
+  parse_refused(&d, "twice");
   /* out of range */
   const int64_t far[] = {3};
   const_i64(&d, 1, far, 1);
-  refused(&d, "outside");
+  parse_refused(&d, "outside");
   /* ReduceL2 without axes and noop_with_empty_axes */
   attr_table noop = ATTRS(A_INT("noop_with_empty_axes", 1));
   d = desc("ReduceL2", 18, &noop, 1, SHAPE(2, 3));
-  refused(&d, "noop_with_empty_axes");
+  parse_refused(&d, "noop_with_empty_axes");
   d.op_type = "ReduceMean";
-  assert_int_equal(claimed(&d, GFX_OP_REDUCE_MEAN).reduce.noop, 1);
+  assert_int_equal(parse_ok(&d, GFX_OP_REDUCE_MEAN).reduce.noop, 1);
   /* integer tensors stay with ONNX Runtime */
   attr_table none = NO_ATTRS;
   d = desc("ReduceSum", 13, &none, 1, SHAPE(2, 3));
   d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_I64;
-  refused(&d, "int64");
+  parse_refused(&d, "int64");
   /* float16 is claimed */
   d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_F16;
-  claimed(&d, GFX_OP_REDUCE_SUM);
+  parse_ok(&d, GFX_OP_REDUCE_SUM);
   d = desc("GlobalAveragePool", 1, &none, 1, SHAPE(2, 3));
-  refused(&d, "rank 2");
+  parse_refused(&d, "rank 2");
 }
 
 static void test_parse_pool(void** unused) {
@@ -209,88 +97,88 @@ static void test_parse_pool(void** unused) {
   attr_table t = ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("strides", 2, 2), A_INTS("pads", 1, 0, 2, 1),
                        A_INT("ceil_mode", 1));
   ir_node_desc d = desc("MaxPool", 12, &t, 1, SHAPE(1, 3, 10, 10));
-  ir_params p = claimed(&d, GFX_OP_MAX_POOL);
+  ir_params p = parse_ok(&d, GFX_OP_MAX_POOL);
   assert_int_equal(p.pool.pads[2], 2);
   assert_int_equal(p.pool.ceil_mode, 1);
   d.op_type = "AveragePool";
-  claimed(&d, GFX_OP_AVERAGE_POOL);
+  parse_ok(&d, GFX_OP_AVERAGE_POOL);
   /* AveragePool before 7 (no count_include_pad) stays with ONNX Runtime */
   d.since_version = 1;
-  refused(&d, "opset");
+  parse_refused(&d, "opset");
   /* the Indices output */
   d = desc("MaxPool", 12, &t, 1, SHAPE(1, 3, 10, 10));
   d.n_outputs = 2;
   d.output_dtypes[1] = GFX_DTYPE_I64;
-  refused(&d, "Indices");
+  parse_refused(&d, "Indices");
   attr_table so = ATTRS(A_INTS("kernel_shape", 2, 2), A_INT("storage_order", 1));
   d = desc("MaxPool", 12, &so, 1, SHAPE(1, 3, 10, 10));
-  refused(&d, "storage_order");
+  parse_refused(&d, "storage_order");
   attr_table dil = ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("dilations", 2, 2));
   d = desc("AveragePool", 19, &dil, 1, SHAPE(1, 3, 10, 10));
-  refused(&d, "dilations");
+  parse_refused(&d, "dilations");
   d.op_type = "MaxPool";
-  claimed(&d, GFX_OP_MAX_POOL);
+  parse_ok(&d, GFX_OP_MAX_POOL);
   attr_table k3 = ATTRS(A_INTS("kernel_shape", 2, 2, 2));
   d = desc("MaxPool", 12, &k3, 1, SHAPE(1, 3, 4, 4, 4));
-  refused(&d, "rank 5");
+  parse_refused(&d, "rank 5");
   attr_table big_pad = ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("pads", 2, 0, 0, 0));
   d = desc("MaxPool", 12, &big_pad, 1, SHAPE(1, 3, 10, 10));
-  refused(&d, "smaller than the kernel");
+  parse_refused(&d, "smaller than the kernel");
   /* a ceil_mode window starting in the end padding: ONNX shape inference and ORT disagree */
   attr_table edge = ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("strides", 3, 3), A_INTS("pads", 0, 0, 2, 0),
                           A_INT("ceil_mode", 1));
   d = desc("MaxPool", 12, &edge, 1, SHAPE(1, 3, 11, 12));
-  refused(&d, "end padding");
+  parse_refused(&d, "end padding");
   attr_table same_ceil = ATTRS(A_INTS("kernel_shape", 3, 3), A_STR("auto_pad", "SAME_UPPER"), A_INT("ceil_mode", 1));
   d = desc("MaxPool", 12, &same_ceil, 1, SHAPE(1, 3, 11, 12));
-  refused(&d, "ceil_mode");
+  parse_refused(&d, "ceil_mode");
 }
 
 static void test_parse_softmax_norm(void** unused) {
   (void)unused;
   attr_table none = NO_ATTRS;
   ir_node_desc d = desc("Softmax", 13, &none, 1, SHAPE(2, 3, 4));
-  ir_params p = claimed(&d, GFX_OP_SOFTMAX);
+  ir_params p = parse_ok(&d, GFX_OP_SOFTMAX);
   assert_int_equal(p.softmax.axis, -1);
   assert_int_equal(p.softmax.flatten, 0);
   d.since_version = 11;
   d.op_type = "LogSoftmax";
-  p = claimed(&d, GFX_OP_LOG_SOFTMAX);
+  p = parse_ok(&d, GFX_OP_LOG_SOFTMAX);
   assert_int_equal(p.softmax.axis, 1); /* the old default */
   assert_int_equal(p.softmax.flatten, 1);
   assert_int_equal(p.softmax.log, 1);
   attr_table ax = ATTRS(A_INT("axis", 3));
   d = desc("Softmax", 13, &ax, 1, SHAPE(2, 3, 4));
-  refused(&d, "axis 3");
+  parse_refused(&d, "axis 3");
 
   attr_table ln = ATTRS(A_INT("axis", -1), A_FLOAT("epsilon", 1e-3f));
   d = desc("LayerNormalization", 17, &ln, 3, SHAPE(2, 3, 8));
-  p = claimed(&d, GFX_OP_LAYER_NORMALIZATION);
+  p = parse_ok(&d, GFX_OP_LAYER_NORMALIZATION);
   assert_true(fabsf(p.norm.epsilon - 1e-3f) < 1e-9f);
   d.n_outputs = 3;
   d.output_dtypes[1] = d.output_dtypes[2] = GFX_DTYPE_F32;
-  refused(&d, "Mean and InvStdDev");
+  parse_refused(&d, "Mean and InvStdDev");
   attr_table stash = ATTRS(A_INT("stash_type", 16));
   d = desc("LayerNormalization", 17, &stash, 2, SHAPE(2, 8));
-  refused(&d, "stash_type");
+  parse_refused(&d, "stash_type");
   d = desc("LayerNormalization", 17, &none, 2, SHAPE(2, 8));
   d.input_shapes[1] = SHAPE(1, 8);
-  refused(&d, "rank 2");
+  parse_refused(&d, "rank 2");
 
   attr_table g = ATTRS(A_INT("num_groups", 2));
   d = desc("GroupNormalization", 18, &g, 3, SHAPE(1, 4, 5));
-  assert_int_equal(claimed(&d, GFX_OP_GROUP_NORMALIZATION).norm.per_channel, 0);
+  assert_int_equal(parse_ok(&d, GFX_OP_GROUP_NORMALIZATION).norm.per_channel, 0);
   d.since_version = 21;
-  assert_int_equal(claimed(&d, GFX_OP_GROUP_NORMALIZATION).norm.per_channel, 1);
+  assert_int_equal(parse_ok(&d, GFX_OP_GROUP_NORMALIZATION).norm.per_channel, 1);
   attr_table g3 = ATTRS(A_INT("num_groups", 3));
   d = desc("GroupNormalization", 21, &g3, 3, SHAPE(1, 4, 5));
-  refused(&d, "divisible");
+  parse_refused(&d, "divisible");
   d = desc("GroupNormalization", 21, &none, 3, SHAPE(1, 4, 5));
-  refused(&d, "num_groups");
+  parse_refused(&d, "num_groups");
   d = desc("InstanceNormalization", 6, &none, 3, SHAPE(1, 4, 5));
-  claimed(&d, GFX_OP_INSTANCE_NORMALIZATION);
+  parse_ok(&d, GFX_OP_INSTANCE_NORMALIZATION);
   d.input_dtypes[2] = GFX_DTYPE_F16;
-  refused(&d, "input 2");
+  parse_refused(&d, "input 2");
 }
 
 /* ================================ geometry ================================ */
@@ -372,7 +260,7 @@ static void run(const ir_node* node, gfx_tensor* in, gfx_tensor* out) {
   assert_null(s);
 }
 
-static ir_node node_of(gfx_op op, int n_inputs, ir_params p) {
+static ir_node reduce_node(gfx_op op, int n_inputs, ir_params p) {
   ir_node n;
   memset(&n, 0, sizeof n);
   n.op = op;
@@ -391,7 +279,7 @@ static void test_ref_reduce(void** unused) {
   float x[24], y[3];
   for (int i = 0; i < 24; i++) x[i] = (float)i;
   ir_params p = {.reduce = {.kind = IR_REDUCE_SUM, .n_axes = 2, .axes = {0, 2}, .keepdims = 0}};
-  ir_node n = node_of(GFX_OP_REDUCE_SUM, 1, p);
+  ir_node n = reduce_node(GFX_OP_REDUCE_SUM, 1, p);
   gfx_tensor in = f32(x, SHAPE(2, 3, 4)), out = f32(y, SHAPE(3));
   run(&n, &in, &out);
   /* per j: 8 terms of 4j, k = 0..3 twice (12), 12i four times for i = 0, 1 (48) */
@@ -399,14 +287,14 @@ static void test_ref_reduce(void** unused) {
   /* max and min over axis 1 (negative), keepdims */
   float m[8];
   p.reduce = (ir_reduce_params){.kind = IR_REDUCE_MAX, .n_axes = 1, .axes = {-2}, .keepdims = 1};
-  n = node_of(GFX_OP_REDUCE_MAX, 1, p);
+  n = reduce_node(GFX_OP_REDUCE_MAX, 1, p);
   out = f32(m, SHAPE(2, 1, 4));
   run(&n, &in, &out);
   assert_true(m[0] == 8.0f && m[7] == 23.0f);
   /* L2 of everything */
   float l2;
   p.reduce = (ir_reduce_params){.kind = IR_REDUCE_L2, .keepdims = 0};
-  n = node_of(GFX_OP_REDUCE_L2, 1, p);
+  n = reduce_node(GFX_OP_REDUCE_L2, 1, p);
   out = f32(&l2, SHAPE(0));
   out.shape.rank = 0;
   run(&n, &in, &out);
@@ -417,7 +305,7 @@ static void test_ref_reduce(void** unused) {
   uint16_t hx[8], hy[2];
   for (int i = 0; i < 8; i++) hx[i] = gfx_float_to_half((float)i);
   p.reduce = (ir_reduce_params){.kind = IR_REDUCE_MEAN, .keepdims = 1, .global_pool = 1};
-  n = node_of(GFX_OP_GLOBAL_AVERAGE_POOL, 1, p);
+  n = reduce_node(GFX_OP_GLOBAL_AVERAGE_POOL, 1, p);
   in = (gfx_tensor){.data = hx, .dtype = GFX_DTYPE_F16, .shape = SHAPE(1, 2, 2, 2)};
   out = (gfx_tensor){.data = hy, .dtype = GFX_DTYPE_F16, .shape = SHAPE(1, 2, 1, 1)};
   run(&n, &in, &out);
@@ -431,7 +319,7 @@ static void test_ref_pool(void** unused) {
   for (int i = 0; i < 16; i++) x[i] = (float)i;
   ir_params p = {.pool = {.kind = IR_POOL_AVERAGE, .kernel = {3, 3}, .strides = {2, 2}, .dilations = {1, 1},
                           .pads = {1, 1, 1, 1}, .ceil_mode = 1}};
-  ir_node n = node_of(GFX_OP_AVERAGE_POOL, 1, p);
+  ir_node n = reduce_node(GFX_OP_AVERAGE_POOL, 1, p);
   ir_pool_geom g;
   gfx_shape xs = SHAPE(1, 1, 4, 4);
   assert_null(ir_pool_geometry(&p.pool, &xs, &g));
@@ -450,7 +338,7 @@ static void test_ref_pool(void** unused) {
   /* MaxPool with dilation 2: window {0, 2} x {0, 2} */
   float m[4];
   p.pool = (ir_pool_params){.kind = IR_POOL_MAX, .kernel = {2, 2}, .strides = {1, 1}, .dilations = {2, 2}};
-  n = node_of(GFX_OP_MAX_POOL, 1, p);
+  n = reduce_node(GFX_OP_MAX_POOL, 1, p);
   out = f32(m, SHAPE(1, 1, 2, 2));
   run(&n, &in, &out);
   assert_true(m[0] == 10.0f && m[3] == 15.0f);
@@ -461,7 +349,7 @@ static void test_ref_softmax(void** unused) {
   /* large values: the maximum is subtracted first, so nothing overflows */
   float x[6] = {1000.0f, 1001.0f, 1002.0f, -1.0f, 0.0f, 1.0f}, y[6];
   ir_params p = {.softmax = {.axis = -1}};
-  ir_node n = node_of(GFX_OP_SOFTMAX, 1, p);
+  ir_node n = reduce_node(GFX_OP_SOFTMAX, 1, p);
   gfx_tensor in = f32(x, SHAPE(2, 3)), out = f32(y, SHAPE(2, 3));
   run(&n, &in, &out);
   const double e = exp(1.0), s = 1 + e + e * e;
@@ -471,13 +359,13 @@ static void test_ref_softmax(void** unused) {
   run(&n, &in, &out);
   assert_true(fabsf(y[0] - 1.0f) < 1e-6f && y[3] < 1e-30f);
   /* opset 11 LogSoftmax flattened at axis 0: one row of six */
-  n = node_of(GFX_OP_LOG_SOFTMAX, 1, (ir_params){.softmax = {.axis = 0, .log = 1, .flatten = 1}});
+  n = reduce_node(GFX_OP_LOG_SOFTMAX, 1, (ir_params){.softmax = {.axis = 0, .log = 1, .flatten = 1}});
   run(&n, &in, &out);
   assert_true(fabs(y[2] - (2.0 - log(s))) < 1e-4); /* 1002 - log(e^1000 * s) */
   /* float16 */
   uint16_t hx[4], hy[4];
   for (int i = 0; i < 4; i++) hx[i] = gfx_float_to_half(0.0f);
-  n = node_of(GFX_OP_SOFTMAX, 1, (ir_params){.softmax = {.axis = -1}});
+  n = reduce_node(GFX_OP_SOFTMAX, 1, (ir_params){.softmax = {.axis = -1}});
   in = (gfx_tensor){.data = hx, .dtype = GFX_DTYPE_F16, .shape = SHAPE(4)};
   out = (gfx_tensor){.data = hy, .dtype = GFX_DTYPE_F16, .shape = SHAPE(4)};
   run(&n, &in, &out);
@@ -489,7 +377,7 @@ static void test_ref_norm(void** unused) {
   /* LayerNormalization of a row whose values sit far from 0: E[x^2] - E[x]^2 would lose them */
   float x[4] = {10000.0f, 10001.0f, 10002.0f, 10003.0f}, scale[4] = {1, 1, 1, 2}, bias[4] = {0, 0, 0, 1}, y[4];
   ir_params p = {.norm = {.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 0.0f}};
-  ir_node n = node_of(GFX_OP_LAYER_NORMALIZATION, 3, p);
+  ir_node n = reduce_node(GFX_OP_LAYER_NORMALIZATION, 3, p);
   gfx_tensor in[3] = {f32(x, SHAPE(1, 4)), f32(scale, SHAPE(4)), f32(bias, SHAPE(4))};
   gfx_tensor out = f32(y, SHAPE(1, 4));
   run(&n, in, &out);
@@ -498,7 +386,7 @@ static void test_ref_norm(void** unused) {
   assert_true(fabs(y[3] - (2 * 1.5 / sd + 1)) < 1e-5);
   /* GroupNormalization 21 on [1, 4, 2], two groups, scale per channel */
   float gx[8] = {0, 2, 4, 6, 1, 1, 3, 3}, gs[4] = {1, 2, 3, 4}, gb[4] = {0, 0, 0, 10}, gy[8];
-  n = node_of(GFX_OP_GROUP_NORMALIZATION, 3,
+  n = reduce_node(GFX_OP_GROUP_NORMALIZATION, 3,
               (ir_params){.norm = {.kind = IR_NORM_GROUP, .num_groups = 2, .per_channel = 1, .epsilon = 0.0f}});
   gfx_tensor gin[3] = {f32(gx, SHAPE(1, 4, 2)), f32(gs, SHAPE(4)), f32(gb, SHAPE(4))};
   out = f32(gy, SHAPE(1, 4, 2));
@@ -510,7 +398,7 @@ static void test_ref_norm(void** unused) {
   /* float16 InstanceNormalization: [1, 1, 2] -> -1, 1 exactly (epsilon 0) */
   uint16_t hx[2] = {gfx_float_to_half(3.0f), gfx_float_to_half(5.0f)}, hs = gfx_float_to_half(1.0f),
            hb = gfx_float_to_half(0.0f), hy[2];
-  n = node_of(GFX_OP_INSTANCE_NORMALIZATION, 3, (ir_params){.norm = {.kind = IR_NORM_INSTANCE}});
+  n = reduce_node(GFX_OP_INSTANCE_NORMALIZATION, 3, (ir_params){.norm = {.kind = IR_NORM_INSTANCE}});
   gfx_tensor hin[3] = {{.data = hx, .dtype = GFX_DTYPE_F16, .shape = SHAPE(1, 1, 2)},
                        {.data = &hs, .dtype = GFX_DTYPE_F16, .shape = SHAPE(1)},
                        {.data = &hb, .dtype = GFX_DTYPE_F16, .shape = SHAPE(1)}};

@@ -18,6 +18,7 @@
 #endif
 
 #include "core/pool.h"
+#include "ir_test_util.h"
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
@@ -103,30 +104,6 @@ static gfx_pool* make_pool(fake_raw* f, int caching) {
 }
 
 /* ---- helpers ---- */
-
-static void expect_ok(gfx_status s) {
-  if (s) {
-    print_error("unexpected error: %s\n", gfx_status_message(s));
-    gfx_status_free(s);
-    fail();
-  }
-}
-
-/* The status has `code` and its message contains every string in the NULL-terminated list. */
-static void expect_error(gfx_status s, gfx_code code, ...) {
-  assert_non_null(s);
-  const char* message = gfx_status_message(s);
-  if (gfx_status_code(s) != code) print_error("message: %s\n", message);
-  assert_int_equal(gfx_status_code(s), code);
-  va_list ap;
-  va_start(ap, code);
-  for (const char* part = va_arg(ap, const char*); part; part = va_arg(ap, const char*)) {
-    if (!strstr(message, part)) print_error("\"%s\" not in message: %s\n", part, message);
-    assert_non_null(strstr(message, part));
-  }
-  va_end(ap);
-  gfx_status_free(s);
-}
 
 static void* alloc_ok(gfx_pool* p, size_t bytes) {
   void* ptr = NULL;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "ir_test_util.h"
 
 /* An ASan build would otherwise abort at the deliberately impossible allocations below instead of
  * letting them fail; the hook is an ordinary unused function elsewhere. */
@@ -24,31 +25,7 @@ const char* __asan_default_options(void) { return "allocator_may_return_null=1";
 
 static const gfx_backend* ref(void) { return gfx_backend_reference(); }
 
-static gfx_shape shape_of(int rank, const int64_t* dims) {
-  gfx_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
-  return s;
-}
-
-#define SHAPE(...) shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-
-static gfx_tensor tensor(void* data, gfx_shape shape) {
-  gfx_tensor t = {.data = data, .dtype = GFX_DTYPE_F32, .shape = shape};
-  return t;
-}
-
-static ir_node node_of(gfx_op op, int n_inputs) {
-  ir_node n;
-  memset(&n, 0, sizeof n);
-  n.op = op;
-  n.name = "test_node";
-  n.n_inputs = n_inputs;
-  n.n_outputs = 1;
-  for (int i = 0; i < IR_MAX_IO; i++) n.inputs[i] = n.outputs[i] = -1;
-  return n;
-}
+static gfx_tensor tensor(void* data, gfx_shape shape) { return tensor_of(data, GFX_DTYPE_F32, shape); }
 
 /* Explicit 2-D conv parameters; pads are top, left, bottom, right. */
 static ir_conv_params conv2d_params(int64_t group, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
@@ -79,42 +56,10 @@ static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out
   return run_on(0, node, in, out);
 }
 
-static void expect_ok(gfx_status s) {
-  if (s) {
-    print_error("unexpected error: %s\n", gfx_status_message(s));
-    gfx_status_free(s);
-    fail();
-  }
-}
-
-/* The status has `code` and its message contains every string in the NULL-terminated list. */
-static void expect_error(gfx_status s, gfx_code code, ...) {
-  assert_non_null(s);
-  const char* message = gfx_status_message(s);
-  if (gfx_status_code(s) != code) print_error("message: %s\n", message);
-  assert_int_equal(gfx_status_code(s), code);
-  va_list ap;
-  va_start(ap, code);
-  for (const char* part = va_arg(ap, const char*); part; part = va_arg(ap, const char*)) {
-    if (!strstr(message, part)) print_error("\"%s\" not in message: %s\n", part, message);
-    assert_non_null(strstr(message, part));
-  }
-  va_end(ap);
-  gfx_status_free(s);
-}
-
 static void expect_floats_equal(const float* expected, const float* actual, size_t count) {
   for (size_t i = 0; i < count; i++) {
     if (expected[i] != actual[i]) print_error("element %zu: expected %.9g, got %.9g\n", i, expected[i], actual[i]);
     assert_true(expected[i] == actual[i]);
-  }
-}
-
-static void expect_floats_near(const float* expected, const float* actual, size_t count, double tolerance) {
-  for (size_t i = 0; i < count; i++) {
-    double err = fabs((double)expected[i] - (double)actual[i]);
-    if (!(err <= tolerance)) print_error("element %zu: expected %.9g, got %.9g\n", i, expected[i], actual[i]);
-    assert_true(err <= tolerance);
   }
 }
 

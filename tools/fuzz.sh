@@ -71,7 +71,8 @@ build_one() { # OUT SOURCES... (sources end at --, then extra flags)
   while [ $# -gt 0 ] && [ "$1" != -- ]; do srcs+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   flags=("$@")
-  if stale "$target" "${srcs[@]}" "$root"/src/*/*.h "$root"/src/*/*/*.h "$root"/src/ir/ops.def "$root/tools/ortkit.h"; then
+  if stale "$target" "${srcs[@]}" "$root"/src/*/*.h "$root"/src/*/*/*.h "$root"/src/ir/ops.def "$root/tools/ortkit.h" \
+    "$root"/tests/fuzz/*.h; then
     echo "fuzz: building $(basename "$target")"
     "$cc" "${cflags[@]}" "${flags[@]}" "${srcs[@]}" -o "$target.tmp" "${libs[@]}" || return 1
     mv "$target.tmp" "$target"

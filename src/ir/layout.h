@@ -32,6 +32,33 @@ typedef struct ir_copy_plan {
   unsigned char value[8];            /* the constant of IR_PADMODE_CONSTANT, one element */
 } ir_copy_plan;
 
+#ifdef __CUDACC__
+#define IR_LAYOUT_FN static inline __host__ __device__
+#else
+#define IR_LAYOUT_FN static inline
+#endif
+
+/* A source coordinate c outside [0, n) resolved by the plan's mode; -1 for the constant. The one
+ * definition of the rule: the reference loop and the CUDA kernels both call it. */
+IR_LAYOUT_FN int64_t ir_resolve_coord(int64_t c, int64_t n, ir_pad_mode mode) {
+  if (c >= 0 && c < n) return c;
+  switch (mode) {
+    case IR_PADMODE_EDGE: return c < 0 ? 0 : n - 1;
+    case IR_PADMODE_REFLECT: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t m = c % period;
+      if (m < 0) m += period;
+      return m < n ? m : period - m;
+    }
+    case IR_PADMODE_WRAP: {
+      int64_t m = c % n;
+      return m < 0 ? m + n : m;
+    }
+    default: return -1;
+  }
+}
+
 /* How a node runs: a plain copy (the bytes of input 0 to output 0), copy plans, Gather, Shape's
  * values or a fill with params.value. */
 typedef enum ir_layout_kind {

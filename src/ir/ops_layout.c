@@ -1076,26 +1076,6 @@ gfx_status ir_layout_plan(const ir_node* node, const gfx_shape* in, const gfx_sh
   }
 }
 
-/* A source coordinate c outside [0, n) by the plan's mode; -1 for the constant. */
-static int64_t resolve_coord(int64_t c, int64_t n, ir_pad_mode mode) {
-  if (c >= 0 && c < n) return c;
-  switch (mode) {
-    case IR_PADMODE_EDGE: return c < 0 ? 0 : n - 1;
-    case IR_PADMODE_REFLECT: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      int64_t m = c % period;
-      if (m < 0) m += period;
-      return m < n ? m : period - m;
-    }
-    case IR_PADMODE_WRAP: {
-      int64_t m = c % n;
-      return m < 0 ? m + n : m;
-    }
-    default: return -1;
-  }
-}
-
 int64_t ir_copy_plan_source(const ir_copy_plan* plan, int64_t linear, int64_t* dst) {
   int64_t src = 0, d = plan->dst_offset;
   int outside = 0;
@@ -1103,7 +1083,7 @@ int64_t ir_copy_plan_source(const ir_copy_plan* plan, int64_t linear, int64_t* d
     const int64_t i = linear % plan->dims[k];
     linear /= plan->dims[k];
     d += i * plan->dst_strides[k];
-    const int64_t c = resolve_coord(plan->src_start[k] + i * plan->src_step[k], plan->src_extent[k], plan->mode);
+    const int64_t c = ir_resolve_coord(plan->src_start[k] + i * plan->src_step[k], plan->src_extent[k], plan->mode);
     if (c < 0)
       outside = 1;
     else

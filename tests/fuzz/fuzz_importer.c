@@ -36,17 +36,8 @@
 
 #include "ortkit.h"
 
-#define FAIL(...)                                                                       \
-  do {                                                                                  \
-    fprintf(stderr, "fuzz_importer: invariant violated (%s:%d): ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__);                                                       \
-    fprintf(stderr, "\n");                                                              \
-    __builtin_trap();                                                                   \
-  } while (0)
-#define CHECK(cond, ...)            \
-  do {                              \
-    if (!(cond)) FAIL(__VA_ARGS__); \
-  } while (0)
+#define FUZZ_TARGET "fuzz_importer"
+#include "fuzz_common.h"
 
 #define HOST_ALLOCATION 4 /* ORT 1.30's ORT_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION */
 #define BUF_PAGES 4
@@ -101,21 +92,6 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   fprintf(stderr, "fuzz_importer: ONNX Runtime %s (%s), plugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
   return 0;
 }
-
-/* ---- the byte reader: past the end every read is 0 ---- */
-
-typedef struct reader {
-  const uint8_t* p;
-  size_t n, i;
-} reader;
-
-static uint8_t u8(reader* r) { return r->i < r->n ? r->p[r->i++] : 0; }
-static uint64_t u64(reader* r) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)u8(r) << (8 * i);
-  return v;
-}
-#define PICK(r, table) ((table)[u8(r) % (sizeof(table) / sizeof((table)[0]))])
 
 static uint32_t any_version(reader* r) {
   static const uint32_t v[] = {

@@ -35,42 +35,13 @@
 #include "ir/plan.h"
 #include "ir/shape.h"
 
-#define FAIL(...)                                                                 \
-  do {                                                                            \
-    fprintf(stderr, "fuzz_ir: invariant violated (%s:%d): ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__);                                                 \
-    fprintf(stderr, "\n");                                                        \
-    __builtin_trap();                                                             \
-  } while (0)
-#define CHECK(cond, ...)            \
-  do {                              \
-    if (!(cond)) FAIL(__VA_ARGS__); \
-  } while (0)
+#define FUZZ_TARGET "fuzz_ir"
+#include "fuzz_common.h"
 
 #define MAX_NODES 12
 #define MAX_VALUES 64
 #define RUN_BYTES_LIMIT ((size_t)1 << 20) /* run only graphs whose values fit in 1 MiB together */
 #define RUN_FLOPS_LIMIT 4.0e6             /* and whose multiply-adds stay cheap */
-
-/* ---- the byte reader: past the end every read is 0 ---- */
-
-typedef struct reader {
-  const uint8_t* p;
-  size_t n, i;
-} reader;
-
-static uint8_t u8(reader* r) { return r->i < r->n ? r->p[r->i++] : 0; }
-static uint32_t u32(reader* r) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)u8(r) << (8 * i);
-  return v;
-}
-static uint64_t u64(reader* r) {
-  uint64_t lo = u32(r); /* two statements: the order of the reads is defined */
-  return lo | (uint64_t)u32(r) << 32;
-}
-/* 1 with probability about num/256 */
-static int chance(reader* r, int num) { return u8(r) < num; }
 
 /* clang-format off */
 static const int64_t special_dims[] = {

@@ -23,17 +23,8 @@
 
 #include "ortkit.h"
 
-#define FAIL(...)                                                                      \
-  do {                                                                                 \
-    fprintf(stderr, "fuzz_options: invariant violated (%s:%d): ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__);                                                      \
-    fprintf(stderr, "\n");                                                             \
-    __builtin_trap();                                                                  \
-  } while (0)
-#define CHECK(cond, ...)            \
-  do {                              \
-    if (!(cond)) FAIL(__VA_ARGS__); \
-  } while (0)
+#define FUZZ_TARGET "fuzz_options"
+#include "fuzz_common.h"
 
 #define MAX_PAIRS 4
 

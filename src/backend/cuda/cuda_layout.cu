@@ -16,27 +16,6 @@ unsigned int grid_for(int64_t count) {
   return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
 
-/* A source coordinate c outside [0, n) by the plan's mode; -1 for the constant. The same
- * arithmetic as ir_copy_plan_source (ir/ops_layout.c), the reference definition. */
-__device__ int64_t resolve_coord(int64_t c, int64_t n, int mode) {
-  if (c >= 0 && c < n) return c;
-  switch (mode) {
-    case IR_PADMODE_EDGE: return c < 0 ? 0 : n - 1;
-    case IR_PADMODE_REFLECT: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      int64_t m = c % period;
-      if (m < 0) m += period;
-      return m < n ? m : period - m;
-    }
-    case IR_PADMODE_WRAP: {
-      int64_t m = c % n;
-      return m < 0 ? m + n : m;
-    }
-    default: return -1;
-  }
-}
-
 template <typename T>
 __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
   T constant;
@@ -48,7 +27,7 @@ __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_c
       const int64_t c = linear % plan.dims[k];
       linear /= plan.dims[k];
       d += c * plan.dst_strides[k];
-      const int64_t sc = resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
       if (sc < 0)
         outside = true;
       else
@@ -78,7 +57,7 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
       const int64_t c = linear % plan.dims[k];
       linear /= plan.dims[k];
       d += c * plan.dst_strides[k];
-      const int64_t sc = resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
       if (sc < 0)
         outside = true;
       else
@@ -90,7 +69,7 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
         const int64_t c = start + j * step;
         T v = constant;
         if (!outside) {
-          const int64_t sc = c >= 0 && c < extent ? c : resolve_coord(c, extent, plan.mode);
+          const int64_t sc = c >= 0 && c < extent ? c : ir_resolve_coord(c, extent, plan.mode);
           if (sc >= 0) v = src[s + sc * ss];
         }
         dst[d + j * ds] = v;
