@@ -190,14 +190,27 @@ typedef struct fuzz_graph {
   int n_dangling;
 } fuzz_graph;
 
-static const char* const unknown_ops[] = {"Gelu", "add", "", "Conv2D", "MatMulInteger"};
+static const char* const unknown_ops[] = {"Hardmax", "add", "", "Conv2D", "MatMulInteger"}; /* none in the table */
 
 /* The expected arity of an op. */
+/* The ops this fuzzer models in detail (arity, parameters, an independent shape oracle). Every other
+ * op of the table is fuzzed for robustness only: parse, infer, plan and run must not crash, must
+ * answer with clean statuses, and inferred shapes must be concrete; each family's unit tests and the
+ * op cases check their semantics. */
+static int modelled(gfx_op op) {
+  switch (op) {
+    case GFX_OP_ADD: case GFX_OP_SUB: case GFX_OP_MUL: case GFX_OP_DIV: case GFX_OP_RELU: case GFX_OP_CONV:
+    case GFX_OP_MATMUL: return 1;
+    default: return 0;
+  }
+}
+
 static void arity(gfx_op op, int* min_in, int* max_in) {
   switch (op) {
     case GFX_OP_RELU: *min_in = *max_in = 1; break;
     case GFX_OP_CONV: *min_in = 2, *max_in = 3; break;
-    default: *min_in = *max_in = 2;
+    case GFX_OP_ADD: case GFX_OP_SUB: case GFX_OP_MUL: case GFX_OP_DIV: case GFX_OP_MATMUL: *min_in = *max_in = 2; break;
+    default: *min_in = 1, *max_in = 5; /* what the table's ops take, mostly */
   }
 }
 
@@ -358,11 +371,12 @@ static void add_fuzzed_node(reader* r, fuzz_graph* fg, int k) {
     return;
   }
   CHECK(op > GFX_OP_NONE && op < GFX_OP_COUNT && op == intended, "parse gave op %d for '%s'", (int)op, d.op_type);
-  CHECK(d.n_inputs >= min_in && d.n_inputs <= max_in && d.n_outputs == 1,
+  CHECK(!modelled(op) || (d.n_inputs >= min_in && d.n_inputs <= max_in && d.n_outputs == 1),
         "parse accepted %s with %d inputs and %d outputs", d.op_type, d.n_inputs, d.n_outputs);
   if (op == GFX_OP_CONV) {
     const ir_conv_params* c = &params.conv;
-    CHECK(c->spatial == 2 && c->group >= 1, "conv params: spatial %d group %lld", c->spatial, (long long)c->group);
+    CHECK(c->spatial >= 1 && c->spatial <= 2 && c->group >= 1, "conv params: spatial %d group %lld", c->spatial,
+          (long long)c->group);
     for (int i = 0; i < c->spatial; i++)
       CHECK(c->strides[i] >= 1 && c->dilations[i] >= 1 && c->pads[i] >= 0 && c->pads[c->spatial + i] >= 0 &&
                 c->kernel[i] >= 0,
@@ -440,7 +454,9 @@ static int oracle_broadcast(const gfx_shape* a, const gfx_shape* b, big_shape* o
 
 static __int128 floor_div(__int128 a, __int128 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-/* Output shape of a node from its concrete input shapes; 0 where the node is invalid for them. */
+/* Output shape of a node from its concrete input shapes; 0 where the node is invalid for them, -1 for
+ * an op this independent oracle does not model (its inference is checked by its family's unit tests;
+ * here it still has to parse, infer and plan without crashing and with clean errors). */
 static int oracle(const ir_node* node, const gfx_shape* in, big_shape* out) {
   switch (node->op) {
     case GFX_OP_ADD:
@@ -465,7 +481,8 @@ static int oracle(const ir_node* node, const gfx_shape* in, big_shape* out) {
     case GFX_OP_CONV: {
       const ir_conv_params* p = &node->params.conv;
       const gfx_shape *x = &in[0], *w = &in[1];
-      if (p->spatial != 2 || x->rank != 4 || w->rank != 4 || p->group < 1) return 0;
+      if (p->spatial != 2) return -1; /* 1-D runs as 2-D: the family's tests check it */
+      if (x->rank != 4 || w->rank != 4 || p->group < 1) return 0;
       __int128 group = p->group, c_in = x->dims[1], c_out = w->dims[0];
       if (c_in % group || c_out % group || (__int128)w->dims[1] * group != c_in) return 0;
       if (node->n_inputs > 2 && in[2].rank >= 0 && (in[2].rank != 1 || in[2].dims[0] != w->dims[0])) return 0;
@@ -492,7 +509,7 @@ static int oracle(const ir_node* node, const gfx_shape* in, big_shape* out) {
       }
       return 1;
     }
-    default: return 0;
+    default: return -1;
   }
 }
 
@@ -652,6 +669,22 @@ static void check_plan(const ir_graph* g, const gfx_shape* shapes, const ir_plan
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] >= 0 && n > last_use[g->nodes[n].inputs[i]]) last_use[g->nodes[n].inputs[i]] = n;
+  /* a view's output shares its input's memory (ir_op_is_view): it must be exactly that, and its
+   * memory's owner (root) must stay live until the view's last reader */
+  int root[MAX_VALUES];
+  for (int v = 0; v < g->n_values; v++) root[v] = v;
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    const int out = node->outputs[0];
+    if (plan->alias_of[out] < 0) continue;
+    CHECK(ir_op_is_view(node->op) && node->n_inputs >= 1 && node->inputs[0] == plan->alias_of[out] &&
+              plan->sizes[out] == plan->sizes[node->inputs[0]],
+          "value '%s' aliases '%s' without being its view", g->values[out].name,
+          g->values[plan->alias_of[out]].name);
+    root[out] = root[node->inputs[0]];
+  }
+  for (int v = 0; v < g->n_values; v++)
+    if (root[v] != v && last_use[v] > last_use[root[v]]) last_use[root[v]] = last_use[v];
   CHECK(plan->workspace_bytes % a == 0, "workspace of %zu bytes, alignment %zu", plan->workspace_bytes, a);
   CHECK(plan->workspace_bytes <= plan->sum_bytes, "workspace %zu > unshared sum %zu", plan->workspace_bytes,
         plan->sum_bytes);
@@ -661,7 +694,7 @@ static void check_plan(const ir_graph* g, const gfx_shape* shapes, const ir_plan
     size_t bytes = gfx_shape_bytes(&shapes[v], val->dtype, &ok);
     CHECK(ok && plan->sizes[v] == bytes, "value '%s': planned %zu bytes, its shape needs %zu", val->name,
           plan->sizes[v], bytes);
-    int in_ws = val->producer >= 0 && val->graph_output < 0;
+    int in_ws = val->producer >= 0 && val->graph_output < 0 && plan->alias_of[v] < 0;
     CHECK(in_ws == (plan->offsets[v] != IR_PLAN_NO_OFFSET), "value '%s' %s a workspace offset", val->name,
           in_ws ? "lacks" : "has");
     if (!in_ws) continue;
@@ -671,7 +704,7 @@ static void check_plan(const ir_graph* g, const gfx_shape* shapes, const ir_plan
           plan->workspace_bytes);
     for (int u = 0; u < v; u++) {
       const ir_value* uv = &g->values[u];
-      if (!(uv->producer >= 0 && uv->graph_output < 0)) continue;
+      if (!(uv->producer >= 0 && uv->graph_output < 0) || plan->alias_of[u] >= 0) continue;
       int live_together = val->producer <= last_use[u] && uv->producer <= last_use[v];
       size_t ub = plan->sizes[u];
       int overlap =
@@ -804,7 +837,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int i = 0; i < node->n_inputs; i++)
       in[i] = node->inputs[i] >= 0 ? shapes[node->inputs[i]] : (gfx_shape){.rank = -1};
     big_shape want;
-    CHECK(oracle(node, in, &want), "node '%.40s' (%s): shapes inferred for inputs the op cannot take", node->name,
+    const int modelled = oracle(node, in, &want);
+    if (modelled < 0) continue;
+    CHECK(modelled, "node '%.40s' (%s): shapes inferred for inputs the op cannot take", node->name,
           ir_op_name(node->op));
     CHECK(want.rank == got->rank, "node '%.40s': inferred rank %d, expected %d", node->name, got->rank, want.rank);
     for (int d = 0; d < got->rank; d++)
