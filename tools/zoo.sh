@@ -60,7 +60,9 @@ for tool in gfxep-run gfxep-info; do
   [ -x "$build/$tool" ] || { echo "zoo: $build/$tool is missing: build first" >&2; exit 2; }
 done
 
-if [ "$backend" = cuda ] && ! "$build/gfxep-info" | grep -q "gfxep.backend = cuda"; then
+# (the whole listing first: with pipefail, grep -q closing the pipe early would fail the check)
+info=$("$build/gfxep-info" 2>/dev/null || true)
+if [ "$backend" = cuda ] && ! grep -q "gfxep.backend = cuda" <<< "$info"; then
   echo "zoo: gfxep offers no CUDA device here; skipping"
   exit 77
 fi
