@@ -164,6 +164,9 @@ typedef struct gfx_backend {
   gfx_status (*timer_create)(int device, void** out);
   /* Microseconds of device time between two recorded timers; waits until `end` has completed. */
   gfx_status (*timer_elapsed_us)(int device, void* start, void* end, double* us);
+  /* (optional) Keeps the device from starting the stream's next work for about `us` microseconds, so
+   * that work queued meanwhile runs back to back (timing without the host's launch gaps). */
+  gfx_status (*stream_hold)(int device, void* stream, double us);
 
   /* ---- graph capture (all optional) ---- */
   /* Records the work queued on stream between begin and end instead of running it; end turns it into

@@ -6,6 +6,7 @@
  */
 #include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_interop.h"
+#include "backend/cuda/cuda_hold.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/log.h"
 
@@ -148,6 +149,12 @@ static gfx_status cuda_timer_elapsed_us(int device, void* start, void* end, doub
   return NULL;
 }
 
+static gfx_status cuda_stream_hold(int device, void* stream, double us) {
+  GFX_TRY(cuda_use_device(device));
+  return cuda_check(cuda_hold_stream((cudaStream_t)stream, (unsigned long long)(us * 1e3)),
+                    "holding a stream on device %d", device);
+}
+
 static void cuda_event_destroy(int device, void* event) {
   if (!event) return;
   gfx_status s = cuda_use_device(device);
@@ -219,6 +226,7 @@ static const gfx_backend cuda_backend = {
     .event_create = cuda_event_create,
     .timer_create = cuda_timer_create,
     .timer_elapsed_us = cuda_timer_elapsed_us,
+    .stream_hold = cuda_stream_hold,
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
     .stream_wait_event = cuda_stream_wait_event,
