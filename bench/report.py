@@ -28,6 +28,8 @@ def main():
     ap.add_argument("json")
     ap.add_argument("--md", default="docs/performance.md")
     ap.add_argument("--png", default="docs/performance.png")
+    ap.add_argument("--note", default="", help="a paragraph to print under the run's description")
+    ap.add_argument("--no-profile", action="store_true", help="leave the profile table out")
     args = ap.parse_args()
     with open(args.json) as fh:
         data = json.load(fh)
@@ -49,6 +51,7 @@ def main():
         "- `enqueue` is the host time gfxep's Run takes to return on an application stream (the renderer "
         "thread's cost); `err/peak` is max |gfxep - PyTorch fp32| / max |PyTorch fp32| on the same input.",
         "",
+        *([args.note, ""] if args.note else []),
         "| model | prec | nodes on gfxep | gfxep p50 / p99 ms | PyTorch eager p50 | PyTorch graph p50 | x eager | x graph "
         "| PyTorch TF32 graph p50 | ORT CPU EP p50 | enqueue p50 us | err/peak | agrees |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -84,7 +87,7 @@ def main():
         lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
                      f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
                      f"{f(p50(half, 'torch_graph_ms'))} |")
-    profiled = [r for r in records if r.get("profile")]
+    profiled = [] if args.no_profile else [r for r in records if r.get("profile")]
     if profiled:
         lines += ["", "## Where gfxep's device time goes", "",
                   "From ONNX Runtime's profile of 20 runs (`gfxep-bench --profile`): gfxep's kernels by operator, "
