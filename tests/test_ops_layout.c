@@ -14,6 +14,8 @@
 #include "backend/backend.h"
 #include "core/half.h"
 #include "ir/graph.h"
+#include "ir/plan.h"
+#include "ir/shape.h"
 #include "ir/layout.h"
 #include "ir/shape.h"
 #include "ir_test_util.h"
@@ -557,6 +559,58 @@ static void test_plan_concat_offsets(void** unused) {
   expect_error(ir_layout_plan(&node, in, wrong, 0, &plan), GFX_ERR_INVALID_ARGUMENT, "expected [2,3]");
 }
 
+/* x -> Relu -> a -> Reshape -> b -> Relu -> y: b shares a's memory (no bytes of its own), a stays live
+ * until b's reader, and no other value overlaps it meanwhile; a Reshape that writes a graph output
+ * gets its own buffer (ORT's) and is not an alias. */
+static void test_plan_views_share_memory(void** unused) {
+  (void)unused;
+  for (int view_is_output = 0; view_is_output <= 1; view_is_output++) {
+    ir_graph* g = ir_graph_new();
+    assert_non_null(g);
+    const gfx_shape s23 = SHAPE(2, 3), s6 = SHAPE(6);
+    int x, a, shape, b, y;
+    expect_ok(ir_graph_add_value(g, "x", GFX_DTYPE_F32, &s23, &x));
+    expect_ok(ir_graph_add_value(g, "a", GFX_DTYPE_F32, &s23, &a));
+    const gfx_shape s1 = SHAPE(1);
+    expect_ok(ir_graph_add_value(g, "shape", GFX_DTYPE_I64, &s1, &shape));
+    const int64_t six = 6;
+    expect_ok(ir_graph_set_constant(g, shape, &six, sizeof six));
+    expect_ok(ir_graph_add_value(g, "b", GFX_DTYPE_F32, &s6, &b));
+    expect_ok(ir_graph_add_value(g, "y", GFX_DTYPE_F32, &s6, &y));
+    expect_ok(ir_graph_add_input(g, x));
+    /* the Reshape's params as parse makes them */
+    test_node t;
+    node_init(&t, "Reshape", 14, GFX_DTYPE_F32, s23);
+    CONST_INPUT(&t, 1, 6);
+    ir_node reshape;
+    expect_ok(parse(&t, &reshape));
+    ir_params none;
+    memset(&none, 0, sizeof none);
+    expect_ok(ir_graph_add_node(g, GFX_OP_RELU, "r1", &x, 1, &a, 1, &none));
+    const int rin[2] = {a, shape};
+    expect_ok(ir_graph_add_node(g, GFX_OP_RESHAPE, "view", rin, 2, &b, 1, &reshape.params));
+    expect_ok(ir_graph_add_node(g, GFX_OP_RELU, "r2", &b, 1, &y, 1, &none));
+    expect_ok(ir_graph_add_output(g, y));
+    if (view_is_output) expect_ok(ir_graph_add_output(g, b));
+    gfx_shape shapes[8];
+    expect_ok(ir_infer_shapes(g, &s23, shapes));
+    ir_plan plan;
+    expect_ok(ir_plan_memory(g, shapes, 64, &plan));
+    if (view_is_output) {
+      assert_int_equal(plan.alias_of[b], -1);
+      assert_true(plan.offsets[b] == IR_PLAN_NO_OFFSET); /* a graph output: ORT's buffer */
+    } else {
+      assert_int_equal(plan.alias_of[b], a);
+      assert_true(plan.offsets[b] == IR_PLAN_NO_OFFSET);
+    }
+    assert_true(plan.offsets[a] != IR_PLAN_NO_OFFSET);
+    assert_true(ir_op_is_view(GFX_OP_RESHAPE));
+    assert_false(ir_op_is_view(GFX_OP_RELU));
+    ir_plan_free(&plan);
+    ir_graph_free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_claims),
@@ -570,6 +624,7 @@ int main(void) {
       cmocka_unit_test(test_ref_gather),
       cmocka_unit_test(test_ref_shape_fill_copy),
       cmocka_unit_test(test_plan_concat_offsets),
+      cmocka_unit_test(test_plan_views_share_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
