@@ -134,10 +134,11 @@ static OrtStatus* run_half(ortkit* k, OrtSession* sess, const ortkit_tensor* in,
     if (!s) s = api->GetTensorData(outs[i], &data);
     if (s) break;
     t[i].data = malloc(sizeof(float) * (t[i].count + 1));
-    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16)
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
       for (size_t e = 0; e < t[i].count; e++) t[i].data[e] = gfx_half_to_float(((const uint16_t*)data)[e]);
-    else
+    } else if (t[i].count) { /* an empty output may have no data pointer at all */
       memcpy(t[i].data, data, sizeof(float) * t[i].count);
+    }
   }
   for (size_t i = 0; i < n_in; i++) {
     if (ins[i]) api->ReleaseValue(ins[i]);

@@ -317,7 +317,7 @@ static OrtStatus* read_value(OrtValue* ov, const char* name, value* v) {
   const void* data = NULL;
   CHECK(api->GetTensorData(ov, &data));
   v->data = malloc(v->count * elem_size(v->type) + 1);
-  memcpy(v->data, data, v->count * elem_size(v->type));
+  if (v->count) memcpy(v->data, data, v->count * elem_size(v->type)); /* empty: maybe no data pointer */
   return NULL;
 }
 

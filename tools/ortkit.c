@@ -280,7 +280,8 @@ OrtStatus* ortkit_run(ortkit* k, OrtSession* sess, OrtRunOptions* run_options, c
     if (!s) s = api->GetTensorData(outs[i], (const void**)&data);
     if (!s) {
       t[i].data = malloc(sizeof(float) * (t[i].count + 1));
-      memcpy(t[i].data, data, sizeof(float) * t[i].count);
+      /* an empty output may have no data pointer at all */
+      if (t[i].count) memcpy(t[i].data, data, sizeof(float) * t[i].count);
     }
   }
   for (size_t i = 0; i < n_in; i++)
