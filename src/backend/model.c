@@ -23,6 +23,7 @@ typedef struct instance {
   gfx_shape* input_shapes; /* the signature */
   gfx_shape* shapes;       /* per value */
   ir_plan plan;
+  int* alias_root;         /* per value: the value whose memory it uses (itself unless a view's output) */
   void** node_state;
   size_t* node_scratch;
   size_t scratch_offset;   /* node scratch lives after the planned intermediates */
@@ -156,6 +157,7 @@ static void instance_free(const gfx_model* m, instance* in) {
     for (int n = 0; n < m->graph->n_nodes; n++)
       if (in->node_state[n] && m->be->node_release) m->be->node_release(m->device, in->node_state[n]);
   ir_plan_free(&in->plan);
+  free(in->alias_root);
   free(in->node_state);
   free(in->node_scratch);
   free(in->shapes);
@@ -217,6 +219,18 @@ static gfx_status instance_build(const gfx_model* m, const gfx_tensor* inputs, i
   if ((s = ir_infer_shapes(g, in->input_shapes, in->shapes))) goto fail;
   size_t a = m->be->alignment ? m->be->alignment : 256;
   if ((s = ir_plan_memory(g, in->shapes, a, &in->plan))) goto fail;
+  /* views resolved to the memory's owner once here, not on every run; values are indexed in creation
+   * order, not topological order, so follow each chain */
+  in->alias_root = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  if (!in->alias_root) {
+    s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "shape instance");
+    goto fail;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    int root = v;
+    while (in->plan.alias_of[root] >= 0) root = in->plan.alias_of[root];
+    in->alias_root[v] = root;
+  }
   size_t scratch = 0;
   for (int n = 0; n < g->n_nodes; n++) {
     const ir_node* node = &g->nodes[n];
@@ -500,13 +514,10 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
       s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
     }
   }
-  /* views share their source's memory (resolved after the outputs are bound: a view may read a graph
-   * output); values are indexed in creation order, not topological order, so follow each chain */
-  for (int v = 0; v < g->n_values; v++) {
-    int root = v;
-    while (in->plan.alias_of[root] >= 0) root = in->plan.alias_of[root];
-    if (root != v) w->ptrs[v] = w->ptrs[root];
-  }
+  /* views share their source's memory (set after the outputs are bound: a view may read a graph
+   * output) */
+  for (int v = 0; v < g->n_values; v++)
+    if (in->alias_root[v] != v) w->ptrs[v] = w->ptrs[in->alias_root[v]];
   if (!s) s = trace ? run_nodes_traced(m, in, w, stream, trace) : run_or_replay(m, in, w, stream);
   pthread_mutex_lock(&m->lock);
   m->active_runs--;
