@@ -37,44 +37,60 @@ __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_c
   }
 }
 
-/* One row of the box per block (grid-stride over rows): the row's outer coordinates are resolved
- * once, then its threads walk the last dim, so the per-element cost is one multiply-add and the
- * accesses along a contiguous last dim coalesce. Chosen when the last dim is long enough to keep a
- * warp busy; the element-wise plan_kernel above handles the rest. */
+/* One row of the box per block (grid-stride over rows): thread 0 resolves the row's outer
+ * coordinates once (64-bit divisions cost ~100 instructions each: done per element they made this
+ * kernel compute-bound at a sixth of the copy bandwidth), then the block's threads walk the last
+ * dim, so the per-element cost is one multiply-add and the accesses along a contiguous last dim
+ * coalesce. Chosen when the last dim is long enough to keep a warp busy; the element-wise
+ * plan_kernel above handles the rest. */
 const int64_t kRowChunk = 4096; /* elements of a row one block walks: long rows spread over blocks */
+
+struct row_start {
+  int64_t src, dst;
+  bool outside;
+};
+
+__device__ row_start resolve_row(const ir_copy_plan& plan, int64_t row) {
+  row_start r = {0, plan.dst_offset, false};
+  int64_t linear = row;
+  for (int k = plan.rank - 2; k >= 0; k--) {
+    const int64_t c = linear % plan.dims[k];
+    linear /= plan.dims[k];
+    r.dst += c * plan.dst_strides[k];
+    const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+    if (sc < 0)
+      r.outside = true;
+    else
+      r.src += sc * plan.src_strides[k];
+  }
+  return r;
+}
 
 template <typename T>
 __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan, int64_t rows) {
+  __shared__ row_start start_of_row;
   T constant;
   memcpy(&constant, plan.value, sizeof(T));
   const int last = plan.rank - 1;
   const int64_t inner = plan.dims[last], start = plan.src_start[last], step = plan.src_step[last];
   const int64_t extent = plan.src_extent[last], ss = plan.src_strides[last], ds = plan.dst_strides[last];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    int64_t linear = row, s = 0, d = plan.dst_offset;
-    bool outside = false;
-    for (int k = last - 1; k >= 0; k--) {
-      const int64_t c = linear % plan.dims[k];
-      linear /= plan.dims[k];
-      d += c * plan.dst_strides[k];
-      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
-      if (sc < 0)
-        outside = true;
-      else
-        s += sc * plan.src_strides[k];
-    }
+    if (threadIdx.x == 0) start_of_row = resolve_row(plan, row);
+    __syncthreads();
+    const row_start r = start_of_row;
     for (int64_t j0 = blockIdx.y * kRowChunk; j0 < inner; j0 += (int64_t)gridDim.y * kRowChunk) {
       const int64_t j_end = j0 + kRowChunk < inner ? j0 + kRowChunk : inner;
       for (int64_t j = j0 + threadIdx.x; j < j_end; j += blockDim.x) {
         const int64_t c = start + j * step;
         T v = constant;
-        if (!outside) {
+        if (!r.outside) {
           const int64_t sc = c >= 0 && c < extent ? c : ir_resolve_coord(c, extent, plan.mode);
-          if (sc >= 0) v = src[s + sc * ss];
+          if (sc >= 0) v = src[r.src + sc * ss];
         }
-        dst[d + j * ds] = v;
+        dst[r.dst + j * ds] = v;
       }
     }
+    __syncthreads(); /* start_of_row is rewritten for the next row */
   }
 }
 

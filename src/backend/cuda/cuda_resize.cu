@@ -1,9 +1,10 @@
 // gfxep CUDA backend — kernels of the resampling ops: Resize/Upsample (nearest, linear, cubic over
 // the last two dims) and DepthToSpace/SpaceToDepth.
 //
-// One output element per thread, grid-stride loops with 64-bit indices. The coordinate mapping and
-// the tap weights come from ir/resize_geom.h, the same functions the reference backend calls, so
-// both pick the same input pixels; interpolation runs in float and rounds once at the store.
+// One output row per block (grid-stride over rows, 64-bit offsets), one element per thread along
+// it. The coordinate mapping and the tap weights come from ir/resize_geom.h, the same functions the
+// reference backend calls, so both pick the same input pixels; interpolation runs in float and
+// rounds once at the store.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -14,12 +15,6 @@
 namespace {
 
 const int kBlockSize = 256;
-const int64_t kMaxBlocks = 65535;
-
-unsigned int grid_for(int64_t count) {
-  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
-  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
 
 __device__ inline float load_f(const float* p, int64_t i) { return p[i]; }
 __device__ inline float load_f(const __half* p, int64_t i) { return __half2float(p[i]); }
@@ -65,33 +60,56 @@ __device__ float sample(const T* x, const ir_resize_geom& g, int64_t plane, floa
   }
 }
 
+/* One output row (plane, oy) per block, grid-stride over rows, its threads across the row (a long
+ * row is split over blockIdx.y). Thread 0 splits the row index once: 64-bit divisions per element
+ * made this kernel compute-bound at a tenth of the copy bandwidth. */
+const int64_t kRowChunk = 2048; /* output elements of a row one block covers */
+
+struct row_origin {
+  int64_t plane, oy;
+  float cy;
+  bool outside;
+};
+
 template <typename T, int Mode>
-__global__ void resize_kernel(const T* x, T* y, ir_resize_geom g, int64_t count) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
-    const int64_t ox = i % g.w.out;
-    const int64_t rest = i / g.w.out;
-    const int64_t oy = rest % g.h.out;
-    const int64_t plane = rest / g.h.out;
-    const float cy = ir_resize_source_coord(&g.h, g.coord, oy);
-    const float cx = ir_resize_source_coord(&g.w, g.coord, ox);
-    float v;
-    if (ir_resize_outside(&g.h, g.coord, cy) || ir_resize_outside(&g.w, g.coord, cx))
-      v = g.extrapolation;
-    else
-      v = sample<T, Mode>(x, g, plane, cy, cx);
-    store_f(y, i, v);
+__global__ void resize_kernel(const T* x, T* y, ir_resize_geom g, int64_t rows) {
+  __shared__ row_origin origin;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (threadIdx.x == 0) {
+      origin.plane = row / g.h.out;
+      origin.oy = row - origin.plane * g.h.out;
+      origin.cy = ir_resize_source_coord(&g.h, g.coord, origin.oy);
+      origin.outside = ir_resize_outside(&g.h, g.coord, origin.cy);
+    }
+    __syncthreads();
+    const row_origin o = origin;
+    T* out_row = y + row * g.w.out;
+    for (int64_t x0 = blockIdx.y * kRowChunk; x0 < g.w.out; x0 += (int64_t)gridDim.y * kRowChunk) {
+      const int64_t end = x0 + kRowChunk < g.w.out ? x0 + kRowChunk : g.w.out;
+      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += blockDim.x) {
+        const float cx = ir_resize_source_coord(&g.w, g.coord, ox);
+        float v;
+        if (o.outside || ir_resize_outside(&g.w, g.coord, cx))
+          v = g.extrapolation;
+        else
+          v = sample<T, Mode>(x, g, o.plane, o.cy, cx);
+        store_f(out_row, ox, v);
+      }
+    }
+    __syncthreads(); /* origin is rewritten for the next row */
   }
 }
 
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
-  const unsigned int grid = grid_for(count);
+  const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
+  const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   const T* xt = static_cast<const T*>(x);
   T* yt = static_cast<T*>(y);
   switch (g.mode) {
-    case IR_RESIZE_NEAREST: resize_kernel<T, IR_RESIZE_NEAREST><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, count); break;
-    case IR_RESIZE_LINEAR: resize_kernel<T, IR_RESIZE_LINEAR><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, count); break;
-    case IR_RESIZE_CUBIC: resize_kernel<T, IR_RESIZE_CUBIC><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, count); break;
+    case IR_RESIZE_NEAREST: resize_kernel<T, IR_RESIZE_NEAREST><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, rows); break;
+    case IR_RESIZE_LINEAR: resize_kernel<T, IR_RESIZE_LINEAR><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, rows); break;
+    case IR_RESIZE_CUBIC: resize_kernel<T, IR_RESIZE_CUBIC><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, rows); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -106,16 +124,64 @@ struct space_depth_args {
   int64_t count;
 };
 
-// E is an unsigned integer type of the element's size: pure data movement, bit-exact for any type.
+/* One output row (n, c, y) per block, grid-stride over rows; thread 0 finds where the row's source
+ * starts, so each element costs one small division (x by the block size) instead of the 64-bit
+ * decomposition of its linear index. E is an unsigned integer type of the element's size: pure
+ * data movement, bit-exact for any type. */
+__device__ int64_t space_depth_row_base(const space_depth_args& a, int64_t row, int64_t* lane_stride) {
+  const int64_t b = a.blocksize, out_c = a.out_dims[1], out_h = a.out_dims[2];
+  const int64_t h_o = row % out_h, c_o = (row / out_h) % out_c, n = row / (out_h * out_c);
+  if (a.to_space) { /* source channel = row part + (x mod b) * lane step; source x = x / b */
+    const int64_t in_c = out_c * b * b, in_h = out_h / b, in_w = a.out_dims[3] / b;
+    const int64_t bi = h_o % b;
+    const int64_t c = a.crd ? c_o * b * b + bi * b : bi * b * out_c + c_o;
+    *lane_stride = (a.crd ? 1 : out_c) * in_h * in_w;
+    return ((n * in_c + c) * in_h + h_o / b) * in_w;
+  }
+  /* SpaceToDepth: source x = x * b + block % b, the rest fixed by the row */
+  const int64_t in_c = out_c / (b * b), in_h = out_h * b, in_w = a.out_dims[3] * b;
+  const int64_t block = c_o / in_c, c = c_o % in_c;
+  *lane_stride = 0;
+  return ((n * in_c + c) * in_h + h_o * b + block / b) * in_w + block % b;
+}
+
+const int64_t kSpaceDepthChunk = 2048;
+
 template <typename E>
-__global__ void space_depth_kernel(const E* x, E* y, space_depth_args a) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.count; i += (int64_t)blockDim.x * gridDim.x)
-    y[i] = x[ir_space_depth_source(a.to_space, a.crd, a.blocksize, a.out_dims, i)];
+__global__ void space_depth_kernel(const E* x, E* y, space_depth_args a, int64_t rows) {
+  __shared__ int64_t row_base, lane_stride;
+  const int64_t out_w = a.out_dims[3], b = a.blocksize;
+  const bool wide = out_w > UINT32_MAX || b > UINT32_MAX;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (threadIdx.x == 0) {
+      int64_t stride;
+      row_base = space_depth_row_base(a, row, &stride);
+      lane_stride = stride;
+    }
+    __syncthreads();
+    const int64_t base = row_base, stride = lane_stride;
+    E* out_row = y + row * out_w;
+    for (int64_t x0 = blockIdx.y * kSpaceDepthChunk; x0 < out_w; x0 += (int64_t)gridDim.y * kSpaceDepthChunk) {
+      const int64_t end = x0 + kSpaceDepthChunk < out_w ? x0 + kSpaceDepthChunk : out_w;
+      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += blockDim.x) {
+        if (a.to_space) {
+          /* a 32-bit division where the values fit (always, in practice): a tenth of the 64-bit one */
+          const int64_t q = wide ? ox / b : (int64_t)((uint32_t)ox / (uint32_t)b);
+          out_row[ox] = x[base + (ox - q * b) * stride + q];
+        } else {
+          out_row[ox] = x[base + ox * b];
+        }
+      }
+    }
+    __syncthreads(); /* row_base is rewritten for the next row */
+  }
 }
 
 template <typename E>
 cudaError_t launch_space_depth(const void* x, void* y, const space_depth_args& a, cudaStream_t stream) {
-  space_depth_kernel<E><<<grid_for(a.count), kBlockSize, 0, stream>>>(static_cast<const E*>(x), static_cast<E*>(y), a);
+  const int64_t rows = a.count / a.out_dims[3], chunks = (a.out_dims[3] + kSpaceDepthChunk - 1) / kSpaceDepthChunk;
+  const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
+  space_depth_kernel<E><<<grid, kBlockSize, 0, stream>>>(static_cast<const E*>(x), static_cast<E*>(y), a, rows);
   return cudaGetLastError();
 }
 
