@@ -5,14 +5,17 @@
  *               [--verbose] model.onnx
  * (--verbose: ONNX Runtime's log at INFO, which shows gfxep's fusions, graph captures and fallbacks)
  *
- * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once; every
- * Run goes to an application stream (RunOptionsSetSyncStream) with ORT's end-of-run synchronization
- * off, so the numbers separate what the CPU pays from what the GPU does:
+ * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once (IOBinding,
+ * so every Run sees the same addresses, as graph replay needs); every Run goes to an application stream
+ * (RunOptionsSetSyncStream) with ORT's end-of-run synchronization off, so the numbers separate what the
+ * CPU pays from what the GPU does:
  *   enqueue_us   host time for Run to return (the renderer thread's cost per frame)
  *   latency_ms   Run + stream synchronize, one frame at a time (what a frame waits)
  *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame)
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
- * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph).
+ * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph: with
+ * --options cuda_graph=ort the first warm-up Run is ONNX Runtime's own warm-up and capture of the whole
+ * run, and the timed Runs are its replays; with cuda_graph=1, gfxep's per-partition graphs).
  * --profile PREFIX: afterwards, a second session with ONNX Runtime's profiling on runs the model
  * PROFILE_RUNS times; ORT's profile (with gfxep's kernels and their device times, one event per gfxep node) is
  * written to a file starting with PREFIX, named in the JSON as "profile".
@@ -101,14 +104,19 @@ static char* profile_runs(const char* model, const OrtEpDevice* dev, const char*
   OrtSessionOptions* so = NULL;
   OrtSession* sess = NULL;
   char* path = NULL;
+  OrtRunOptions* ro = NULL;
   if (failed(k.api->CreateSessionOptions(&so), "profile options") ||
       failed(k.api->EnableProfiling(so, prefix), "enable profiling") ||
       failed(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, keys, values, n_opt), "profile EP") ||
       failed(k.api->CreateSession(k.env, model, so, &sess), "profile session"))
     goto done;
+  /* ORT-allocated outputs change address: never captured by ORT (cuda_graph=ort), gpu_graph_id -1 */
+  if (failed(k.api->CreateRunOptions(&ro), "run options") ||
+      failed(k.api->AddRunConfigEntry(ro, "gpu_graph_id", "-1"), "run config"))
+    goto done;
   for (int r = 0; r < PROFILE_RUNS; r++) {
     OrtValue* outs[MAX_IO] = {0};
-    if (failed(k.api->Run(sess, NULL, in_names, in_values, n_in, out_names, n_out, outs), "profiled run")) goto done;
+    if (failed(k.api->Run(sess, ro, in_names, in_values, n_in, out_names, n_out, outs), "profiled run")) goto done;
     for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(outs[o]);
   }
   OrtAllocator* a = NULL;
@@ -119,6 +127,7 @@ static char* profile_runs(const char* model, const OrtEpDevice* dev, const char*
     a->Free(a, ort_path);
   }
 done:
+  if (ro) k.api->ReleaseRunOptions(ro);
   if (sess) k.api->ReleaseSession(sess);
   if (so) k.api->ReleaseSessionOptions(so);
   return path;
@@ -234,7 +243,14 @@ int main(int argc, char** argv) {
     if (describe(sess, 0, o, dyn, &out[o])) return 2;
     out_names[o] = out[o].name;
   }
-  if (failed(k.api->Run(sess, NULL, in_names, in_values, n_in, out_names, n_out, probe), "first run")) return 2;
+  /* not captured (gpu_graph_id -1): its outputs are ORT's, freed right after, and a graph must bake in
+   * the bound outputs instead */
+  OrtRunOptions* probe_ro = NULL;
+  if (failed(k.api->CreateRunOptions(&probe_ro), "run options") ||
+      failed(k.api->AddRunConfigEntry(probe_ro, "gpu_graph_id", "-1"), "run config") ||
+      failed(k.api->Run(sess, probe_ro, in_names, in_values, n_in, out_names, n_out, probe), "first run"))
+    return 2;
+  k.api->ReleaseRunOptions(probe_ro);
   for (size_t o = 0; o < n_out; o++) {
     OrtTensorTypeAndShapeInfo* info = NULL;
     if (failed(k.api->GetTensorTypeAndShape(probe[o], &info), "output shape")) return 2;
@@ -247,8 +263,12 @@ int main(int argc, char** argv) {
     if (failed(k.api->CreateTensorAsOrtValue(alloc, out[o].dims, out[o].rank, out[o].type, &out[o].value), "output tensor"))
       return 2;
   }
-  OrtValue* out_values[MAX_IO];
-  for (size_t o = 0; o < n_out; o++) out_values[o] = out[o].value;
+  OrtIoBinding* binding = NULL;
+  if (failed(k.api->CreateIoBinding(sess, &binding), "binding")) return 2;
+  for (size_t i = 0; i < n_in; i++)
+    if (failed(k.api->BindInput(binding, in[i].name, in[i].value), "bind input")) return 2;
+  for (size_t o = 0; o < n_out; o++)
+    if (failed(k.api->BindOutput(binding, out[o].name, out[o].value), "bind output")) return 2;
 
   OrtSyncStream* stream = NULL;
   OrtRunOptions* ro = NULL;
@@ -268,7 +288,7 @@ int main(int argc, char** argv) {
   for (int r = -warmup; r < runs; r++) {
     cudaEventRecord(ev0, native);
     uint64_t t0 = ortkit_now_ns();
-    if (failed(k.api->Run(sess, ro, in_names, in_values, n_in, out_names, n_out, out_values), "run")) return 2;
+    if (failed(k.api->RunWithBinding(sess, ro, binding), "run")) return 2;
     uint64_t t1 = ortkit_now_ns();
     cudaEventRecord(ev1, native);
     if (cudaStreamSynchronize(native) != cudaSuccess) {
@@ -288,7 +308,7 @@ int main(int argc, char** argv) {
   uint64_t tp0 = ortkit_now_ns();
   for (int b = 0; b < batches; b++) {
     for (int d = 0; d < depth; d++)
-      if (failed(k.api->Run(sess, ro, in_names, in_values, n_in, out_names, n_out, out_values), "run")) return 2;
+      if (failed(k.api->RunWithBinding(sess, ro, binding), "run")) return 2;
     cudaStreamSynchronize(native);
   }
   double fps = (double)batches * depth / ((double)(ortkit_now_ns() - tp0) / 1e9);
@@ -322,6 +342,7 @@ int main(int argc, char** argv) {
   cudaEventDestroy(ev1);
   for (size_t i = 0; i < n_in; i++) k.api->ReleaseValue(in[i].value);
   for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(out[o].value);
+  k.api->ReleaseIoBinding(binding);
   k.api->ReleaseRunOptions(ro);
   k.api->ReleaseSyncStream(stream);
   k.api->ReleaseMemoryInfo(host_mi);

@@ -289,6 +289,204 @@ static void test_bad_option_value_is_named(void** state) {
   assert_null(s);
 }
 
+/* cuda_graph takes 0, 1 or ort; another value is named, with the allowed ones. */
+static void test_cuda_graph_option_values(void** state) {
+  (void)state;
+  const char* keys[] = {"cuda_graph"};
+  const char* off[] = {"0"};
+  const char* own[] = {"1"};
+  model_case c = {"add_relu", 1, 2, 0};
+  check_model(&c, keys, off, 1);
+  check_model(&c, keys, own, 1);
+  const char* bad[] = {"yes"};
+  OrtSession* s = NULL;
+  OrtStatus* st = ortkit_session(&k, model_path("add_relu"), the_device(), keys, bad, 1, &s);
+  assert_non_null(st);
+  const char* msg = k.api->GetErrorMessage(st);
+  if (!strstr(msg, "'yes'") || !strstr(msg, "ort")) fail_msg("bad cuda_graph value not named with the choices: %s", msg);
+  k.api->ReleaseStatus(st);
+  assert_null(s);
+}
+
+/* ---- cuda_graph=ort: ONNX Runtime's graph capture and replay ---- */
+
+/* Device tensors bound once (IOBinding), as graph replay requires: the graph reads and writes these
+ * very addresses on every replay. */
+typedef struct bound_io {
+  OrtAllocator* alloc;
+  OrtMemoryInfo* cpu;
+  OrtIoBinding* binding;
+  size_t n_in, n_out;
+  ortkit_tensor* in;   /* host inputs: names, shapes, current contents */
+  ortkit_tensor* want; /* CPU EP outputs for the current inputs */
+  OrtValue* dev_in[8];
+  OrtValue* dev_out[8];
+} bound_io;
+
+/* A host float buffer as an OrtValue (no copy). */
+static OrtValue* host_value(bound_io* io, float* data, size_t count, const int64_t* dims, size_t rank) {
+  OrtValue* v = NULL;
+  expect_ok(k.api->CreateTensorWithDataAsOrtValue(io->cpu, data, count * sizeof(float), dims, rank,
+                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &v),
+            "host tensor");
+  return v;
+}
+
+/* Synchronous copy between a host tensor and a device one (no stream: done when it returns). */
+static void copy_value(OrtValue* from, OrtValue* to) {
+  const OrtValue* src[] = {from};
+  OrtValue* dst[] = {to};
+  expect_ok(k.api->CopyTensors(k.env, src, dst, NULL, 1), "copy");
+}
+
+/* New input contents (seed) written into the same device buffers, and the CPU EP's answer for them. */
+static void refill_inputs(bound_io* io, OrtSession* ep, OrtSession* cpu, uint64_t seed, int64_t dyn) {
+  ortkit_tensor* fresh = NULL;
+  size_t n = 0;
+  expect_ok(ortkit_random_inputs(&k, ep, seed, dyn, &fresh, &n), "inputs");
+  assert_int_equal(n, io->n_in);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(fresh[i].count, io->in[i].count);
+    memcpy(io->in[i].data, fresh[i].data, fresh[i].count * sizeof(float));
+    OrtValue* h = host_value(io, io->in[i].data, io->in[i].count, io->in[i].dims, io->in[i].rank);
+    copy_value(h, io->dev_in[i]);
+    k.api->ReleaseValue(h);
+  }
+  ortkit_tensors_free(fresh, n);
+  if (io->want) ortkit_tensors_free(io->want, io->n_out);
+  io->want = NULL;
+  size_t n_want = 0;
+  expect_ok(ortkit_run(&k, cpu, NULL, io->in, io->n_in, &io->want, &n_want), "CPU EP run");
+  assert_int_equal(n_want, io->n_out);
+}
+
+/* alloc: the device's shared allocator (one for the whole test: creating it again would replace it
+ * under the tensors already allocated from it). */
+static void bound_io_open(bound_io* io, OrtAllocator* alloc, OrtSession* ep, OrtSession* cpu, uint64_t seed,
+                          int64_t dyn) {
+  memset(io, 0, sizeof *io);
+  io->alloc = alloc;
+  expect_ok(k.api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &io->cpu), "cpu info");
+  expect_ok(ortkit_random_inputs(&k, ep, seed, dyn, &io->in, &io->n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, io->in, io->n_in, &io->want, &io->n_out), "CPU EP run");
+  assert_true(io->n_in <= 8 && io->n_out <= 8);
+  expect_ok(k.api->CreateIoBinding(ep, &io->binding), "binding");
+  for (size_t i = 0; i < io->n_in; i++) {
+    expect_ok(k.api->CreateTensorAsOrtValue(io->alloc, io->in[i].dims, io->in[i].rank,
+                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &io->dev_in[i]),
+              "device input");
+    expect_ok(k.api->BindInput(io->binding, io->in[i].name, io->dev_in[i]), "bind input");
+  }
+  for (size_t o = 0; o < io->n_out; o++) {
+    expect_ok(k.api->CreateTensorAsOrtValue(io->alloc, io->want[o].dims, io->want[o].rank,
+                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &io->dev_out[o]),
+              "device output");
+    expect_ok(k.api->BindOutput(io->binding, io->want[o].name, io->dev_out[o]), "bind output");
+  }
+  refill_inputs(io, ep, cpu, seed, dyn); /* uploads the first contents */
+}
+
+/* One Run of the binding, then its outputs (read back from the bound device buffers) against the CPU EP. */
+static void run_and_check(bound_io* io, OrtSession* ep, OrtRunOptions* ro, const char* what) {
+  expect_ok(k.api->RunWithBinding(ep, ro, io->binding), what);
+  expect_ok(k.api->SynchronizeBoundOutputs(io->binding), "synchronize outputs");
+  ortkit_tensor got[8];
+  memset(got, 0, sizeof got);
+  for (size_t o = 0; o < io->n_out; o++) {
+    got[o] = io->want[o];
+    got[o].data = calloc(io->want[o].count + 1, sizeof(float));
+    OrtValue* h = host_value(io, got[o].data, got[o].count, got[o].dims, got[o].rank);
+    copy_value(io->dev_out[o], h);
+    k.api->ReleaseValue(h);
+  }
+  ortkit_diff d;
+  int bad = ortkit_compare(got, io->want, io->n_out, ATOL_F32, RTOL_F32, &d);
+  for (size_t o = 0; o < io->n_out; o++) free(got[o].data);
+  if (bad) fail_msg("%s: %zu elements differ from the CPU EP (max abs %g)", what, d.mismatched, d.max_abs);
+}
+
+static void bound_io_close(bound_io* io) {
+  k.api->ReleaseIoBinding(io->binding);
+  for (size_t i = 0; i < io->n_in; i++) k.api->ReleaseValue(io->dev_in[i]);
+  for (size_t o = 0; o < io->n_out; o++) k.api->ReleaseValue(io->dev_out[o]);
+  ortkit_tensors_free(io->in, io->n_in);
+  ortkit_tensors_free(io->want, io->n_out);
+  k.api->ReleaseMemoryInfo(io->cpu);
+}
+
+static OrtRunOptions* graph_run_options(const char* id) {
+  OrtRunOptions* ro = NULL;
+  expect_ok(k.api->CreateRunOptions(&ro), "run options");
+  if (id) expect_ok(k.api->AddRunConfigEntry(ro, "gpu_graph_id", id), "gpu_graph_id");
+  return ro;
+}
+
+/* The reference backend cannot capture: the session is refused, naming the value and the backend.
+ * On CUDA: the first Run warms up and captures (ORT repeats it internally), later Runs replay; new
+ * input contents in the same buffers show that replays read the bound memory; gpu_graph_id=-1 runs
+ * without a graph, and a second id with other shapes gets a graph of its own. */
+static void test_cuda_graph_ort(void** state) {
+  (void)state;
+  const char* keys[] = {"cuda_graph"};
+  const char* values[] = {"ort"};
+  OrtSession *ep = NULL, *cpu = NULL;
+  if (strcmp(backend, "reference") == 0) {
+    OrtStatus* st = ortkit_session(&k, model_path("conv_net"), the_device(), keys, values, 1, &ep);
+    assert_non_null(st);
+    const char* msg = k.api->GetErrorMessage(st);
+    if (!strstr(msg, "'cuda_graph' = 'ort'") || !strstr(msg, "reference"))
+      fail_msg("cuda_graph=ort on the reference backend: the error does not name the value and backend: %s", msg);
+    k.api->ReleaseStatus(st);
+    assert_null(ep);
+    return;
+  }
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, values, 1, &ep), "cuda_graph=ort session");
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "CPU EP session");
+  OrtAllocator* alloc = NULL;
+  expect_ok(k.api->CreateSharedAllocator(k.env, the_device(), OrtDeviceMemoryType_DEFAULT, OrtDeviceAllocator, NULL,
+                                         &alloc),
+            "device allocator");
+  bound_io a;
+  bound_io_open(&a, alloc, ep, cpu, 21, 17);
+  OrtRunOptions* ro = graph_run_options(NULL); /* gpu_graph_id 0 */
+  run_and_check(&a, ep, ro, "capture run (graph 0)");
+  for (int r = 0; r < 4; r++) {
+    if (r >= 1) refill_inputs(&a, ep, cpu, 40 + (uint64_t)r, 17);
+    run_and_check(&a, ep, ro, "replay (graph 0)");
+  }
+  /* no graph: a normal run on the same buffers, between replays */
+  OrtRunOptions* none = graph_run_options("-1");
+  refill_inputs(&a, ep, cpu, 60, 17);
+  for (int r = 0; r < 3; r++) run_and_check(&a, ep, none, "gpu_graph_id=-1");
+  refill_inputs(&a, ep, cpu, 61, 17);
+  run_and_check(&a, ep, ro, "replay (graph 0) after runs without a graph");
+  /* graph 1: other shapes in other buffers; its own warm-ups and capture */
+  bound_io b;
+  bound_io_open(&b, alloc, ep, cpu, 22, 32);
+  OrtRunOptions* ro1 = graph_run_options("1");
+  run_and_check(&b, ep, ro1, "capture run (graph 1)");
+  refill_inputs(&b, ep, cpu, 70, 32);
+  run_and_check(&b, ep, ro1, "replay (graph 1)");
+  refill_inputs(&a, ep, cpu, 71, 17);
+  run_and_check(&a, ep, ro, "replay (graph 0) after graph 1");
+  /* released, graph 1 is captured again on its next run */
+  if (k.api->SessionReleaseCapturedGraph) {
+    expect_ok(k.api->SessionReleaseCapturedGraph(ep, 1), "release graph 1");
+    refill_inputs(&b, ep, cpu, 72, 32);
+    run_and_check(&b, ep, ro1, "capture run (graph 1 again)");
+    refill_inputs(&b, ep, cpu, 73, 32);
+    run_and_check(&b, ep, ro1, "replay (graph 1 again)");
+  }
+  k.api->ReleaseRunOptions(ro);
+  k.api->ReleaseRunOptions(ro1);
+  k.api->ReleaseRunOptions(none);
+  bound_io_close(&a);
+  bound_io_close(&b);
+  expect_ok(k.api->ReleaseSharedAllocator(k.env, the_device(), OrtDeviceMemoryType_DEFAULT), "release allocator");
+  k.api->ReleaseSession(ep);
+  k.api->ReleaseSession(cpu);
+}
+
 static void test_corrupt_model_fails_cleanly(void** state) {
   (void)state;
   OrtSessionOptions* so = NULL;
@@ -594,6 +792,8 @@ int main(void) {
       cmocka_unit_test(test_concurrent_runs_on_separate_streams),
       cmocka_unit_test(test_profiling_shows_gfxep_kernels),
       cmocka_unit_test(test_precision_option),
+      cmocka_unit_test(test_cuda_graph_option_values),
+      cmocka_unit_test(test_cuda_graph_ort),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

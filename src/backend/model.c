@@ -40,6 +40,8 @@ typedef struct workspace {
   void* event;       /* recorded after the run's last node */
   void* last_stream; /* the stream of the run that used it last */
   int in_use;
+  int pinned;        /* baked into a graph captured by the caller (pin_id): no other run may take it */
+  int pin_id;
   void** ptrs;       /* per value: where it lives during the run */
   struct workspace* next;
 } workspace;
@@ -277,6 +279,34 @@ static gfx_status instance_get(gfx_model* m, const gfx_tensor* inputs, instance*
   return s;
 }
 
+/* The instance for these input shapes if an earlier run built it; never builds one. */
+static instance* instance_find(gfx_model* m, const gfx_tensor* inputs) {
+  pthread_mutex_lock(&m->lock);
+  instance* found = NULL;
+  for (instance* in = m->instances; in && !found; in = in->next)
+    if (same_signature(in, inputs, m->graph->n_inputs)) found = in;
+  pthread_mutex_unlock(&m->lock);
+  return found;
+}
+
+/* For a run being captured by the caller: an idle workspace of at least `bytes` that an earlier run
+ * used on this same stream, so the stream orders it and no event needs asking; nothing is allocated
+ * (allocating, or querying an event, is not allowed while a stream is captured). */
+static gfx_status workspace_acquire_captured(gfx_model* m, size_t bytes, void* stream, workspace** out) {
+  pthread_mutex_lock(&m->lock);
+  workspace* pick = NULL;
+  for (workspace* w = m->pool; w && !pick; w = w->next)
+    if (!w->in_use && !w->pinned && w->bytes >= bytes && w->last_stream == stream) pick = w;
+  if (pick) pick->in_use = 1;
+  pthread_mutex_unlock(&m->lock);
+  *out = pick;
+  if (pick) return NULL;
+  return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                   "no workspace of %zu bytes was used on this stream before the capture: the warm-up runs of "
+                   "this graph did not run these input shapes on this stream",
+                   bytes);
+}
+
 /* Takes a workspace of at least `bytes` for a run on `stream`, without waiting for the device. */
 static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, workspace** out) {
   pthread_mutex_lock(&m->lock);
@@ -284,7 +314,7 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
   int idle = 0;
   /* reusable at once: same stream (the device orders it) or the device is done with it */
   for (workspace* w = m->pool; w; w = w->next) {
-    if (w->in_use) continue;
+    if (w->in_use || w->pinned) continue;
     idle++;
     if (w->bytes >= bytes && (w->last_stream == stream || m->be->event_done(m->device, w->event))) {
       pick = w;
@@ -295,7 +325,7 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
   if (!pick && idle >= MAX_IDLE_WORKSPACES) {
     /* enough idle ones exist: order this stream after the one that is big enough instead of growing */
     for (workspace* w = m->pool; w && !pick; w = w->next)
-      if (!w->in_use && w->bytes >= bytes) pick = w;
+      if (!w->in_use && !w->pinned && w->bytes >= bytes) pick = w;
     if (pick && (s = m->be->stream_wait_event(m->device, stream, pick->event))) pick = NULL;
   }
   if (!pick && !s) {
@@ -473,8 +503,15 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   return m->be->graph_launch(m->device, captured, stream);
 }
 
+/* How a run goes: node_trace (profiling) or pin (a run the caller captures into its own graph). */
+typedef struct run_mode {
+  gfx_node_trace* trace;
+  int captured; /* the caller captures the stream: allocate nothing, record nothing, pin the workspace */
+  int pin_id;
+} run_mode;
+
 static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user,
-                            gfx_node_trace* trace) {
+                            const run_mode* mode) {
   const ir_graph* g = m->graph;
   for (int i = 0; i < g->n_inputs; i++) {
     const ir_value* v = &g->values[g->inputs[i]];
@@ -482,10 +519,19 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "input '%s' is %s, the model expects %s", v->name,
                        gfx_dtype_name(inputs[i].dtype), gfx_dtype_name(v->dtype));
   }
-  instance* in;
-  GFX_TRY(instance_get(m, inputs, &in));
-  workspace* w;
-  GFX_TRY(workspace_acquire(m, in->workspace_bytes, stream, &w));
+  instance* in = NULL;
+  workspace* w = NULL;
+  if (mode->captured) {
+    in = instance_find(m, inputs);
+    if (!in)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                       "input shapes not seen before the capture (a captured run may not prepare a new shape "
+                       "signature: warm up these shapes first, or give them their own graph)");
+    GFX_TRY(workspace_acquire_captured(m, in->workspace_bytes, stream, &w));
+  } else {
+    GFX_TRY(instance_get(m, inputs, &in));
+    GFX_TRY(workspace_acquire(m, in->workspace_bytes, stream, &w));
+  }
   pthread_mutex_lock(&m->lock);
   m->active_runs++;
   pthread_mutex_unlock(&m->lock);
@@ -518,10 +564,25 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
    * output) */
   for (int v = 0; v < g->n_values; v++)
     if (in->alias_root[v] != v) w->ptrs[v] = w->ptrs[in->alias_root[v]];
-  if (!s) s = trace ? run_nodes_traced(m, in, w, stream, trace) : run_or_replay(m, in, w, stream);
+  if (!s) {
+    if (mode->trace) s = run_nodes_traced(m, in, w, stream, mode->trace);
+    else if (mode->captured) s = run_nodes(m, in, w, stream); /* never a graph inside a capture */
+    else s = run_or_replay(m, in, w, stream);
+  }
   pthread_mutex_lock(&m->lock);
   m->active_runs--;
   pthread_mutex_unlock(&m->lock);
+  if (mode->captured) {
+    /* an event recorded now would belong to the capture, and could not be asked later: the pinned
+     * workspace is ordered by its stream until gfx_model_unpin records one */
+    pthread_mutex_lock(&m->lock);
+    w->in_use = 0;
+    w->last_stream = stream;
+    w->pinned = !s;
+    w->pin_id = mode->pin_id;
+    pthread_mutex_unlock(&m->lock);
+    return s;
+  }
   gfx_status r = workspace_release(m, w, stream);
   if (!s) s = r;
   else gfx_status_free(r);
@@ -529,14 +590,39 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
 }
 
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
-  return model_run(m, stream, inputs, outputs, user, NULL);
+  run_mode mode = {0};
+  return model_run(m, stream, inputs, outputs, user, &mode);
+}
+
+gfx_status gfx_model_run_captured(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                  void* user, int pin_id) {
+  if (!stream) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a captured run needs a stream");
+  run_mode mode = {.captured = 1, .pin_id = pin_id};
+  return model_run(m, stream, inputs, outputs, user, &mode);
+}
+
+gfx_status gfx_model_unpin(gfx_model* m, int pin_id, void* stream) {
+  gfx_status s = NULL;
+  pthread_mutex_lock(&m->lock);
+  for (workspace* w = m->pool; w; w = w->next) {
+    if (!w->pinned || w->pin_id != pin_id) continue;
+    /* replays queued on `stream` may still use it: a run on another stream waits for this event */
+    gfx_status r = stream ? m->be->event_record(m->device, w->event, stream) : NULL;
+    if (!s) s = r;
+    else gfx_status_free(r);
+    w->last_stream = stream;
+    w->pinned = 0;
+  }
+  pthread_mutex_unlock(&m->lock);
+  return s;
 }
 
 gfx_status gfx_model_run_traced(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
                                 void* user, gfx_node_trace* trace) {
   if (!m->be->timer_create || !m->be->timer_elapsed_us || !trace)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend cannot time its kernels", m->be->name);
-  return model_run(m, stream, inputs, outputs, user, trace);
+  run_mode mode = {.trace = trace};
+  return model_run(m, stream, inputs, outputs, user, &mode);
 }
 
 void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {

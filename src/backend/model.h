@@ -28,6 +28,19 @@ void gfx_model_free(gfx_model* m);
 /* inputs: one per graph input, in order, in the backend's device memory. */
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user);
 
+/* Runs like gfx_model_run while the caller captures `stream` into a graph of its own (identified by
+ * pin_id) that will replay this run's work without calling the model again. Therefore it allocates
+ * nothing, waits for nothing and queries no event: the input shapes must have run before (their
+ * signature is prepared) and an idle workspace must have last been used on this stream; otherwise it
+ * fails, naming why, without touching the stream. The workspace it uses (whose addresses the graph bakes
+ * in) is pinned: no other run takes it until gfx_model_unpin(pin_id). Replays of one graph on one
+ * stream share it safely, as the stream orders them. Never replays or captures a graph of its own. */
+gfx_status gfx_model_run_captured(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                  void* user, int pin_id);
+/* Releases the workspaces pinned for pin_id once the work queued on `stream` so far is done (an event
+ * recorded there orders later runs on other streams); `stream` must not be capturing. */
+gfx_status gfx_model_unpin(gfx_model* m, int pin_id, void* stream);
+
 /* One node of a traced run: where it started on the device clock, relative to the start of the run's
  * first node, and how long the device spent on it (microseconds). */
 typedef struct gfx_node_trace {

@@ -374,14 +374,18 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     if (rank) memcpy(in[i].shape.dims, dims, rank * sizeof *dims);
   }
   void* stream = NULL;
+  int captured = 0, pin_id = -1;
   if (!s) s = gfx_ort->KernelContext_GetGPUComputeStream(ctx, &stream);
+  if (!s && ci->ep->options.graphs == GFX_GRAPHS_ORT) s = gfx_capture_compute(ci->ep, stream, &captured, &pin_id);
   if (!s) {
     last_run.ep = ci->ep;
     last_run.stream = stream;
     uint64_t correlation = 0;
-    gfx_profiler* p = gfx_profiler_for_compute(ci->ep, &correlation);
-    s = gfx_to_ort(p ? run_profiled(ci, p, correlation, stream, in, ctx)
-                     : gfx_model_run(ci->model, stream, in, output_for, ctx));
+    /* a captured run is never profiled: the profiler's timers wait for the device */
+    gfx_profiler* p = captured ? NULL : gfx_profiler_for_compute(ci->ep, &correlation);
+    if (captured) s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
+    else if (p) s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
+    else s = gfx_to_ort(gfx_model_run(ci->model, stream, in, output_for, ctx));
   }
   if (in != inputs) free(in);
   return s;
@@ -409,7 +413,17 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
     if (!s) {
       int nodes = g->n_nodes;
       s = gfx_model_create(ep->device->backend, ep->device->ordinal, g, &ci->model);
-      if (!s) gfx_model_use_graphs(ci->model, ep->options.graphs);
+      /* ORT's capture (cuda_graph=ort) records Compute's work: no graph of the partition's own inside it */
+      if (!s) gfx_model_use_graphs(ci->model, ep->options.graphs == GFX_GRAPHS_OWN);
+      if (!s) {
+        OrtStatus* os = gfx_capture_add_model(ep, ci->model);
+        if (os) {
+          s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "%s", gfx_ort->GetErrorMessage(os));
+          gfx_ort->ReleaseStatus(os);
+          gfx_model_free(ci->model);
+          ci->model = NULL;
+        }
+      }
       if (!s)
         gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: compiled partition %zu: %d nodes on %s device %d", i,
                     nodes, ep->device->backend->name, ep->device->ordinal);
@@ -436,6 +450,7 @@ void ORT_API_CALL gfx_ep_release_compute_infos(OrtEp* this_ptr, OrtNodeComputeIn
   for (size_t i = 0; i < count; i++) {
     compute_info* ci = (compute_info*)(void*)infos[i];
     if (!ci) continue;
+    gfx_capture_remove_model(ci->ep, ci->model);
     gfx_model_free(ci->model);
     free(ci);
   }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ort/factory.h"
+#include "ort/ep.h"
 
 typedef struct gfx_data_transfer {
   OrtDataTransferImpl base; /* first */
@@ -42,6 +42,13 @@ static bool ORT_API_CALL can_copy(const OrtDataTransferImpl* this_ptr, const Ort
 }
 
 static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, OrtSyncStream* stream) {
+  /* ORT copies feeds and fetches outside the nodes: in a run captured for cuda_graph=ort such a copy
+   * would not be in the graph, and replays would silently skip it */
+  if (gfx_capture_thread_busy())
+    return gfx_ort_error(ORT_EP_FAIL,
+                         "gfxep: cuda_graph=ort: ONNX Runtime copies a tensor during the run being captured, and "
+                         "replays would skip that copy: bind every input and output in gfxep's device memory "
+                         "(IOBinding) for graph capture");
   side s, d;
   if (!classify(f, gfx_ep_api->Value_GetMemoryDevice(src), &s) ||
       !classify(f, gfx_ep_api->Value_GetMemoryDevice(dst), &d))

@@ -13,8 +13,9 @@ static const char* ORT_API_CALL get_name(const OrtEp* this_ptr) {
 }
 
 static OrtStatus* ORT_API_CALL on_run_start(OrtEp* this_ptr, const OrtRunOptions* run_options) {
-  (void)run_options;
-  gfx_ep_forget_last_stream(as_ep(this_ptr));
+  gfx_ep* ep = as_ep(this_ptr);
+  gfx_ep_forget_last_stream(ep);
+  if (ep->options.graphs == GFX_GRAPHS_ORT) return gfx_capture_run_start(ep, run_options);
   return NULL;
 }
 
@@ -23,6 +24,8 @@ static OrtStatus* ORT_API_CALL on_run_start(OrtEp* this_ptr, const OrtRunOptions
 static OrtStatus* ORT_API_CALL on_run_end(OrtEp* this_ptr, const OrtRunOptions* run_options, bool sync_stream) {
   (void)run_options;
   gfx_ep* ep = as_ep(this_ptr);
+  /* a capture run ends its capture and launches the graph before anything waits for the stream */
+  if (ep->options.graphs == GFX_GRAPHS_ORT) ORT_TRY(gfx_capture_run_end(ep));
   if (!sync_stream) return NULL;
   void* stream = gfx_ep_last_stream(ep);
   const gfx_backend* be = ep->device->backend;
@@ -48,14 +51,16 @@ static OrtStatus* ORT_API_CALL create_sync_stream(OrtEp* this_ptr, const OrtMemo
   gfx_device* d = gfx_factory_device_for_memory(ep->factory, md, &host);
   if (d != ep->device || host)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: stream requested for memory that is not this EP's device");
-  return gfx_stream_create(d, out);
+  /* with cuda_graph=ort every session stream is the EP's one stream: warm-ups, capture and replays
+   * meet on it whichever wrapper ORT hands a run */
+  return gfx_stream_create(d, ep->options.graphs == GFX_GRAPHS_ORT ? ep->run_stream : NULL, out);
 }
 
 /* Concurrent runs are safe: compiled models are shared read-only after their shape instances are
- * built (under a lock), and each run takes its own workspace and runs on its own stream. */
+ * built (under a lock), and each run takes its own workspace and runs on its own stream. Not with
+ * cuda_graph=ort: all runs share one stream, and a capture would record another run's work. */
 static OrtStatus* ORT_API_CALL is_concurrent_run_supported(OrtEp* this_ptr, bool* out) {
-  (void)this_ptr;
-  *out = true;
+  *out = as_ep(this_ptr)->options.graphs != GFX_GRAPHS_ORT;
   return NULL;
 }
 
@@ -101,6 +106,11 @@ OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions*
     b->CreateProfiler = gfx_ep_create_profiler;
   }
   pthread_mutex_init(&ep->profilers_lock, NULL);
+  OrtStatus* s = gfx_capture_init(ep);
+  if (s) {
+    gfx_ep_destroy(b);
+    return s;
+  }
   *out = b;
   return NULL;
 }
@@ -109,6 +119,7 @@ void gfx_ep_destroy(OrtEp* e) {
   gfx_ep* ep = as_ep(e);
   gfx_profiler_detach_all(ep); /* a profiler ORT releases later must not reach back into this EP */
   gfx_ep_forget_last_stream(NULL);
+  gfx_capture_destroy(ep);
   pthread_mutex_destroy(&ep->profilers_lock);
   free(ep);
 }

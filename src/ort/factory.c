@@ -295,7 +295,7 @@ static OrtStatus* ORT_API_CALL create_sync_stream(OrtEpFactory* this_ptr, const 
   gfx_device* d = gfx_factory_device_for_memory(as_factory(this_ptr), md, &host);
   if (!d || host)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: streams are created for a gfxep device's DEFAULT memory");
-  return gfx_stream_create(d, out);
+  return gfx_stream_create(d, NULL, out);
 }
 
 static OrtStatus* ORT_API_CALL validate_compiled_model(OrtEpFactory* this_ptr, const OrtHardwareDevice* const* hw,

@@ -49,7 +49,12 @@ gfx_device* gfx_factory_device_for_ep(gfx_factory* f, const OrtHardwareDevice* h
 /* Allocators and streams (allocator.c, stream.c). */
 OrtStatus* gfx_allocator_create(gfx_device* dev, const OrtMemoryInfo* info, int caching, OrtAllocator** out);
 void gfx_allocator_destroy(OrtAllocator* a);
-OrtStatus* gfx_stream_create(gfx_device* dev, OrtSyncStreamImpl** out);
+/* shared: NULL for a stream of its own, else the stream wraps that one (and holds a reference). */
+typedef struct gfx_shared_stream gfx_shared_stream;
+OrtStatus* gfx_stream_create(gfx_device* dev, gfx_shared_stream* shared, OrtSyncStreamImpl** out);
+OrtStatus* gfx_shared_stream_create(gfx_device* dev, gfx_shared_stream** out);
+void gfx_shared_stream_release(gfx_shared_stream* ss);
+void* gfx_shared_stream_native(const gfx_shared_stream* ss);
 /* The device a stream of gfxep belongs to, or NULL when the stream is someone else's. */
 gfx_device* gfx_stream_device(const OrtSyncStream* stream);
 OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out);

@@ -22,6 +22,10 @@ typedef struct memcpy_kernel {
 static OrtStatus* ORT_API_CALL memcpy_compute(OrtKernelImpl* this_ptr, OrtKernelContext* ctx) {
   memcpy_kernel* k = (memcpy_kernel*)(void*)this_ptr;
   const gfx_device* d = k->ep->device;
+  if (gfx_capture_thread_busy())
+    return gfx_ort_error(ORT_EP_FAIL, "gfxep: cuda_graph=ort: a %s node runs in the run being captured; its host "
+                                      "copy cannot be part of the graph (keep the whole model on gfxep's device)",
+                         k->to_host ? "MemcpyToHost" : "MemcpyFromHost");
   const OrtValue* in = NULL;
   ORT_TRY(gfx_ort->KernelContext_GetInput(ctx, 0, &in));
   ONNXTensorElementDataType type;

@@ -38,9 +38,10 @@ static OrtStatus* set_device_memory_limit(gfx_ep_options* o, const char* key, co
 }
 
 static OrtStatus* set_graphs(gfx_ep_options* o, const char* key, const char* value) {
-  if (strcmp(value, "1") == 0) o->graphs = 1;
-  else if (strcmp(value, "0") == 0) o->graphs = 0;
-  else return bad_value(key, value, "0, 1");
+  if (strcmp(value, "1") == 0) o->graphs = GFX_GRAPHS_OWN;
+  else if (strcmp(value, "0") == 0) o->graphs = GFX_GRAPHS_OFF;
+  else if (strcmp(value, "ort") == 0) o->graphs = GFX_GRAPHS_ORT;
+  else return bad_value(key, value, "0, 1, ort");
   return NULL;
 }
 
@@ -66,7 +67,7 @@ static const struct {
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
   memset(out, 0, sizeof *out);
   out->caching_allocator = 1;
-  out->graphs = 1;
+  out->graphs = GFX_GRAPHS_OWN;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
   const char* const* keys = NULL;

@@ -9,7 +9,8 @@
 typedef struct gfx_ep_options {
   int caching_allocator; /* allocator = caching (default) | direct */
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
-  int graphs;            /* cuda_graph = 1 (default) | 0: replay repeated runs as captured device graphs */
+  int graphs;            /* cuda_graph = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated runs replay as
+                          * captured device graphs */
   int precision;         /* precision = fp32 (default) | tf32 | fp16 (GFX_PRECISION_*) */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
                                * memory held by the session's allocator for ORT's tensors on the device
@@ -23,6 +24,12 @@ typedef struct gfx_ep_options {
  * float16 (weights converted once at compile, float32 accumulation inside convolutions and matrix
  * products), with casts at the partition's float32 inputs and outputs. Models already in float16
  * are unaffected by either. */
+/* Graph replay. OWN: each compiled partition captures and replays its own graph inside Compute, per
+ * input-shape signature and set of addresses (gfx_model_use_graphs). ORT: ONNX Runtime's session-level
+ * capture (OrtEp::IsGraphCaptureEnabled / ReplayGraph, graph_capture.c): the whole run is one graph
+ * per "gpu_graph_id", replayed by ORT without calling Compute; needs a backend that can capture. */
+enum { GFX_GRAPHS_OFF = 0, GFX_GRAPHS_OWN = 1, GFX_GRAPHS_ORT = 2 };
+
 enum { GFX_PRECISION_FP32 = 0, GFX_PRECISION_TF32 = 1, GFX_PRECISION_FP16 = 2 };
 
 #define GFXEP_OPTION_PREFIX "ep." GFXEP_EP_NAME "."

@@ -4,15 +4,49 @@
  * stream for life. A notification is an event recorded on the producing stream; consumers on a
  * gfxep stream of the same backend wait for it on the device, anything else waits on the host.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "ort/factory.h"
+
+/* One backend stream that several OrtSyncStreamImpls wrap (cuda_graph=ort: every session stream of
+ * the EP is the one stream that captures and replays). Counted, because ORT may release its stream
+ * wrappers after the EP that created them. */
+struct gfx_shared_stream {
+  gfx_device* device;
+  void* native;
+  atomic_int refs;
+};
 
 typedef struct gfx_stream {
   OrtSyncStreamImpl base; /* first */
   gfx_device* device;
   void* native;
+  gfx_shared_stream* shared; /* where native comes from, or NULL when the stream owns it */
 } gfx_stream;
+
+OrtStatus* gfx_shared_stream_create(gfx_device* dev, gfx_shared_stream** out) {
+  *out = NULL;
+  gfx_shared_stream* ss = calloc(1, sizeof *ss);
+  if (!ss) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating a stream");
+  gfx_status st = dev->backend->stream_create(dev->ordinal, &ss->native);
+  if (st) {
+    free(ss);
+    return gfx_to_ort(st);
+  }
+  ss->device = dev;
+  atomic_init(&ss->refs, 1);
+  *out = ss;
+  return NULL;
+}
+
+void gfx_shared_stream_release(gfx_shared_stream* ss) {
+  if (!ss || atomic_fetch_sub(&ss->refs, 1) != 1) return;
+  ss->device->backend->stream_destroy(ss->device->ordinal, ss->native);
+  free(ss);
+}
+
+void* gfx_shared_stream_native(const gfx_shared_stream* ss) { return ss ? ss->native : NULL; }
 
 typedef struct gfx_notification {
   OrtSyncNotificationImpl base; /* first */
@@ -59,7 +93,8 @@ static OrtStatus* ORT_API_CALL notification_wait_on_host(OrtSyncNotificationImpl
 
 static void ORT_API_CALL stream_release(OrtSyncStreamImpl* this_ptr) {
   gfx_stream* s = (gfx_stream*)(void*)this_ptr;
-  s->device->backend->stream_destroy(s->device->ordinal, s->native);
+  if (s->shared) gfx_shared_stream_release(s->shared);
+  else s->device->backend->stream_destroy(s->device->ordinal, s->native);
   free(s);
 }
 
@@ -97,14 +132,20 @@ static OrtStatus* ORT_API_CALL stream_on_session_run_end(OrtSyncStreamImpl* this
   return NULL;
 }
 
-OrtStatus* gfx_stream_create(gfx_device* dev, OrtSyncStreamImpl** out) {
+OrtStatus* gfx_stream_create(gfx_device* dev, gfx_shared_stream* shared, OrtSyncStreamImpl** out) {
   *out = NULL;
   gfx_stream* s = calloc(1, sizeof *s);
   if (!s) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating a stream");
-  gfx_status st = dev->backend->stream_create(dev->ordinal, &s->native);
-  if (st) {
-    free(s);
-    return gfx_to_ort(st);
+  if (shared) {
+    atomic_fetch_add(&shared->refs, 1);
+    s->shared = shared;
+    s->native = shared->native;
+  } else {
+    gfx_status st = dev->backend->stream_create(dev->ordinal, &s->native);
+    if (st) {
+      free(s);
+      return gfx_to_ort(st);
+    }
   }
   s->device = dev;
   s->base.ort_version_supported = ORT_API_VERSION;
