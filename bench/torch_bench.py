@@ -323,8 +323,9 @@ def compare(got, want):
 # kernel efficiency: single-op models against what the GPU measurably does
 
 
-def single_op_model(path, op, shapes, dtype, attrs=None, weights=None):
-    """A one-node ONNX model: inputs x0.., optional constant weights, output y."""
+def single_op_model(path, op, shapes, dtype, attrs=None, weights=None, extra=None):
+    """A one-node ONNX model: inputs x0.., optional constant weights (in the model's float type),
+    then `extra` inputs as (name, array kept in its own type, or None for an absent input), output y."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     et = TensorProto.FLOAT16 if dtype == "fp16" else TensorProto.FLOAT
@@ -333,6 +334,10 @@ def single_op_model(path, op, shapes, dtype, attrs=None, weights=None):
     for i, w in enumerate(weights or []):
         inits.append(numpy_helper.from_array(w.astype(np.float16 if dtype == "fp16" else np.float32), f"w{i}"))
         names.append(f"w{i}")
+    for name, a in extra or []:
+        if a is not None:
+            inits.append(numpy_helper.from_array(a, name))
+        names.append(name if a is not None else "")
     node = helper.make_node(op, names, ["y"], **(attrs or {}))
     g = helper.make_graph([node], op.lower(), ins, [helper.make_tensor_value_info("y", et, None)], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
@@ -360,9 +365,24 @@ def kernel_efficiency(args, env, models_dir):
         ("Conv fp16 3x3 256->256 at 128x128, batch 8", "Conv", [[8, 256, 128, 128]], "fp16", {"pads": [1, 1, 1, 1]},
          [rng.standard_normal((256, 256, 3, 3)) * 0.02], 0, 2 * 8 * 256 * 256 * 9 * 128 * 128),
     ]
+    # the data movement of the graphics nets: reflection padding (style transfer), nearest x2
+    # upsampling (decoders) and DepthToSpace (sub-pixel SR), all to a 64-channel or RGB 1080p map
+    q = 64 * 540 * 960
+    moves = [
+        ("Pad reflect fp16 64x1078x1918", "Pad", [[1, 64, 1078, 1918]], "fp16", {"mode": "reflect"},
+         [("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], (64 * 1078 * 1918 + n) * 2),
+        ("Resize nearest x2 fp16 64x540x960", "Resize", [[1, 64, 540, 960]], "fp16", {"mode": "nearest"},
+         [("roi", None), ("scales", np.array([1, 1, 2, 2], np.float32))], (q + n) * 2),
+        ("DepthToSpace x2 fp16 12x540x960", "DepthToSpace", [[1, 12, 540, 960]], "fp16", {"blocksize": 2},
+         [], 2 * 3 * 1080 * 1920 * 2),
+    ]
+    extras = {}
+    for name, op, shapes, dtype, attrs, extra, bytes_moved in moves:
+        cases.append((name, op, shapes, dtype, attrs, None, bytes_moved, 0))
+        extras[name] = extra
     for name, op, shapes, dtype, attrs, weights, bytes_moved, flops in cases:
         path = os.path.join(models_dir, name.split()[0].lower() + "_" + dtype + ".onnx")
-        single_op_model(path, op, shapes, dtype, attrs, weights)
+        single_op_model(path, op, shapes, dtype, attrs, weights, extras.get(name))
         rec = {"kernel": name}
         p = subprocess.run([args.bench, "--runs", "50", path], env=env, capture_output=True, text=True,
                            timeout=args.timeout)
@@ -415,8 +435,17 @@ def summarize_profile(path):
         med = sorted(durs)[len(durs) // 2]
         by_op[op] = by_op.get(op, 0.0) + med
         total += med
-    top = sorted(by_op.items(), key=lambda kv: -kv[1])[:8]
+    top = sorted(by_op.items(), key=lambda kv: -kv[1])[:12]
     return {"device_us_per_run": round(total, 1), "by_op_us": {k: round(v, 1) for k, v in top}}
+
+
+def onnx_op_counts(path):
+    """How many nodes of each operator the exported model has, most frequent first."""
+    import onnx
+    counts = {}
+    for node in onnx.load(path, load_external_data=False).graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def run_bench(args, env, path, options=None, profile=None):
@@ -498,6 +527,7 @@ def main():
                 records.append(rec)
                 log(f"[{name} {prec}] {rec['error']}")
                 continue
+            rec["onnx_ops"] = onnx_op_counts(path)
             # correctness: gfxep vs PyTorch float32 (and vs ORT's CPU EP for float32 models)
             log(f"[{name} {prec}] correctness")
             feed = {"input": x.cpu().numpy()}
@@ -588,6 +618,10 @@ def main():
         print(f"{r['model']:<12} {lat('gfxep'):>10.3f} {lat('gfxep_tf32'):>8.3f} {err('gfxep_tf32_vs_torch_fp32'):>9.1e} "
               f"{lat('gfxep_fp16'):>8.3f} {err('gfxep_fp16_vs_torch_fp32'):>9.1e} "
               f"{r.get('torch_tf32_graph_ms', {}).get('p50', float('nan')):>16.3f}")
+    print("\noperators of the exported models:")
+    for r in records:
+        if r.get("onnx_ops"):
+            print(f"{r['model']:<12} {r['precision']:<5} " + ", ".join(f"{k} {v}" for k, v in r["onnx_ops"].items()))
     print("\nwhere gfxep's device time goes (ORT profile, gfxep kernels, us per run):")
     for r in records:
         pr = r.get("profile")

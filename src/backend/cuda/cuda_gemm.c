@@ -4,13 +4,16 @@
  * As in cuda_matmul.c, the row-major product is computed as the column-major Yᵀ = op(B)ᵀ op(A)ᵀ:
  * operand B is cuBLAS's "A" and operand A its "B", with ONNX's transA/transB becoming cuBLAS's
  * transposes of the row-major storage read as column-major. A C of the full [m, n] shape is passed
- * to cuBLASLt as its C; any other C is first broadcast into Y by a small kernel and cuBLASLt then
- * accumulates into Y in place (C = D = Y). k = 0 leaves beta * C (or zeros).
+ * to cuBLASLt as its C. A bias row (C of shape [n] or [1, n] with beta 1, what a Linear layer
+ * exports as) is added by cuBLASLt's bias epilogue inside the product's kernel. Any other C is first
+ * broadcast into Y by a small kernel and cuBLASLt then accumulates into Y in place (C = D = Y).
+ * k = 0 leaves beta * C (or zeros).
  *
  * node_prepare builds the descriptors and picks the algorithm for 256-byte aligned buffers (what the
  * planner gives); node_run only queues work, and asks the heuristic again only when a buffer is
  * less aligned than that. Precision: CUBLAS_COMPUTE_32F, never TF32 for float32.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +33,13 @@ typedef struct gemm_state {
   ir_gemm_geom geom;
   int uses_c;          /* C present and beta != 0 */
   int c_is_full;       /* C is [m, n] and goes to cuBLASLt as it is */
+  int c_is_bias;       /* C is a row of n with beta 1: cuBLASLt's bias epilogue adds it */
+  /* The bias pointer is an attribute of the descriptor, which concurrent runs of this signature
+   * share: it is set and used under this lock (uncontended in practice, and with CUDA graphs runs
+   * only come here while capturing). */
+  pthread_mutex_t bias_lock;
+  int bias_lock_ready;
+  const void* bias_in_desc;
   int nothing_to_do;   /* the output is empty */
   int no_product;      /* k = 0: Y = beta * C or 0 */
   size_t out_bytes;
@@ -46,6 +56,7 @@ static void state_release(cuda_node_state* base) {
   if (st->b_layout) cublasLtMatrixLayoutDestroy(st->b_layout);
   if (st->a_layout) cublasLtMatrixLayoutDestroy(st->a_layout);
   if (st->desc) cublasLtMatmulDescDestroy(st->desc);
+  if (st->bias_lock_ready) pthread_mutex_destroy(&st->bias_lock);
   free(st);
 }
 
@@ -81,6 +92,12 @@ static gfx_status create_descriptors(const ir_node* node, gemm_state* st) {
     GFX_TRY(create_layout(node, st->dtype, "a", g->m, g->k, g->m, &st->a_layout));
   else
     GFX_TRY(create_layout(node, st->dtype, "a", g->k, g->m, g->k, &st->a_layout));
+  if (st->c_is_bias) { /* the bias runs along Y's columns: the rows of cuBLAS's column-major Yᵀ */
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    GFX_TRY(cuda_blas_check(cublasLtMatmulDescSetAttribute(st->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                           sizeof epilogue),
+                            "setting the bias epilogue for %s node \"%s\"", op_name, cuda_node_name(node)));
+  }
   return create_layout(node, st->dtype, "output", g->n, g->m, g->n, &st->out_layout);
 }
 
@@ -143,6 +160,8 @@ static gfx_status plan(const ir_node* node, const gfx_shape* in, const gfx_shape
   st->c_shape = has_c ? in[2] : (gfx_shape){.rank = -1};
   st->uses_c = has_c && p->beta != 0.0f;
   st->c_is_full = st->uses_c && st->geom.c_row_stride == st->geom.n && st->geom.c_col_stride == 1;
+  st->c_is_bias = st->uses_c && !st->c_is_full && p->beta == 1.0f && st->geom.c_row_stride == 0 &&
+                  st->geom.c_col_stride == 1;
   st->nothing_to_do = st->geom.m == 0 || st->geom.n == 0;
   st->no_product = !st->nothing_to_do && st->geom.k == 0;
   int ok = 0;
@@ -164,6 +183,12 @@ gfx_status cuda_prepare_gemm(int device, const ir_node* node, const gfx_shape* i
                      cuda_node_name(node));
   st->base.release = state_release;
   st->device = device;
+  if (pthread_mutex_init(&st->bias_lock, NULL) != 0) {
+    free(st);
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "cuda backend: %s node \"%s\": no lock for its state", op_name,
+                     cuda_node_name(node));
+  }
+  st->bias_lock_ready = 1;
   gfx_status s = plan(node, in, out, st);
   if (!s && !st->nothing_to_do && !st->no_product) {
     cublasLtHandle_t handle = NULL;
@@ -210,9 +235,43 @@ static gfx_status fill_without_product(const gfx_exec_ctx* ctx, const ir_node* n
                     "beta * C for %s node \"%s\" (k = 0) on device %d", op_name, cuda_node_name(node), ctx->device);
 }
 
+/* Y = alpha * op(A) op(B) + bias in one cuBLASLt call (the bias epilogue). */
+static gfx_status run_with_bias(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                                gemm_state* st) {
+  cublasLtHandle_t handle = NULL;
+  GFX_TRY(cuda_blaslt_handle(ctx->device, &handle));
+  const size_t align[4] = {cuda_alignment_of((uintptr_t)in[1].data), cuda_alignment_of((uintptr_t)in[0].data),
+                           cuda_alignment_of((uintptr_t)out[0].data), cuda_alignment_of((uintptr_t)out[0].data)};
+  const size_t scratch = ctx->scratch ? ctx->scratch_bytes : 0;
+  const float alpha = node->params.gemm.alpha, beta = 0.0f;
+  const void* bias = in[2].data;
+  pthread_mutex_lock(&st->bias_lock);
+  gfx_status s = NULL;
+  if (st->bias_in_desc != bias) {
+    s = cuda_blas_check(cublasLtMatmulDescSetAttribute(st->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                        "setting the bias of %s node \"%s\"", op_name, cuda_node_name(node));
+    if (!s) st->bias_in_desc = bias;
+  }
+  /* the heuristic's pick assumed aligned operands (the planner's 256 bytes); ask again otherwise,
+   * now that the descriptor holds the actual bias pointer */
+  cublasLtMatmulHeuristicResult_t algo = st->algo;
+  if (!s && (align[0] < CUDA_ALLOC_ALIGNMENT || align[1] < CUDA_ALLOC_ALIGNMENT || align[3] < CUDA_ALLOC_ALIGNMENT ||
+             cuda_alignment_of((uintptr_t)bias) < CUDA_ALLOC_ALIGNMENT || scratch < st->algo.workspaceSize))
+    s = choose_algorithm(handle, node, st, scratch, align, &algo);
+  if (!s)
+    s = cuda_blas_check(cublasLtMatmul(handle, st->desc, &alpha, in[1].data, st->b_layout, in[0].data, st->a_layout,
+                                       &beta, out[0].data, st->out_layout, out[0].data, st->out_layout, &algo.algo,
+                                       ctx->scratch, algo.workspaceSize, (cudaStream_t)ctx->stream),
+                        "cublasLtMatmul with bias for %s node \"%s\" (m %lld, n %lld, k %lld) on device %d", op_name,
+                        cuda_node_name(node), (long long)st->geom.m, (long long)st->geom.n, (long long)st->geom.k,
+                        ctx->device);
+  pthread_mutex_unlock(&st->bias_lock);
+  return s;
+}
+
 gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
-  const gemm_state* st = (const gemm_state*)state;
+  gemm_state* st = (gemm_state*)state;
   GFX_TRY(check_prepared(ctx, node, in, st));
   GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
@@ -221,6 +280,7 @@ gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   if (st->no_product) return fill_without_product(ctx, node, in, out, st);
   cudaStream_t stream = (cudaStream_t)ctx->stream;
   const char* name = cuda_node_name(node);
+  if (st->c_is_bias) return run_with_bias(ctx, node, in, out, st);
   /* C as cuBLASLt reads it: the given one when full, else Y holding the broadcast C */
   const void* c = out[0].data;
   if (st->c_is_full)

@@ -44,6 +44,7 @@ __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_c
  * coalesce. Chosen when the last dim is long enough to keep a warp busy; the element-wise
  * plan_kernel above handles the rest. */
 const int64_t kRowChunk = 4096; /* elements of a row one block walks: long rows spread over blocks */
+const int kUnroll = 4;          /* elements per thread per step, loaded before any is stored */
 
 struct row_start {
   int64_t src, dst;
@@ -80,14 +81,23 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
     const row_start r = start_of_row;
     for (int64_t j0 = blockIdx.y * kRowChunk; j0 < inner; j0 += (int64_t)gridDim.y * kRowChunk) {
       const int64_t j_end = j0 + kRowChunk < inner ? j0 + kRowChunk : inner;
-      for (int64_t j = j0 + threadIdx.x; j < j_end; j += blockDim.x) {
-        const int64_t c = start + j * step;
-        T v = constant;
-        if (!r.outside) {
-          const int64_t sc = c >= 0 && c < extent ? c : ir_resolve_coord(c, extent, plan.mode);
-          if (sc >= 0) v = src[r.src + sc * ss];
+      for (int64_t j = j0 + threadIdx.x; j < j_end; j += kUnroll * (int64_t)blockDim.x) {
+        /* all loads of the group first: kUnroll reads in flight per thread, not one */
+        T v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t jj = j + u * (int64_t)blockDim.x, c = start + jj * step;
+          v[u] = constant;
+          if (jj < j_end && !r.outside) {
+            const int64_t sc = c >= 0 && c < extent ? c : ir_resolve_coord(c, extent, plan.mode);
+            if (sc >= 0) v[u] = src[r.src + sc * ss];
+          }
         }
-        dst[r.dst + j * ds] = v;
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t jj = j + u * (int64_t)blockDim.x;
+          if (jj < j_end) dst[r.dst + jj * ds] = v[u];
+        }
       }
     }
     __syncthreads(); /* start_of_row is rewritten for the next row */

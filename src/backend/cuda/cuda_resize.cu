@@ -64,6 +64,7 @@ __device__ float sample(const T* x, const ir_resize_geom& g, int64_t plane, floa
  * row is split over blockIdx.y). Thread 0 splits the row index once: 64-bit divisions per element
  * made this kernel compute-bound at a tenth of the copy bandwidth. */
 const int64_t kRowChunk = 2048; /* output elements of a row one block covers */
+const int kUnroll = 4;          /* outputs per thread per step */
 
 struct row_origin {
   int64_t plane, oy;
@@ -86,14 +87,23 @@ __global__ void resize_kernel(const T* x, T* y, ir_resize_geom g, int64_t rows) 
     T* out_row = y + row * g.w.out;
     for (int64_t x0 = blockIdx.y * kRowChunk; x0 < g.w.out; x0 += (int64_t)gridDim.y * kRowChunk) {
       const int64_t end = x0 + kRowChunk < g.w.out ? x0 + kRowChunk : g.w.out;
-      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += blockDim.x) {
-        const float cx = ir_resize_source_coord(&g.w, g.coord, ox);
-        float v;
-        if (o.outside || ir_resize_outside(&g.w, g.coord, cx))
-          v = g.extrapolation;
-        else
-          v = sample<T, Mode>(x, g, o.plane, o.cy, cx);
-        store_f(out_row, ox, v);
+      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += kUnroll * (int64_t)blockDim.x) {
+        /* kUnroll samples per thread before any store: their reads are in flight together */
+        float v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t xu = ox + u * (int64_t)blockDim.x;
+          const float cx = ir_resize_source_coord(&g.w, g.coord, xu < end ? xu : ox);
+          if (o.outside || ir_resize_outside(&g.w, g.coord, cx))
+            v[u] = g.extrapolation;
+          else
+            v[u] = sample<T, Mode>(x, g, o.plane, o.cy, cx);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t xu = ox + u * (int64_t)blockDim.x;
+          if (xu < end) store_f(out_row, xu, v[u]);
+        }
       }
     }
     __syncthreads(); /* origin is rewritten for the next row */
@@ -163,13 +173,24 @@ __global__ void space_depth_kernel(const E* x, E* y, space_depth_args a, int64_t
     E* out_row = y + row * out_w;
     for (int64_t x0 = blockIdx.y * kSpaceDepthChunk; x0 < out_w; x0 += (int64_t)gridDim.y * kSpaceDepthChunk) {
       const int64_t end = x0 + kSpaceDepthChunk < out_w ? x0 + kSpaceDepthChunk : out_w;
-      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += blockDim.x) {
-        if (a.to_space) {
-          /* a 32-bit division where the values fit (always, in practice): a tenth of the 64-bit one */
-          const int64_t q = wide ? ox / b : (int64_t)((uint32_t)ox / (uint32_t)b);
-          out_row[ox] = x[base + (ox - q * b) * stride + q];
-        } else {
-          out_row[ox] = x[base + ox * b];
+      for (int64_t ox = x0 + threadIdx.x; ox < end; ox += kUnroll * (int64_t)blockDim.x) {
+        E v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t xu = ox + u * (int64_t)blockDim.x;
+          if (xu >= end) break;
+          if (a.to_space) {
+            /* a 32-bit division where the values fit (always, in practice): a tenth of the 64-bit one */
+            const int64_t q = wide ? xu / b : (int64_t)((uint32_t)xu / (uint32_t)b);
+            v[u] = x[base + (xu - q * b) * stride + q];
+          } else {
+            v[u] = x[base + xu * b];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+          const int64_t xu = ox + u * (int64_t)blockDim.x;
+          if (xu < end) out_row[xu] = v[u];
         }
       }
     }
