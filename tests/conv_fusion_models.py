@@ -197,7 +197,25 @@ def refusals():
     save("nofuse_add_self", net.nodes, [vi("x", [1, 4, 8, 8])], [vi("y", None)], net.inits)
 
 
+def transformer_mlp():
+    """A transformer's MLP on [1, 10, 16] tokens as PyTorch exports it before opset 20: MatMul + bias
+    Add (ORT turns these into Gemm with a bias row), Gelu written out as Div/Erf/Add/Mul/Mul, MatMul
+    + bias. Also a 2-D Gemm with a bias row, and a near-Gelu (0.4 for 0.5) that must stay unfused."""
+    for name, half in (("fuse_mlp_gelu", 0.5), ("nofuse_mlp_not_gelu", 0.4)):
+        n = [h.make_node("MatMul", ["x", "w1"], ["h1"]), h.make_node("Add", ["h1", "b1"], ["h2"]),
+             h.make_node("Div", ["h2", "sqrt2"], ["g1"]), h.make_node("Erf", ["g1"], ["g2"]),
+             h.make_node("Add", ["g2", "one"], ["g3"]), h.make_node("Mul", ["h2", "g3"], ["g4"]),
+             h.make_node("Mul", ["g4", "half"], ["g5"]),
+             h.make_node("MatMul", ["g5", "w2"], ["h3"]), h.make_node("Add", ["h3", "b2"], ["y"])]
+        inits = [init("w1", [16, 64]), init("b1", [64]), init("w2", [64, 16]), init("b2", [16]),
+                 scalar("sqrt2", 1.4142135623730951), scalar("one", 1.0), scalar("half", half)]
+        save(name, n, [vi("x", [1, 10, 16])], [vi("y", None)], inits)
+    n = [h.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)]
+    save("fuse_gemm_bias_row", n, [vi("x", [7, 24])], [vi("y", None)], [init("w", [40, 24]), init("b", [40])])
+
+
 espcn()
+transformer_mlp()
 resnet_blocks()
 sr_residual_body()
 act_then_add()

@@ -852,6 +852,92 @@ static void test_conv_residual_input_checks(void** unused) {
   gfx_status_free(s);
 }
 
+/* ---- Gelu written out as Div, Erf, Add, Mul, Mul ---- */
+
+typedef struct gelu_graph {
+  ir_graph* g;
+  int x, y, mid[4];
+} gelu_graph;
+
+/* y = Mul(Mul(x, Add(Erf(Div(x, sqrt2)), one)), half) on [2, 3, 8] float32, as PyTorch exports it.
+ * `half` is the last constant: 0.5 makes a Gelu, anything else must stay as it is. */
+static gelu_graph build_gelu(float half, int mul_x_first) {
+  gelu_graph c;
+  c.g = ir_graph_new();
+  assert_non_null(c.g);
+  const gfx_shape xs = SHAPE(2, 3, 8), scalar = {.rank = 0};
+  expect_ok(ir_graph_add_value(c.g, "x", GFX_DTYPE_F32, &xs, &c.x));
+  expect_ok(ir_graph_add_input(c.g, c.x));
+  const float values[3] = {1.4142135623730951f, 1.0f, half};
+  const char* cnames[3] = {"sqrt2", "one", "half"};
+  int consts[3];
+  for (int i = 0; i < 3; i++) {
+    expect_ok(ir_graph_add_value(c.g, cnames[i], GFX_DTYPE_F32, &scalar, &consts[i]));
+    expect_ok(ir_graph_set_constant(c.g, consts[i], &values[i], sizeof values[i]));
+  }
+  const char* mnames[4] = {"div", "erf", "add", "mul"};
+  for (int i = 0; i < 4; i++) expect_ok(ir_graph_add_value(c.g, mnames[i], GFX_DTYPE_F32, &xs, &c.mid[i]));
+  expect_ok(ir_graph_add_value(c.g, "y", GFX_DTYPE_F32, &xs, &c.y));
+  ir_params none;
+  memset(&none, 0, sizeof none);
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_DIV, "div", (int[]){c.x, consts[0]}, 2, &c.mid[0], 1, &none));
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_ERF, "erf", &c.mid[0], 1, &c.mid[1], 1, &none));
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_ADD, "add", (int[]){consts[1], c.mid[1]}, 2, &c.mid[2], 1, &none));
+  if (mul_x_first)
+    expect_ok(ir_graph_add_node(c.g, GFX_OP_MUL, "mul", (int[]){c.x, c.mid[2]}, 2, &c.mid[3], 1, &none));
+  else
+    expect_ok(ir_graph_add_node(c.g, GFX_OP_MUL, "mul", (int[]){c.mid[2], c.x}, 2, &c.mid[3], 1, &none));
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_MUL, "half", (int[]){c.mid[3], consts[2]}, 2, &c.y, 1, &none));
+  expect_ok(ir_graph_add_output(c.g, c.y));
+  return c;
+}
+
+static void test_fuse_gelu(void** unused) {
+  (void)unused;
+  for (int order = 0; order <= 1; order++) {
+    gelu_graph c = build_gelu(0.5f, order);
+    float unfused[16][48], fused[16][48];
+    assert_true(c.g->n_values <= 16);
+    fill(unfused[c.x], 48, 21);
+    for (int i = 0; i < 48; i++) unfused[c.x][i] *= 4.0f; /* -4 .. 4: the curve's whole shape */
+    memcpy(fused[c.x], unfused[c.x], sizeof fused[c.x]);
+    void* u[16], *f[16];
+    for (int v = 0; v < 16; v++) {
+      u[v] = unfused[v];
+      f[v] = fused[v];
+    }
+    run_graph(c.g, u);
+    expect_ok(ir_fuse(c.g));
+    assert_int_equal(c.g->n_nodes, 1);
+    assert_int_equal(c.g->nodes[0].op, GFX_OP_GELU);
+    assert_int_equal(c.g->nodes[0].n_inputs, 1);
+    assert_int_equal(c.g->nodes[0].inputs[0], c.x);
+    assert_int_equal(c.g->nodes[0].outputs[0], c.y);
+    assert_int_equal(c.g->values[c.y].producer, 0);
+    for (int i = 0; i < 4; i++) assert_int_equal(c.g->values[c.mid[i]].producer, -1);
+    run_graph(c.g, f);
+    expect_floats_near(unfused[c.y], fused[c.y], 48, 1e-6);
+    ir_graph_free(c.g);
+  }
+  /* 0.4 instead of 0.5 is not a Gelu: all five nodes stay */
+  gelu_graph c = build_gelu(0.4f, 1);
+  expect_ok(ir_fuse(c.g));
+  assert_int_equal(c.g->n_nodes, 5);
+  ir_graph_free(c.g);
+  /* the Erf's output is read twice: nothing fuses */
+  c = build_gelu(0.5f, 1);
+  int z;
+  const gfx_shape xs = SHAPE(2, 3, 8);
+  expect_ok(ir_graph_add_value(c.g, "z", GFX_DTYPE_F32, &xs, &z));
+  ir_params none;
+  memset(&none, 0, sizeof none);
+  expect_ok(ir_graph_add_node(c.g, GFX_OP_NEG, "neg", &c.mid[1], 1, &z, 1, &none));
+  expect_ok(ir_graph_add_output(c.g, z));
+  expect_ok(ir_fuse(c.g));
+  assert_int_equal(c.g->n_nodes, 6);
+  ir_graph_free(c.g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_16bit),
@@ -870,6 +956,7 @@ int main(void) {
       cmocka_unit_test(test_fuse_conv_batchnorm),
       cmocka_unit_test(test_fuse_residual_moves_the_conv),
       cmocka_unit_test(test_fuse_residual_refusals),
+      cmocka_unit_test(test_fuse_gelu),
       cmocka_unit_test(test_conv_residual_input_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,92 @@ static int fuse_conv_residual(ir_graph* g, int* readers, int conv) {
   return 1;
 }
 
+/* ---- Gelu written out as element-wise ops ---- */
+
+/* The value of a one-element float constant of value v's own type, into *x; 0 when v is anything else. */
+static int scalar_const(const ir_graph* g, int v, int dtype, double* x) {
+  const ir_value* c = float_const(g, v, dtype, 1);
+  if (!c) return 0;
+  *x = const_at(c, 0);
+  return 1;
+}
+
+/* Whether a constant holds `want` as well as its type can: float16 rounds sqrt(2) to 1.4140625. */
+static int near(double got, double want, int dtype) {
+  const double tol = dtype == GFX_DTYPE_F32 ? 1e-6 : dtype == GFX_DTYPE_F16 ? 1e-3 : 8e-3;
+  return fabs(got - want) <= tol * fabs(want);
+}
+
+/* The other input of a two-input node n, given one of them, or -1. */
+static int other_input(const ir_node* n, int v) {
+  if (n->n_inputs != 2) return -1;
+  if (n->inputs[0] == v) return n->inputs[1];
+  if (n->inputs[1] == v) return n->inputs[0];
+  return -1;
+}
+
+/* The node after `node` in a chain: the sole reader (of type op) of its single output, which is no
+ * graph output; -1 otherwise. */
+static int chain_next(const ir_graph* g, const int* readers, int node, gfx_op op) {
+  const ir_node* n = &g->nodes[node];
+  if (n->n_outputs != 1 || n->outputs[0] < 0 || g->values[n->outputs[0]].graph_output >= 0) return -1;
+  const int r = sole_reader(g, readers, n->outputs[0]);
+  return r > node && g->nodes[r].op == op ? r : -1;
+}
+
+/* Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(., 0.5), the exact Gelu as PyTorch's exporter
+ * writes it before opset 20 (constants in either operand order of Add and Mul), becomes one Gelu
+ * node in the Div's place: five kernels and four intermediate tensors become one pass. Float16 and
+ * bfloat16 models hold sqrt(2) rounded; the fused kernel uses the exact constant and rounds once. */
+static int fuse_gelu(ir_graph* g, int* readers, int div) {
+  const ir_node* d = &g->nodes[div];
+  if (d->op != GFX_OP_DIV || d->n_inputs != 2 || d->n_outputs != 1) return 0;
+  const int x = d->inputs[0], dtype = x >= 0 ? g->values[x].dtype : 0;
+  double c;
+  if (x < 0 || !scalar_const(g, d->inputs[1], dtype, &c) || !near(c, 1.4142135623730951, dtype)) return 0;
+  const int erf = chain_next(g, readers, div, GFX_OP_ERF);
+  const int add = erf < 0 ? -1 : chain_next(g, readers, erf, GFX_OP_ADD);
+  if (add < 0 || !scalar_const(g, other_input(&g->nodes[add], g->nodes[erf].outputs[0]), dtype, &c) || c != 1.0) return 0;
+  const int mul = chain_next(g, readers, add, GFX_OP_MUL);
+  if (mul < 0 || other_input(&g->nodes[mul], g->nodes[add].outputs[0]) != x) return 0;
+  const int half = chain_next(g, readers, mul, GFX_OP_MUL);
+  if (half < 0 || !scalar_const(g, other_input(&g->nodes[half], g->nodes[mul].outputs[0]), dtype, &c) || c != 0.5)
+    return 0;
+  const int chain[5] = {div, erf, add, mul, half};
+  for (int i = 0; i < 5; i++) {
+    const int out = g->nodes[chain[i]].outputs[0];
+    if (g->values[out].dtype != dtype) return 0;
+  }
+  const int y = g->nodes[half].outputs[0];
+  int mids[4]; /* the intermediates, which go */
+  for (int i = 0; i < 4; i++) mids[i] = g->nodes[chain[i]].outputs[0];
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Div '%s', Erf, Add, Mul and Mul '%s' into one Gelu", name_of(d),
+          name_of(&g->nodes[half]));
+  /* every read of the chain ends except the Div's read of x, which the Gelu keeps */
+  for (int i = 0; i < 5; i++) {
+    const ir_node* n = &g->nodes[chain[i]];
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0) readers[n->inputs[k]]--;
+  }
+  readers[x]++;
+  ir_node* gelu = &g->nodes[div];
+  const int sqrt2 = gelu->inputs[1];
+  const int one = other_input(&g->nodes[add], g->nodes[erf].outputs[0]);
+  const int point5 = other_input(&g->nodes[half], g->nodes[mul].outputs[0]);
+  for (int i = 1; i < 5; i++) join_names(gelu, &g->nodes[chain[i]]);
+  gelu->op = GFX_OP_GELU;
+  memset(&gelu->params, 0, sizeof gelu->params); /* approximate = "none" */
+  gelu->n_inputs = 1;
+  gelu->outputs[0] = y;
+  for (int i = 0; i < 4; i++) retire_value(g, mids[i]);
+  g->values[y].producer = div;
+  for (int i = 4; i >= 1; i--) remove_node(g, chain[i]); /* highest index first: the others stay put */
+  drop_if_unread(g, readers, sqrt2);
+  drop_if_unread(g, readers, one);
+  drop_if_unread(g, readers, point5);
+  return 1;
+}
+
 gfx_status ir_fuse(ir_graph* g) {
   if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
   int* readers = NULL;
@@ -319,6 +405,7 @@ gfx_status ir_fuse(ir_graph* g) {
   for (int n = 0; n < g->n_nodes; n++) folds += g->nodes[n].op == GFX_OP_BATCH_NORM;
   GFX_TRY(count_readers(g, &readers, 2 * folds));
   for (int n = 0; n < g->n_nodes; n++) {
+    if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
     if (g->nodes[n].op != GFX_OP_CONV && g->nodes[n].op != GFX_OP_CONV_TRANSPOSE) continue;
     int folded = 0;
     gfx_status s = fuse_conv_batchnorm(g, readers, n, &folded);

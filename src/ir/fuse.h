@@ -15,6 +15,8 @@
  *     params.conv.residual says whether an activation fused before the Add applies before the add
  *     (IR_RES_ACT_THEN_ADD) or one fused after it applies to the sum (IR_RES_ADD_THEN_ACT, ResNet's
  *     relu(conv + shortcut)).
+ *   Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), the constants scalars: one Gelu (exact),
+ *     the form PyTorch exports Gelu in before opset 20.
  * Each only when the value that disappears is read by the next node alone, is no graph output, and
  * keeps its element type; the residual is never the value the Conv writes.
  * The graph stays valid (ir_graph_validate); values a fusion made unused stay in the value table
