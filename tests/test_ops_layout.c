@@ -611,6 +611,65 @@ static void test_plan_views_share_memory(void** unused) {
   }
 }
 
+/* x -> Relu -> a -> Split(axis 1, num_outputs 2) -> b0, b1 -> Relu each -> y0, y1. With every dim
+ * before the axis 1, each piece is a contiguous part of a: the plan makes b0 and b1 views of a at
+ * offsets 0 and half its bytes. A leading dim above 1, or pieces not 16-byte aligned, copy. */
+static void test_plan_split_views(void** unused) {
+  (void)unused;
+  const struct {
+    gfx_shape x, piece;
+    int view;
+  } cases[] = {
+      {SHAPE(1, 2, 8), SHAPE(1, 1, 8), 1},  /* 32-byte pieces */
+      {SHAPE(2, 2, 8), SHAPE(2, 1, 8), 0},  /* pieces interleave in memory */
+      {SHAPE(1, 2, 3), SHAPE(1, 1, 3), 0},  /* 12-byte pieces: the second would be misaligned */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ir_graph* g = ir_graph_new();
+    assert_non_null(g);
+    int x, a, b[2], y[2];
+    expect_ok(ir_graph_add_value(g, "x", GFX_DTYPE_F32, &cases[c].x, &x));
+    expect_ok(ir_graph_add_value(g, "a", GFX_DTYPE_F32, &cases[c].x, &a));
+    expect_ok(ir_graph_add_value(g, "b0", GFX_DTYPE_F32, &cases[c].piece, &b[0]));
+    expect_ok(ir_graph_add_value(g, "b1", GFX_DTYPE_F32, &cases[c].piece, &b[1]));
+    expect_ok(ir_graph_add_value(g, "y0", GFX_DTYPE_F32, &cases[c].piece, &y[0]));
+    expect_ok(ir_graph_add_value(g, "y1", GFX_DTYPE_F32, &cases[c].piece, &y[1]));
+    expect_ok(ir_graph_add_input(g, x));
+    test_node t;
+    node_init(&t, "Split", 18, GFX_DTYPE_F32, cases[c].x);
+    t.d.n_outputs = 2;
+    t.d.output_dtypes[1] = GFX_DTYPE_F32;
+    add_attr(&t, (test_attr)A_INT("num_outputs", 2));
+    add_attr(&t, (test_attr)A_INT("axis", 1));
+    ir_node split;
+    expect_ok(parse(&t, &split));
+    ir_params none;
+    memset(&none, 0, sizeof none);
+    expect_ok(ir_graph_add_node(g, GFX_OP_RELU, "r", &x, 1, &a, 1, &none));
+    expect_ok(ir_graph_add_node(g, GFX_OP_SPLIT, "split", &a, 1, b, 2, &split.params));
+    for (int i = 0; i < 2; i++) {
+      expect_ok(ir_graph_add_node(g, GFX_OP_RELU, i ? "r1" : "r0", &b[i], 1, &y[i], 1, &none));
+      expect_ok(ir_graph_add_output(g, y[i]));
+    }
+    gfx_shape shapes[8];
+    expect_ok(ir_infer_shapes(g, &cases[c].x, shapes));
+    ir_plan plan;
+    expect_ok(ir_plan_memory(g, shapes, 64, &plan));
+    for (int i = 0; i < 2; i++) {
+      if (cases[c].view) {
+        assert_int_equal(plan.alias_of[b[i]], a);
+        assert_true(plan.offsets[b[i]] == IR_PLAN_NO_OFFSET);
+        assert_int_equal(plan.alias_offset[b[i]], i * plan.sizes[b[0]]);
+      } else {
+        assert_int_equal(plan.alias_of[b[i]], -1);
+        assert_true(plan.offsets[b[i]] != IR_PLAN_NO_OFFSET);
+      }
+    }
+    ir_plan_free(&plan);
+    ir_graph_free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_claims),
@@ -625,6 +684,7 @@ int main(void) {
       cmocka_unit_test(test_ref_shape_fill_copy),
       cmocka_unit_test(test_plan_concat_offsets),
       cmocka_unit_test(test_plan_views_share_memory),
+      cmocka_unit_test(test_plan_split_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@ typedef struct instance {
   gfx_shape* shapes;       /* per value */
   ir_plan plan;
   int* alias_root;         /* per value: the value whose memory it uses (itself unless a view's output) */
+  size_t* alias_at;        /* per value: byte offset into alias_root's memory (a Split view's piece) */
   void** node_state;
   size_t* node_scratch;
   size_t scratch_offset;   /* node scratch lives after the planned intermediates */
@@ -160,6 +161,7 @@ static void instance_free(const gfx_model* m, instance* in) {
       if (in->node_state[n] && m->be->node_release) m->be->node_release(m->device, in->node_state[n]);
   ir_plan_free(&in->plan);
   free(in->alias_root);
+  free(in->alias_at);
   free(in->node_state);
   free(in->node_scratch);
   free(in->shapes);
@@ -224,14 +226,17 @@ static gfx_status instance_build(const gfx_model* m, const gfx_tensor* inputs, i
   /* views resolved to the memory's owner once here, not on every run; values are indexed in creation
    * order, not topological order, so follow each chain */
   in->alias_root = malloc(sizeof(int) * (size_t)(g->n_values + 1));
-  if (!in->alias_root) {
+  in->alias_at = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
+  if (!in->alias_root || !in->alias_at) {
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "shape instance");
     goto fail;
   }
   for (int v = 0; v < g->n_values; v++) {
     int root = v;
-    while (in->plan.alias_of[root] >= 0) root = in->plan.alias_of[root];
+    size_t at = 0;
+    for (; in->plan.alias_of[root] >= 0; root = in->plan.alias_of[root]) at += in->plan.alias_offset[root];
     in->alias_root[v] = root;
+    in->alias_at[v] = at;
   }
   size_t scratch = 0;
   for (int n = 0; n < g->n_nodes; n++) {
@@ -367,8 +372,12 @@ static gfx_status workspace_release(gfx_model* m, workspace* w, void* stream) {
 static gfx_status run_node(gfx_model* m, const instance* in, workspace* w, void* stream, int n) {
   const ir_graph* g = m->graph;
   const ir_node* node = &g->nodes[n];
-  /* a view whose output shares its input's memory has nothing to do */
+  /* a view whose output shares its input's memory has nothing to do; nor has a Split whose outputs
+   * the plan made pieces of its input */
   if (ir_op_is_view(node->op) && node->inputs[0] >= 0 && w->ptrs[node->outputs[0]] == w->ptrs[node->inputs[0]])
+    return NULL;
+  if (node->op == GFX_OP_SPLIT && node->n_outputs > 0 && node->outputs[0] >= 0 &&
+      in->plan.alias_of[node->outputs[0]] == node->inputs[0])
     return NULL;
   gfx_tensor ti[IR_MAX_IO], to[IR_MAX_IO];
   for (int i = 0; i < node->n_inputs; i++) {
@@ -563,7 +572,8 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
   /* views share their source's memory (set after the outputs are bound: a view may read a graph
    * output) */
   for (int v = 0; v < g->n_values; v++)
-    if (in->alias_root[v] != v) w->ptrs[v] = w->ptrs[in->alias_root[v]];
+    if (in->alias_root[v] != v)
+      w->ptrs[v] = w->ptrs[in->alias_root[v]] ? (char*)w->ptrs[in->alias_root[v]] + in->alias_at[v] : NULL;
   if (!s) {
     if (mode->trace) s = run_nodes_traced(m, in, w, stream, mode->trace);
     else if (mode->captured) s = run_nodes(m, in, w, stream); /* never a graph inside a capture */

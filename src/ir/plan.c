@@ -75,6 +75,31 @@ static size_t take(free_list* f, size_t* end, size_t len) {
 
 static int in_workspace(const ir_value* v) { return v->producer >= 0 && v->graph_output < 0; }
 
+/* Byte alignment a Split's piece must keep to be a view: what vectorized kernels load at once. */
+#define IR_SPLIT_VIEW_ALIGNMENT 16
+
+/* Whether Split node `node` can leave its outputs as views of its input: every dim before the axis
+ * is 1 (so each output is one contiguous piece of the input, in order), every output lives in the
+ * workspace, and every piece starts 16-byte aligned. ViT's q/k/v split of the fused projection is
+ * this case. */
+static int split_is_view(const ir_graph* g, const ir_node* node, const gfx_shape* shapes, const size_t* sizes) {
+  if (node->op != GFX_OP_SPLIT || node->n_inputs < 1 || node->inputs[0] < 0) return 0;
+  const gfx_shape* x = &shapes[node->inputs[0]];
+  if (x->rank < 1) return 0;
+  int64_t axis = node->params.layout.axis;
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return 0;
+  for (int k = 0; k < axis; k++)
+    if (x->dims[k] != 1) return 0;
+  size_t offset = 0;
+  for (int o = 0; o < node->n_outputs; o++) {
+    const int v = node->outputs[o];
+    if (v < 0 || !in_workspace(&g->values[v]) || offset % IR_SPLIT_VIEW_ALIGNMENT) return 0;
+    offset += sizes[v];
+  }
+  return offset == sizes[node->inputs[0]];
+}
+
 gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan) {
   memset(plan, 0, sizeof *plan);
   if (alignment == 0) alignment = 256;
@@ -82,11 +107,12 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   plan->offsets = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
   plan->sizes = calloc((size_t)g->n_values + 1, sizeof(size_t));
   plan->alias_of = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  plan->alias_offset = calloc((size_t)g->n_values + 1, sizeof(size_t));
   int* last_use = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   int* root = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   free_list fl = {0};
   gfx_status s = NULL;
-  if (!plan->offsets || !plan->sizes || !plan->alias_of || !last_use || !root) {
+  if (!plan->offsets || !plan->sizes || !plan->alias_of || !plan->alias_offset || !last_use || !root) {
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d values", g->n_values);
     goto done;
   }
@@ -117,6 +143,18 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
    * of its views (nodes are in topological order, so a view's input has its root already) */
   for (int n = 0; n < g->n_nodes; n++) {
     const ir_node* node = &g->nodes[n];
+    if (split_is_view(g, node, shapes, plan->sizes)) {
+      const int in = node->inputs[0];
+      size_t offset = 0;
+      for (int o = 0; o < node->n_outputs; o++) {
+        const int out = node->outputs[o];
+        plan->alias_of[out] = in;
+        plan->alias_offset[out] = offset;
+        root[out] = root[in];
+        offset += plan->sizes[out];
+      }
+      continue;
+    }
     if (!ir_op_is_view(node->op) || node->n_inputs < 1 || node->inputs[0] < 0 || node->n_outputs != 1) continue;
     int in = node->inputs[0], out = node->outputs[0];
     if (!in_workspace(&g->values[out]) || plan->sizes[out] != plan->sizes[in]) continue;
@@ -168,6 +206,7 @@ done:
 
 void ir_plan_free(ir_plan* plan) {
   free(plan->alias_of);
+  free(plan->alias_offset);
   free(plan->offsets);
   free(plan->sizes);
   memset(plan, 0, sizeof *plan);

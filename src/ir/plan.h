@@ -20,8 +20,11 @@
 typedef struct ir_plan {
   int n_values;
   /* per value: the value whose memory it shares (the output of a view op such as Reshape, whose
-   * input outlives it as long as needed), or -1. An alias has no offset of its own. */
+   * input outlives it as long as needed; or one output of a Split whose parts are contiguous
+   * pieces of its input), or -1. An alias has no workspace offset of its own: it starts
+   * alias_offset bytes into the memory of alias_of. */
   int* alias_of;
+  size_t* alias_offset;
   size_t* offsets;        /* per value: byte offset in the workspace, or IR_PLAN_NO_OFFSET */
   size_t* sizes;          /* per value: bytes (0 for empty tensors) */
   size_t workspace_bytes; /* total, a multiple of the alignment */
