@@ -462,6 +462,30 @@ def run_bench(args, env, path, options=None, profile=None):
     return None, (p.stderr or p.stdout)[-800:] or f"gfxep-bench exited with {p.returncode}"
 
 
+def memory_report(args, env, path, models_dir):
+    """Device memory gfxep's partitions held (weights + workspace pool, which includes library scratch)
+    against the lower bound of one run (weights + the most intermediate bytes alive at once), from the
+    GFXEP_MEMORY_REPORT lines its partitions write when released."""
+    report = os.path.join(models_dir, "memory.jsonl")
+    if os.path.exists(report):
+        os.remove(report)
+    try:
+        subprocess.run([args.bench, "--runs", "5", path], env=dict(env, GFXEP_MEMORY_REPORT=report),
+                       capture_output=True, text=True, timeout=args.timeout)
+        with open(report) as f:
+            parts = [json.loads(l) for l in f if l.strip()]
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        return {"error": str(e)[-200:]}
+    if not parts:
+        return {"error": "no partition reported"}
+    total = {k: sum(p[k] for p in parts) for k in ("weight_bytes", "workspace_bytes", "live_bound_bytes", "scratch_bytes")}
+    total["partitions"] = len(parts)
+    held = total["weight_bytes"] + total["workspace_bytes"]
+    bound = total["weight_bytes"] + total["live_bound_bytes"]
+    total["held_over_bound"] = held / bound if bound else float("nan")
+    return total
+
+
 def run_gfxep(ort, devs, path, feed, options):
     """One run through ORT's Python API on gfxep with EP options; the output, or None on failure."""
     try:
@@ -569,6 +593,14 @@ def main():
                 rec["profile"] = summarize_profile(rec["gfxep"].get("profile"))
             if err:
                 rec["gfxep_error"] = err
+            # the memory gfxep held against the lower bound of one run, and the two other graph modes:
+            # ORT's session-level capture (cuda_graph=ort) and no graphs at all (cuda_graph=0)
+            rec["memory"] = memory_report(args, env, path, models_dir)
+            for mode in ("ort", "0"):
+                log(f"[{name} {prec}] gfxep cuda_graph={mode}")
+                rec[f"gfxep_graph_{mode}"], e = run_bench(args, env, path, f"cuda_graph={mode}")
+                if e:
+                    rec[f"gfxep_graph_{mode}_error"] = e[-300:]
             if prec == "fp32":
                 # the same float32 model with gfxep's precision option: TF32 tensor cores, or float16 inside
                 for opt in ("tf32", "fp16"):
@@ -618,6 +650,21 @@ def main():
         print(f"{r['model']:<12} {lat('gfxep'):>10.3f} {lat('gfxep_tf32'):>8.3f} {err('gfxep_tf32_vs_torch_fp32'):>9.1e} "
               f"{lat('gfxep_fp16'):>8.3f} {err('gfxep_fp16_vs_torch_fp32'):>9.1e} "
               f"{r.get('torch_tf32_graph_ms', {}).get('p50', float('nan')):>16.3f}")
+    print(f"\n{'model':<12} {'prec':<5} {'graph p50':>9} {'enq us':>7} {'ort-capture p50':>15} {'enq us':>7} "
+          f"{'no-graph p50':>12} {'enq us':>7} {'weights MiB':>11} {'workspace MiB':>13} {'live MiB':>8} {'held/bound':>10}")
+    for r in records:
+        def cell(key):
+            g = r.get(key)
+            return (f"{g['latency_ms']['p50']:.3f}", f"{g['enqueue_us']['p50']:.1f}") if g else ("failed", "-")
+        mem = r.get("memory") or {}
+        mib = lambda k: f"{mem[k] / 2**20:.1f}" if k in mem else "-"
+        a, b, c = cell("gfxep"), cell("gfxep_graph_ort"), cell("gfxep_graph_0")
+        print(f"{r['model']:<12} {r['precision']:<5} {a[0]:>9} {a[1]:>7} {b[0]:>15} {b[1]:>7} {c[0]:>12} {c[1]:>7} "
+              f"{mib('weight_bytes'):>11} {mib('workspace_bytes'):>13} {mib('live_bound_bytes'):>8} "
+              f"{mem.get('held_over_bound', float('nan')):>10.2f}")
+        for key in ("gfxep_graph_ort_error", "gfxep_graph_0_error"):
+            if key in r:
+                print(f"    {key}: {r[key][-200:]}")
     print("\noperators of the exported models:")
     for r in records:
         if r.get("onnx_ops"):

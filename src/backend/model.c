@@ -645,6 +645,12 @@ void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {
   for (instance* in = m->instances; in; in = in->next)
     for (int i = 0; i < in->n_graphs; i++) out->graphs += in->graphs[i].exec != NULL;
   out->graph_launches = m->graph_launches;
+  out->live_bound_bytes = out->scratch_bytes = 0;
+  for (instance* in = m->instances; in; in = in->next) {
+    if (in->plan.live_peak_bytes > out->live_bound_bytes) out->live_bound_bytes = in->plan.live_peak_bytes;
+    const size_t scratch = in->workspace_bytes - in->scratch_offset;
+    if (scratch > out->scratch_bytes) out->scratch_bytes = scratch;
+  }
   for (workspace* w = m->pool; w; w = w->next) out->workspace_bytes += w->bytes;
   pthread_mutex_unlock(&m->lock);
 }

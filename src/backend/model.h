@@ -60,6 +60,10 @@ typedef struct gfx_model_stats {
   int signatures;          /* input-shape signatures compiled so far */
   size_t weight_bytes;     /* device memory held by constants */
   size_t workspace_bytes;  /* device memory held by the workspace pool */
+  size_t live_bound_bytes; /* the most intermediate bytes alive at once in any signature's node order
+                            * (unaligned, no node scratch): with weight_bytes, the lower bound of what a
+                            * single run needs */
+  size_t scratch_bytes;    /* the largest node scratch of any signature (library workspaces) */
   int workspaces;          /* entries in the workspace pool */
   int graphs;              /* captured graphs */
   long long graph_launches; /* runs replayed from a graph */

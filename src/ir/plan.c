@@ -164,7 +164,7 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   for (int v = 0; v < g->n_values; v++)
     if (root[v] != v && last_use[v] > last_use[root[v]]) last_use[root[v]] = last_use[v];
 
-  size_t end = 0;
+  size_t end = 0, live = 0;
   for (int n = 0; n < g->n_nodes; n++) {
     const ir_node* node = &g->nodes[n];
     for (int o = 0; o < node->n_outputs; o++) {
@@ -173,7 +173,9 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
       size_t len = align_up(plan->sizes[v] ? plan->sizes[v] : 1, alignment);
       plan->offsets[v] = take(&fl, &end, len);
       plan->sum_bytes += len;
+      live += plan->sizes[v];
     }
+    if (live > plan->live_peak_bytes) plan->live_peak_bytes = live;
     /* release what dies here: inputs read for the last time, outputs nobody reads */
     for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
       int v = k < node->n_inputs ? node->inputs[k] : node->outputs[k - node->n_inputs];
@@ -188,6 +190,7 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
       }
       if (seen) continue;
       size_t len = align_up(plan->sizes[v] ? plan->sizes[v] : 1, alignment);
+      live -= plan->sizes[v];
       if (!free_list_insert(&fl, plan->offsets[v], len)) {
         s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory");
         goto done;

@@ -29,6 +29,9 @@ typedef struct ir_plan {
   size_t* sizes;          /* per value: bytes (0 for empty tensors) */
   size_t workspace_bytes; /* total, a multiple of the alignment */
   size_t sum_bytes;       /* what the intermediates would take without sharing, for reports */
+  size_t live_peak_bytes; /* the most bytes of intermediates alive at once in this node order, unaligned:
+                           * the lower bound any plan of this order needs (workspace_bytes is what this
+                           * plan takes) */
 } ir_plan;
 
 gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan);

@@ -445,11 +445,31 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
   return NULL;
 }
 
+/* With GFXEP_MEMORY_REPORT=FILE, each partition appends one JSON line to FILE when it is released:
+ * the device memory it held (weights, workspace pool) next to the lower bound of one run (weights +
+ * the most intermediate bytes alive at once) and its largest library scratch. For benchmarks: the
+ * figures cover the whole session's life, which the application's own queries cannot separate. */
+static void report_memory(const compute_info* ci) {
+  const char* path = getenv("GFXEP_MEMORY_REPORT");
+  if (!path || !*path) return;
+  gfx_model_stats st;
+  gfx_model_get_stats(ci->model, &st);
+  FILE* f = fopen(path, "a");
+  if (!f) return;
+  fprintf(f,
+          "{\"partition\": \"%s\", \"nodes\": %d, \"signatures\": %d, \"weight_bytes\": %zu, \"workspace_bytes\": %zu, "
+          "\"workspaces\": %d, \"live_bound_bytes\": %zu, \"scratch_bytes\": %zu}\n",
+          ci->partition, gfx_model_graph(ci->model)->n_nodes, st.signatures, st.weight_bytes, st.workspace_bytes,
+          st.workspaces, st.live_bound_bytes, st.scratch_bytes);
+  fclose(f);
+}
+
 void ORT_API_CALL gfx_ep_release_compute_infos(OrtEp* this_ptr, OrtNodeComputeInfo** infos, size_t count) {
   (void)this_ptr;
   for (size_t i = 0; i < count; i++) {
     compute_info* ci = (compute_info*)(void*)infos[i];
     if (!ci) continue;
+    report_memory(ci);
     gfx_capture_remove_model(ci->ep, ci->model);
     gfx_model_free(ci->model);
     free(ci);
