@@ -3,6 +3,7 @@
 // One kernel per primitive, templated on the element's unsigned integer type of 1, 2, 4 or 8
 // bytes. Every kernel uses a grid-stride loop with 64-bit indices, so a capped grid covers any size.
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 #include "backend/cuda/cuda_layout.h"
 
@@ -104,6 +105,38 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
   }
 }
 
+/* Plans of rank 3 or less (after merging), the common case (Pad and Resize-like copies of NCHW
+ * maps merge N and C): the grid is the box itself, x along the last dim, y and z the two dims
+ * before it, so a thread finds its coordinates without a single division. One element per thread:
+ * many short blocks keep the most reads in flight. */
+const int64_t kGridDimLimit = 65535;
+
+template <typename T>
+__global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
+  const int last = plan.rank - 1;
+  const int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (j >= plan.dims[last]) return;
+  T v;
+  memcpy(&v, plan.value, sizeof(T));
+  int64_t s = 0, d = plan.dst_offset + j * plan.dst_strides[last];
+  bool outside = false;
+  const int64_t coord[2] = {blockIdx.y, blockIdx.z};
+  for (int k = 0; k < 2 && last - 1 - k >= 0; k++) {
+    const int dim = last - 1 - k;
+    d += coord[k] * plan.dst_strides[dim];
+    const int64_t sc = ir_resolve_coord(plan.src_start[dim] + coord[k] * plan.src_step[dim], plan.src_extent[dim], plan.mode);
+    if (sc < 0)
+      outside = true;
+    else
+      s += sc * plan.src_strides[dim];
+  }
+  if (!outside) {
+    const int64_t sc = ir_resolve_coord(plan.src_start[last] + j * plan.src_step[last], plan.src_extent[last], plan.mode);
+    if (sc >= 0) v = src[s + sc * plan.src_strides[last]];
+  }
+  dst[d] = v;
+}
+
 /* Merges neighbouring box dims that are one run in both source and destination and never leave the
  * source (start 0, step 1, the whole extent): fewer dims to decompose, longer rows. */
 void simplify_plan(ir_copy_plan* p) {
@@ -166,6 +199,17 @@ __global__ void write_i64_kernel(int64_t* dst, i64_values values) {
 template <typename T>
 void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
   const int64_t inner = plan->rank > 0 ? plan->dims[plan->rank - 1] : 1;
+  const int64_t dim_y = plan->rank >= 2 ? plan->dims[plan->rank - 2] : 1;
+  const int64_t dim_z = plan->rank >= 3 ? plan->dims[plan->rank - 3] : 1;
+  if (inner >= 32 && plan->rank <= 3 && dim_y <= kGridDimLimit && dim_z <= kGridDimLimit) {
+    const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
+    const int64_t blocks = (inner + threads - 1) / threads;
+    if (blocks <= INT32_MAX) {
+      plan_grid_kernel<T><<<dim3((unsigned int)blocks, (unsigned int)dim_y, (unsigned int)dim_z), threads, 0, stream>>>(
+          (const T*)src, (T*)dst, *plan);
+      return;
+    }
+  }
   if (inner >= 64) {
     const int64_t rows = plan->count / inner;
     const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
@@ -203,6 +247,7 @@ cudaError_t preload_size() {
   cudaError_t e;
   if ((e = cudaFuncGetAttributes(&attr, plan_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_grid_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int64_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int32_t>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, fill_kernel<T>);

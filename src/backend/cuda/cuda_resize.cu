@@ -110,12 +110,40 @@ __global__ void resize_kernel(const T* x, T* y, ir_resize_geom g, int64_t rows) 
   }
 }
 
+/* The common case without any division: x along the output row, y the output row, z the plane
+ * (both within the grid's 65535 limit), one output per thread. */
+template <typename T, int Mode>
+__global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
+  const int64_t ox = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (ox >= g.w.out) return;
+  const int64_t oy = blockIdx.y, plane = blockIdx.z;
+  const float cy = ir_resize_source_coord(&g.h, g.coord, oy);
+  const float cx = ir_resize_source_coord(&g.w, g.coord, ox);
+  float v;
+  if (ir_resize_outside(&g.h, g.coord, cy) || ir_resize_outside(&g.w, g.coord, cx))
+    v = g.extrapolation;
+  else
+    v = sample<T, Mode>(x, g, plane, cy, cx);
+  store_f(y, (plane * g.h.out + oy) * g.w.out + ox, v);
+}
+
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
   const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
   const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   const T* xt = static_cast<const T*>(x);
   T* yt = static_cast<T*>(y);
+  const int64_t x_blocks = (g.w.out + kBlockSize - 1) / kBlockSize;
+  if (g.h.out <= 65535 && g.outer <= 65535 && x_blocks <= INT32_MAX) {
+    const dim3 g3((unsigned int)x_blocks, (unsigned int)g.h.out, (unsigned int)g.outer);
+    switch (g.mode) {
+      case IR_RESIZE_NEAREST: resize_grid_kernel<T, IR_RESIZE_NEAREST><<<g3, kBlockSize, 0, stream>>>(xt, yt, g); break;
+      case IR_RESIZE_LINEAR: resize_grid_kernel<T, IR_RESIZE_LINEAR><<<g3, kBlockSize, 0, stream>>>(xt, yt, g); break;
+      case IR_RESIZE_CUBIC: resize_grid_kernel<T, IR_RESIZE_CUBIC><<<g3, kBlockSize, 0, stream>>>(xt, yt, g); break;
+      default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+  }
   switch (g.mode) {
     case IR_RESIZE_NEAREST: resize_kernel<T, IR_RESIZE_NEAREST><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, rows); break;
     case IR_RESIZE_LINEAR: resize_kernel<T, IR_RESIZE_LINEAR><<<grid, kBlockSize, 0, stream>>>(xt, yt, g, rows); break;
@@ -212,6 +240,9 @@ cudaError_t preload_resize() {
   cudaError_t e;
   if ((e = cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_NEAREST>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_NEAREST>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
 }
 
