@@ -214,29 +214,35 @@ def transformer_mlp():
     save("fuse_gemm_bias_row", n, [vi("x", [7, 24])], [vi("y", None)], [init("w", [40, 24]), init("b", [40])])
 
 
-def attention():
+def attention(name="fuse_attention", scale_first=False, kt_output=False):
     """ViT's self-attention as PyTorch exports it: qkv projection, Reshape, Transpose(2,0,3,1,4),
     Split into q/k/v along the leading axis (views of one buffer), Squeeze, q @ kᵀ through a
-    Transpose, a scale Mul, Softmax, @ v, Transpose and Reshape back, output projection."""
+    Transpose, a scale Mul, Softmax, @ v, Transpose and Reshape back, output projection.
+    scale_first writes the scale as the Mul's operand 0; kt_output makes kᵀ a graph output too,
+    which keeps its Transpose (the Mul still folds into the MatMul)."""
+    mul_in = ["scale", "s"] if scale_first else ["s", "scale"]
     n = [h.make_node("MatMul", ["x", "wqkv"], ["qkv"]), h.make_node("Reshape", ["qkv", "s5"], ["r"]),
          h.make_node("Transpose", ["r"], ["t"], perm=[2, 0, 3, 1, 4]),
          h.make_node("Split", ["t", "sizes"], ["q0", "k0", "v0"], axis=0),
          h.make_node("Squeeze", ["q0", "ax0"], ["q"]), h.make_node("Squeeze", ["k0", "ax0"], ["k"]),
          h.make_node("Squeeze", ["v0", "ax0"], ["v"]),
          h.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), h.make_node("MatMul", ["q", "kt"], ["s"]),
-         h.make_node("Mul", ["s", "scale"], ["ss"]), h.make_node("Softmax", ["ss"], ["p"], axis=-1),
+         h.make_node("Mul", mul_in, ["ss"]), h.make_node("Softmax", ["ss"], ["p"], axis=-1),
          h.make_node("MatMul", ["p", "v"], ["o"]), h.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
          h.make_node("Reshape", ["ot", "s3"], ["o3"]), h.make_node("MatMul", ["o3", "wo"], ["y"])]
     inits = [init("wqkv", [48, 144]), init("wo", [48, 48]), scalar("scale", 24 ** -0.5),
              nh.from_array(np.array([1, 10, 3, 2, 24], np.int64), "s5"),
              nh.from_array(np.array([1, 10, 48], np.int64), "s3"),
              nh.from_array(np.array([1, 1, 1], np.int64), "sizes"), nh.from_array(np.array([0], np.int64), "ax0")]
-    save("fuse_attention", n, [vi("x", [1, 10, 48])], [vi("y", None)], inits)
+    outputs = [vi("y", None)] + ([vi("kt", None)] if kt_output else [])
+    save(name, n, [vi("x", [1, 10, 48])], outputs, inits)
 
 
 espcn()
 transformer_mlp()
 attention()
+attention("fuse_attention_scale_first", scale_first=True)
+attention("fuse_attention_kt_output", kt_output=True)
 resnet_blocks()
 sr_residual_body()
 act_then_add()

@@ -84,6 +84,8 @@ static inline ir_node node_of(gfx_op op, int n_inputs) {
   n.n_inputs = n_inputs;
   n.n_outputs = 1;
   for (int i = 0; i < IR_MAX_IO; i++) n.inputs[i] = n.outputs[i] = -1;
+  /* the parser's defaults where zero is not one: a product is scaled by alpha = 1 */
+  if (op == GFX_OP_MATMUL || op == GFX_OP_GEMM) n.params.gemm.alpha = 1.0f;
   return n;
 }
 

@@ -280,7 +280,8 @@ static void conv_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
 
 static void matmul_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
   for (int k = 0; k < 40; k++) {
-    op_case c = {.node = {.op = GFX_OP_MATMUL, .name = "t", .n_inputs = 2, .n_outputs = 1}, .n_in = 2};
+    op_case c = {.node = {.op = GFX_OP_MATMUL, .name = "t", .n_inputs = 2, .n_outputs = 1, .params.gemm.alpha = 1.0f},
+                 .n_in = 2};
     int64_t m = rand_int(1, 40), n = rand_int(1, 40), kk = rand_int(1, 64);
     int batch_rank = rand_int(0, 2);
     int64_t a[6], b[6];
@@ -302,7 +303,7 @@ static void matmul_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
     char x[96], y[96];
     snprintf(c.label, sizeof c.label, "MatMul %s x %s", gfx_shape_str(&c.in[0], x, 96), gfx_shape_str(&c.in[1], y, 96));
     ir_matmul_geom g;
-    gfx_status s = ir_matmul_geometry(&c.in[0], &c.in[1], &g);
+    gfx_status s = ir_matmul_geometry(&c.in[0], &c.in[1], 0, &g);
     if (s) {
       gfx_status_free(s);
       continue;

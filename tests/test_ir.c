@@ -816,7 +816,7 @@ static void test_matmul_geometry(void** unused) {
   (void)unused;
   ir_matmul_geom g;
   gfx_shape a = SHAPE(2, 3), b = SHAPE(3, 4);
-  expect_ok(ir_matmul_geometry(&a, &b, &g));
+  expect_ok(ir_matmul_geometry(&a, &b, 0, &g));
   assert_int_equal(g.m, 2);
   assert_int_equal(g.k, 3);
   assert_int_equal(g.n, 4);
@@ -826,7 +826,7 @@ static void test_matmul_geometry(void** unused) {
   /* batch dims broadcast: [5,1] x [4] -> [5,4] */
   a = SHAPE(5, 1, 2, 3);
   b = SHAPE(4, 3, 6);
-  expect_ok(ir_matmul_geometry(&a, &b, &g));
+  expect_ok(ir_matmul_geometry(&a, &b, 0, &g));
   assert_int_equal(g.m, 2);
   assert_int_equal(g.k, 3);
   assert_int_equal(g.n, 6);
@@ -835,28 +835,43 @@ static void test_matmul_geometry(void** unused) {
   /* only b batched */
   a = SHAPE(7, 3);
   b = SHAPE(2, 2, 3, 1);
-  expect_ok(ir_matmul_geometry(&a, &b, &g));
+  expect_ok(ir_matmul_geometry(&a, &b, 0, &g));
   assert_int_equal(g.batch, 4);
   expect_shape(g.out, SHAPE(2, 2, 7, 1));
   /* an empty batch */
   a = SHAPE(0, 2, 3);
   b = SHAPE(1, 3, 4);
-  expect_ok(ir_matmul_geometry(&a, &b, &g));
+  expect_ok(ir_matmul_geometry(&a, &b, 0, &g));
   assert_int_equal(g.batch, 0);
   expect_shape(g.out, SHAPE(0, 2, 4));
 
   /* inner dims differ */
   a = SHAPE(2, 3);
   b = SHAPE(4, 5);
-  expect_error(ir_matmul_geometry(&a, &b, &g), GFX_ERR_INVALID_ARGUMENT, "[2,3]", "[4,5]", "3", "4", NULL);
+  expect_error(ir_matmul_geometry(&a, &b, 0, &g), GFX_ERR_INVALID_ARGUMENT, "[2,3]", "[4,5]", "3", "4", NULL);
   /* batch dims that do not broadcast */
   a = SHAPE(2, 2, 3);
   b = SHAPE(3, 3, 4);
-  expect_error(ir_matmul_geometry(&a, &b, &g), GFX_ERR_INVALID_ARGUMENT, "batch", "[2]", "[3]", NULL);
+  expect_error(ir_matmul_geometry(&a, &b, 0, &g), GFX_ERR_INVALID_ARGUMENT, "batch", "[2]", "[3]", NULL);
   /* rank 1 */
   a = SHAPE(3);
   b = SHAPE(3, 4);
-  expect_error(ir_matmul_geometry(&a, &b, &g), GFX_ERR_INVALID_ARGUMENT, "[3]", "rank", NULL);
+  expect_error(ir_matmul_geometry(&a, &b, 0, &g), GFX_ERR_INVALID_ARGUMENT, "[3]", "rank", NULL);
+
+  /* b read transposed (a fused Transpose): [2,5,3] stored is [2,3,5] */
+  a = SHAPE(4, 2, 7, 3);
+  b = SHAPE(2, 5, 3);
+  expect_ok(ir_matmul_geometry(&a, &b, 1, &g));
+  assert_int_equal(g.m, 7);
+  assert_int_equal(g.k, 3);
+  assert_int_equal(g.n, 5);
+  assert_int_equal(g.batch, 8);
+  expect_shape(g.out, SHAPE(4, 2, 7, 5));
+  /* transposed, the inner dim is b's last: [4,5] gives k 5 against a's 3 */
+  a = SHAPE(2, 3);
+  b = SHAPE(4, 5);
+  expect_error(ir_matmul_geometry(&a, &b, 1, &g), GFX_ERR_INVALID_ARGUMENT, "[2,3]", "[4,5]", "transposed", "3", "5",
+               NULL);
 }
 
 /* x [N,3,8,8] -> Conv(w [4,3,3,3], pads 1) -> c -> Relu -> r -> MatMul(m [8,5]) -> mm -> Add(b [5]) -> y */

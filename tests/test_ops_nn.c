@@ -938,6 +938,153 @@ static void test_fuse_gelu(void** unused) {
   ir_graph_free(c.g);
 }
 
+/* ---- attention's q @ k^T * scale: Transpose and Mul folded into the MatMul ---- */
+
+typedef enum attn_variant {
+  ATTN_PLAIN,        /* MatMul(q, Transpose(k, 0,1,3,2)) * 0.125 */
+  ATTN_CONST_FIRST,  /* Mul(0.125, product) */
+  ATTN_BAD_PERM,     /* perm 1,0,3,2 also swaps the batch dims: the Transpose stays */
+  ATTN_KT_READ_TWICE, /* k^T also read by a Neg: the Transpose stays */
+  ATTN_VECTOR_MUL,   /* Mul by a [6] constant: the Mul stays */
+  ATTN_TRANSPOSE_A,  /* the Transpose feeds the MatMul's input 0: it stays */
+} attn_variant;
+
+typedef struct attn_graph {
+  ir_graph* g;
+  int q, k, kt, s, y, c, z; /* z: the Neg's output (ATTN_KT_READ_TWICE), else -1 */
+} attn_graph;
+
+static attn_graph build_attn(attn_variant v) {
+  attn_graph a = {.g = ir_graph_new(), .z = -1};
+  assert_non_null(a.g);
+  const int f32 = GFX_DTYPE_F32;
+  const gfx_shape qs = v == ATTN_TRANSPOSE_A ? SHAPE(1, 2, 4, 6) : SHAPE(1, 2, 5, 4);
+  const gfx_shape ks = v == ATTN_BAD_PERM ? SHAPE(2, 1, 6, 4) : v == ATTN_TRANSPOSE_A ? SHAPE(1, 2, 4, 5) : SHAPE(1, 2, 6, 4);
+  const gfx_shape kts = v == ATTN_TRANSPOSE_A ? SHAPE(1, 2, 5, 4) : SHAPE(1, 2, 4, 6), ss = SHAPE(1, 2, 5, 6);
+  const gfx_shape cs = v == ATTN_VECTOR_MUL ? SHAPE(6) : (gfx_shape){.rank = 0};
+  expect_ok(ir_graph_add_value(a.g, "q", f32, &qs, &a.q));
+  expect_ok(ir_graph_add_value(a.g, "k", f32, &ks, &a.k));
+  expect_ok(ir_graph_add_input(a.g, a.q));
+  expect_ok(ir_graph_add_input(a.g, a.k));
+  expect_ok(ir_graph_add_value(a.g, "kt", f32, &kts, &a.kt));
+  expect_ok(ir_graph_add_value(a.g, "s", f32, &ss, &a.s));
+  expect_ok(ir_graph_add_value(a.g, "y", f32, &ss, &a.y));
+  expect_ok(ir_graph_add_value(a.g, "c", f32, &cs, &a.c));
+  float cv[6] = {0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f};
+  if (v == ATTN_VECTOR_MUL) fill(cv, 6, 41);
+  expect_ok(ir_graph_set_constant(a.g, a.c, cv, (size_t)gfx_shape_numel(&cs) * sizeof(float)));
+
+  ir_params tp, mp, none;
+  memset(&tp, 0, sizeof tp);
+  memset(&mp, 0, sizeof mp);
+  memset(&none, 0, sizeof none);
+  tp.layout.dtype = f32;
+  tp.layout.has_ints = 1;
+  tp.layout.n_ints = 4;
+  const int64_t perm[4] = {v == ATTN_BAD_PERM ? 1 : 0, v == ATTN_BAD_PERM ? 0 : 1, 3, 2};
+  memcpy(tp.layout.ints, perm, sizeof perm);
+  mp.gemm.alpha = 1.0f;
+  mp.gemm.dtype = f32;
+  expect_ok(ir_graph_add_node(a.g, GFX_OP_TRANSPOSE, "transpose", &a.k, 1, &a.kt, 1, &tp));
+  if (v == ATTN_TRANSPOSE_A)
+    expect_ok(ir_graph_add_node(a.g, GFX_OP_MATMUL, "matmul", (int[]){a.kt, a.q}, 2, &a.s, 1, &mp));
+  else
+    expect_ok(ir_graph_add_node(a.g, GFX_OP_MATMUL, "matmul", (int[]){a.q, a.kt}, 2, &a.s, 1, &mp));
+  if (v == ATTN_CONST_FIRST)
+    expect_ok(ir_graph_add_node(a.g, GFX_OP_MUL, "scale", (int[]){a.c, a.s}, 2, &a.y, 1, &none));
+  else
+    expect_ok(ir_graph_add_node(a.g, GFX_OP_MUL, "scale", (int[]){a.s, a.c}, 2, &a.y, 1, &none));
+  expect_ok(ir_graph_add_output(a.g, a.y));
+  if (v == ATTN_KT_READ_TWICE) {
+    expect_ok(ir_graph_add_value(a.g, "z", f32, &kts, &a.z));
+    expect_ok(ir_graph_add_node(a.g, GFX_OP_NEG, "neg", &a.kt, 1, &a.z, 1, &none));
+    expect_ok(ir_graph_add_output(a.g, a.z));
+  }
+  expect_ok(ir_graph_validate(a.g));
+  return a;
+}
+
+/* Builds the variant, runs it before and after ir_fuse through the reference kernels and checks
+ * that y (and z) agree; returns the fused graph for the caller's checks of its structure. */
+static attn_graph fuse_attn_and_compare(attn_variant v) {
+  attn_graph a = build_attn(v);
+  float unfused[12][64], fused[12][64];
+  assert_true(a.g->n_values <= 12);
+  memset(unfused, 0, sizeof unfused);
+  fill(unfused[a.q], 48, 51);
+  fill(unfused[a.k], 48, 52);
+  memcpy(fused, unfused, sizeof fused);
+  void *u[12], *f[12];
+  for (int i = 0; i < 12; i++) {
+    u[i] = unfused[i];
+    f[i] = fused[i];
+  }
+  run_graph(a.g, u);
+  expect_ok(ir_fuse(a.g));
+  memset(fused[a.y], 0, sizeof fused[a.y]);
+  run_graph(a.g, f);
+  expect_floats_near(unfused[a.y], fused[a.y], 60, 1e-6);
+  if (a.z >= 0) expect_floats_near(unfused[a.z], fused[a.z], 48, 0.0);
+  return a;
+}
+
+static void test_fuse_attention_scores(void** unused) {
+  (void)unused;
+  for (int v = ATTN_PLAIN; v <= ATTN_CONST_FIRST; v++) {
+    attn_graph a = fuse_attn_and_compare((attn_variant)v);
+    assert_int_equal(a.g->n_nodes, 1);
+    const ir_node* mm = &a.g->nodes[0];
+    assert_int_equal(mm->op, GFX_OP_MATMUL);
+    assert_string_equal(mm->name, "transpose+matmul+scale");
+    assert_int_equal(mm->inputs[0], a.q);
+    assert_int_equal(mm->inputs[1], a.k);
+    assert_int_equal(mm->outputs[0], a.y);
+    assert_int_equal(mm->params.gemm.trans_b, 1);
+    assert_true(mm->params.gemm.alpha == 0.125f);
+    assert_int_equal(a.g->values[a.y].producer, 0);
+    assert_int_equal(a.g->values[a.kt].producer, -1);
+    assert_int_equal(a.g->values[a.s].producer, -1);
+    assert_null(a.g->values[a.c].const_data); /* nothing reads the constant any more */
+    ir_graph_free(a.g);
+  }
+}
+
+static void test_fuse_attention_refusals(void** unused) {
+  (void)unused;
+  /* perm 1,0,3,2 is no last-two swap: the Transpose stays, the Mul still goes */
+  attn_graph a = fuse_attn_and_compare(ATTN_BAD_PERM);
+  assert_int_equal(a.g->n_nodes, 2);
+  assert_int_equal(a.g->nodes[0].op, GFX_OP_TRANSPOSE);
+  assert_int_equal(a.g->nodes[1].op, GFX_OP_MATMUL);
+  assert_int_equal(a.g->nodes[1].params.gemm.trans_b, 0);
+  assert_true(a.g->nodes[1].params.gemm.alpha == 0.125f);
+  ir_graph_free(a.g);
+  /* k^T read by the MatMul and a Neg: the Transpose stays */
+  a = fuse_attn_and_compare(ATTN_KT_READ_TWICE);
+  assert_int_equal(a.g->n_nodes, 3);
+  assert_int_equal(a.g->nodes[0].op, GFX_OP_TRANSPOSE);
+  assert_int_equal(a.g->nodes[1].op, GFX_OP_MATMUL);
+  assert_int_equal(a.g->nodes[1].params.gemm.trans_b, 0);
+  assert_int_equal(a.g->nodes[1].inputs[1], a.kt);
+  ir_graph_free(a.g);
+  /* a Mul by a [6] vector is no scale: the Mul stays, the Transpose goes */
+  a = fuse_attn_and_compare(ATTN_VECTOR_MUL);
+  assert_int_equal(a.g->n_nodes, 2);
+  assert_int_equal(a.g->nodes[0].op, GFX_OP_MATMUL);
+  assert_int_equal(a.g->nodes[0].params.gemm.trans_b, 1);
+  assert_true(a.g->nodes[0].params.gemm.alpha == 1.0f);
+  assert_int_equal(a.g->nodes[1].op, GFX_OP_MUL);
+  assert_non_null(a.g->values[a.c].const_data);
+  ir_graph_free(a.g);
+  /* the Transpose feeds the MatMul's a: it stays */
+  a = fuse_attn_and_compare(ATTN_TRANSPOSE_A);
+  assert_int_equal(a.g->n_nodes, 2);
+  assert_int_equal(a.g->nodes[0].op, GFX_OP_TRANSPOSE);
+  assert_int_equal(a.g->nodes[1].params.gemm.trans_b, 0);
+  assert_int_equal(a.g->nodes[1].inputs[0], a.kt);
+  ir_graph_free(a.g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_16bit),
@@ -957,6 +1104,8 @@ int main(void) {
       cmocka_unit_test(test_fuse_residual_moves_the_conv),
       cmocka_unit_test(test_fuse_residual_refusals),
       cmocka_unit_test(test_fuse_gelu),
+      cmocka_unit_test(test_fuse_attention_scores),
+      cmocka_unit_test(test_fuse_attention_refusals),
       cmocka_unit_test(test_conv_residual_input_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,8 +60,8 @@ static void join_names(ir_node* into, const ir_node* from) {
 
 static const char* name_of(const ir_node* n) { return n->name ? n->name : ""; }
 
-/* The Conv's single output when it may disappear into a following node: no graph output, read by
- * exactly one node (returned through *reader), or -1. */
+/* Node `conv`'s single output when it may disappear into a following node: no graph output, read
+ * by exactly one node (returned through *reader), or -1. */
 static int fusable_output(const ir_graph* g, const int* readers, int conv, int* reader) {
   const ir_node* c = &g->nodes[conv];
   if (c->n_outputs != 1) return -1;
@@ -397,6 +397,89 @@ static int fuse_gelu(ir_graph* g, int* readers, int div) {
   return 1;
 }
 
+/* ---- attention's products: a Transpose of b and a scalar Mul folded into the MatMul ---- */
+
+/* Whether Transpose node t swaps exactly its input's last two dims. Without perm it reverses the
+ * dims, a last-two swap only for a declared rank of 2. */
+static int swaps_last_two(const ir_graph* g, const ir_node* t) {
+  const ir_layout_params* p = &t->params.layout;
+  if (!p->has_ints) return g->values[t->inputs[0]].shape.rank == 2;
+  const int n = p->n_ints;
+  if (n < 2 || p->ints[n - 2] != n - 1 || p->ints[n - 1] != n - 2) return 0;
+  for (int i = 0; i < n - 2; i++)
+    if (p->ints[i] != i) return 0;
+  return 1;
+}
+
+/* Transpose(x, perm swapping the last two dims) -> MatMul(a, .) becomes MatMul(a, x) with
+ * trans_b = 1: the product reads x's matrices as [n, k] (cuBLASLt's transpose flag, a strided read
+ * in the reference kernel), and the copy the Transpose made is gone. PyTorch exports attention's
+ * q @ k^T this way. The Transpose's output must be read by that MatMul alone, as its b. */
+static int fuse_transpose_matmul(ir_graph* g, int* readers, int t) {
+  const ir_node* tr = &g->nodes[t];
+  if (tr->op != GFX_OP_TRANSPOSE || tr->n_inputs != 1 || tr->n_outputs != 1) return 0;
+  const int x = tr->inputs[0];
+  int r;
+  const int mid = fusable_output(g, readers, t, &r);
+  if (x < 0 || mid < 0 || g->values[x].dtype != g->values[mid].dtype || !swaps_last_two(g, tr)) return 0;
+  ir_node* mm = &g->nodes[r];
+  if (mm->op != GFX_OP_MATMUL || mm->n_inputs != 2 || mm->inputs[1] != mid || mm->inputs[0] == mid ||
+      mm->params.gemm.trans_b)
+    return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into MatMul '%s' (b read transposed)", name_of(tr), name_of(mm));
+  /* the name in data-flow order, "transpose+matmul": the MatMul takes the Transpose's name first,
+   * and the Transpose, about to go, frees the MatMul's old one */
+  ir_node* trw = &g->nodes[t];
+  char* mm_name = mm->name;
+  mm->name = trw->name;
+  trw->name = mm_name;
+  join_names(mm, trw);
+  mm->inputs[1] = x; /* x's reader count stays: the MatMul's read replaces the Transpose's */
+  mm->params.gemm.trans_b = 1;
+  readers[mid]--;
+  retire_value(g, mid);
+  remove_node(g, t); /* t < r: the MatMul moves down one place */
+  return 1;
+}
+
+/* MatMul -> Mul(product, c), c a one-element constant of the product's type in either operand
+ * order, becomes one MatMul with alpha *= c (cuBLASLt's alpha; the reference kernel scales its
+ * double sum), writing the Mul's output: attention's scores * 1/sqrt(d). alpha is float32, so for
+ * float16 and bfloat16 the fused result rounds once where the two nodes rounded twice. c = 0 and a
+ * non-finite c stay a Mul: a BLAS may skip the product for alpha 0, and Inf or NaN in the inputs
+ * would not reach the output as Mul's 0 * Inf = NaN does. */
+static int fuse_matmul_scale(ir_graph* g, int* readers, int node) {
+  ir_node* mm = &g->nodes[node];
+  if (mm->op != GFX_OP_MATMUL) return 0;
+  int r;
+  const int mid = fusable_output(g, readers, node, &r);
+  if (mid < 0) return 0;
+  const ir_node* mul = &g->nodes[r];
+  if (mul->op != GFX_OP_MUL || mul->n_outputs != 1) return 0;
+  const int c = other_input(mul, mid), y = mul->outputs[0], dtype = g->values[mid].dtype;
+  double scale;
+  if (c < 0 || c == mid || y < 0 || !scalar_const(g, c, dtype, &scale) || g->values[y].dtype != dtype) return 0;
+  if (scale == 0.0 || !isfinite(scale)) return 0;
+  /* a one-element constant of higher rank than the product would raise the output's rank (the
+   * product has rank >= 2) */
+  const int c_rank = g->values[c].shape.rank, mid_rank = g->values[mid].shape.rank;
+  if (c_rank > 2 && (mid_rank < 0 || c_rank > mid_rank)) return 0;
+  const double alpha = (double)mm->params.gemm.alpha * scale;
+  if (!isfinite((float)alpha) || (float)alpha == 0.0f) return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Mul '%s' by %g into MatMul '%s' (alpha %g)", name_of(mul), scale, name_of(mm),
+          alpha);
+  join_names(mm, mul);
+  mm->params.gemm.alpha = (float)alpha;
+  mm->outputs[0] = y;
+  g->values[y].producer = node;
+  readers[mid]--;
+  readers[c]--;
+  retire_value(g, mid);
+  remove_node(g, r); /* r > node */
+  drop_if_unread(g, readers, c);
+  return 1;
+}
+
 gfx_status ir_fuse(ir_graph* g) {
   if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
   int* readers = NULL;
@@ -406,6 +489,14 @@ gfx_status ir_fuse(ir_graph* g) {
   GFX_TRY(count_readers(g, &readers, 2 * folds));
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
+    /* the MatMul after the Transpose is met later, where a following Mul may join it; index n
+     * holds the next node now */
+    if (fuse_transpose_matmul(g, readers, n)) {
+      n--;
+      continue;
+    }
+    while (fuse_matmul_scale(g, readers, n)) {
+    }
     if (g->nodes[n].op != GFX_OP_CONV && g->nodes[n].op != GFX_OP_CONV_TRANSPOSE) continue;
     int folded = 0;
     gfx_status s = fuse_conv_batchnorm(g, readers, n, &folded);

@@ -17,6 +17,11 @@
  *     relu(conv + shortcut)).
  *   Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), the constants scalars: one Gelu (exact),
  *     the form PyTorch exports Gelu in before opset 20.
+ *   Transpose(x) -> MatMul(a, .) as its input 1 (b), the perm swapping exactly the last two dims:
+ *     MatMul(a, x) with params.gemm.trans_b = 1 (attention's q @ k^T).
+ *   MatMul -> Mul(product, c), c a one-element constant of the product's type (either operand order,
+ *     nonzero and finite, rank at most the product's): one MatMul with params.gemm.alpha *= c
+ *     (attention's scores * scale); alpha is float32, so float16/bfloat16 results round once, not twice.
  * Each only when the value that disappears is read by the next node alone, is no graph output, and
  * keeps its element type; the residual is never the value the Conv writes.
  * The graph stays valid (ir_graph_validate); values a fusion made unused stay in the value table

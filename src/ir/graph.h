@@ -198,8 +198,9 @@ typedef struct ir_norm_params {
 /* end of reduction params */
 
 /* ---- convolution params (ir/ops_nn.c) ---- */
-/* Gemm: y = alpha * op(a) op(b) + beta * c, op = transpose when trans_* is set. MatMul uses only
- * dtype (alpha 1, beta 0, no transposes). */
+/* Gemm: y = alpha * op(a) op(b) + beta * c, op = transpose when trans_* is set. MatMul parses as
+ * alpha 1, beta 0, no transposes; ir_fuse may then set its trans_b (a Transpose of b folded in) and
+ * alpha (a scalar Mul of the product folded in). MatMul never uses trans_a or beta. */
 typedef struct ir_gemm_params {
   int trans_a, trans_b;
   float alpha, beta;

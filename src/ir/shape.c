@@ -129,15 +129,16 @@ gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   return NULL;
 }
 
-gfx_status ir_matmul_geometry(const gfx_shape* a, const gfx_shape* b, ir_matmul_geom* g) {
+gfx_status ir_matmul_geometry(const gfx_shape* a, const gfx_shape* b, int trans_b, ir_matmul_geom* g) {
   if (a->rank < 2 || b->rank < 2)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "matmul operands %s and %s must have rank >= 2", SHAPE_STR(a),
                      SHAPE_STR(b));
   int64_t m = a->dims[a->rank - 2], k = a->dims[a->rank - 1];
-  int64_t kb = b->dims[b->rank - 2], n = b->dims[b->rank - 1];
+  /* b's matrix is [k, n], or [n, k] stored when the product reads it transposed */
+  int64_t kb = b->dims[b->rank - (trans_b ? 1 : 2)], n = b->dims[b->rank - (trans_b ? 2 : 1)];
   if (k != kb)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "matmul %s x %s: inner dims %lld and %lld differ", SHAPE_STR(a),
-                     SHAPE_STR(b), (long long)k, (long long)kb);
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "matmul %s x %s%s: inner dims %lld and %lld differ", SHAPE_STR(a),
+                     SHAPE_STR(b), trans_b ? " (transposed)" : "", (long long)k, (long long)kb);
   gfx_shape ba = {.rank = a->rank - 2}, bb = {.rank = b->rank - 2}, bo;
   memcpy(ba.dims, a->dims, sizeof(int64_t) * (size_t)ba.rank);
   memcpy(bb.dims, b->dims, sizeof(int64_t) * (size_t)bb.rank);
@@ -155,9 +156,8 @@ gfx_status ir_matmul_geometry(const gfx_shape* a, const gfx_shape* b, ir_matmul_
 }
 
 gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
-  (void)node;
   ir_matmul_geom g;
-  GFX_TRY(ir_matmul_geometry(&in[0], &in[1], &g));
+  GFX_TRY(ir_matmul_geometry(&in[0], &in[1], node->params.gemm.trans_b, &g));
   out[0] = g.out;
   return NULL;
 }

@@ -31,14 +31,15 @@ typedef struct ir_conv_geom {
 
 gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_geom* g);
 
-/* MatMul geometry: out = a[batch..., m, k] x b[batch..., k, n] with broadcast batch dims. */
+/* MatMul geometry: out = a[batch..., m, k] x b[batch..., k, n] with broadcast batch dims; with
+ * trans_b (a Transpose fused into the MatMul, see ir/fuse.h) b is stored as [batch..., n, k]. */
 typedef struct ir_matmul_geom {
   int64_t m, n, k;
   int64_t batch;                 /* product of the broadcast output batch dims */
   gfx_shape out;                 /* full output shape */
 } ir_matmul_geom;
 
-gfx_status ir_matmul_geometry(const gfx_shape* a, const gfx_shape* b, ir_matmul_geom* g);
+gfx_status ir_matmul_geometry(const gfx_shape* a, const gfx_shape* b, int trans_b, ir_matmul_geom* g);
 
 /* Per-op inference entry points named in ops.def. in[i] are the node's input shapes (rank -1 for
  * absent optional inputs); out[] receives n_outputs shapes. */

@@ -4,7 +4,10 @@
  * cuBLAS is column-major, and a row-major matrix read as column-major is its transpose, so the
  * row-major product C = A·B is computed as the column-major product Cᵀ = Bᵀ·Aᵀ: operand b is
  * cuBLAS's "A" (n x k, ld n), operand a is cuBLAS's "B" (k x m, ld k), out is n x m with ld n.
- * No data moves and no transpose flag is set.
+ * No data moves and no transpose flag is set, except for a MatMul that took in a Transpose of b
+ * (params.gemm.trans_b, see ir/fuse.h): b is then stored row-major [n, k], which read column-major
+ * is k x n with ld k, and cuBLAS's "A" is marked transposed. A fused scalar Mul is the product's
+ * alpha (params.gemm.alpha); beta stays 0.
  *
  * Batches: when each operand has either one matrix or one per output batch, a single strided
  * batched call covers everything (stride 0 repeats the single matrix). Other broadcasts, such as
@@ -110,7 +113,8 @@ static gfx_status plan_batching(const ir_node* node, const gfx_shape* a, const g
 
 /* [batch..., m, k] @ [k, n] is one [batch*m, k] @ [k, n] product: a's matrices are consecutive
  * rows, and so are out's. One large GEMM beats a batch of small ones that all reread b. (With a
- * single a and many b matrices there is no such trick: b's matrices are not consecutive columns.) */
+ * single a and many b matrices there is no such trick: b's matrices are not consecutive columns.)
+ * b's single matrix and its layout (transposed or not) do not depend on m, so they stay valid. */
 static void fold_batch_into_rows(matmul_state* st) {
   matmul_batching* p = &st->batching;
   if (p->calls != 1 || p->inner <= 1 || p->b_inner_stride != 0 || p->a_inner_stride == 0) return;
@@ -156,8 +160,18 @@ static gfx_status create_descriptors(const ir_node* node, matmul_state* st) {
                      cuda_node_name(node), (long long)p->inner, INT32_MAX);
   GFX_TRY(cuda_blas_check(cublasLtMatmulDescCreate(&st->desc, cuda_blas_compute_type(node, st->dtype), CUDA_R_32F),
                           "cublasLtMatmulDescCreate for MatMul node \"%s\"", cuda_node_name(node)));
-  GFX_TRY(create_layout(node, st->dtype, "b", (uint64_t)st->n, (uint64_t)st->k, st->n, p->inner, p->b_inner_stride,
-                        &st->b_layout));
+  /* cuBLAS's A = operand b, needed as n x k: row-major [k, n] read column-major is n x k already;
+   * row-major [n, k] (trans_b) is k x n and is transposed. Either way a matrix is k * n elements. */
+  const int trans_b = node->params.gemm.trans_b != 0;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GFX_TRY(cuda_blas_check(cublasLtMatmulDescSetAttribute(st->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof op_b),
+                          "setting the transpose of b for MatMul node \"%s\"", cuda_node_name(node)));
+  if (trans_b)
+    GFX_TRY(create_layout(node, st->dtype, "b", (uint64_t)st->k, (uint64_t)st->n, st->k, p->inner,
+                          p->b_inner_stride, &st->b_layout));
+  else
+    GFX_TRY(create_layout(node, st->dtype, "b", (uint64_t)st->n, (uint64_t)st->k, st->n, p->inner,
+                          p->b_inner_stride, &st->b_layout));
   GFX_TRY(create_layout(node, st->dtype, "a", (uint64_t)st->k, (uint64_t)st->m, st->k, p->inner, p->a_inner_stride,
                         &st->a_layout));
   return create_layout(node, st->dtype, "output", (uint64_t)st->n, (uint64_t)st->m, st->n, p->inner, st->m * st->n,
@@ -236,7 +250,7 @@ static gfx_status plan_matmul(const ir_node* node, const gfx_shape* in, const gf
                      cuda_node_name(node), gfx_dtype_name(node->params.gemm.dtype));
   st->elem_bytes = gfx_dtype_size(st->dtype);
   ir_matmul_geom geom;
-  gfx_status s = ir_matmul_geometry(&in[0], &in[1], &geom);
+  gfx_status s = ir_matmul_geometry(&in[0], &in[1], node->params.gemm.trans_b, &geom);
   if (s) return gfx_status_wrap(s, "cuda backend: MatMul node \"%s\"", cuda_node_name(node));
   GFX_TRY(check_output_shape(node, &geom.out, &out[0]));
   st->a_shape = in[0];
@@ -341,7 +355,7 @@ static gfx_status launch_matmuls(const gfx_exec_ctx* ctx, const ir_node* node, c
                                  cublasLtHandle_t handle, const matmul_state* st,
                                  const cublasLtMatmulHeuristicResult_t* algo) {
   const matmul_batching* p = &st->batching;
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = node->params.gemm.alpha, beta = 0.0f; /* alpha: a fused scalar Mul, else 1 */
   const char* a = in[0].data;
   const char* b = in[1].data;
   char* c = out[0].data;

@@ -285,15 +285,16 @@ static gfx_shape batch_part(const gfx_shape* s) {
   return b;
 }
 
-static gfx_status check_matmul(const gfx_tensor* in, const ir_matmul_geom* g, const gfx_shape* batch) {
+static gfx_status check_matmul(const gfx_tensor* in, int trans_b, const ir_matmul_geom* g, const gfx_shape* batch) {
   const gfx_shape* a = &in[0].shape;
   const gfx_shape* b = &in[1].shape;
-  if (a->dims[a->rank - 2] != g->m || a->dims[a->rank - 1] != g->k || b->dims[b->rank - 2] != g->k ||
-      b->dims[b->rank - 1] != g->n) {
+  const int64_t b_rows = trans_b ? g->n : g->k, b_cols = trans_b ? g->k : g->n; /* b's stored matrix */
+  if (a->dims[a->rank - 2] != g->m || a->dims[a->rank - 1] != g->k || b->dims[b->rank - 2] != b_rows ||
+      b->dims[b->rank - 1] != b_cols) {
     char as[192], bs[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "shapes %s x %s do not match the geometry m=%lld k=%lld n=%lld",
-                     gfx_shape_str(a, as, sizeof as), gfx_shape_str(b, bs, sizeof bs), (long long)g->m,
-                     (long long)g->k, (long long)g->n);
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "shapes %s x %s%s do not match the geometry m=%lld k=%lld n=%lld",
+                     gfx_shape_str(a, as, sizeof as), gfx_shape_str(b, bs, sizeof bs), trans_b ? " (transposed)" : "",
+                     (long long)g->m, (long long)g->k, (long long)g->n);
   }
   if (gfx_shape_numel(batch) != g->batch) {
     char bs[192];
@@ -303,15 +304,25 @@ static gfx_status check_matmul(const gfx_tensor* in, const ir_matmul_geom* g, co
   return NULL;
 }
 
-/* y[m, n] = a[m, k] x b[k, n] (element offsets a0, b0, y0), each element one double dot product
- * rounded once. */
-static void matmul_2d(int dtype, const void* a, int64_t a0, const void* b, int64_t b0, void* y, int64_t y0, int64_t m,
-                      int64_t k, int64_t n) {
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < n; j++) {
+/* One product's operands: b's matrix is stored [k, n], or [n, k] when read transposed (trans_b). */
+typedef struct matmul_operands {
+  int dtype;
+  const void *a, *b;
+  void* y;
+  int64_t m, k, n;
+  int64_t b_row, b_col; /* element strides of b's matrix as [k, n] */
+  double alpha;
+} matmul_operands;
+
+/* y[m, n] = alpha * a[m, k] x b[k, n] (element offsets a0, b0, y0), each element one double dot
+ * product scaled and rounded once. */
+static void matmul_2d(const matmul_operands* o, int64_t a0, int64_t b0, int64_t y0) {
+  for (int64_t i = 0; i < o->m; i++)
+    for (int64_t j = 0; j < o->n; j++) {
       double sum = 0.0;
-      for (int64_t p = 0; p < k; p++) sum += ref_load(a, dtype, a0 + i * k + p) * ref_load(b, dtype, b0 + p * n + j);
-      ref_store(y, dtype, y0 + i * n + j, sum);
+      for (int64_t p = 0; p < o->k; p++)
+        sum += ref_load(o->a, o->dtype, a0 + i * o->k + p) * ref_load(o->b, o->dtype, b0 + p * o->b_row + j * o->b_col);
+      ref_store(o->y, o->dtype, y0 + i * o->n + j, o->alpha * sum);
     }
 }
 
@@ -325,25 +336,29 @@ static gfx_status run_matmul(const ir_node* node, const gfx_tensor* in, gfx_tens
                        i, gfx_shape_str(&in[i].shape, buf, sizeof buf));
     }
   }
+  const ir_gemm_params* p = &node->params.gemm;
   ir_matmul_geom g;
-  GFX_TRY(ir_matmul_geometry(&in[0].shape, &in[1].shape, &g));
+  GFX_TRY(ir_matmul_geometry(&in[0].shape, &in[1].shape, p->trans_b, &g));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &g.out));
   const gfx_shape a_batch = batch_part(&in[0].shape);
   const gfx_shape b_batch = batch_part(&in[1].shape);
   gfx_shape batch;
   GFX_TRY(ir_broadcast_shapes(&a_batch, &b_batch, &batch));
-  GFX_TRY(check_matmul(in, &g, &batch));
+  GFX_TRY(check_matmul(in, p->trans_b, &g, &batch));
   if (gfx_shape_numel(&out[0].shape) == 0) return NULL;
 
   /* Each batch element of the output pairs one matrix of a with one of b, found through the same
    * broadcast stride tables as the elementwise ops, counted in matrices rather than elements. */
   ref_broadcast_strides bs;
   ref_broadcast_strides_init(&bs, &batch, &a_batch, &b_batch);
+  const matmul_operands o = {.dtype = dtype, .a = in[0].data, .b = in[1].data, .y = out[0].data,
+                             .m = g.m, .k = g.k, .n = g.n,
+                             .b_row = p->trans_b ? 1 : g.n, .b_col = p->trans_b ? g.k : 1,
+                             .alpha = (double)p->alpha};
   for (int64_t i = 0; i < g.batch; i++) {
     int64_t ia, ib;
     ref_broadcast_offsets(&bs, i, &ia, &ib);
-    matmul_2d(dtype, in[0].data, ia * g.m * g.k, in[1].data, ib * g.k * g.n, out[0].data, i * g.m * g.n, g.m, g.k,
-              g.n);
+    matmul_2d(&o, ia * g.m * g.k, ib * g.k * g.n, i * g.m * g.n);
   }
   return NULL;
 }
