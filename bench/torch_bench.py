@@ -436,7 +436,11 @@ def summarize_profile(path):
         by_op[op] = by_op.get(op, 0.0) + med
         total += med
     top = sorted(by_op.items(), key=lambda kv: -kv[1])[:12]
-    return {"device_us_per_run": round(total, 1), "by_op_us": {k: round(v, 1) for k, v in top}}
+    nodes = {}
+    for (name, op) in per_node:
+        nodes[op] = nodes.get(op, 0) + 1
+    return {"device_us_per_run": round(total, 1), "by_op_us": {k: round(v, 1) for k, v in top},
+            "nodes_by_op": dict(sorted(nodes.items(), key=lambda kv: -kv[1]))}
 
 
 def onnx_op_counts(path):
@@ -675,6 +679,7 @@ def main():
         if pr:
             print(f"{r['model']:<12} {r['precision']:<5} {pr['device_us_per_run']:>9.1f}  " +
                   ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()))
+            print(f"{'':<12} {'':<5} {'nodes run':>9}  " + ", ".join(f"{k} {v}" for k, v in pr.get("nodes_by_op", {}).items()))
     for k in kernels:
         print(f"{k['kernel']:<44} " + ("failed: " + k["error"][-120:] if "error" in k else
               f"gpu {k['gpu_ms']:.3f} ms  " + (f"{k['gbs']:.0f} GB/s = {k['fraction_of_copy']:.0%} of copy" if "gbs" in k
