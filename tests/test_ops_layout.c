@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
+#include "ir/fuse.h"
 #include "ir/layout.h"
 #include "ir/shape.h"
 #include "ir_test_util.h"
@@ -670,6 +671,107 @@ static void test_plan_split_views(void** unused) {
   }
 }
 
+/* Runs every node of g through the reference layout kernels on one 24-float buffer per value. */
+static void run_layout_graph(const ir_graph* g, float (*store)[24]) {
+  for (int n = 0; n < g->n_nodes; n++) {
+    const ir_node* node = &g->nodes[n];
+    gfx_tensor in[IR_MAX_IO], out[IR_MAX_IO];
+    for (int i = 0; i < node->n_inputs; i++) {
+      const ir_value* v = &g->values[node->inputs[i]];
+      in[i] = tensor_of(v->const_data ? v->const_data : store[node->inputs[i]], v->dtype, v->shape);
+    }
+    for (int o = 0; o < node->n_outputs; o++)
+      out[o] = tensor_of(store[node->outputs[o]], GFX_DTYPE_F32, g->values[node->outputs[o]].shape);
+    expect_ok(run(node, in, out));
+  }
+}
+
+/* x [2,3,4] -> Split(axis 1) -> o0 -> Transpose(2,0,1) -> y0; o1 -> Squeeze(1) -> Transpose(1,0) -> y1;
+ * o2 a graph output. ir_fuse leaves the Split alone, writing y0 and y1 in their final layouts
+ * (split_map [2,0,1] and [2,0]), and the outputs are the unfused ones. */
+static void test_fuse_split_transpose(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  assert_non_null(g);
+  const gfx_shape xs = SHAPE(2, 3, 4), piece = SHAPE(2, 1, 4);
+  int x, o[3], s1, y0, y1;
+  expect_ok(ir_graph_add_value(g, "x", GFX_DTYPE_F32, &xs, &x));
+  for (int i = 0; i < 3; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "o%d", i);
+    expect_ok(ir_graph_add_value(g, name, GFX_DTYPE_F32, &piece, &o[i]));
+  }
+  const gfx_shape s1s = SHAPE(2, 4), y0s = SHAPE(4, 2, 1), y1s = SHAPE(4, 2);
+  expect_ok(ir_graph_add_value(g, "s1", GFX_DTYPE_F32, &s1s, &s1));
+  expect_ok(ir_graph_add_value(g, "y0", GFX_DTYPE_F32, &y0s, &y0));
+  expect_ok(ir_graph_add_value(g, "y1", GFX_DTYPE_F32, &y1s, &y1));
+  expect_ok(ir_graph_add_input(g, x));
+  test_node t;
+  ir_node split, t0, sq, t1;
+  node_init(&t, "Split", 18, GFX_DTYPE_F32, xs);
+  t.d.n_outputs = 3;
+  t.d.output_dtypes[1] = t.d.output_dtypes[2] = GFX_DTYPE_F32;
+  add_attr(&t, (test_attr)A_INT("num_outputs", 3));
+  add_attr(&t, (test_attr)A_INT("axis", 1));
+  expect_ok(parse(&t, &split));
+  node_init(&t, "Transpose", 13, GFX_DTYPE_F32, piece);
+  add_attr(&t, (test_attr)A_INTS("perm", 2, 0, 1));
+  expect_ok(parse(&t, &t0));
+  node_init(&t, "Squeeze", 11, GFX_DTYPE_F32, piece);
+  add_attr(&t, (test_attr)A_INTS("axes", 1));
+  expect_ok(parse(&t, &sq));
+  node_init(&t, "Transpose", 13, GFX_DTYPE_F32, s1s);
+  add_attr(&t, (test_attr)A_INTS("perm", 1, 0));
+  expect_ok(parse(&t, &t1));
+  expect_ok(ir_graph_add_node(g, GFX_OP_SPLIT, "split", &x, 1, o, 3, &split.params));
+  expect_ok(ir_graph_add_node(g, GFX_OP_TRANSPOSE, "t0", &o[0], 1, &y0, 1, &t0.params));
+  expect_ok(ir_graph_add_node(g, GFX_OP_SQUEEZE, "sq", &o[1], 1, &s1, 1, &sq.params));
+  expect_ok(ir_graph_add_node(g, GFX_OP_TRANSPOSE, "t1", &s1, 1, &y1, 1, &t1.params));
+  expect_ok(ir_graph_add_output(g, y0));
+  expect_ok(ir_graph_add_output(g, y1));
+  expect_ok(ir_graph_add_output(g, o[2]));
+
+  float before[16][24], after[16][24];
+  memset(before, 0, sizeof before);
+  memset(after, 0, sizeof after);
+  for (int i = 0; i < 24; i++) before[x][i] = after[x][i] = (float)(i + 1);
+  run_layout_graph(g, before);
+  expect_ok(ir_fuse(g));
+  assert_int_equal(g->n_nodes, 1);
+  const ir_layout_params* p = &g->nodes[0].params.layout;
+  assert_int_equal(g->nodes[0].outputs[0], y0);
+  assert_int_equal(g->nodes[0].outputs[1], y1);
+  assert_int_equal(g->nodes[0].outputs[2], o[2]);
+  assert_int_equal(p->split_map_rank[0], 3);
+  assert_int_equal(p->split_map[0][0], 2);
+  assert_int_equal(p->split_map[0][1], 0);
+  assert_int_equal(p->split_map[0][2], 1);
+  assert_int_equal(p->split_map_rank[1], 2);
+  assert_int_equal(p->split_map[1][0], 2);
+  assert_int_equal(p->split_map[1][1], 0);
+  assert_int_equal(p->split_map_rank[2], 0);
+  gfx_shape outs[3];
+  expect_ok(ir_layout_infer(&g->nodes[0], &xs, outs));
+  expect_shape(outs[0], y0s);
+  expect_shape(outs[1], y1s);
+  expect_shape(outs[2], piece);
+  run_layout_graph(g, after);
+  for (int i = 0; i < 8; i++) {
+    assert_true(before[y0][i] == after[y0][i]);
+    assert_true(before[y1][i] == after[y1][i]);
+    assert_true(before[o[2]][i] == after[o[2]][i]);
+  }
+  assert_true(after[y1][1] == 17.0f); /* y1[0][1] = x[1][1][0]: a real transpose happened */
+  /* a fused Split is never a view: its outputs are copies in their own layout */
+  gfx_shape shapes[16];
+  expect_ok(ir_infer_shapes(g, &xs, shapes));
+  ir_plan plan;
+  expect_ok(ir_plan_memory(g, shapes, 64, &plan));
+  for (int i = 0; i < 3; i++) assert_int_equal(plan.alias_of[g->nodes[0].outputs[i]], -1);
+  ir_plan_free(&plan);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_claims),
@@ -685,6 +787,7 @@ int main(void) {
       cmocka_unit_test(test_plan_concat_offsets),
       cmocka_unit_test(test_plan_views_share_memory),
       cmocka_unit_test(test_plan_split_views),
+      cmocka_unit_test(test_fuse_split_transpose),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -480,6 +480,92 @@ static int fuse_matmul_scale(ir_graph* g, int* readers, int node) {
   return 1;
 }
 
+/* ---- a Split's outputs written already squeezed and transposed ---- */
+
+/* Output `i` of Split node `split` -> (Squeeze with constant axes ->)* Transpose, each value read by
+ * the next node alone and no graph output, becomes that output written in the Transpose's layout
+ * directly: the Split's copy of the piece and the Transpose's copy are one copy, and the Squeezes
+ * (views) go too. This is the shape ONNX Runtime's transpose optimizer leaves attention in: it
+ * pushes the kᵀ Transpose up through Squeeze and Split, so each of q, k and v is a Split piece and
+ * a Transpose. */
+static int fuse_split_output(ir_graph* g, int* readers, int split, int i) {
+  ir_node* s = &g->nodes[split];
+  ir_layout_params* p = &s->params.layout;
+  const int x = s->inputs[0], o = s->outputs[i];
+  if (x < 0 || o < 0 || p->split_map_rank[i] || g->values[o].graph_output >= 0) return 0;
+  const int rank = g->values[x].shape.rank, dtype = g->values[o].dtype;
+  if (rank < 1 || rank > GFX_MAX_RANK) return 0;
+  /* a Split whose dims before the axis are all 1 is free (its outputs are views, ir/plan.c), and a
+   * Transpose after it may still fold into a MatMul: leave it */
+  const int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
+  int leading_ones = axis >= 0 && axis < rank;
+  for (int k = 0; k < axis && leading_ones; k++) leading_ones = g->values[x].shape.dims[k] == 1;
+  if (leading_ones) return 0;
+  int map[GFX_MAX_RANK], n = rank;
+  for (int k = 0; k < rank; k++) map[k] = k;
+  int chain[IR_MAX_IO + 1], len = 0; /* the nodes that go: Squeezes, then the Transpose */
+  int node = split, value = o, transpose = -1;
+  while (len < IR_MAX_IO && transpose < 0) {
+    if (g->values[value].graph_output >= 0) return 0;
+    const int r = sole_reader(g, readers, value);
+    if (r <= node || g->nodes[r].inputs[0] != value || g->nodes[r].n_outputs != 1) return 0;
+    const ir_node* next = &g->nodes[r];
+    const ir_layout_params* q = &next->params.layout;
+    if (g->values[next->outputs[0]].dtype != dtype) return 0;
+    if (next->op == GFX_OP_SQUEEZE) {
+      if (!q->has_ints) return 0; /* which dims go would depend on run-time sizes */
+      int drop[GFX_MAX_RANK] = {0};
+      for (int a = 0; a < q->n_ints; a++) {
+        const int64_t axis = q->ints[a] < 0 ? q->ints[a] + n : q->ints[a];
+        if (axis < 0 || axis >= n) return 0;
+        drop[axis] = 1;
+      }
+      int m = 0;
+      for (int k = 0; k < n; k++)
+        if (!drop[k]) map[m++] = map[k];
+      n = m;
+    } else if (next->op == GFX_OP_TRANSPOSE) {
+      if (q->has_ints && q->n_ints != n) return 0;
+      int permuted[GFX_MAX_RANK];
+      for (int k = 0; k < n; k++) {
+        const int64_t from = q->has_ints ? q->ints[k] : n - 1 - k;
+        if (from < 0 || from >= n) return 0;
+        permuted[k] = map[from];
+      }
+      memcpy(map, permuted, sizeof(int) * (size_t)n);
+      transpose = r;
+    } else {
+      return 0;
+    }
+    chain[len++] = r;
+    node = r;
+    value = next->outputs[0];
+  }
+  if (transpose < 0 || n < 1) return 0;
+  const int y = g->nodes[transpose].outputs[0];
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Split '%s' output %d with Transpose '%s' (and %d Squeeze): one copy", name_of(s), i,
+          name_of(&g->nodes[transpose]), len - 1);
+  p->split_map_rank[i] = (signed char)n;
+  for (int k = 0; k < n; k++) p->split_map[i][k] = (signed char)map[k];
+  /* the chain's values and reads go; the Squeezes' constant axes inputs may go with them */
+  int dropped[IR_MAX_IO * IR_MAX_IO], n_dropped = 0;
+  for (int c = 0; c < len; c++) {
+    const ir_node* gone = &g->nodes[chain[c]];
+    for (int k = 0; k < gone->n_inputs; k++)
+      if (gone->inputs[k] >= 0) {
+        readers[gone->inputs[k]]--;
+        if (k > 0) dropped[n_dropped++] = gone->inputs[k];
+      }
+    if (c < len - 1) retire_value(g, gone->outputs[0]);
+  }
+  retire_value(g, o);
+  s->outputs[i] = y;
+  g->values[y].producer = split;
+  for (int c = len - 1; c >= 0; c--) remove_node(g, chain[c]); /* after the Split, highest first */
+  for (int k = 0; k < n_dropped; k++) drop_if_unread(g, readers, dropped[k]);
+  return 1;
+}
+
 gfx_status ir_fuse(ir_graph* g) {
   if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
   int* readers = NULL;
@@ -489,6 +575,8 @@ gfx_status ir_fuse(ir_graph* g) {
   GFX_TRY(count_readers(g, &readers, 2 * folds));
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
+    if (g->nodes[n].op == GFX_OP_SPLIT)
+      for (int i = 0; i < g->nodes[n].n_outputs; i++) fuse_split_output(g, readers, n, i);
     /* the MatMul after the Transpose is met later, where a following Mul may join it; index n
      * holds the next node now */
     if (fuse_transpose_matmul(g, readers, n)) {

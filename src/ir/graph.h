@@ -116,6 +116,11 @@ typedef struct ir_layout_params {
   int allowzero;                  /* Reshape-14 */
   ir_pad_mode mode;               /* Pad */
   unsigned char value[8];         /* Pad constant, ConstantOfShape value: one element of dtype */
+  /* Split with a Squeeze and/or Transpose of an output fused in (ir/fuse.c): output i's dim k is
+   * dim split_map[i][k] of its piece, the piece dims it leaves out are 1; split_map_rank[i] = 0
+   * means output i is its piece as it is. */
+  signed char split_map[IR_MAX_IO][GFX_MAX_RANK];
+  signed char split_map_rank[IR_MAX_IO];
 } ir_layout_params;
 /* end of layout params */
 

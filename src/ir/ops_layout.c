@@ -238,13 +238,38 @@ static gfx_status split_sizes(const ir_node* node, const gfx_shape* in, int* axi
   return NULL;
 }
 
+/* Output i of a Split whose Squeeze/Transpose was fused in: the piece's dims as split_map orders
+ * them; every piece dim left out must be 1. */
+static gfx_status split_mapped_shape(const ir_layout_params* p, int i, const gfx_shape* piece, gfx_shape* out) {
+  const int rank = p->split_map_rank[i];
+  int used[GFX_MAX_RANK] = {0};
+  out->rank = rank;
+  for (int k = 0; k < rank; k++) {
+    const int d = p->split_map[i][k];
+    if (d < 0 || d >= piece->rank || used[d])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "Split output %d: dim map entry %d does not fit its piece %s", i, d,
+                       SHAPE_STR(piece));
+    used[d] = 1;
+    out->dims[k] = piece->dims[d];
+  }
+  for (int d = 0; d < piece->rank; d++)
+    if (!used[d] && piece->dims[d] != 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "Split output %d: dim %d of its piece %s is squeezed but is not 1", i, d,
+                       SHAPE_STR(piece));
+  return NULL;
+}
+
 gfx_status ir_infer_split(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   int axis = 0;
   int64_t sizes[IR_MAX_IO];
   GFX_TRY(split_sizes(node, &in[0], &axis, sizes));
   for (int i = 0; i < node->n_outputs; i++) {
-    out[i] = in[0];
-    out[i].dims[axis] = sizes[i];
+    gfx_shape piece = in[0];
+    piece.dims[axis] = sizes[i];
+    if (node->params.layout.split_map_rank[i])
+      GFX_TRY(split_mapped_shape(&node->params.layout, i, &piece, &out[i]));
+    else
+      out[i] = piece;
   }
   return NULL;
 }
@@ -1002,14 +1027,53 @@ gfx_status ir_layout_plan(const ir_node* node, const gfx_shape* in, const gfx_sh
     }
     case GFX_OP_SPLIT: {
       int axis = 0;
-      int64_t sizes[IR_MAX_IO];
+      int64_t sizes[IR_MAX_IO], start = 0;
       GFX_TRY(split_sizes(node, &in[0], &axis, sizes));
-      plan_identity(plan, &out[index], es);
-      for (int k = 0; k < in[0].rank; k++) {
-        plan->src_strides[k] = in_strides[k];
-        plan->src_extent[k] = in[0].dims[k];
+      for (int i = 0; i < index; i++) start += sizes[i];
+      const int map_rank = p->split_map_rank[index];
+      if (!map_rank) {
+        plan_identity(plan, &out[index], es);
+        for (int k = 0; k < in[0].rank; k++) {
+          plan->src_strides[k] = in_strides[k];
+          plan->src_extent[k] = in[0].dims[k];
+        }
+        plan->src_start[axis] = start;
+        return NULL;
       }
-      for (int i = 0; i < index; i++) plan->src_start[axis] += sizes[i];
+      /* the box: first the piece dims the map leaves out (each 1, destination stride 0: they only
+       * place the read, e.g. at the piece's start along a squeezed split axis), then the output's dims
+       * in the map's order, so the last box dim is the output's contiguous one */
+      plan_identity(plan, &out[index], es);
+      int used[GFX_MAX_RANK] = {0};
+      for (int k = 0; k < map_rank; k++) used[(int)p->split_map[index][k]] = 1;
+      int lead = 0;
+      for (int d = 0; d < in[0].rank; d++) lead += !used[d];
+      if (lead + map_rank > GFX_MAX_RANK || lead + map_rank != in[0].rank)
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "Split output %d: dim map of rank %d for input %s", index, map_rank,
+                         SHAPE_STR(&in[0]));
+      int64_t out_strides[GFX_MAX_RANK];
+      contiguous_strides(&out[index], out_strides);
+      plan->rank = in[0].rank;
+      int b = 0;
+      for (int d = 0; d < in[0].rank; d++) {
+        if (used[d]) continue;
+        plan->dims[b] = 1;
+        plan->dst_strides[b] = 0;
+        plan->src_strides[b] = in_strides[d];
+        plan->src_extent[b] = in[0].dims[d];
+        plan->src_start[b] = d == axis ? start : 0;
+        plan->src_step[b] = 1;
+        b++;
+      }
+      for (int k = 0; k < map_rank; k++, b++) {
+        const int d = p->split_map[index][k];
+        plan->dims[b] = out[index].dims[k];
+        plan->dst_strides[b] = out_strides[k];
+        plan->src_strides[b] = in_strides[d];
+        plan->src_extent[b] = in[0].dims[d];
+        plan->src_start[b] = d == axis ? start : 0;
+        plan->src_step[b] = 1;
+      }
       return NULL;
     }
     case GFX_OP_SLICE: {

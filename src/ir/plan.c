@@ -84,6 +84,8 @@ static int in_workspace(const ir_value* v) { return v->producer >= 0 && v->graph
  * this case. */
 static int split_is_view(const ir_graph* g, const ir_node* node, const gfx_shape* shapes, const size_t* sizes) {
   if (node->op != GFX_OP_SPLIT || node->n_inputs < 1 || node->inputs[0] < 0) return 0;
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->params.layout.split_map_rank[o]) return 0; /* a fused Transpose: that output is a copy */
   const gfx_shape* x = &shapes[node->inputs[0]];
   if (x->rank < 1) return 0;
   int64_t axis = node->params.layout.axis;

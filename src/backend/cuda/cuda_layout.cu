@@ -106,40 +106,74 @@ __global__ void plan_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
 }
 
 /* Plans of rank 3 or less (after merging), the common case (Pad and Resize-like copies of NCHW
- * maps merge N and C): the grid is the box itself, x along the last dim, y and z the two dims
- * before it, so a thread finds its coordinates without a single division. One element per thread:
- * many short blocks keep the most reads in flight. */
+ * maps merge N and C): the grid is the box itself, x along the last dim, y blocks of kGridRows rows
+ * of the dim before it, z the dim before that, so a thread finds its coordinates without a single
+ * division. Each thread copies one column of kGridRows rows, all loads before any store: with one
+ * 2- or 4-byte element per thread too few bytes are in flight to cover the memory latency (Little's
+ * law), and a Pad ran at a fifth of the copy bandwidth. */
 const int64_t kGridDimLimit = 65535;
+const int kGridRows = 8;
 
 template <typename T>
 __global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
   const int last = plan.rank - 1;
   const int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (j >= plan.dims[last]) return;
-  T v;
-  memcpy(&v, plan.value, sizeof(T));
-  int64_t s = 0, d = plan.dst_offset + j * plan.dst_strides[last];
+  T constant;
+  memcpy(&constant, plan.value, sizeof(T));
+  /* the last dim and the z dim are the same for the thread's whole column */
+  int64_t s_base = 0, d_base = plan.dst_offset + j * plan.dst_strides[last];
   bool outside = false;
-  const int64_t coord[2] = {blockIdx.y, blockIdx.z};
-  for (int k = 0; k < 2 && last - 1 - k >= 0; k++) {
-    const int dim = last - 1 - k;
-    d += coord[k] * plan.dst_strides[dim];
-    const int64_t sc = ir_resolve_coord(plan.src_start[dim] + coord[k] * plan.src_step[dim], plan.src_extent[dim], plan.mode);
-    if (sc < 0)
-      outside = true;
-    else
-      s += sc * plan.src_strides[dim];
+  const int64_t sj = ir_resolve_coord(plan.src_start[last] + j * plan.src_step[last], plan.src_extent[last], plan.mode);
+  if (sj < 0) outside = true;
+  else s_base = sj * plan.src_strides[last];
+  if (last >= 2) {
+    const int64_t z = blockIdx.z;
+    d_base += z * plan.dst_strides[last - 2];
+    const int64_t sz = ir_resolve_coord(plan.src_start[last - 2] + z * plan.src_step[last - 2], plan.src_extent[last - 2], plan.mode);
+    if (sz < 0) outside = true;
+    else s_base += sz * plan.src_strides[last - 2];
   }
-  if (!outside) {
-    const int64_t sc = ir_resolve_coord(plan.src_start[last] + j * plan.src_step[last], plan.src_extent[last], plan.mode);
-    if (sc >= 0) v = src[s + sc * plan.src_strides[last]];
+  const int64_t rows = last >= 1 ? plan.dims[last - 1] : 1;
+  const int64_t y0 = (int64_t)blockIdx.y * kGridRows;
+  T v[kGridRows];
+#pragma unroll
+  for (int u = 0; u < kGridRows; u++) {
+    v[u] = constant;
+    const int64_t y = y0 + u;
+    if (y >= rows || outside) continue;
+    int64_t s = s_base;
+    if (last >= 1) {
+      const int64_t sy = ir_resolve_coord(plan.src_start[last - 1] + y * plan.src_step[last - 1], plan.src_extent[last - 1], plan.mode);
+      if (sy < 0) continue;
+      s += sy * plan.src_strides[last - 1];
+    }
+    v[u] = src[s];
   }
-  dst[d] = v;
+#pragma unroll
+  for (int u = 0; u < kGridRows; u++) {
+    const int64_t y = y0 + u;
+    if (y < rows) dst[d_base + (last >= 1 ? y * plan.dst_strides[last - 1] : 0)] = v[u];
+  }
 }
 
 /* Merges neighbouring box dims that are one run in both source and destination and never leave the
  * source (start 0, step 1, the whole extent): fewer dims to decompose, longer rows. */
 void simplify_plan(ir_copy_plan* p) {
+  /* a dim of 1 read at coordinate 0 of a non-empty source moves nothing: drop it (a fused Split's
+   * size-1 dims would otherwise keep the plan above the division-free kernel's rank 3) */
+  int kept = 0;
+  for (int k = 0; k < p->rank; k++) {
+    if (p->dims[k] == 1 && p->src_start[k] == 0 && p->src_extent[k] >= 1) continue;
+    p->dims[kept] = p->dims[k];
+    p->dst_strides[kept] = p->dst_strides[k];
+    p->src_extent[kept] = p->src_extent[k];
+    p->src_start[kept] = p->src_start[k];
+    p->src_step[kept] = p->src_step[k];
+    p->src_strides[kept] = p->src_strides[k];
+    kept++;
+  }
+  p->rank = kept;
   int r = 0;
   for (int k = 0; k < p->rank; k++) {
     if (r > 0) {
@@ -201,11 +235,12 @@ void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStrea
   const int64_t inner = plan->rank > 0 ? plan->dims[plan->rank - 1] : 1;
   const int64_t dim_y = plan->rank >= 2 ? plan->dims[plan->rank - 2] : 1;
   const int64_t dim_z = plan->rank >= 3 ? plan->dims[plan->rank - 3] : 1;
-  if (inner >= 32 && plan->rank <= 3 && dim_y <= kGridDimLimit && dim_z <= kGridDimLimit) {
+  const int64_t y_blocks = (dim_y + kGridRows - 1) / kGridRows;
+  if (inner >= 32 && plan->rank <= 3 && y_blocks <= kGridDimLimit && dim_z <= kGridDimLimit) {
     const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
     const int64_t blocks = (inner + threads - 1) / threads;
     if (blocks <= INT32_MAX) {
-      plan_grid_kernel<T><<<dim3((unsigned int)blocks, (unsigned int)dim_y, (unsigned int)dim_z), threads, 0, stream>>>(
+      plan_grid_kernel<T><<<dim3((unsigned int)blocks, (unsigned int)y_blocks, (unsigned int)dim_z), threads, 0, stream>>>(
           (const T*)src, (T*)dst, *plan);
       return;
     }

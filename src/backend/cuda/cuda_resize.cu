@@ -110,21 +110,28 @@ __global__ void resize_kernel(const T* x, T* y, ir_resize_geom g, int64_t rows) 
   }
 }
 
-/* The common case without any division: x along the output row, y the output row, z the plane
- * (both within the grid's 65535 limit), one output per thread. */
+/* The common case without any division: x along the output row, y blocks of kGridRows output rows,
+ * z the plane (both within the grid's 65535 limit). Each thread computes one column of kGridRows
+ * outputs, all reads before any store, so enough bytes are in flight to cover the memory latency. */
+const int kGridRows = 8;
+
 template <typename T, int Mode>
 __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
   const int64_t ox = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (ox >= g.w.out) return;
-  const int64_t oy = blockIdx.y, plane = blockIdx.z;
-  const float cy = ir_resize_source_coord(&g.h, g.coord, oy);
+  const int64_t plane = blockIdx.z, oy0 = (int64_t)blockIdx.y * kGridRows;
   const float cx = ir_resize_source_coord(&g.w, g.coord, ox);
-  float v;
-  if (ir_resize_outside(&g.h, g.coord, cy) || ir_resize_outside(&g.w, g.coord, cx))
-    v = g.extrapolation;
-  else
-    v = sample<T, Mode>(x, g, plane, cy, cx);
-  store_f(y, (plane * g.h.out + oy) * g.w.out + ox, v);
+  const bool x_outside = ir_resize_outside(&g.w, g.coord, cx);
+  float v[kGridRows];
+#pragma unroll
+  for (int u = 0; u < kGridRows; u++) {
+    const int64_t oy = oy0 + u < g.h.out ? oy0 + u : g.h.out - 1;
+    const float cy = ir_resize_source_coord(&g.h, g.coord, oy);
+    v[u] = x_outside || ir_resize_outside(&g.h, g.coord, cy) ? g.extrapolation : sample<T, Mode>(x, g, plane, cy, cx);
+  }
+#pragma unroll
+  for (int u = 0; u < kGridRows; u++)
+    if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
 }
 
 template <typename T>
@@ -134,8 +141,9 @@ cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64
   const T* xt = static_cast<const T*>(x);
   T* yt = static_cast<T*>(y);
   const int64_t x_blocks = (g.w.out + kBlockSize - 1) / kBlockSize;
-  if (g.h.out <= 65535 && g.outer <= 65535 && x_blocks <= INT32_MAX) {
-    const dim3 g3((unsigned int)x_blocks, (unsigned int)g.h.out, (unsigned int)g.outer);
+  const int64_t y_blocks = (g.h.out + kGridRows - 1) / kGridRows;
+  if (y_blocks <= 65535 && g.outer <= 65535 && x_blocks <= INT32_MAX) {
+    const dim3 g3((unsigned int)x_blocks, (unsigned int)y_blocks, (unsigned int)g.outer);
     switch (g.mode) {
       case IR_RESIZE_NEAREST: resize_grid_kernel<T, IR_RESIZE_NEAREST><<<g3, kBlockSize, 0, stream>>>(xt, yt, g); break;
       case IR_RESIZE_LINEAR: resize_grid_kernel<T, IR_RESIZE_LINEAR><<<g3, kBlockSize, 0, stream>>>(xt, yt, g); break;
