@@ -236,7 +236,9 @@ void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStrea
   const int64_t dim_y = plan->rank >= 2 ? plan->dims[plan->rank - 2] : 1;
   const int64_t dim_z = plan->rank >= 3 ? plan->dims[plan->rank - 3] : 1;
   const int64_t y_blocks = (dim_y + kGridRows - 1) / kGridRows;
-  if (inner >= 32 && plan->rank <= 3 && y_blocks <= kGridDimLimit && dim_z <= kGridDimLimit) {
+  /* rank 1 (a whole contiguous run, e.g. a channel Concat's input) stays with the rows kernel below:
+   * with no rows to stack, this one would copy a single element per thread */
+  if (inner >= 32 && plan->rank >= 2 && plan->rank <= 3 && y_blocks <= kGridDimLimit && dim_z <= kGridDimLimit) {
     const int threads = inner >= kBlockSize ? kBlockSize : (int)((inner + 31) / 32 * 32);
     const int64_t blocks = (inner + threads - 1) / threads;
     if (blocks <= INT32_MAX) {
