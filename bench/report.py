@@ -87,17 +87,42 @@ def main():
         lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
                      f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
                      f"{f(p50(half, 'torch_graph_ms'))} |")
+    moded = [r for r in records if r.get("gfxep_graph_ort") or r.get("gfxep_graph_0") or r.get("memory")]
+    if moded:
+        lines += ["", "## Graph modes and memory", "",
+                  "The same model with gfxep's three `cuda_graph` modes: `1` (the default: each partition "
+                  "captured and replayed inside its Compute), `ort` (ONNX Runtime's session-level capture: "
+                  "`IsGraphCaptureEnabled` / `ReplayGraph`) and `0` (no graphs, node by node). `enqueue` is the "
+                  "host time per Run on an application stream. Memory: what gfxep's partitions held (weights + "
+                  "workspace pool, which includes the library scratch of cuDNN/cuBLASLt algorithms) against the "
+                  "lower bound of one run (weights + the most intermediate bytes alive at once), from "
+                  "`GFXEP_MEMORY_REPORT`.", "",
+                  "| model | prec | own graphs p50 ms | enqueue us | ORT capture p50 ms | enqueue us | no graphs p50 ms "
+                  "| enqueue us | weights MiB | workspace MiB | of it scratch MiB | live bound MiB | held / bound |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in moded:
+            def mode(key):
+                g = r.get(key)
+                return (f(g["latency_ms"]["p50"]), f(g["enqueue_us"]["p50"], 1)) if g else ("failed", "–")
+            mem = r.get("memory") or {}
+            mib = lambda k: f(mem[k] / 2 ** 20, 1) if k in mem else "–"
+            a, b, c = mode("gfxep"), mode("gfxep_graph_ort"), mode("gfxep_graph_0")
+            lines.append(f"| {r['model']} | {r['precision']} | {a[0]} | {a[1]} | {b[0]} | {b[1]} | {c[0]} | {c[1]} | "
+                         f"{mib('weight_bytes')} | {mib('workspace_bytes')} | {mib('scratch_bytes')} | "
+                         f"{mib('live_bound_bytes')} | {f(mem.get('held_over_bound'), 2)} |")
     profiled = [] if args.no_profile else [r for r in records if r.get("profile")]
     if profiled:
         lines += ["", "## Where gfxep's device time goes", "",
                   "From ONNX Runtime's profile of 20 runs (`gfxep-bench --profile`): gfxep's kernels by operator, "
                   "each node's median device time, microseconds per run (node by node with a timer between nodes, "
                   "so a little above the graph-replayed latency).", "",
-                  "| model | prec | device us per run | largest operators (us) |", "|---|---|---|---|"]
+                  "| model | prec | device us per run | largest operators (us) | nodes gfxep ran, by operator |",
+                  "|---|---|---|---|---|"]
         for r in profiled:
             pr = r["profile"]
             lines.append(f"| {r['model']} | {r['precision']} | {pr['device_us_per_run']:.0f} | " +
-                         ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()) + " |")
+                         ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()) + " | " +
+                         ", ".join(f"{k} {v}" for k, v in pr.get("nodes_by_op", {}).items()) + " |")
     kernels = data.get("kernels") or []
     if kernels:
         lines += ["", "## Kernel efficiency", "",
