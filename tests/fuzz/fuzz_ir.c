@@ -669,19 +669,39 @@ static void check_plan(const ir_graph* g, const gfx_shape* shapes, const ir_plan
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] >= 0 && n > last_use[g->nodes[n].inputs[i]]) last_use[g->nodes[n].inputs[i]] = n;
-  /* a view's output shares its input's memory (ir_op_is_view): it must be exactly that, and its
-   * memory's owner (root) must stay live until the view's last reader */
+  /* a view's output shares its input's memory (ir_op_is_view): it must be exactly that; a Split's
+   * outputs may be consecutive, 16-byte aligned pieces of its input, in order; and the memory's
+   * owner (root) must stay live until the last reader of any view of it */
   int root[MAX_VALUES];
   for (int v = 0; v < g->n_values; v++) root[v] = v;
   for (int n = 0; n < g->n_nodes; n++) {
     const ir_node* node = &g->nodes[n];
-    const int out = node->outputs[0];
-    if (plan->alias_of[out] < 0) continue;
-    CHECK(ir_op_is_view(node->op) && node->n_inputs >= 1 && node->inputs[0] == plan->alias_of[out] &&
-              plan->sizes[out] == plan->sizes[node->inputs[0]],
-          "value '%s' aliases '%s' without being its view", g->values[out].name,
-          g->values[plan->alias_of[out]].name);
-    root[out] = root[node->inputs[0]];
+    size_t piece_at = 0;
+    for (int o = 0; o < node->n_outputs; o++) {
+      const int out = node->outputs[o];
+      if (out < 0) continue;
+      if (plan->alias_of[out] < 0) {
+        CHECK(node->op != GFX_OP_SPLIT || o == 0 || plan->alias_of[node->outputs[0]] < 0,
+              "Split output '%s' is not a view though output 0 is", g->values[out].name);
+        continue;
+      }
+      if (node->op == GFX_OP_SPLIT) {
+        CHECK(node->inputs[0] == plan->alias_of[out] && plan->alias_offset[out] == piece_at && piece_at % 16 == 0 &&
+                  piece_at + plan->sizes[out] <= plan->sizes[node->inputs[0]],
+              "Split output '%s' is a view of '%s' at %zu, expected its piece at %zu", g->values[out].name,
+              g->values[plan->alias_of[out]].name, plan->alias_offset[out], piece_at);
+        piece_at += plan->sizes[out];
+      } else {
+        CHECK(o == 0 && ir_op_is_view(node->op) && node->n_inputs >= 1 && node->inputs[0] == plan->alias_of[out] &&
+                  plan->sizes[out] == plan->sizes[node->inputs[0]] && plan->alias_offset[out] == 0,
+              "value '%s' aliases '%s' without being its view", g->values[out].name,
+              g->values[plan->alias_of[out]].name);
+      }
+      root[out] = root[node->inputs[0]];
+    }
+    if (node->op == GFX_OP_SPLIT && node->n_outputs > 0 && node->outputs[0] >= 0 && plan->alias_of[node->outputs[0]] >= 0)
+      CHECK(piece_at == plan->sizes[node->inputs[0]], "Split views cover %zu of %zu bytes", piece_at,
+            plan->sizes[node->inputs[0]]);
   }
   for (int v = 0; v < g->n_values; v++)
     if (root[v] != v && last_use[v] > last_use[root[v]]) last_use[root[v]] = last_use[v];
