@@ -10,17 +10,19 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/registry.h"
 #include "core/pool.h"
 
 static const gfx_backend* be;
+static gfx_dev* dev;
 
 static gfx_status raw_alloc(void* ctx, size_t bytes, void** out) {
   (void)ctx;
-  return be->mem_alloc(0, bytes, out);
+  return be->mem_alloc(dev, bytes, out);
 }
 static void raw_free(void* ctx, void* p) {
   (void)ctx;
-  be->mem_free(0, p);
+  be->mem_free(dev, p);
 }
 
 static double now_us(void) {
@@ -67,12 +69,14 @@ int main(void) {
   const char* path = getenv("GFXEP_CUDA_MODULE");
   if (path && path[0]) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    gfx_backend_entry_fn entry = h ? (gfx_backend_entry_fn)dlsym(h, GFX_CUDA_BACKEND_ENTRY) : NULL;
-    be = entry ? entry() : NULL;
+    gfx_backend_entry_fn entry = h ? (gfx_backend_entry_fn)dlsym(h, "gfxep_cuda_backend") : NULL;
+    be = entry ? entry(NULL) : NULL;
   } else {
-    be = gfx_backend_cuda(NULL);
+    be = gfx_registry_find("cuda", NULL);
   }
-  if (!be || be->device_count() < 1) {
+  gfx_status s = NULL;
+  if (!be || be->device_count() < 1 || (s = be->device_get(0, &dev))) {
+    gfx_status_free(s);
     printf("# no CUDA device\n");
     return 77;
   }

@@ -6,13 +6,13 @@
  * GFXEP_CUDA_MODULE overrides where libgfxep_cuda.so is loaded from.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/registry.h"
+#include "backend/wrap.h"
 #include "ir/shape.h"
 
 #define ATOL_F32 1e-5
@@ -43,21 +43,20 @@ typedef struct op_tally {
   double max_abs;
 } op_tally;
 
-static const gfx_backend* load_cuda(void) {
-  const char* path = getenv("GFXEP_CUDA_MODULE");
-  if (!path || !path[0]) {
-    const char* why = NULL;
-    const gfx_backend* be = gfx_backend_cuda(&why);
-    if (!be) fprintf(stderr, "# CUDA backend: %s\n", why);
-    return be;
-  }
-  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    fprintf(stderr, "# %s\n", dlerror());
+/* Device 0 of the backend called name (from the registry; GFXEP_<NAME>_MODULE names its module), or
+ * NULL with the reason printed. */
+static gfx_dev* open_backend(const char* name) {
+  const char* why = NULL;
+  const gfx_backend* be = gfx_registry_find(name, &why);
+  if (!be) {
+    fprintf(stderr, "# %s backend: %s\n", name, why);
     return NULL;
   }
-  gfx_backend_entry_fn entry = (gfx_backend_entry_fn)dlsym(h, GFX_CUDA_BACKEND_ENTRY);
-  return entry ? entry() : NULL;
+  gfx_dev* dev = NULL;
+  gfx_status s = be->device_count() > 0 ? be->device_get(0, &dev) : NULL;
+  if (s) fprintf(stderr, "# %s backend: %s\n", name, gfx_status_message(s));
+  gfx_status_free(s);
+  return dev;
 }
 
 static size_t bytes_of(const gfx_shape* s) {
@@ -73,8 +72,8 @@ static size_t bytes_of(const gfx_shape* s) {
 #undef GFX_OP
 
 /* Runs one case on both backends; returns 1 when it agrees. */
-static int run_case(const gfx_backend* gpu, void* stream, const op_case* c, op_tally* t) {
-  const gfx_backend* ref = gfx_backend_reference();
+static int run_case(gfx_dev* gpu, void* stream, const op_case* c, op_tally* t) {
+  gfx_dev* ref = gfx_reference_device();
   gfx_shape out_shape;
   gfx_status s = NULL;
   static ir_infer_fn infer[GFX_OP_COUNT] = {
@@ -105,27 +104,27 @@ static int run_case(const gfx_backend* gpu, void* stream, const op_case* c, op_t
     host_in[i] = malloc(b + 4);
     for (size_t e = 0; e < b / 4; e++) host_in[i][e] = rand_float();
     ref_in[i] = (gfx_tensor){host_in[i], GFX_DTYPE_F32, c->in[i]};
-    if ((s = gpu->mem_alloc(0, b + 4, &dev_in[i]))) goto fail;
-    if (b && (s = gpu->copy(0, dev_in[i], host_in[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto fail;
+    if ((s = gfx_backend_mem_alloc(gpu, b + 4, &dev_in[i]))) goto fail;
+    if (b && (s = gfx_backend_copy(gpu, dev_in[i], host_in[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto fail;
     gpu_in[i] = (gfx_tensor){dev_in[i], GFX_DTYPE_F32, c->in[i]};
   }
   gfx_tensor ref_out = {want, GFX_DTYPE_F32, out_shape};
-  if ((s = ref->node_prepare(0, &c->node, c->in, &out_shape, &ref_state, &ref_scratch))) goto fail;
+  if ((s = gfx_backend_node_prepare(ref, &c->node, c->in, &out_shape, &ref_state, &ref_scratch))) goto fail;
   if (ref_scratch) scratch_host = malloc(ref_scratch);
-  gfx_exec_ctx rctx = {0, NULL, scratch_host, ref_scratch};
-  if ((s = ref->node_run(&rctx, &c->node, ref_in, &ref_out, ref_state))) goto fail;
+  gfx_exec_ctx rctx = {ref, NULL, scratch_host, ref_scratch};
+  if ((s = gfx_backend_node_run(&rctx, &c->node, ref_in, &ref_out, ref_state))) goto fail;
 
   /* output between two guard regions */
   memset(got, GUARD_BYTE, out_bytes + 2 * GUARD_BYTES);
-  if ((s = gpu->mem_alloc(0, out_bytes + 2 * GUARD_BYTES, &dev_out))) goto fail;
-  if ((s = gpu->copy(0, dev_out, got, out_bytes + 2 * GUARD_BYTES, GFX_COPY_HOST_TO_DEVICE, NULL))) goto fail;
-  if ((s = gpu->node_prepare(0, &c->node, c->in, &out_shape, &gpu_state, &gpu_scratch))) goto fail;
-  if (gpu_scratch && (s = gpu->mem_alloc(0, gpu_scratch, &scratch_dev))) goto fail;
+  if ((s = gfx_backend_mem_alloc(gpu, out_bytes + 2 * GUARD_BYTES, &dev_out))) goto fail;
+  if ((s = gfx_backend_copy(gpu, dev_out, got, out_bytes + 2 * GUARD_BYTES, GFX_COPY_HOST_TO_DEVICE, NULL))) goto fail;
+  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, &out_shape, &gpu_state, &gpu_scratch))) goto fail;
+  if (gpu_scratch && (s = gfx_backend_mem_alloc(gpu, gpu_scratch, &scratch_dev))) goto fail;
   gfx_tensor gpu_out = {(char*)dev_out + GUARD_BYTES, GFX_DTYPE_F32, out_shape};
-  gfx_exec_ctx gctx = {0, stream, scratch_dev, gpu_scratch};
-  if ((s = gpu->node_run(&gctx, &c->node, gpu_in, &gpu_out, gpu_state))) goto fail;
-  if ((s = gpu->stream_sync(0, stream))) goto fail;
-  if ((s = gpu->copy(0, got, dev_out, out_bytes + 2 * GUARD_BYTES, GFX_COPY_DEVICE_TO_HOST, NULL))) goto fail;
+  gfx_exec_ctx gctx = {gpu, stream, scratch_dev, gpu_scratch};
+  if ((s = gfx_backend_node_run(&gctx, &c->node, gpu_in, &gpu_out, gpu_state))) goto fail;
+  if ((s = gfx_backend_stream_sync(gpu, stream))) goto fail;
+  if ((s = gfx_backend_copy(gpu, got, dev_out, out_bytes + 2 * GUARD_BYTES, GFX_COPY_DEVICE_TO_HOST, NULL))) goto fail;
 
   for (size_t g = 0; g < GUARD_BYTES; g++)
     if (got[g] != GUARD_BYTE || got[GUARD_BYTES + out_bytes + g] != GUARD_BYTE) {
@@ -156,12 +155,12 @@ fail:
   gfx_status_free(s);
   ok = 0;
 done:
-  if (ref_state) ref->node_release(0, ref_state);
-  if (gpu_state) gpu->node_release(0, gpu_state);
-  if (dev_out) gpu->mem_free(0, dev_out);
-  if (scratch_dev) gpu->mem_free(0, scratch_dev);
+  if (ref_state) gfx_backend_node_release(ref, ref_state);
+  if (gpu_state) gfx_backend_node_release(gpu, gpu_state);
+  if (dev_out) gfx_backend_mem_free(gpu, dev_out);
+  if (scratch_dev) gfx_backend_mem_free(gpu, scratch_dev);
   for (int i = 0; i < c->n_in; i++) {
-    if (dev_in[i]) gpu->mem_free(0, dev_in[i]);
+    if (dev_in[i]) gfx_backend_mem_free(gpu, dev_in[i]);
     free(host_in[i]);
   }
   free(scratch_host);
@@ -191,7 +190,7 @@ static gfx_shape broadcast_partner(const gfx_shape* a) {
   return b;
 }
 
-static void elementwise_cases(const gfx_backend* gpu, void* stream, gfx_op op, op_tally* t) {
+static void elementwise_cases(gfx_dev* gpu, void* stream, gfx_op op, op_tally* t) {
   for (int k = 0; k < 40; k++) {
     op_case c = {.node = {.op = op, .name = "t", .n_inputs = 2, .n_outputs = 1}, .n_in = 2};
     int rank = rand_int(0, 5);
@@ -212,7 +211,7 @@ static void elementwise_cases(const gfx_backend* gpu, void* stream, gfx_op op, o
   }
 }
 
-static void relu_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
+static void relu_cases(gfx_dev* gpu, void* stream, op_tally* t) {
   const int64_t sizes[][4] = {{1, 1, 1, 1}, {2, 3, 5, 7}, {1, 16, 64, 64}, {1, 1, 1, 0}};
   for (int k = 0; k < 4; k++) {
     op_case c = {.node = {.op = GFX_OP_RELU, .name = "t", .n_inputs = 1, .n_outputs = 1}, .n_in = 1};
@@ -223,7 +222,7 @@ static void relu_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
   }
 }
 
-static void conv_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
+static void conv_cases(gfx_dev* gpu, void* stream, op_tally* t) {
   for (int k = 0; k < 60; k++) {
     op_case c = {.node = {.op = GFX_OP_CONV, .name = "t", .n_outputs = 1}};
     ir_conv_params* p = &c.node.params.conv;
@@ -278,7 +277,7 @@ static void conv_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
   run_case(gpu, stream, &big, t);
 }
 
-static void matmul_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
+static void matmul_cases(gfx_dev* gpu, void* stream, op_tally* t) {
   for (int k = 0; k < 40; k++) {
     op_case c = {.node = {.op = GFX_OP_MATMUL, .name = "t", .n_inputs = 2, .n_outputs = 1, .params.gemm.alpha = 1.0f},
                  .n_in = 2};
@@ -312,21 +311,23 @@ static void matmul_cases(const gfx_backend* gpu, void* stream, op_tally* t) {
   }
 }
 
-int main(void) {
-  const gfx_backend* gpu = load_cuda();
-  if (!gpu || gpu->device_count() < 1) {
-    printf("# no CUDA device: backend op tests skipped\n");
+int main(int argc, char** argv) {
+  /* -b BACKEND: the backend checked against the reference backend (default: cuda) */
+  const char* backend = argc > 2 && strcmp(argv[1], "-b") == 0 ? argv[2] : "cuda";
+  gfx_dev* gpu = open_backend(backend);
+  if (!gpu) {
+    printf("# no %s device: backend op tests skipped\n", backend);
     return 77;
   }
   gfx_device_info info;
-  gfx_status s = gpu->device_info(0, &info);
+  gfx_status s = gfx_backend_device_info(gpu, &info);
   if (s) {
     printf("FAIL device_info: %s\n", gfx_status_message(s));
     return 1;
   }
-  printf("# %s backend on %s (%s)\n", gpu->name, info.name, info.pci_bus_id);
+  printf("# %s backend on %s (%s)\n", gfx_backend_name(gpu), info.name, info.pci_bus_id);
   void* stream = NULL;
-  if ((s = gpu->stream_create(0, &stream))) {
+  if ((s = gfx_backend_stream_create(gpu, &stream))) {
     printf("FAIL stream_create: %s\n", gfx_status_message(s));
     return 1;
   }
@@ -338,7 +339,7 @@ int main(void) {
   relu_cases(gpu, stream, &tally[GFX_OP_RELU]);
   conv_cases(gpu, stream, &tally[GFX_OP_CONV]);
   matmul_cases(gpu, stream, &tally[GFX_OP_MATMUL]);
-  gpu->stream_destroy(0, stream);
+  gfx_backend_stream_destroy(gpu, stream);
   /* the ops with backend-level cases here; every op of the table is covered through ONNX Runtime by
    * test_op_cases (and the element-wise family in depth by test_cuda_elementwise) */
   int run = 0, passed = 0, listed = 0;

@@ -10,13 +10,13 @@
  * loaded from.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/registry.h"
+#include "backend/wrap.h"
 #include "core/half.h"
 #include "ir/shape.h"
 
@@ -33,21 +33,20 @@ static uint64_t next_u64(void) {
 }
 static double rand_unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
 
-static const gfx_backend* load_cuda(void) {
-  const char* path = getenv("GFXEP_CUDA_MODULE");
-  if (!path || !path[0]) {
-    const char* why = NULL;
-    const gfx_backend* be = gfx_backend_cuda(&why);
-    if (!be) fprintf(stderr, "# CUDA backend: %s\n", why);
-    return be;
-  }
-  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    fprintf(stderr, "# %s\n", dlerror());
+/* Device 0 of the backend called name (from the registry; GFXEP_<NAME>_MODULE names its module), or
+ * NULL with the reason printed. */
+static gfx_dev* open_backend(const char* name) {
+  const char* why = NULL;
+  const gfx_backend* be = gfx_registry_find(name, &why);
+  if (!be) {
+    fprintf(stderr, "# %s backend: %s\n", name, why);
     return NULL;
   }
-  gfx_backend_entry_fn entry = (gfx_backend_entry_fn)dlsym(h, GFX_CUDA_BACKEND_ENTRY);
-  return entry ? entry() : NULL;
+  gfx_dev* dev = NULL;
+  gfx_status s = be->device_count() > 0 ? be->device_get(0, &dev) : NULL;
+  if (s) fprintf(stderr, "# %s backend: %s\n", name, gfx_status_message(s));
+  gfx_status_free(s);
+  return dev;
 }
 
 /* Random element i of dtype: floats in [-scale, scale) (positive when `positive`), integers in
@@ -100,9 +99,9 @@ typedef struct ew_case {
 
 static int n_run, n_passed;
 
-static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
-  const gfx_backend* ref = gfx_backend_reference();
-  gfx_exec_ctx rctx = {0, NULL, NULL, 0}, gctx = {0, stream, NULL, 0};
+static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
+  gfx_dev* ref = gfx_reference_device();
+  gfx_exec_ctx rctx = {ref, NULL, NULL, 0}, gctx = {gpu, stream, NULL, 0};
   gfx_status s = NULL;
   char label[256];
   int ok = 1;
@@ -152,8 +151,8 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale,
          c->positive || (c->node.op == GFX_OP_BATCH_NORM && i == 4));
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
-    if ((s = gpu->mem_alloc(0, b + 16, &dev[i]))) goto done;
-    if (b && (s = gpu->copy(0, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    if ((s = gfx_backend_mem_alloc(gpu, b + 16, &dev[i]))) goto done;
+    if (b && (s = gfx_backend_copy(gpu, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
     rin[i] = (gfx_tensor){host[i], c->in_dtype[i], c->in[i]};
     gin[i] = (gfx_tensor){(char*)dev[i] + shift, c->in_dtype[i], c->in[i]};
   }
@@ -167,22 +166,22 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
   void* dev_out = NULL;
   void* dev_scratch = NULL;
   gfx_tensor rout = {want, c->out_dtype, out_shape};
-  if ((s = ref->node_run(&rctx, &c->node, rin, &rout, NULL))) goto done_out;
+  if ((s = gfx_backend_node_run(&rctx, &c->node, rin, &rout, NULL))) goto done_out;
   memset(got, GUARD_BYTE, total);
-  if ((s = gpu->mem_alloc(0, total, &dev_out))) goto done_out;
-  if ((s = gpu->copy(0, dev_out, got, total, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done_out;
+  if ((s = gfx_backend_mem_alloc(gpu, total, &dev_out))) goto done_out;
+  if ((s = gfx_backend_copy(gpu, dev_out, got, total, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done_out;
   void* state = NULL;
   size_t scratch = 0;
-  if ((s = gpu->node_prepare(0, &c->node, c->in, &out_shape, &state, &scratch))) goto done_out;
-  if (scratch && (s = gpu->mem_alloc(0, scratch, &dev_scratch))) goto done_out;
+  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, &out_shape, &state, &scratch))) goto done_out;
+  if (scratch && (s = gfx_backend_mem_alloc(gpu, scratch, &dev_scratch))) goto done_out;
   gctx.scratch = dev_scratch;
   gctx.scratch_bytes = scratch;
   gfx_tensor gout = {(char*)dev_out + lead, c->out_dtype, out_shape};
-  s = gpu->node_run(&gctx, &c->node, gin, &gout, state);
-  if (!s) s = gpu->stream_sync(0, stream);
-  if (state) gpu->node_release(0, state);
+  s = gfx_backend_node_run(&gctx, &c->node, gin, &gout, state);
+  if (!s) s = gfx_backend_stream_sync(gpu, stream);
+  if (state) gfx_backend_node_release(gpu, state);
   if (s) goto done_out;
-  if ((s = gpu->copy(0, got, dev_out, total, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done_out;
+  if ((s = gfx_backend_copy(gpu, got, dev_out, total, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done_out;
   for (size_t g = 0; g < lead && ok; g++)
     if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + out_bytes + g] != GUARD_BYTE)) {
       printf("FAIL %s: write outside the output\n", label);
@@ -203,12 +202,12 @@ static void run_case(const gfx_backend* gpu, void* stream, ew_case* c) {
 done_out:
   free(want);
   free(got);
-  if (dev_out) gpu->mem_free(0, dev_out);
-  if (dev_scratch) gpu->mem_free(0, dev_scratch);
+  if (dev_out) gfx_backend_mem_free(gpu, dev_out);
+  if (dev_scratch) gfx_backend_mem_free(gpu, dev_scratch);
 done:
   for (int i = 0; i < c->n_in; i++) {
     free(host[i]);
-    if (dev[i]) gpu->mem_free(0, dev[i]);
+    if (dev[i]) gfx_backend_mem_free(gpu, dev[i]);
   }
   if (s) {
     printf("FAIL %s: %s\n", label, gfx_status_message(s));
@@ -246,7 +245,7 @@ static gfx_shape shape_of(int rank, const int64_t* dims) {
 static const int float_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16};
 static const int all_math_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_I32, GFX_DTYPE_I64};
 
-static void unary_cases(const gfx_backend* gpu, void* stream) {
+static void unary_cases(gfx_dev* gpu, void* stream) {
   static const gfx_op ops[] = {GFX_OP_RELU, GFX_OP_LEAKY_RELU, GFX_OP_SIGMOID, GFX_OP_TANH, GFX_OP_HARD_SIGMOID,
                                GFX_OP_HARD_SWISH, GFX_OP_CLIP, GFX_OP_ELU, GFX_OP_SELU, GFX_OP_GELU, GFX_OP_ERF,
                                GFX_OP_SOFTPLUS, GFX_OP_SQRT, GFX_OP_EXP, GFX_OP_LOG, GFX_OP_NEG, GFX_OP_ABS,
@@ -278,7 +277,7 @@ static void unary_cases(const gfx_backend* gpu, void* stream) {
     }
 }
 
-static void broadcast_cases(const gfx_backend* gpu, void* stream) {
+static void broadcast_cases(gfx_dev* gpu, void* stream) {
   static const gfx_op ops[] = {GFX_OP_ADD, GFX_OP_SUB, GFX_OP_MUL, GFX_OP_DIV, GFX_OP_POW, GFX_OP_MIN, GFX_OP_MAX,
                                GFX_OP_SUM, GFX_OP_MEAN, GFX_OP_PRELU, GFX_OP_EQUAL, GFX_OP_GREATER, GFX_OP_LESS};
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
@@ -321,7 +320,7 @@ static void broadcast_cases(const gfx_backend* gpu, void* stream) {
     }
 }
 
-static void other_cases(const gfx_backend* gpu, void* stream) {
+static void other_cases(gfx_dev* gpu, void* stream) {
   /* Where over every element size */
   static const int where_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
   const gfx_shape ws[3] = {SHAPE(5, 1, 33), SHAPE(7, 1), SHAPE(5, 7, 33)};
@@ -356,7 +355,7 @@ static void other_cases(const gfx_backend* gpu, void* stream) {
 /* The row-form fast paths: same shapes (odd sizes leave a tail after the last vector), scalars,
  * per-channel ([N,C,H,W] with [1,C,1,1] or [C,1,1]) and last-dim ([..., K] with [K]) operands,
  * rows that are no multiple of a 16-byte vector, and all of it again one element off alignment. */
-static void fast_path_cases(const gfx_backend* gpu, void* stream) {
+static void fast_path_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {
       {SHAPE(3, 1001), SHAPE(3, 1001)},          {SHAPE(64, 1024), SHAPE(64, 1024)},
       {SHAPE(2, 16, 24, 40), SHAPE(1, 16, 1, 1)}, {SHAPE(1, 16, 40, 40), SHAPE(16, 1, 1)},
@@ -428,7 +427,7 @@ static void fast_path_cases(const gfx_backend* gpu, void* stream) {
 /* Reductions, normalizations and softmax across their row strategies: short rows (one warp each),
  * medium rows (one block each), few long rows (split across blocks, with scratch memory), rows
  * whose length is no multiple of a 16-byte vector, and misaligned views. */
-static void reduce_norm_cases(const gfx_backend* gpu, void* stream) {
+static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
   for (int misalign = 0; misalign < 2; misalign++)
     for (int t = 0; t < 3; t++) {
       const int dtype = float_types[t];
@@ -496,14 +495,16 @@ static void reduce_norm_cases(const gfx_backend* gpu, void* stream) {
     }
 }
 
-int main(void) {
-  const gfx_backend* gpu = load_cuda();
-  if (!gpu || gpu->device_count() < 1) {
-    printf("# no CUDA device: element-wise GPU tests skipped\n");
+int main(int argc, char** argv) {
+  /* -b BACKEND: the backend checked against the reference backend (default: cuda) */
+  const char* backend = argc > 2 && strcmp(argv[1], "-b") == 0 ? argv[2] : "cuda";
+  gfx_dev* gpu = open_backend(backend);
+  if (!gpu) {
+    printf("# no %s device: element-wise GPU tests skipped\n", backend);
     return 77;
   }
   void* stream = NULL;
-  gfx_status s = gpu->stream_create(0, &stream);
+  gfx_status s = gfx_backend_stream_create(gpu, &stream);
   if (s) {
     printf("FAIL stream_create: %s\n", gfx_status_message(s));
     return 1;
@@ -513,7 +514,7 @@ int main(void) {
   other_cases(gpu, stream);
   fast_path_cases(gpu, stream);
   reduce_norm_cases(gpu, stream);
-  gpu->stream_destroy(0, stream);
+  gfx_backend_stream_destroy(gpu, stream);
   printf("%d passed, %d failed\n", n_passed, n_run - n_passed);
   return n_passed == n_run ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/registry.h"
 #include "core/half.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
@@ -260,7 +261,7 @@ static void test_infer(void** unused) {
 /* ---- reference kernels ---- */
 
 static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  gfx_exec_ctx ctx = {.device = 0, .stream = NULL, .scratch = NULL, .scratch_bytes = 0};
+  gfx_exec_ctx ctx = {.dev = gfx_reference_device(), .stream = NULL, .scratch = NULL, .scratch_bytes = 0};
   return gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/registry.h"
 #include "core/half.h"
 #include "ir/fuse.h"
 #include "ir/ops_nn.h"
@@ -23,7 +24,7 @@
 /* ---- helpers ---- */
 
 static gfx_status run(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  gfx_exec_ctx ctx = {.device = 0};
+  gfx_exec_ctx ctx = {.dev = gfx_reference_device()};
   return gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
 }
 

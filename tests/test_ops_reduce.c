@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/registry.h"
 #include "core/half.h"
 #include "ir/graph.h"
 #include "ir/ops_reduce.h"
@@ -254,7 +255,7 @@ static void test_geometry(void** unused) {
 /* ================================ reference kernels ================================ */
 
 static void run(const ir_node* node, gfx_tensor* in, gfx_tensor* out) {
-  gfx_exec_ctx ctx = {0};
+  gfx_exec_ctx ctx = {.dev = gfx_reference_device()};
   gfx_status s = gfx_backend_reference()->node_run(&ctx, node, in, out, NULL);
   if (s) print_error("run failed: %s\n", gfx_status_message(s));
   assert_null(s);
@@ -407,7 +408,7 @@ static void test_ref_norm(void** unused) {
   assert_true(gfx_half_to_float(hy[0]) == -1.0f && gfx_half_to_float(hy[1]) == 1.0f);
   /* mixed types are an error, not a guess */
   hin[1].dtype = GFX_DTYPE_F32;
-  gfx_exec_ctx ctx = {0};
+  gfx_exec_ctx ctx = {.dev = gfx_reference_device()};
   gfx_status s = gfx_backend_reference()->node_run(&ctx, &n, hin, &out, NULL);
   assert_non_null(s);
   gfx_status_free(s);

@@ -434,7 +434,7 @@ static void test_cuda_graph_ort(void** state) {
     OrtStatus* st = ortkit_session(&k, model_path("conv_net"), the_device(), keys, values, 1, &ep);
     assert_non_null(st);
     const char* msg = k.api->GetErrorMessage(st);
-    if (!strstr(msg, "'cuda_graph' = 'ort'") || !strstr(msg, "reference"))
+    if (!strstr(msg, "'graphs' = 'ort'") || !strstr(msg, "reference"))
       fail_msg("cuda_graph=ort on the reference backend: the error does not name the value and backend: %s", msg);
     k.api->ReleaseStatus(st);
     assert_null(ep);

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/registry.h"
+#include "backend/registry.h"
 #include "ir_test_util.h"
 
 /* An ASan build would otherwise abort at the deliberately impossible allocations below instead of
@@ -24,6 +26,16 @@ const char* __asan_default_options(void) { return "allocator_may_return_null=1";
 /* ---- helpers ---- */
 
 static const gfx_backend* ref(void) { return gfx_backend_reference(); }
+
+/* A device object of the reference backend with any index: the real one (0), or a forged one that
+ * every entry must refuse, naming the index. */
+static gfx_dev* dev_at(int index) {
+  static gfx_dev forged[64];
+  if (index == 0) return gfx_reference_device();
+  gfx_dev* d = &forged[(index + 64) % 64];
+  *d = (gfx_dev){.backend = ref(), .index = index};
+  return d;
+}
 
 static gfx_tensor tensor(void* data, gfx_shape shape) { return tensor_of(data, GFX_DTYPE_F32, shape); }
 
@@ -47,8 +59,8 @@ static ir_conv_params conv2d_params(int64_t group, int64_t stride_h, int64_t str
   return p;
 }
 
-static gfx_status run_on(int device, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  gfx_exec_ctx ctx = {.device = device, .stream = NULL, .scratch = NULL, .scratch_bytes = 0};
+static gfx_status run_on(int index, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  gfx_exec_ctx ctx = {.dev = dev_at(index), .stream = NULL, .scratch = NULL, .scratch_bytes = 0};
   return ref()->node_run(&ctx, node, in, out, NULL);
 }
 
@@ -90,7 +102,7 @@ static void test_backend_table(void** unused) {
 
   gfx_device_info info;
   memset(&info, 0xAB, sizeof info);
-  expect_ok(b->device_info(0, &info));
+  expect_ok(b->device_info(dev_at(0), &info));
   assert_string_equal(info.name, "gfxep reference backend (CPU, plain C; test oracle)");
   assert_int_equal(info.has_uuid, 0);
   assert_int_equal(info.has_luid, 0);
@@ -102,16 +114,16 @@ static void test_bad_device_ordinal(void** unused) {
   (void)unused;
   const gfx_backend* b = ref();
   gfx_device_info info;
-  expect_error(b->device_info(42, &info), GFX_ERR_INVALID_ARGUMENT, "42", NULL);
+  expect_error(b->device_info(dev_at(42), &info), GFX_ERR_INVALID_ARGUMENT, "42", NULL);
   void* p = NULL;
-  expect_error(b->mem_alloc(-1, 16, &p), GFX_ERR_INVALID_ARGUMENT, "-1", NULL);
+  expect_error(b->mem_alloc(dev_at(-1), 16, &p), GFX_ERR_INVALID_ARGUMENT, "-1", NULL);
   assert_null(p);
-  expect_error(b->host_alloc(2, 16, &p), GFX_ERR_INVALID_ARGUMENT, "2", NULL);
+  expect_error(b->host_alloc(dev_at(2), 16, &p), GFX_ERR_INVALID_ARGUMENT, "2", NULL);
   void* s = NULL;
-  expect_error(b->stream_create(5, &s), GFX_ERR_INVALID_ARGUMENT, "5", NULL);
-  expect_error(b->device_sync(7), GFX_ERR_INVALID_ARGUMENT, "7", NULL);
+  expect_error(b->stream_create(dev_at(5), &s), GFX_ERR_INVALID_ARGUMENT, "5", NULL);
+  expect_error(b->device_sync(dev_at(7)), GFX_ERR_INVALID_ARGUMENT, "7", NULL);
   size_t f, t;
-  expect_error(b->mem_info(9, &f, &t), GFX_ERR_INVALID_ARGUMENT, "9", NULL);
+  expect_error(b->mem_info(dev_at(9), &f, &t), GFX_ERR_INVALID_ARGUMENT, "9", NULL);
 
   float x[1] = {1}, y[1];
   ir_node node = node_of(GFX_OP_RELU, 1);
@@ -119,22 +131,29 @@ static void test_bad_device_ordinal(void** unused) {
   expect_error(run_on(3, &node, &in, &out), GFX_ERR_INVALID_ARGUMENT, "device 3", NULL);
   void* state = (void*)&node;
   size_t scratch = 99;
-  expect_error(b->node_prepare(11, &node, &in.shape, &out.shape, &state, &scratch), GFX_ERR_INVALID_ARGUMENT,
+  expect_error(b->node_prepare(dev_at(11), &node, &in.shape, &out.shape, &state, &scratch), GFX_ERR_INVALID_ARGUMENT,
                "11", NULL);
 }
 
-static void test_pci_lookup_not_supported(void** unused) {
+static void test_device_objects(void** unused) {
   (void)unused;
-  int device = -1;
-  expect_error(ref()->device_by_pci_bus_id("0000:00:06.0", &device), GFX_ERR_NOT_SUPPORTED, "0000:00:06.0", NULL);
+  gfx_dev* d = NULL;
+  expect_ok(ref()->device_get(0, &d));
+  assert_ptr_equal(d, gfx_reference_device()); /* one object for the life of the process */
+  assert_ptr_equal(d->backend, ref());
+  assert_int_equal(d->index, 0);
+  expect_error(ref()->device_get(1, &d), GFX_ERR_INVALID_ARGUMENT, "1", NULL);
+  assert_null(d);
+  assert_true(ref()->flags & GFX_BACKEND_HOST_MEMORY);
+  assert_string_equal(ref()->memory_name, "gfxep_reference");
 }
 
 static void test_memory(void** unused) {
   (void)unused;
   const gfx_backend* b = ref();
   void *dev = NULL, *host = NULL;
-  expect_ok(b->mem_alloc(0, 100, &dev));
-  expect_ok(b->host_alloc(0, 100, &host));
+  expect_ok(b->mem_alloc(dev_at(0), 100, &dev));
+  expect_ok(b->host_alloc(dev_at(0), 100, &host));
   assert_non_null(dev);
   assert_non_null(host);
   assert_int_equal((uintptr_t)dev % 64, 0);
@@ -142,34 +161,34 @@ static void test_memory(void** unused) {
 
   unsigned char src[100], back[100];
   for (int i = 0; i < 100; i++) src[i] = (unsigned char)(i * 7 + 1);
-  expect_ok(b->copy(0, host, src, 100, GFX_COPY_HOST_TO_DEVICE, NULL));
-  expect_ok(b->copy(0, dev, host, 100, GFX_COPY_DEVICE_TO_DEVICE, NULL));
+  expect_ok(b->copy(dev_at(0), host, src, 100, GFX_COPY_HOST_TO_DEVICE, NULL));
+  expect_ok(b->copy(dev_at(0), dev, host, 100, GFX_COPY_DEVICE_TO_DEVICE, NULL));
   memset(back, 0, sizeof back);
-  expect_ok(b->copy(0, back, dev, 100, GFX_COPY_DEVICE_TO_HOST, NULL));
+  expect_ok(b->copy(dev_at(0), back, dev, 100, GFX_COPY_DEVICE_TO_HOST, NULL));
   assert_memory_equal(back, src, 100);
 
-  expect_ok(b->memset_zero(0, dev, 60, NULL));
-  expect_ok(b->copy(0, back, dev, 100, GFX_COPY_DEVICE_TO_HOST, NULL));
+  expect_ok(b->memset_zero(dev_at(0), dev, 60, NULL));
+  expect_ok(b->copy(dev_at(0), back, dev, 100, GFX_COPY_DEVICE_TO_HOST, NULL));
   for (int i = 0; i < 60; i++) assert_int_equal(back[i], 0);
   assert_memory_equal(back + 60, src + 60, 40);
 
-  expect_error(b->copy(0, back, dev, 4, (gfx_copy_kind)99, NULL), GFX_ERR_INVALID_ARGUMENT, "99", NULL);
-  b->mem_free(0, dev);
-  b->host_free(0, host);
+  expect_error(b->copy(dev_at(0), back, dev, 4, (gfx_copy_kind)99, NULL), GFX_ERR_INVALID_ARGUMENT, "99", NULL);
+  b->mem_free(dev_at(0), dev);
+  b->host_free(dev_at(0), host);
 
   /* Zero bytes: still a real, unique, aligned pointer. */
   void *z1 = NULL, *z2 = NULL;
-  expect_ok(b->mem_alloc(0, 0, &z1));
-  expect_ok(b->mem_alloc(0, 0, &z2));
+  expect_ok(b->mem_alloc(dev_at(0), 0, &z1));
+  expect_ok(b->mem_alloc(dev_at(0), 0, &z2));
   assert_non_null(z1);
   assert_non_null(z2);
   assert_ptr_not_equal(z1, z2);
   assert_int_equal((uintptr_t)z1 % 64, 0);
-  b->mem_free(0, z1);
-  b->mem_free(0, z2);
+  b->mem_free(dev_at(0), z1);
+  b->mem_free(dev_at(0), z2);
 
   size_t free_bytes = 0, total_bytes = 0;
-  expect_ok(b->mem_info(0, &free_bytes, &total_bytes));
+  expect_ok(b->mem_info(dev_at(0), &free_bytes, &total_bytes));
   assert_true(total_bytes > 0);
   assert_true(free_bytes <= total_bytes);
 }
@@ -179,11 +198,11 @@ static void test_allocation_failure_names_size(void** unused) {
   char size_text[32];
   void* p = (void*)&p;
   snprintf(size_text, sizeof size_text, "%zu", SIZE_MAX - 3);
-  expect_error(ref()->mem_alloc(0, SIZE_MAX - 3, &p), GFX_ERR_OUT_OF_MEMORY, size_text, NULL);
+  expect_error(ref()->mem_alloc(dev_at(0), SIZE_MAX - 3, &p), GFX_ERR_OUT_OF_MEMORY, size_text, NULL);
   assert_null(p);
   /* Large but not overflowing when rounded (nor "negative" to valgrind): aligned_alloc fails. */
   snprintf(size_text, sizeof size_text, "%zu", SIZE_MAX / 4);
-  expect_error(ref()->host_alloc(0, SIZE_MAX / 4, &p), GFX_ERR_OUT_OF_MEMORY, size_text, NULL);
+  expect_error(ref()->host_alloc(dev_at(0), SIZE_MAX / 4, &p), GFX_ERR_OUT_OF_MEMORY, size_text, NULL);
   assert_null(p);
 }
 
@@ -191,10 +210,10 @@ static void test_streams_and_events(void** unused) {
   (void)unused;
   const gfx_backend* b = ref();
   void *s1 = NULL, *s2 = NULL, *e1 = NULL, *e2 = NULL;
-  expect_ok(b->stream_create(0, &s1));
-  expect_ok(b->stream_create(0, &s2));
-  expect_ok(b->event_create(0, &e1));
-  expect_ok(b->event_create(0, &e2));
+  expect_ok(b->stream_create(dev_at(0), &s1));
+  expect_ok(b->stream_create(dev_at(0), &s2));
+  expect_ok(b->event_create(dev_at(0), &e1));
+  expect_ok(b->event_create(dev_at(0), &e2));
   assert_non_null(s1);
   assert_non_null(s2);
   assert_non_null(e1);
@@ -202,19 +221,19 @@ static void test_streams_and_events(void** unused) {
   assert_ptr_not_equal(s1, s2);
   assert_ptr_not_equal(e1, e2);
 
-  assert_int_equal(b->event_done(0, e1), 1); /* never recorded */
-  expect_ok(b->event_record(0, e1, s1));
-  expect_ok(b->stream_wait_event(0, s2, e1));
-  expect_ok(b->event_sync(0, e1));
-  assert_int_equal(b->event_done(0, e1), 1);
-  expect_ok(b->stream_sync(0, s2));
-  expect_ok(b->stream_sync(0, NULL));
-  expect_ok(b->device_sync(0));
+  assert_int_equal(b->event_done(dev_at(0), e1), 1); /* never recorded */
+  expect_ok(b->event_record(dev_at(0), e1, s1));
+  expect_ok(b->stream_wait_event(dev_at(0), s2, e1));
+  expect_ok(b->event_sync(dev_at(0), e1));
+  assert_int_equal(b->event_done(dev_at(0), e1), 1);
+  expect_ok(b->stream_sync(dev_at(0), s2));
+  expect_ok(b->stream_sync(dev_at(0), NULL));
+  expect_ok(b->device_sync(dev_at(0)));
 
-  b->event_destroy(0, e1);
-  b->event_destroy(0, e2);
-  b->stream_destroy(0, s1);
-  b->stream_destroy(0, s2);
+  b->event_destroy(dev_at(0), e1);
+  b->event_destroy(dev_at(0), e2);
+  b->stream_destroy(dev_at(0), s1);
+  b->stream_destroy(dev_at(0), s2);
 }
 
 static void test_node_prepare_has_no_state(void** unused) {
@@ -224,10 +243,10 @@ static void test_node_prepare_has_no_state(void** unused) {
   gfx_shape out = SHAPE(2, 3);
   void* state = (void*)&node;
   size_t scratch = 123;
-  expect_ok(ref()->node_prepare(0, &node, in, &out, &state, &scratch));
+  expect_ok(ref()->node_prepare(dev_at(0), &node, in, &out, &state, &scratch));
   assert_null(state);
   assert_int_equal(scratch, 0);
-  ref()->node_release(0, state);
+  ref()->node_release(dev_at(0), state);
 }
 
 /* ---- Add, Sub, Mul, Div ---- */
@@ -710,7 +729,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_table),
       cmocka_unit_test(test_bad_device_ordinal),
-      cmocka_unit_test(test_pci_lookup_not_supported),
+      cmocka_unit_test(test_device_objects),
       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_allocation_failure_names_size),
       cmocka_unit_test(test_streams_and_events),

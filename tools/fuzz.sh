@@ -52,7 +52,7 @@ cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -fno-sanitize-re
         -I"$root/src" -I"$root/.deps/ort-1.29/include" -I"$root/tools")
 libs=(-ldl -lpthread -lm)
 core_src=("$root"/src/core/*.c "$root"/src/ir/*.c)
-backend_src=("$root"/src/backend/*.c "$root"/src/backend/ref/*.c "$root"/src/interop/*.c)
+backend_src=("$root"/src/exec/*.c "$root"/src/backend/*.c "$root"/src/backend/ref/*.c "$root"/src/interop/*.c)
 
 # stale OUT INPUT...: true when OUT is missing or older than an input (or this script)
 stale() {

@@ -248,6 +248,13 @@ typedef struct ir_value {
   size_t const_bytes;
 } ir_value;
 
+/* How much a backend may round float32 products (the precision option). */
+typedef enum ir_math_mode {
+  IR_MATH_STRICT = 0,      /* float32 arithmetic throughout */
+  IR_MATH_REDUCED_F32 = 1, /* float32 convolutions and matrix products may multiply with a shorter mantissa and
+                            * accumulate in float32 (TF32 tensor cores on NVIDIA; precision=tf32) */
+} ir_math_mode;
+
 typedef struct ir_node {
   gfx_op op;
   char* name;
@@ -255,7 +262,7 @@ typedef struct ir_node {
   int inputs[IR_MAX_IO];  /* value indices; -1 for an absent optional input */
   int outputs[IR_MAX_IO];
   ir_params params;
-  int allow_tf32; /* float32 convolutions and matrix products may use TF32 tensor cores (precision=tf32) */
+  ir_math_mode math_mode;
 } ir_node;
 
 typedef struct ir_graph {

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "core/pool.h"
-#include "ort/factory.h"
+#include "backend/wrap.h"
+#include "ort/device_objects.h"
 #include "ort/options.h"
 
 typedef struct gfx_allocator {
@@ -18,17 +19,15 @@ typedef struct gfx_allocator {
 
 static gfx_status raw_alloc(void* ctx, size_t bytes, void** out) {
   gfx_allocator* a = ctx;
-  const gfx_backend* be = a->device->backend;
-  return a->host ? be->host_alloc(a->device->ordinal, bytes, out) : be->mem_alloc(a->device->ordinal, bytes, out);
+  return a->host ? gfx_backend_host_alloc(a->device->dev, bytes, out) : gfx_backend_mem_alloc(a->device->dev, bytes, out);
 }
 
 static void raw_free(void* ctx, void* ptr) {
   gfx_allocator* a = ctx;
-  const gfx_backend* be = a->device->backend;
   if (a->host)
-    be->host_free(a->device->ordinal, ptr);
+    gfx_backend_host_free(a->device->dev, ptr);
   else
-    be->mem_free(a->device->ordinal, ptr);
+    gfx_backend_mem_free(a->device->dev, ptr);
 }
 
 static void* ORT_API_CALL alloc(OrtAllocator* this_, size_t size) {
@@ -38,7 +37,7 @@ static void* ORT_API_CALL alloc(OrtAllocator* this_, size_t size) {
   if (s) {
     /* ORT's Alloc has no status: it reports NULL as out of memory, so log the reason here */
     gfx_ort_log(NULL, ORT_LOGGING_LEVEL_WARNING, "gfxep: allocating %zu bytes on %s device %d failed: %s", size,
-                a->device->backend->name, a->device->ordinal, gfx_status_message(s));
+                a->device->backend_name, a->device->dev->index, gfx_status_message(s));
     gfx_status_free(s);
     return NULL;
   }

@@ -44,6 +44,12 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
   ir_params params;
   gfx_status s = gfx_node_describe(node, &reader, &desc);
   if (!s) s = ir_op_parse(&desc, &op, &params);
+  if (!s) {
+    /* the IR can describe it; now whether this device has a kernel for it */
+    gfx_node_query q = {.op = op, .params = &params, .desc = &desc};
+    s = gfx_backend_supports_node(ep->device->dev, &q);
+    if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
+  }
   if (s) {
     gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
                 "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));

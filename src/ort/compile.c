@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/model.h"
+#include "exec/model.h"
 #include "core/half.h"
 #include "ir/fuse.h"
 #include "ort/ep.h"
@@ -356,7 +356,7 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     /* ORT must hand a compiled node its inputs in this device's memory; anything else would be
      * read as a device pointer */
     bool host = false;
-    if (gfx_factory_device_for_memory(ci->ep->factory, gfx_ep_api->Value_GetMemoryDevice(v), &host) !=
+    if (gfx_device_for_memory(ci->ep->devices, gfx_ep_api->Value_GetMemoryDevice(v), &host) !=
             ci->ep->device || host) {
       const OrtMemoryInfo* mi = NULL;
       const char* where = "unknown";
@@ -364,7 +364,7 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
       if (!q && mi) q = gfx_ort->MemoryInfoGetName(mi, &where);
       if (q) gfx_ort->ReleaseStatus(q);
       s = gfx_ort_error(ORT_EP_FAIL, "gfxep: input '%s' arrived in '%s' memory, not in the device memory of %s device %d",
-                        g->values[g->inputs[i]].name, where, ci->ep->device->backend->name, ci->ep->device->ordinal);
+                        g->values[g->inputs[i]].name, where, ci->ep->device->backend_name, ci->ep->device->dev->index);
       break;
     }
     if ((s = gfx_ort->GetTensorData(v, &data))) break;
@@ -400,7 +400,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
     ir_graph* g = NULL;
     gfx_status s = import_partition(ep, graphs[i], fused_nodes[i], i, &g);
     if (!s && ep->options.precision == GFX_PRECISION_TF32)
-      for (int n = 0; n < g->n_nodes; n++) g->nodes[n].allow_tf32 = 1;
+      for (int n = 0; n < g->n_nodes; n++) g->nodes[n].math_mode = IR_MATH_REDUCED_F32;
     if (!s && (s = ir_fuse(g))) ir_graph_free(g);
     compute_info* ci = NULL;
     if (!s) {
@@ -412,7 +412,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
     }
     if (!s) {
       int nodes = g->n_nodes;
-      s = gfx_model_create(ep->device->backend, ep->device->ordinal, g, &ci->model);
+      s = gfx_model_create(ep->device->dev, g, &ci->model);
       /* ORT's capture (cuda_graph=ort) records Compute's work: no graph of the partition's own inside it */
       if (!s) gfx_model_use_graphs(ci->model, ep->options.graphs == GFX_GRAPHS_OWN);
       if (!s) {
@@ -426,7 +426,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
       }
       if (!s)
         gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: compiled partition %zu: %d nodes on %s device %d", i,
-                    nodes, ep->device->backend->name, ep->device->ordinal);
+                    nodes, ep->device->backend_name, ep->device->dev->index);
     }
     if (s) {
       free(ci);

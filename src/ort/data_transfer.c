@@ -11,7 +11,7 @@
 
 typedef struct gfx_data_transfer {
   OrtDataTransferImpl base; /* first */
-  gfx_factory* factory;
+  gfx_device_set* devices;
 } gfx_data_transfer;
 
 /* Where a side of a copy lives: host (CPU or page-locked), or a gfxep device's memory. */
@@ -20,9 +20,9 @@ typedef struct side {
   gfx_device* device; /* NULL for plain CPU memory */
 } side;
 
-static int classify(gfx_factory* f, const OrtMemoryDevice* md, side* out) {
+static int classify(gfx_device_set* f, const OrtMemoryDevice* md, side* out) {
   bool host_accessible = false;
-  out->device = gfx_factory_device_for_memory(f, md, &host_accessible);
+  out->device = gfx_device_for_memory(f, md, &host_accessible);
   if (out->device) {
     out->is_host = host_accessible;
     return 1;
@@ -33,15 +33,15 @@ static int classify(gfx_factory* f, const OrtMemoryDevice* md, side* out) {
 
 static bool ORT_API_CALL can_copy(const OrtDataTransferImpl* this_ptr, const OrtMemoryDevice* src,
                                   const OrtMemoryDevice* dst) {
-  gfx_factory* f = ((const gfx_data_transfer*)(const void*)this_ptr)->factory;
+  gfx_device_set* f = ((const gfx_data_transfer*)(const void*)this_ptr)->devices;
   side s, d;
   if (!classify(f, src, &s) || !classify(f, dst, &d)) return false;
   if (s.is_host && d.is_host) return s.device || d.device; /* leave plain CPU<->CPU to ORT */
-  if (!s.is_host && !d.is_host) return s.device == d.device || s.device->backend == d.device->backend;
+  if (!s.is_host && !d.is_host) return s.device == d.device || s.device->dev->backend == d.device->dev->backend;
   return true;
 }
 
-static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, OrtSyncStream* stream) {
+static OrtStatus* copy_one(gfx_device_set* f, const OrtValue* src, OrtValue* dst, OrtSyncStream* stream) {
   /* ORT copies feeds and fetches outside the nodes: in a run captured for cuda_graph=ort such a copy
    * would not be in the graph, and replays would silently skip it */
   if (gfx_capture_thread_busy())
@@ -78,7 +78,7 @@ static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, O
   if (stream && gfx_stream_device(stream) != dev) native = NULL;
   if (s.is_host && d.is_host) {
     /* page-locked <-> CPU: the host copy may only start once the device is done with the block */
-    if (native) ORT_TRY(gfx_to_ort(dev->backend->stream_sync(dev->ordinal, native)));
+    if (native) ORT_TRY(gfx_to_ort(gfx_backend_stream_sync(dev->dev, native)));
     memcpy(to, from, src_bytes);
     return NULL;
   }
@@ -90,12 +90,12 @@ static OrtStatus* copy_one(gfx_factory* f, const OrtValue* src, OrtValue* dst, O
                 kind == GFX_COPY_HOST_TO_DEVICE   ? "host to device"
                 : kind == GFX_COPY_DEVICE_TO_HOST ? "device to host"
                                                   : "device to device");
-  return gfx_to_ort(dev->backend->copy(dev->ordinal, to, from, src_bytes, kind, native));
+  return gfx_to_ort(gfx_backend_copy(dev->dev, to, from, src_bytes, kind, native));
 }
 
 static OrtStatus* ORT_API_CALL copy_tensors(OrtDataTransferImpl* this_ptr, const OrtValue** src, OrtValue** dst,
                                             OrtSyncStream** streams, size_t n) {
-  gfx_factory* f = ((gfx_data_transfer*)(void*)this_ptr)->factory;
+  gfx_device_set* f = ((gfx_data_transfer*)(void*)this_ptr)->devices;
   for (size_t i = 0; i < n; i++) ORT_TRY(copy_one(f, src[i], dst[i], streams ? streams[i] : NULL));
   return NULL;
 }
@@ -103,10 +103,10 @@ static OrtStatus* ORT_API_CALL copy_tensors(OrtDataTransferImpl* this_ptr, const
 /* ORT owns what CreateDataTransfer returned and releases it, possibly after the factory is gone. */
 static void ORT_API_CALL release(OrtDataTransferImpl* this_ptr) { free(this_ptr); }
 
-OrtStatus* gfx_data_transfer_create(gfx_factory* f, OrtDataTransferImpl** out) {
+OrtStatus* gfx_data_transfer_create(gfx_device_set* f, OrtDataTransferImpl** out) {
   gfx_data_transfer* t = calloc(1, sizeof *t);
   if (!t) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory");
-  t->factory = f;
+  t->devices = f;
   t->base.ort_version_supported = ORT_API_VERSION;
   t->base.Release = release;
   t->base.CanCopy = can_copy;

@@ -28,16 +28,15 @@ static OrtStatus* ORT_API_CALL on_run_end(OrtEp* this_ptr, const OrtRunOptions* 
   if (ep->options.graphs == GFX_GRAPHS_ORT) ORT_TRY(gfx_capture_run_end(ep));
   if (!sync_stream) return NULL;
   void* stream = gfx_ep_last_stream(ep);
-  const gfx_backend* be = ep->device->backend;
-  if (stream) return gfx_to_ort(be->stream_sync(ep->device->ordinal, stream));
-  return gfx_to_ort(be->device_sync(ep->device->ordinal));
+  if (stream) return gfx_to_ort(gfx_backend_stream_sync(ep->device->dev, stream));
+  return gfx_to_ort(gfx_backend_device_sync(ep->device->dev));
 }
 
 static OrtStatus* ORT_API_CALL create_allocator(OrtEp* this_ptr, const OrtMemoryInfo* info, OrtAllocator** out) {
   gfx_ep* ep = as_ep(this_ptr);
   *out = NULL;
   bool host = false;
-  gfx_device* d = gfx_factory_device_for_memory(ep->factory, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), &host);
+  gfx_device* d = gfx_device_for_memory(ep->devices, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), &host);
   if (d != ep->device)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: allocator requested for memory of another device");
   return gfx_allocator_create_for_ep(d, info, &ep->options, out);
@@ -48,7 +47,7 @@ static OrtStatus* ORT_API_CALL create_sync_stream(OrtEp* this_ptr, const OrtMemo
   gfx_ep* ep = as_ep(this_ptr);
   *out = NULL;
   bool host = false;
-  gfx_device* d = gfx_factory_device_for_memory(ep->factory, md, &host);
+  gfx_device* d = gfx_device_for_memory(ep->devices, md, &host);
   if (d != ep->device || host)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: stream requested for memory that is not this EP's device");
   /* with cuda_graph=ort every session stream is the EP's one stream: warm-ups, capture and replays
@@ -66,26 +65,26 @@ static OrtStatus* ORT_API_CALL is_concurrent_run_supported(OrtEp* this_ptr, bool
 
 static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
   gfx_ep* ep = as_ep(this_ptr);
-  return gfx_to_ort(ep->device->backend->device_sync(ep->device->ordinal));
+  return gfx_to_ort(gfx_backend_device_sync(ep->device->dev));
 }
 
 static OrtStatus* ORT_API_CALL get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** out) {
-  gfx_factory* f = as_ep(this_ptr)->factory;
-  pthread_mutex_lock(&f->lock);
-  OrtStatus* s = f->kernels ? NULL : gfx_memcpy_registry_create(&f->kernels);
-  *out = f->kernels;
-  pthread_mutex_unlock(&f->lock);
+  gfx_device_set* set = as_ep(this_ptr)->devices;
+  pthread_mutex_lock(&set->lock);
+  OrtStatus* s = set->kernels ? NULL : gfx_memcpy_registry_create(&set->kernels);
+  *out = set->kernels;
+  pthread_mutex_unlock(&set->lock);
   return s;
 }
 
-OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
+OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
                          OrtEp** out) {
   *out = NULL;
   gfx_ep_options options;
   ORT_TRY(gfx_ep_options_parse(so, &options));
   gfx_ep* ep = calloc(1, sizeof *ep);
   if (!ep) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating the EP");
-  ep->factory = f;
+  ep->devices = devices;
   ep->device = d;
   ep->logger = logger;
   ep->options = options;

@@ -2,7 +2,8 @@
 #ifndef GFXEP_ORT_EP_H
 #define GFXEP_ORT_EP_H
 
-#include "ort/factory.h"
+#include "backend/wrap.h"
+#include "ort/device_objects.h"
 #include "ort/options.h"
 
 #define GFX_MAX_PROFILERS 16
@@ -20,7 +21,7 @@ typedef struct gfx_ort_graph {
 
 typedef struct gfx_ep {
   OrtEp base; /* first: ORT only sees this */
-  gfx_factory* factory;
+  gfx_device_set* devices; /* the factory's, shared by its EPs */
   gfx_device* device;
   const OrtLogger* logger;
   gfx_ep_options options;
@@ -43,7 +44,7 @@ typedef struct gfx_ep {
   int n_models, cap_models;
 } gfx_ep;
 
-OrtStatus* gfx_ep_create(gfx_factory* f, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
+OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
                          OrtEp** out);
 void gfx_ep_destroy(OrtEp* ep);
 

@@ -1,12 +1,15 @@
 /* gfxep — OrtEpFactory: which devices gfxep offers, and the objects shared across its sessions.
  *
- * Devices:
- *  - CUDA: every NVIDIA GPU the CUDA backend sees. ORT's hardware devices are matched to CUDA
- *    ordinals exactly, by PCI bus id on Linux and by LUID on Windows; a CUDA device ORT did not
- *    offer gets a hardware device created here.
- *  - Reference: plain C on the CPU, offered only when the library is registered under a name that
- *    ends in ".reference". It is a test oracle and a fallback where nothing else runs, so it must
- *    never show up (and get picked by an automatic EP selection policy) unless asked for.
+ * Devices: every device of every backend in the registry (backend/registry.h), in its order. ORT's
+ * hardware devices are matched to backend devices exactly: by PCI bus id (Linux), by LUID (Windows),
+ * or by PCI vendor and device id when ORT gives neither; a backend device ORT did not offer gets a
+ * hardware device created here. Two backends may offer the same GPU (CUDA and Vulkan on an NVIDIA
+ * GPU): each gets its own EP device, told apart by the gfxep.backend metadata.
+ *
+ * A registration whose name ends in ".<backend>" ("gfxep.vulkan", "gfxep.reference") offers only that
+ * backend's devices, software ones included; any other name offers every backend's hardware
+ * devices, except backends whose memory is host memory (the reference backend), so that neither a
+ * test oracle nor a CPU implementation of a GPU API displaces ORT's own CPU EP unless asked for.
  */
 #include "ort/factory.h"
 
@@ -15,12 +18,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/registry.h"
+#include "backend/wrap.h"
+#include "ort/device_objects.h"
 #include "ort/ep.h"
 
-#define NVIDIA_VENDOR_ID 0x10DEu
-/* Identity tag for the reference device's memory (ASCII "gf"); it is no PCI vendor. */
-#define REFERENCE_VENDOR_ID 0x6766u
-#define REFERENCE_SUFFIX ".reference"
+/* Identity tag for the memory of devices that are no PCI device (ASCII "gf"); it is no PCI vendor. */
+#define HOST_MEMORY_VENDOR_ID 0x6766u
 
 static gfx_factory* as_factory(const OrtEpFactory* f) { return (gfx_factory*)(void*)f; }
 
@@ -47,7 +51,7 @@ static void hex(const uint8_t* bytes, size_t n, char* out) {
 }
 
 static OrtStatus* make_memory_infos(gfx_device* d, const char* name) {
-  char host_name[64];
+  char host_name[96];
   snprintf(host_name, sizeof host_name, "%s_pinned", name);
   ORT_TRY(gfx_ort->CreateMemoryInfo_V2(name, OrtMemoryInfoDeviceType_GPU, d->mem_vendor_id, d->mem_device_id,
                                         OrtDeviceMemoryType_DEFAULT, 0, OrtDeviceAllocator, &d->mem_default));
@@ -61,10 +65,11 @@ static OrtStatus* publish_device(gfx_factory* f, gfx_device* d) {
   OrtKeyValuePairs* meta = NULL;
   gfx_ort->CreateKeyValuePairs(&meta);
   char buf[64];
-  gfx_ort->AddKeyValuePair(meta, GFXEP_META_BACKEND, d->backend->name);
-  snprintf(buf, sizeof buf, "%d", d->ordinal);
+  gfx_ort->AddKeyValuePair(meta, GFXEP_META_BACKEND, d->backend_name);
+  snprintf(buf, sizeof buf, "%d", d->dev->index);
   gfx_ort->AddKeyValuePair(meta, GFXEP_META_ORDINAL, buf);
   gfx_ort->AddKeyValuePair(meta, GFXEP_META_NAME, d->info.name);
+  if (d->info.driver[0]) gfx_ort->AddKeyValuePair(meta, GFXEP_META_DRIVER, d->info.driver);
   if (d->info.has_uuid) {
     hex(d->info.uuid, 16, buf);
     gfx_ort->AddKeyValuePair(meta, GFXEP_META_UUID, buf);
@@ -74,10 +79,7 @@ static OrtStatus* publish_device(gfx_factory* f, gfx_device* d) {
     gfx_ort->AddKeyValuePair(meta, GFXEP_META_LUID, buf);
   }
   if (d->info.pci_bus_id[0]) gfx_ort->AddKeyValuePair(meta, GFXEP_META_PCI, d->info.pci_bus_id);
-  if (strcmp(d->backend->name, "reference") == 0)
-    gfx_ort->AddKeyValuePair(meta, GFXEP_META_NOTE,
-                             "reference backend: plain C on the CPU, slow by design; a test oracle and a fallback "
-                             "where no GPU backend runs");
+  if (d->dev->backend->note) gfx_ort->AddKeyValuePair(meta, GFXEP_META_NOTE, d->dev->backend->note);
   OrtStatus* s = gfx_ep_api->CreateEpDevice(&f->base, d->hw, meta, NULL, &d->ep_device);
   gfx_ort->ReleaseKeyValuePairs(meta);
   if (s) return s;
@@ -86,66 +88,57 @@ static OrtStatus* publish_device(gfx_factory* f, gfx_device* d) {
   return NULL;
 }
 
-static OrtStatus* add_device(gfx_factory* f, const gfx_backend* be, int ordinal, const OrtHardwareDevice* hw,
+static OrtStatus* add_device(gfx_factory* f, gfx_dev* dev, const gfx_device_info* info, const OrtHardwareDevice* hw,
                              OrtHardwareDevice* owned_hw) {
-  if (f->n_devices == GFX_MAX_EP_DEVICES) {
+  const gfx_backend* be = dev->backend;
+  if (f->set.n_devices == GFX_MAX_EP_DEVICES) {
     if (owned_hw) gfx_ep_api->ReleaseHardwareDevice(owned_hw);
     gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_WARNING, "gfxep: more than %d devices; device %d of %s is not offered",
-                GFX_MAX_EP_DEVICES, ordinal, be->name);
+                GFX_MAX_EP_DEVICES, dev->index, be->name);
     return NULL;
   }
-  gfx_device* d = &f->devices[f->n_devices++];
+  gfx_device* d = &f->set.devices[f->set.n_devices++];
   memset(d, 0, sizeof *d);
-  d->backend = be;
-  d->ordinal = ordinal;
+  d->dev = dev;
+  d->backend_name = be->name;
+  d->info = *info;
   d->hw = owned_hw ? owned_hw : hw;
   d->owned_hw = owned_hw;
-  ORT_TRY(gfx_to_ort(be->device_info(ordinal, &d->info)));
-  int is_ref = strcmp(be->name, "reference") == 0;
-  d->mem_vendor_id = is_ref ? REFERENCE_VENDOR_ID : NVIDIA_VENDOR_ID;
-  d->mem_device_id = ordinal;
-  ORT_TRY(make_memory_infos(d, is_ref ? "gfxep_reference" : "gfxep_cuda"));
-  return NULL;
+  d->mem_vendor_id = info->pci_vendor_id && !(be->flags & GFX_BACKEND_HOST_MEMORY) ? info->pci_vendor_id
+                                                                                   : HOST_MEMORY_VENDOR_ID;
+  d->mem_device_id = be->memory_id_base + dev->index;
+  return make_memory_infos(d, be->memory_name ? be->memory_name : be->name);
 }
 
-/* The CUDA ordinal of an ORT hardware device, or -1. */
-static int match_cuda(const gfx_backend* be, const OrtHardwareDevice* hw) {
+/* A PCI address "dddd:bb:dd.f" as numbers, so that spellings differing in case or in the width of the
+ * domain ("00000000:00:06.0" from nvidia-smi) compare equal. */
+static int parse_pci(const char* s, unsigned v[4]) {
+  return s && sscanf(s, "%x:%x:%x.%x", &v[0], &v[1], &v[2], &v[3]) == 4;
+}
+
+/* Whether ORT's hardware device is the backend device described by info. */
+static int same_device(const OrtHardwareDevice* hw, const gfx_device_info* info, int software) {
+  OrtHardwareDeviceType type = gfx_ort->HardwareDevice_Type(hw);
+  if (software) return type == OrtHardwareDeviceType_CPU;
+  if (type != OrtHardwareDeviceType_GPU) return 0;
   const OrtKeyValuePairs* meta = gfx_ort->HardwareDevice_Metadata(hw);
   const char* pci = meta ? gfx_ort->GetKeyValue(meta, "pci_bus_id") : NULL;
-  int ordinal = -1;
-  if (pci && pci[0]) {
-    gfx_status s = be->device_by_pci_bus_id(pci, &ordinal);
-    if (s) {
-      gfx_status_free(s);
-      ordinal = -1;
-    }
-    return ordinal;
-  }
+  unsigned a[4], b[4];
+  if (pci && pci[0] && parse_pci(info->pci_bus_id, b))
+    return parse_pci(pci, a) && a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
   const char* luid = meta ? gfx_ort->GetKeyValue(meta, "LUID") : NULL;
-  if (luid && luid[0]) {
-    unsigned long long want = strtoull(luid, NULL, 10);
-    for (int i = 0; i < be->device_count(); i++) {
-      gfx_device_info info;
-      gfx_status s = be->device_info(i, &info);
-      if (s) {
-        gfx_status_free(s);
-        continue;
-      }
-      unsigned long long got = 0;
-      memcpy(&got, info.luid, sizeof got); /* LUIDs are compared as the 64-bit value Windows prints */
-      if (info.has_luid && got == want) return i;
-    }
+  if (luid && luid[0] && info->has_luid) {
+    unsigned long long want = strtoull(luid, NULL, 10), got = 0;
+    memcpy(&got, info->luid, sizeof got); /* LUIDs are compared as the 64-bit value Windows prints */
+    return got == want;
   }
-  return -1;
+  /* neither given: the vendor and device ids, when both sides know them */
+  uint32_t vendor = gfx_ort->HardwareDevice_VendorId(hw), device = gfx_ort->HardwareDevice_DeviceId(hw);
+  return info->pci_vendor_id && vendor == info->pci_vendor_id && info->pci_device_id && device == info->pci_device_id;
 }
 
-static OrtStatus* discover_cuda(gfx_factory* f, const OrtHardwareDevice* const* hw, size_t n) {
-  const char* why = NULL;
-  const gfx_backend* be = gfx_backend_cuda(&why);
-  if (!be) {
-    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: CUDA backend not available: %s", why);
-    return NULL;
-  }
+static OrtStatus* discover_backend(gfx_factory* f, const gfx_backend* be, int by_name, const OrtHardwareDevice* const* hw,
+                                   size_t n) {
   if (be->set_log_sink) {
     void* user = NULL;
     gfx_log_sink sink = gfx_log_get_sink(&user);
@@ -153,45 +146,63 @@ static OrtStatus* discover_cuda(gfx_factory* f, const OrtHardwareDevice* const* 
   }
   int count = be->device_count();
   if (count <= 0) {
-    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: no CUDA device found; the CUDA backend offers nothing");
+    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: the %s backend found no device", be->name);
     return NULL;
   }
-  char used[64] = {0};
-  for (size_t i = 0; i < n; i++) {
-    if (gfx_ort->HardwareDevice_Type(hw[i]) != OrtHardwareDeviceType_GPU) continue;
-    uint32_t vendor = gfx_ort->HardwareDevice_VendorId(hw[i]);
-    if (vendor != NVIDIA_VENDOR_ID && vendor != 0) continue;
-    int ordinal = match_cuda(be, hw[i]);
-    if (ordinal < 0 || ordinal >= 64 || used[ordinal]) continue;
-    used[ordinal] = 1;
-    ORT_TRY(add_device(f, be, ordinal, hw[i], NULL));
-  }
-  /* CUDA devices ORT did not list (ORT builds without GPU discovery): describe them ourselves */
-  for (int ordinal = 0; ordinal < count && ordinal < 64; ordinal++) {
-    if (used[ordinal]) continue;
+  for (int index = 0; index < count; index++) {
+    gfx_dev* dev = NULL;
     gfx_device_info info;
-    ORT_TRY(gfx_to_ort(be->device_info(ordinal, &info)));
-    OrtKeyValuePairs* meta = NULL;
-    gfx_ort->CreateKeyValuePairs(&meta);
-    if (info.pci_bus_id[0]) gfx_ort->AddKeyValuePair(meta, "pci_bus_id", info.pci_bus_id);
-    gfx_ort->AddKeyValuePair(meta, "Description", info.name);
+    gfx_status gs = be->device_get(index, &dev);
+    if (!gs) gs = be->device_info(dev, &info);
+    if (gs) {
+      gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_WARNING, "gfxep: %s device %d is not offered: %s", be->name, index,
+                  gfx_status_message(gs));
+      gfx_status_free(gs);
+      continue;
+    }
+    int software = info.software || (be->flags & GFX_BACKEND_HOST_MEMORY);
+    if (software && !by_name) {
+      gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO,
+                  "gfxep: %s device %d (%s) runs on the CPU; it is offered only to a registration named \"%s.%s\"",
+                  be->name, index, info.name, GFXEP_EP_NAME, be->name);
+      continue;
+    }
+    const OrtHardwareDevice* match = NULL;
+    for (size_t i = 0; i < n && !match; i++)
+      if (same_device(hw[i], &info, software)) match = hw[i];
     OrtHardwareDevice* created = NULL;
-    OrtStatus* s = gfx_ep_api->CreateHardwareDevice(OrtHardwareDeviceType_GPU, NVIDIA_VENDOR_ID, info.pci_device_id,
-                                                     "NVIDIA", meta, &created);
-    gfx_ort->ReleaseKeyValuePairs(meta);
-    if (s) return s;
-    ORT_TRY(add_device(f, be, ordinal, NULL, created));
+    if (!match) { /* ORT did not list it (a build without GPU discovery): describe it ourselves */
+      OrtKeyValuePairs* meta = NULL;
+      gfx_ort->CreateKeyValuePairs(&meta);
+      if (info.pci_bus_id[0]) gfx_ort->AddKeyValuePair(meta, "pci_bus_id", info.pci_bus_id);
+      gfx_ort->AddKeyValuePair(meta, "Description", info.name);
+      OrtStatus* s = gfx_ep_api->CreateHardwareDevice(
+          software ? OrtHardwareDeviceType_CPU : OrtHardwareDeviceType_GPU, software ? 0 : info.pci_vendor_id,
+          software ? 0 : info.pci_device_id, software ? "CPU" : info.name, meta, &created);
+      gfx_ort->ReleaseKeyValuePairs(meta);
+      if (s) return s;
+    }
+    ORT_TRY(add_device(f, dev, &info, match, created));
   }
   return NULL;
 }
 
-static OrtStatus* discover_reference(gfx_factory* f, const OrtHardwareDevice* const* hw, size_t n) {
-  const OrtHardwareDevice* cpu = NULL;
-  for (size_t i = 0; i < n && !cpu; i++)
-    if (gfx_ort->HardwareDevice_Type(hw[i]) == OrtHardwareDeviceType_CPU) cpu = hw[i];
-  OrtHardwareDevice* created = NULL;
-  if (!cpu) ORT_TRY(gfx_ep_api->CreateHardwareDevice(OrtHardwareDeviceType_CPU, 0, 0, "CPU", NULL, &created));
-  return add_device(f, gfx_backend_reference(), 0, cpu, created);
+static OrtStatus* discover(gfx_factory* f, const OrtHardwareDevice* const* hw, size_t n) {
+  for (int i = 0; i < gfx_registry_count(); i++) {
+    const char* name = gfx_registry_name(i);
+    int by_name = strcasecmp(f->only_backend, name) == 0;
+    if (f->only_backend[0] && !by_name) continue;
+    const char* why = NULL;
+    const gfx_backend* be = gfx_registry_get(i, &why);
+    if (!be) {
+      gfx_ort_log(f->logger, by_name ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
+                  "gfxep: the %s backend is not available: %s", name, why);
+      continue;
+    }
+    if ((be->flags & GFX_BACKEND_HOST_MEMORY) && !by_name) continue;
+    ORT_TRY(discover_backend(f, be, by_name, hw, n));
+  }
+  return NULL;
 }
 
 static OrtStatus* ORT_API_CALL get_supported_devices(OrtEpFactory* this_ptr, const OrtHardwareDevice* const* hw,
@@ -199,44 +210,27 @@ static OrtStatus* ORT_API_CALL get_supported_devices(OrtEpFactory* this_ptr, con
                                                      size_t* num_ep_devices) {
   gfx_factory* f = as_factory(this_ptr);
   *num_ep_devices = 0;
-  if (f->n_devices > 0)
+  if (f->set.n_devices > 0)
     return gfx_ort_error(ORT_FAIL, "gfxep: GetSupportedDevices called twice on one factory");
-  if (f->offer_reference)
-    ORT_TRY(discover_reference(f, hw, n));
-  else
-    ORT_TRY(discover_cuda(f, hw, n));
-  for (int i = 0; i < f->n_devices && (size_t)i < max_ep_devices; i++) {
-    ORT_TRY(publish_device(f, &f->devices[i]));
-    ep_devices[(*num_ep_devices)++] = f->devices[i].ep_device;
-    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: offering %s device %d: %s%s%s",
-                f->devices[i].backend->name, f->devices[i].ordinal, f->devices[i].info.name,
-                f->devices[i].info.pci_bus_id[0] ? " at " : "", f->devices[i].info.pci_bus_id);
+  ORT_TRY(discover(f, hw, n));
+  for (int i = 0; i < f->set.n_devices && (size_t)i < max_ep_devices; i++) {
+    gfx_device* d = &f->set.devices[i];
+    ORT_TRY(publish_device(f, d));
+    ep_devices[(*num_ep_devices)++] = d->ep_device;
+    gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: offering %s device %d: %s%s%s", d->backend_name,
+                d->dev->index, d->info.name, d->info.pci_bus_id[0] ? " at " : "", d->info.pci_bus_id);
   }
   return NULL;
 }
 
-gfx_device* gfx_factory_device_for_memory(gfx_factory* f, const OrtMemoryDevice* md, bool* host_accessible) {
-  if (!md || gfx_ep_api->MemoryDevice_GetDeviceType(md) != OrtMemoryInfoDeviceType_GPU) return NULL;
-  uint32_t vendor = gfx_ep_api->MemoryDevice_GetVendorId(md);
-  int id = (int)gfx_ep_api->MemoryDevice_GetDeviceId(md);
-  for (int i = 0; i < f->n_devices; i++) {
-    gfx_device* d = &f->devices[i];
-    if (d->mem_vendor_id == vendor && d->mem_device_id == id) {
-      if (host_accessible)
-        *host_accessible = gfx_ep_api->MemoryDevice_GetMemoryType(md) == OrtDeviceMemoryType_HOST_ACCESSIBLE;
-      return d;
-    }
-  }
-  return NULL;
-}
-
-gfx_device* gfx_factory_device_for_ep(gfx_factory* f, const OrtHardwareDevice* hw, const OrtKeyValuePairs* meta) {
+/* The device an EP created for these hardware device + metadata pairs runs on. */
+static gfx_device* device_for_ep(gfx_factory* f, const OrtHardwareDevice* hw, const OrtKeyValuePairs* meta) {
   const char* backend = meta ? gfx_ort->GetKeyValue(meta, GFXEP_META_BACKEND) : NULL;
   const char* ordinal = meta ? gfx_ort->GetKeyValue(meta, GFXEP_META_ORDINAL) : NULL;
-  for (int i = 0; i < f->n_devices; i++) {
-    gfx_device* d = &f->devices[i];
+  for (int i = 0; i < f->set.n_devices; i++) {
+    gfx_device* d = &f->set.devices[i];
     if (backend && ordinal) {
-      if (strcmp(backend, d->backend->name) == 0 && atoi(ordinal) == d->ordinal) return d;
+      if (strcmp(backend, d->backend_name) == 0 && atoi(ordinal) == d->dev->index) return d;
     } else if (d->hw == hw) {
       return d;
     }
@@ -252,9 +246,9 @@ static OrtStatus* ORT_API_CALL create_ep(OrtEpFactory* this_ptr, const OrtHardwa
   *ep = NULL;
   if (n != 1)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: a session uses exactly one gfxep device; %zu were given", n);
-  gfx_device* d = gfx_factory_device_for_ep(f, hw[0], meta[0]);
+  gfx_device* d = device_for_ep(f, hw[0], meta[0]);
   if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: the device given to CreateEp is not one gfxep offered");
-  return gfx_ep_create(f, d, session_options, logger, ep);
+  return gfx_ep_create(&f->set, d, session_options, logger, ep);
 }
 
 static void ORT_API_CALL release_ep(OrtEpFactory* this_ptr, OrtEp* ep) {
@@ -267,7 +261,7 @@ static OrtStatus* ORT_API_CALL create_allocator(OrtEpFactory* this_ptr, const Or
   (void)options;
   *out = NULL;
   gfx_factory* f = as_factory(this_ptr);
-  gfx_device* d = gfx_factory_device_for_memory(f, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), NULL);
+  gfx_device* d = gfx_device_for_memory(&f->set, gfx_ep_api->MemoryInfo_GetMemoryDevice(info), NULL);
   if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: CreateAllocator for memory that is not gfxep's");
   return gfx_allocator_create(d, info, 1, out);
 }
@@ -279,7 +273,7 @@ static void ORT_API_CALL release_allocator(OrtEpFactory* this_ptr, OrtAllocator*
 
 static OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory* this_ptr, OrtDataTransferImpl** out) {
   *out = NULL;
-  return gfx_data_transfer_create(as_factory(this_ptr), out);
+  return gfx_data_transfer_create(&as_factory(this_ptr)->set, out);
 }
 
 static bool ORT_API_CALL is_stream_aware(const OrtEpFactory* this_ptr) {
@@ -292,7 +286,7 @@ static OrtStatus* ORT_API_CALL create_sync_stream(OrtEpFactory* this_ptr, const 
   (void)options;
   *out = NULL;
   bool host = false;
-  gfx_device* d = gfx_factory_device_for_memory(as_factory(this_ptr), md, &host);
+  gfx_device* d = gfx_device_for_memory(&as_factory(this_ptr)->set, md, &host);
   if (!d || host)
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: streams are created for a gfxep device's DEFAULT memory");
   return gfx_stream_create(d, NULL, out);
@@ -306,17 +300,11 @@ static OrtStatus* ORT_API_CALL validate_compiled_model(OrtEpFactory* this_ptr, c
   return NULL;
 }
 
-gfx_device* gfx_factory_device_for_ep_device(gfx_factory* f, const OrtEpDevice* ep_device) {
-  for (int i = 0; i < f->n_devices; i++)
-    if (ep_device && f->devices[i].ep_device == ep_device) return &f->devices[i];
-  return NULL;
-}
-
 static OrtStatus* ORT_API_CALL create_importer(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device,
                                                OrtExternalResourceImporterImpl** out) {
   if (!out) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: CreateExternalResourceImporterForDevice: out is NULL");
   *out = NULL;
-  gfx_device* d = gfx_factory_device_for_ep_device(as_factory(this_ptr), ep_device);
+  gfx_device* d = gfx_device_for_ep_device(&as_factory(this_ptr)->set, ep_device);
   if (!d)
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
                          "gfxep: CreateExternalResourceImporterForDevice: the EP device is not one gfxep offered");
@@ -330,7 +318,7 @@ static OrtStatus* ORT_API_CALL create_importer(OrtEpFactory* this_ptr, const Ort
 static OrtStatus* ORT_API_CALL init_graphics_interop(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device,
                                                      const OrtGraphicsInteropConfig* config) {
   gfx_factory* f = as_factory(this_ptr);
-  gfx_device* d = gfx_factory_device_for_ep_device(f, ep_device);
+  gfx_device* d = gfx_device_for_ep_device(&f->set, ep_device);
   if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: the EP device is not gfxep's");
   if (!config) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: config is NULL");
   if (config->version < 25)
@@ -350,53 +338,58 @@ static OrtStatus* ORT_API_CALL init_graphics_interop(OrtEpFactory* this_ptr, con
   if (api == GFX_GRAPHICS_API_D3D12)
     return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: InitGraphicsInterop: D3D12 interop needs Windows");
 #endif
-  if (!d->backend->graphics_interop_init)
-    return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: InitGraphicsInterop: the %s backend has no graphics interop",
-                         d->backend->name);
-  const void* nv_blob = NULL;
-  const char* blob = config->additional_options ? gfx_ort->GetKeyValue(config->additional_options, NV_QUEUE_DATA_KEY)
-                                                : NULL;
+  gfx_interop_config ic = {.api = api, .queue = config->command_queue};
+  const char* blob = NULL;
+  if (config->additional_options) {
+    const char* const* keys = NULL;
+    const char* const* values = NULL;
+    size_t count = 0;
+    gfx_ort->GetKeyValuePairs(config->additional_options, &keys, &values, &count);
+    ic.keys = keys;
+    ic.values = values;
+    ic.count = count;
+    blob = gfx_ort->GetKeyValue(config->additional_options, NV_QUEUE_DATA_KEY);
+  }
   if (blob && blob[0]) {
     char* end = NULL;
     unsigned long long v = strtoull(blob, &end, 10);
     if (!end || *end || v == 0)
       return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: InitGraphicsInterop: %s = '%s' is not a pointer value",
                            NV_QUEUE_DATA_KEY, blob);
-    nv_blob = (const void*)(uintptr_t)v;
+    ic.nv_blob = (const void*)(uintptr_t)v;
   }
-  pthread_mutex_lock(&f->lock);
+  pthread_mutex_lock(&f->set.lock);
   OrtStatus* s = NULL;
   if (d->interop_ready) {
     s = gfx_ort_error(ORT_FAIL, "gfxep: InitGraphicsInterop: graphics interop is already initialized for %s device %d",
-                      d->backend->name, d->ordinal);
+                      d->backend_name, d->dev->index);
   } else {
-    char note[256] = "";
-    s = gfx_to_ort(d->backend->graphics_interop_init(d->ordinal, api, config->command_queue, nv_blob, note,
-                                                     sizeof note));
+    char note[512] = "";
+    s = gfx_to_ort(gfx_backend_graphics_interop_init(d->dev, &ic, note, sizeof note));
     if (!s) {
       d->interop_ready = 1;
-      gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: graphics interop on %s device %d: %s", d->backend->name,
-                  d->ordinal, note);
+      gfx_ort_log(f->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: graphics interop on %s device %d: %s", d->backend_name,
+                  d->dev->index, note);
     }
   }
-  pthread_mutex_unlock(&f->lock);
+  pthread_mutex_unlock(&f->set.lock);
   return s;
 }
 
 static OrtStatus* ORT_API_CALL deinit_graphics_interop(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device) {
   gfx_factory* f = as_factory(this_ptr);
-  gfx_device* d = gfx_factory_device_for_ep_device(f, ep_device);
+  gfx_device* d = gfx_device_for_ep_device(&f->set, ep_device);
   if (!d) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: DeinitGraphicsInterop: the EP device is not gfxep's");
-  pthread_mutex_lock(&f->lock);
+  pthread_mutex_lock(&f->set.lock);
   OrtStatus* s = NULL;
   if (!d->interop_ready) {
     s = gfx_ort_error(ORT_FAIL, "gfxep: DeinitGraphicsInterop: graphics interop is not initialized for %s device %d",
-                      d->backend->name, d->ordinal);
+                      d->backend_name, d->dev->index);
   } else {
-    s = gfx_to_ort(d->backend->graphics_interop_deinit(d->ordinal));
+    s = gfx_to_ort(gfx_backend_graphics_interop_deinit(d->dev));
     d->interop_ready = 0;
   }
-  pthread_mutex_unlock(&f->lock);
+  pthread_mutex_unlock(&f->set.lock);
   return s;
 }
 
@@ -416,8 +409,10 @@ OrtStatus* gfx_factory_create(const char* registered_name, const OrtLogger* logg
   if (!f) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating the factory");
   f->logger = logger;
   snprintf(f->registered_name, sizeof f->registered_name, "%s", registered_name ? registered_name : "");
-  size_t len = strlen(f->registered_name), sl = strlen(REFERENCE_SUFFIX);
-  f->offer_reference = len >= sl && strcasecmp(f->registered_name + len - sl, REFERENCE_SUFFIX) == 0;
+  const char* dot = strrchr(f->registered_name, '.');
+  for (int i = 0; dot && i < gfx_registry_count(); i++)
+    if (strcasecmp(dot + 1, gfx_registry_name(i)) == 0)
+      snprintf(f->only_backend, sizeof f->only_backend, "%s", gfx_registry_name(i));
 
   OrtEpFactory* b = &f->base;
   b->ort_version_supported = ORT_API_VERSION;
@@ -439,20 +434,21 @@ OrtStatus* gfx_factory_create(const char* registered_name, const OrtLogger* logg
   b->DeinitGraphicsInterop = deinit_graphics_interop;
   b->GetNumCustomOpDomains = get_num_custom_op_domains;
   b->GetCustomOpDomains = get_custom_op_domains;
-  pthread_mutex_init(&f->lock, NULL);
+  pthread_mutex_init(&f->set.lock, NULL);
+  f->set.logger = logger;
   *out = f;
   return NULL;
 }
 
 void gfx_factory_destroy(gfx_factory* f) {
   if (!f) return;
-  for (int i = 0; i < f->n_devices; i++) {
-    gfx_device* d = &f->devices[i];
+  for (int i = 0; i < f->set.n_devices; i++) {
+    gfx_device* d = &f->set.devices[i];
     if (d->mem_default) gfx_ort->ReleaseMemoryInfo(d->mem_default);
     if (d->mem_host) gfx_ort->ReleaseMemoryInfo(d->mem_host);
     if (d->owned_hw) gfx_ep_api->ReleaseHardwareDevice(d->owned_hw);
   }
-  if (f->kernels) gfx_ep_api->ReleaseKernelRegistry(f->kernels);
-  pthread_mutex_destroy(&f->lock);
+  if (f->set.kernels) gfx_ep_api->ReleaseKernelRegistry(f->set.kernels);
+  pthread_mutex_destroy(&f->set.lock);
   free(f);
 }

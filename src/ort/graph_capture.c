@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/model.h"
+#include "exec/model.h"
 #include "ort/ep.h"
 
 /* Ordinary runs per graph id before the one that is captured (ORT tries at most 8 runs). */
@@ -78,8 +78,7 @@ static gfx_status unpin_all(gfx_ep* ep, int id, void* stream) {
 /* Under capture_lock: ends a capture run that is under way without keeping anything (its Compute
  * failed, or OnRunEnd never came). */
 static void abandon_capture(gfx_ep* ep) {
-  const gfx_backend* be = ep->device->backend;
-  if (ep->capture.stream) gfx_status_free(be->capture_end(ep->device->ordinal, ep->capture.stream, NULL));
+  if (ep->capture.stream) gfx_status_free(gfx_backend_capture_end(ep->device->dev, ep->capture.stream, NULL));
   gfx_status_free(unpin_all(ep, ep->capture.id, ep->capture.stream));
   ep->capture.pending = 0;
   ep->capture.stream = NULL;
@@ -134,7 +133,7 @@ OrtStatus* gfx_capture_compute(gfx_ep* ep, void* stream, int* captured, int* pin
     if (!stream) {
       s = gfx_ort_error(ORT_EP_FAIL, "gfxep: cuda_graph=ort: the run gave gfxep no stream to capture");
     } else if (!ep->capture.stream) {
-      gfx_status st = ep->device->backend->capture_begin(ep->device->ordinal, stream);
+      gfx_status st = gfx_backend_capture_begin(ep->device->dev, stream);
       if (st)
         s = gfx_to_ort(gfx_status_wrap(st, "gfxep: cuda_graph=ort: beginning the capture of gpu_graph_id %d",
                                        ep->capture.id));
@@ -158,8 +157,7 @@ OrtStatus* gfx_capture_run_end(gfx_ep* ep) {
   pthread_mutex_lock(&ep->capture_lock);
   OrtStatus* s = NULL;
   if (ep->capture.pending) {
-    const gfx_backend* be = ep->device->backend;
-    int dev = ep->device->ordinal;
+    gfx_dev* dev = ep->device->dev;
     int id = ep->capture.id;
     void* stream = ep->capture.stream;
     gfx_ort_graph* g = find_graph(ep, id);
@@ -168,7 +166,7 @@ OrtStatus* gfx_capture_run_end(gfx_ep* ep) {
     if (!stream)
       st = gfx_error(GFX_ERR_INVALID_ARGUMENT, "the run queued no work on gfxep, so there is nothing to capture");
     else
-      st = be->capture_end(dev, stream, &exec);
+      st = gfx_backend_capture_end(dev, stream, &exec);
     ep->capture.pending = 0;
     ep->capture.stream = NULL;
     capturing_ep = NULL;
@@ -176,9 +174,9 @@ OrtStatus* gfx_capture_run_end(gfx_ep* ep) {
       g->exec = exec;
       g->stream = stream;
       /* the captured work did not run: this run's results come from the graph's first launch */
-      st = be->graph_launch(dev, exec, stream);
+      st = gfx_backend_graph_launch(dev, exec, stream);
     } else if (!st) {
-      be->graph_destroy(dev, exec);
+      gfx_backend_graph_destroy(dev, exec);
       st = gfx_error(GFX_ERR_INTERNAL, "gpu_graph_id %d vanished during its capture", id);
     }
     if (st) {
@@ -214,7 +212,7 @@ static OrtStatus* ORT_API_CALL replay_graph(OrtEp* this_ptr, int graph_annotatio
   gfx_ep* ep = as_ep(this_ptr);
   pthread_mutex_lock(&ep->capture_lock);
   gfx_ort_graph* g = graph_annotation_id >= 0 ? find_graph(ep, graph_annotation_id) : NULL;
-  gfx_status st = g && g->exec ? ep->device->backend->graph_launch(ep->device->ordinal, g->exec, g->stream)
+  gfx_status st = g && g->exec ? gfx_backend_graph_launch(ep->device->dev, g->exec, g->stream)
                                : gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph was captured for gpu_graph_id %d",
                                            graph_annotation_id);
   pthread_mutex_unlock(&ep->capture_lock);
@@ -239,7 +237,7 @@ static OrtStatus* ORT_API_CALL release_captured_graph(OrtEp* this_ptr, int graph
     s = gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: gpu_graph_id %d is being captured by a run now",
                       graph_annotation_id);
   } else if (g && g->exec) {
-    ep->device->backend->graph_destroy(ep->device->ordinal, g->exec);
+    gfx_backend_graph_destroy(ep->device->dev, g->exec);
     s = gfx_to_ort(unpin_all(ep, g->id, g->stream));
     g->exec = NULL;
     g->stream = NULL;
@@ -252,15 +250,14 @@ static OrtStatus* ORT_API_CALL release_captured_graph(OrtEp* this_ptr, int graph
 OrtStatus* gfx_capture_init(gfx_ep* ep) {
   pthread_mutex_init(&ep->capture_lock, NULL);
   if (ep->options.graphs != GFX_GRAPHS_ORT) return NULL;
-  const gfx_backend* be = ep->device->backend;
-  if (!be->capture_begin || !be->capture_end || !be->graph_launch || !be->graph_destroy)
+  if (!gfx_backend_can_capture(ep->device->dev))
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
-                         "gfxep: option 'cuda_graph' = 'ort' needs a backend that captures graphs; the %s backend "
-                         "does not (use cuda_graph=0)",
-                         be->name);
+                         "gfxep: option 'graphs' = 'ort' needs a backend that records partitions; the %s backend "
+                         "does not (use graphs=0)",
+                         ep->device->backend_name);
   if (gfx_ort_minor < 26)
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
-                         "gfxep: option 'cuda_graph' = 'ort' needs ONNX Runtime 1.26 or newer (graph capture "
+                         "gfxep: option 'graphs' = 'ort' needs ONNX Runtime 1.26 or newer (graph capture "
                          "entries of OrtEp); this one offers API version %d",
                          gfx_ort_minor);
   ORT_TRY(gfx_shared_stream_create(ep->device, &ep->run_stream));
@@ -278,7 +275,7 @@ void gfx_capture_destroy(gfx_ep* ep) {
   pthread_mutex_lock(&ep->capture_lock);
   if (ep->capture.pending) abandon_capture(ep);
   for (int i = 0; i < ep->n_graphs; i++)
-    if (ep->graphs[i].exec) ep->device->backend->graph_destroy(ep->device->ordinal, ep->graphs[i].exec);
+    if (ep->graphs[i].exec) gfx_backend_graph_destroy(ep->device->dev, ep->graphs[i].exec);
   free(ep->graphs);
   free(ep->models);
   ep->graphs = NULL;

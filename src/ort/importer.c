@@ -16,7 +16,8 @@
 
 #include "interop/handles.h"
 #include "interop/tensor_view.h"
-#include "ort/factory.h"
+#include "backend/wrap.h"
+#include "ort/device_objects.h"
 
 /* 1.29's enum values, and 1.30's addition (absent from the 1.29 headers gfxep is built against). */
 #define MEMORY_TYPE_HOST_ALLOCATION 4
@@ -30,9 +31,8 @@ typedef struct gfx_importer {
 
 typedef struct gfx_memory {
   OrtExternalMemoryHandle base; /* first */
-  const gfx_backend* backend;
-  int ordinal;
-  const gfx_device* device;
+  gfx_dev* dev;         /* kept for release: a handle may outlive the factory, a backend device never does */
+  gfx_device* device;
   void* import;
   void* mapped;
   size_t region; /* bytes mapped from the descriptor's offset on */
@@ -40,9 +40,8 @@ typedef struct gfx_memory {
 
 typedef struct gfx_semaphore {
   OrtExternalSemaphoreHandle base; /* first */
-  const gfx_backend* backend;
-  int ordinal;
-  const gfx_device* device;
+  gfx_dev* dev;
+  gfx_device* device;
   void* semaphore;
 } gfx_semaphore;
 
@@ -82,15 +81,14 @@ static bool ORT_API_CALL can_import_memory(const OrtExternalResourceImporterImpl
                                            OrtExternalMemoryHandleType type) {
   const gfx_device* d = as_importer(this_ptr)->device;
   gfx_ext_memory_kind kind;
-  return memory_kind(type, &kind) && d->backend->can_import_memory(d->ordinal, kind);
+  return memory_kind(type, &kind) && gfx_backend_can_import_memory(d->dev, kind);
 }
 
 static bool ORT_API_CALL can_import_semaphore(const OrtExternalResourceImporterImpl* this_ptr,
                                               OrtExternalSemaphoreType type) {
   const gfx_device* d = as_importer(this_ptr)->device;
   gfx_ext_semaphore_kind kind;
-  return d->backend->can_import_semaphore && semaphore_kind(type, &kind) &&
-         d->backend->can_import_semaphore(d->ordinal, kind);
+  return semaphore_kind(type, &kind) && gfx_backend_can_import_semaphore(d->dev, kind);
 }
 
 /* ---- memory ---- */
@@ -98,7 +96,7 @@ static bool ORT_API_CALL can_import_semaphore(const OrtExternalResourceImporterI
 static void ORT_API_CALL memory_release(OrtExternalMemoryHandle* handle) {
   gfx_memory* m = (gfx_memory*)(void*)handle;
   if (!m) return;
-  m->backend->release_memory(m->ordinal, m->import, m->mapped);
+  gfx_backend_release_memory(m->dev, m->import, m->mapped);
   free(m);
 }
 
@@ -113,10 +111,10 @@ static OrtStatus* memory_request(const gfx_device* d, const OrtExternalMemoryDes
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
                          "gfxep: ImportMemory: handle_type %d is not an OrtExternalMemoryHandleType of ONNX Runtime %d.%d",
                          (int)desc->handle_type, 1, gfx_ort_runtime_minor);
-  if (!d->backend->can_import_memory(d->ordinal, req->kind))
+  if (!gfx_backend_can_import_memory(d->dev, req->kind))
     return gfx_ort_error(ORT_NOT_IMPLEMENTED, "gfxep: ImportMemory: handle_type %d cannot be imported by %s device %d "
                                               "on this platform",
-                         (int)desc->handle_type, d->backend->name, d->ordinal);
+                         (int)desc->handle_type, d->backend_name, d->dev->index);
   if (!desc->native_handle) return invalid("gfxep: ImportMemory: native_handle is NULL%s", "");
   if (desc->size_bytes == 0) return invalid("gfxep: ImportMemory: size_bytes is 0%s", "");
   if (desc->offset_bytes >= desc->size_bytes)
@@ -159,14 +157,13 @@ static OrtStatus* ORT_API_CALL import_memory(OrtExternalResourceImporterImpl* th
     return gfx_ort_error(ORT_FAIL, "gfxep: ImportMemory: out of memory");
   }
   /* the duplicate fd is handed over in every case (backend.h) */
-  gfx_status s = d->backend->import_memory(d->ordinal, &req, &m->import, &m->mapped);
+  gfx_status s = gfx_backend_import_memory(d->dev, &req, &m->import, &m->mapped);
   if (s) {
     free(m);
     return gfx_to_ort(gfx_status_wrap(s, "gfxep: ImportMemory"));
   }
-  m->backend = d->backend;
-  m->ordinal = d->ordinal;
   m->device = d;
+  m->dev = d->dev;
   m->region = req.size - req.offset;
   m->base.version = ORT_API_VERSION;
   m->base.ep_device = d->ep_device;
@@ -230,7 +227,7 @@ static OrtStatus* ORT_API_CALL create_tensor(OrtExternalResourceImporterImpl* th
 static void ORT_API_CALL semaphore_release(OrtExternalSemaphoreHandle* handle) {
   gfx_semaphore* s = (gfx_semaphore*)(void*)handle;
   if (!s) return;
-  s->backend->release_semaphore(s->ordinal, s->semaphore);
+  gfx_backend_release_semaphore(s->dev, s->semaphore);
   free(s);
 }
 
@@ -248,10 +245,10 @@ static OrtStatus* ORT_API_CALL import_semaphore(OrtExternalResourceImporterImpl*
   if (!semaphore_kind(desc->type, &kind))
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: ImportSemaphore: type %d is not an OrtExternalSemaphoreType",
                          (int)desc->type);
-  if (!d->backend->can_import_semaphore || !d->backend->can_import_semaphore(d->ordinal, kind))
+  if (!gfx_backend_can_import_semaphore(d->dev, kind))
     return gfx_ort_error(ORT_NOT_IMPLEMENTED,
                          "gfxep: ImportSemaphore: type %d cannot be imported by %s device %d on this platform",
-                         (int)desc->type, d->backend->name, d->ordinal);
+                         (int)desc->type, d->backend_name, d->dev->index);
   if (!desc->native_handle) return invalid("gfxep: ImportSemaphore: native_handle is NULL%s", "");
   intptr_t handle = (intptr_t)desc->native_handle;
   if (kind == GFX_EXT_SEMAPHORE_TIMELINE_FD) {
@@ -263,14 +260,13 @@ static OrtStatus* ORT_API_CALL import_semaphore(OrtExternalResourceImporterImpl*
     if (kind == GFX_EXT_SEMAPHORE_TIMELINE_FD) gfx_fd_close(handle);
     return gfx_ort_error(ORT_FAIL, "gfxep: ImportSemaphore: out of memory");
   }
-  gfx_status st = d->backend->import_semaphore(d->ordinal, kind, handle, &s->semaphore);
+  gfx_status st = gfx_backend_import_semaphore(d->dev, kind, handle, &s->semaphore);
   if (st) {
     free(s);
     return gfx_to_ort(gfx_status_wrap(st, "gfxep: ImportSemaphore"));
   }
-  s->backend = d->backend;
-  s->ordinal = d->ordinal;
   s->device = d;
+  s->dev = d->dev;
   s->base.version = ORT_API_VERSION;
   s->base.ep_device = d->ep_device;
   s->base.descriptor = *desc;
@@ -306,7 +302,7 @@ static OrtStatus* ORT_API_CALL wait_semaphore(OrtExternalResourceImporterImpl* t
   gfx_semaphore* s;
   void* native;
   ORT_TRY(sync_args(as_importer(this_ptr), "WaitSemaphore", handle, stream, &s, &native));
-  return gfx_to_ort(s->backend->wait_semaphore(s->ordinal, s->semaphore, value, native));
+  return gfx_to_ort(gfx_backend_wait_semaphore(s->dev, s->semaphore, value, native));
 }
 
 static OrtStatus* ORT_API_CALL signal_semaphore(OrtExternalResourceImporterImpl* this_ptr,
@@ -315,14 +311,14 @@ static OrtStatus* ORT_API_CALL signal_semaphore(OrtExternalResourceImporterImpl*
   gfx_semaphore* s;
   void* native;
   ORT_TRY(sync_args(as_importer(this_ptr), "SignalSemaphore", handle, stream, &s, &native));
-  return gfx_to_ort(s->backend->signal_semaphore(s->ordinal, s->semaphore, value, native));
+  return gfx_to_ort(gfx_backend_signal_semaphore(s->dev, s->semaphore, value, native));
 }
 
 static void ORT_API_CALL importer_release(OrtExternalResourceImporterImpl* this_ptr) { free(this_ptr); }
 
 OrtStatus* gfx_importer_create(gfx_device* d, OrtExternalResourceImporterImpl** out) {
   *out = NULL;
-  if (!d->backend->import_memory) return NULL; /* success with no importer: this backend imports nothing */
+  if (!gfx_backend_has_importer(d->dev)) return NULL; /* success with no importer: this backend imports nothing */
   gfx_importer* imp = calloc(1, sizeof *imp);
   if (!imp) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating an importer");
   imp->device = d;

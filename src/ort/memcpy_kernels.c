@@ -53,8 +53,8 @@ static OrtStatus* ORT_API_CALL memcpy_compute(OrtKernelImpl* this_ptr, OrtKernel
   void* stream = NULL;
   ORT_TRY(gfx_ort->KernelContext_GetGPUComputeStream(ctx, &stream));
   gfx_copy_kind kind = k->to_host ? GFX_COPY_DEVICE_TO_HOST : GFX_COPY_HOST_TO_DEVICE;
-  ORT_TRY(gfx_to_ort(d->backend->copy(d->ordinal, dst, src, bytes, kind, stream)));
-  if (k->to_host && stream) ORT_TRY(gfx_to_ort(d->backend->stream_sync(d->ordinal, stream)));
+  ORT_TRY(gfx_to_ort(gfx_backend_copy(d->dev, dst, src, bytes, kind, stream)));
+  if (k->to_host && stream) ORT_TRY(gfx_to_ort(gfx_backend_stream_sync(d->dev, stream)));
   return NULL;
 }
 

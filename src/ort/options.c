@@ -59,7 +59,8 @@ static const struct {
 } known[] = {
     {"allocator", set_allocator},
     {"log_partition", set_log_partition},
-    {"cuda_graph", set_graphs},
+    {"graphs", set_graphs},
+    {"cuda_graph", set_graphs}, /* the name the option had while CUDA was the only backend; kept as an alias */
     {"device_memory_limit", set_device_memory_limit},
     {"precision", set_precision},
 };
@@ -83,8 +84,8 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     while (k < sizeof known / sizeof known[0] && strcmp(known[k].key, key) != 0) k++;
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
-                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, cuda_graph, "
-                        "precision)",
+                        "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, graphs "
+                        "(alias cuda_graph), precision)",
                         key);
     else
       s = known[k].set(out, key, values[i]);

@@ -9,8 +9,8 @@
 typedef struct gfx_ep_options {
   int caching_allocator; /* allocator = caching (default) | direct */
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
-  int graphs;            /* cuda_graph = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated runs replay as
-                          * captured device graphs */
+  int graphs;            /* graphs (alias cuda_graph) = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated
+                          * runs replay as recorded partitions (CUDA graphs, Vulkan command buffers) */
   int precision;         /* precision = fp32 (default) | tf32 | fp16 (GFX_PRECISION_*) */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
                                * memory held by the session's allocator for ORT's tensors on the device

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/log.h"
+#include "backend/registry.h"
 #include "ort/factory.h"
 
 #if defined(_WIN32)
@@ -64,8 +65,10 @@ GFXEP_EXPORT OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
   gfx_factory_destroy((gfx_factory*)(void*)factory);
   if (atomic_fetch_sub(&live_factories, 1) == 1) {
     gfx_log_set_sink(NULL, NULL);
-    const gfx_backend* cuda = gfx_backend_cuda_loaded();
-    if (cuda && cuda->set_log_sink) cuda->set_log_sink(NULL, NULL);
+    for (int i = 0; i < gfx_registry_count(); i++) {
+      const gfx_backend* be = gfx_registry_loaded(i);
+      if (be && be->set_log_sink) be->set_log_sink(NULL, NULL);
+    }
   }
   return NULL;
 }

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "backend/model.h"
+#include "exec/model.h"
 #include "ort/ort_common.h"
 
 typedef struct gfx_profiler gfx_profiler;

@@ -7,7 +7,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "ort/factory.h"
+#include "backend/wrap.h"
+#include "ort/device_objects.h"
 
 /* One backend stream that several OrtSyncStreamImpls wrap (cuda_graph=ort: every session stream of
  * the EP is the one stream that captures and replays). Counted, because ORT may release its stream
@@ -29,7 +30,7 @@ OrtStatus* gfx_shared_stream_create(gfx_device* dev, gfx_shared_stream** out) {
   *out = NULL;
   gfx_shared_stream* ss = calloc(1, sizeof *ss);
   if (!ss) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating a stream");
-  gfx_status st = dev->backend->stream_create(dev->ordinal, &ss->native);
+  gfx_status st = gfx_backend_stream_create(dev->dev, &ss->native);
   if (st) {
     free(ss);
     return gfx_to_ort(st);
@@ -42,7 +43,7 @@ OrtStatus* gfx_shared_stream_create(gfx_device* dev, gfx_shared_stream** out) {
 
 void gfx_shared_stream_release(gfx_shared_stream* ss) {
   if (!ss || atomic_fetch_sub(&ss->refs, 1) != 1) return;
-  ss->device->backend->stream_destroy(ss->device->ordinal, ss->native);
+  gfx_backend_stream_destroy(ss->device->dev, ss->native);
   free(ss);
 }
 
@@ -65,14 +66,14 @@ gfx_device* gfx_stream_device(const OrtSyncStream* stream) {
 
 static void ORT_API_CALL notification_release(OrtSyncNotificationImpl* this_ptr) {
   gfx_notification* n = (gfx_notification*)(void*)this_ptr;
-  n->stream->device->backend->event_destroy(n->stream->device->ordinal, n->event);
+  gfx_backend_event_destroy(n->stream->device->dev, n->event);
   free(n);
 }
 
 static OrtStatus* ORT_API_CALL notification_activate(OrtSyncNotificationImpl* this_ptr) {
   gfx_notification* n = (gfx_notification*)(void*)this_ptr;
   gfx_device* d = n->stream->device;
-  return gfx_to_ort(d->backend->event_record(d->ordinal, n->event, n->stream->native));
+  return gfx_to_ort(gfx_backend_event_record(d->dev, n->event, n->stream->native));
 }
 
 static OrtStatus* ORT_API_CALL notification_wait_on_device(OrtSyncNotificationImpl* this_ptr,
@@ -80,21 +81,21 @@ static OrtStatus* ORT_API_CALL notification_wait_on_device(OrtSyncNotificationIm
   gfx_notification* n = (gfx_notification*)(void*)this_ptr;
   gfx_device* d = n->stream->device;
   gfx_device* cd = gfx_stream_device(consumer);
-  if (cd && cd->backend == d->backend && cd->ordinal == d->ordinal)
-    return gfx_to_ort(d->backend->stream_wait_event(d->ordinal, gfx_ort->SyncStream_GetHandle(consumer), n->event));
+  if (cd && cd->dev == d->dev)
+    return gfx_to_ort(gfx_backend_stream_wait_event(d->dev, gfx_ort->SyncStream_GetHandle(consumer), n->event));
   /* another device or EP: the only safe order is to wait here */
-  return gfx_to_ort(d->backend->event_sync(d->ordinal, n->event));
+  return gfx_to_ort(gfx_backend_event_sync(d->dev, n->event));
 }
 
 static OrtStatus* ORT_API_CALL notification_wait_on_host(OrtSyncNotificationImpl* this_ptr) {
   gfx_notification* n = (gfx_notification*)(void*)this_ptr;
-  return gfx_to_ort(n->stream->device->backend->event_sync(n->stream->device->ordinal, n->event));
+  return gfx_to_ort(gfx_backend_event_sync(n->stream->device->dev, n->event));
 }
 
 static void ORT_API_CALL stream_release(OrtSyncStreamImpl* this_ptr) {
   gfx_stream* s = (gfx_stream*)(void*)this_ptr;
   if (s->shared) gfx_shared_stream_release(s->shared);
-  else s->device->backend->stream_destroy(s->device->ordinal, s->native);
+  else gfx_backend_stream_destroy(s->device->dev, s->native);
   free(s);
 }
 
@@ -106,7 +107,7 @@ static OrtStatus* ORT_API_CALL stream_create_notification(OrtSyncStreamImpl* thi
   *out = NULL;
   gfx_notification* n = calloc(1, sizeof *n);
   if (!n) return gfx_ort_error(ORT_FAIL, "gfxep: out of memory creating a notification");
-  gfx_status st = s->device->backend->event_create(s->device->ordinal, &n->event);
+  gfx_status st = gfx_backend_event_create(s->device->dev, &n->event);
   if (st) {
     free(n);
     return gfx_to_ort(st);
@@ -141,7 +142,7 @@ OrtStatus* gfx_stream_create(gfx_device* dev, gfx_shared_stream* shared, OrtSync
     s->shared = shared;
     s->native = shared->native;
   } else {
-    gfx_status st = dev->backend->stream_create(dev->ordinal, &s->native);
+    gfx_status st = gfx_backend_stream_create(dev->dev, &s->native);
     if (st) {
       free(s);
       return gfx_to_ort(st);

@@ -30,7 +30,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/model.h"
+#include "backend/registry.h"
+#include "exec/model.h"
 #include "ir/graph.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
@@ -590,7 +591,7 @@ static void run_graph(fuzz_graph* fg, const gfx_shape* in_shapes, const gfx_shap
   }
 
   gfx_model* m = NULL;
-  gfx_status s = gfx_model_create(gfx_backend_reference(), 0, g, &m); /* takes g */
+  gfx_status s = gfx_model_create(gfx_reference_device(), g, &m); /* takes g */
   CHECK(!s, "gfx_model_create failed on a graph that validated, inferred and planned: %s", gfx_status_message(s));
   run_ctx c1, c2;
   memset(&c1, 0, sizeof c1);

@@ -12,13 +12,15 @@
 
 /* ---- memory ---- */
 
-static gfx_status cuda_mem_alloc(int device, size_t bytes, void** out) {
+static gfx_status cuda_mem_alloc(gfx_dev* dev, size_t bytes, void** out) {
+  const int device = dev->index;
   *out = NULL;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaMalloc(out, bytes), "cudaMalloc(%zu bytes) on device %d", bytes, device);
 }
 
-static void cuda_mem_free(int device, void* ptr) {
+static void cuda_mem_free(gfx_dev* dev, void* ptr) {
+  const int device = dev->index;
   if (!ptr) return;
   gfx_status s = cuda_use_device(device);
   if (!s) s = cuda_check(cudaFree(ptr), "cudaFree(%p) on device %d", ptr, device);
@@ -27,14 +29,16 @@ static void cuda_mem_free(int device, void* ptr) {
 }
 
 /* Portable: the pinned buffer is usable with every device's context, not only this one. */
-static gfx_status cuda_host_alloc(int device, size_t bytes, void** out) {
+static gfx_status cuda_host_alloc(gfx_dev* dev, size_t bytes, void** out) {
+  const int device = dev->index;
   *out = NULL;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaHostAlloc(out, bytes, cudaHostAllocPortable), "cudaHostAlloc(%zu bytes) for device %d",
                     bytes, device);
 }
 
-static void cuda_host_free(int device, void* ptr) {
+static void cuda_host_free(gfx_dev* dev, void* ptr) {
+  const int device = dev->index;
   if (!ptr) return;
   gfx_status s = cuda_use_device(device);
   if (!s) s = cuda_check(cudaFreeHost(ptr), "cudaFreeHost(%p) for device %d", ptr, device);
@@ -67,7 +71,8 @@ static const char* copy_kind_name(gfx_copy_kind kind) {
   return "unknown";
 }
 
-static gfx_status cuda_copy(int device, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+static gfx_status cuda_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+  const int device = dev->index;
   if (kind != GFX_COPY_HOST_TO_DEVICE && kind != GFX_COPY_DEVICE_TO_HOST && kind != GFX_COPY_DEVICE_TO_DEVICE)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: copy kind %d is not a gfx_copy_kind", (int)kind);
   if (bytes == 0) return NULL;
@@ -77,7 +82,8 @@ static gfx_status cuda_copy(int device, void* dst, const void* src, size_t bytes
   return finish_if_synchronous(device, stream);
 }
 
-static gfx_status cuda_memset_zero(int device, void* dst, size_t bytes, void* stream) {
+static gfx_status cuda_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream) {
+  const int device = dev->index;
   if (bytes == 0) return NULL;
   GFX_TRY(cuda_use_device(device));
   GFX_TRY(cuda_check(cudaMemsetAsync(dst, 0, bytes, (cudaStream_t)stream), "cudaMemsetAsync(%zu bytes) on device %d",
@@ -85,7 +91,8 @@ static gfx_status cuda_memset_zero(int device, void* dst, size_t bytes, void* st
   return finish_if_synchronous(device, stream);
 }
 
-static gfx_status cuda_mem_info(int device, size_t* free_bytes, size_t* total_bytes) {
+static gfx_status cuda_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo on device %d", device);
 }
@@ -93,7 +100,8 @@ static gfx_status cuda_mem_info(int device, size_t* free_bytes, size_t* total_by
 /* ---- streams ---- */
 
 /* Non-blocking: our streams never wait for work other libraries queue on the legacy default stream. */
-static gfx_status cuda_stream_create(int device, void** out) {
+static gfx_status cuda_stream_create(gfx_dev* dev, void** out) {
+  const int device = dev->index;
   *out = NULL;
   GFX_TRY(cuda_use_device(device));
   cudaStream_t stream = NULL;
@@ -103,7 +111,8 @@ static gfx_status cuda_stream_create(int device, void** out) {
   return NULL;
 }
 
-static void cuda_stream_destroy(int device, void* stream) {
+static void cuda_stream_destroy(gfx_dev* dev, void* stream) {
+  const int device = dev->index;
   if (!stream) return;
   gfx_status s = cuda_use_device(device);
   if (!s) s = cuda_check(cudaStreamDestroy((cudaStream_t)stream), "cudaStreamDestroy on device %d", device);
@@ -111,7 +120,8 @@ static void cuda_stream_destroy(int device, void* stream) {
   gfx_status_free(s);
 }
 
-static gfx_status cuda_stream_sync(int device, void* stream) {
+static gfx_status cuda_stream_sync(gfx_dev* dev, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize on device %d", device);
 }
@@ -119,7 +129,8 @@ static gfx_status cuda_stream_sync(int device, void* stream) {
 /* ---- events ---- */
 
 /* Timing off: these events only order work, and untimed events are cheaper to record and wait on. */
-static gfx_status cuda_event_create(int device, void** out) {
+static gfx_status cuda_event_create(gfx_dev* dev, void** out) {
+  const int device = dev->index;
   *out = NULL;
   GFX_TRY(cuda_use_device(device));
   cudaEvent_t event = NULL;
@@ -130,7 +141,8 @@ static gfx_status cuda_event_create(int device, void** out) {
 }
 
 /* Timing on: profiling reads the device clock between two of these. */
-static gfx_status cuda_timer_create(int device, void** out) {
+static gfx_status cuda_timer_create(gfx_dev* dev, void** out) {
+  const int device = dev->index;
   *out = NULL;
   GFX_TRY(cuda_use_device(device));
   cudaEvent_t event = NULL;
@@ -139,7 +151,8 @@ static gfx_status cuda_timer_create(int device, void** out) {
   return NULL;
 }
 
-static gfx_status cuda_timer_elapsed_us(int device, void* start, void* end, double* us) {
+static gfx_status cuda_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   GFX_TRY(cuda_check(cudaEventSynchronize((cudaEvent_t)end), "cudaEventSynchronize on device %d", device));
   float ms = 0;
@@ -149,13 +162,15 @@ static gfx_status cuda_timer_elapsed_us(int device, void* start, void* end, doub
   return NULL;
 }
 
-static gfx_status cuda_stream_hold(int device, void* stream, double us) {
+static gfx_status cuda_stream_hold(gfx_dev* dev, void* stream, double us) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cuda_hold_stream((cudaStream_t)stream, (unsigned long long)(us * 1e3)),
                     "holding a stream on device %d", device);
 }
 
-static void cuda_event_destroy(int device, void* event) {
+static void cuda_event_destroy(gfx_dev* dev, void* event) {
+  const int device = dev->index;
   if (!event) return;
   gfx_status s = cuda_use_device(device);
   if (!s) s = cuda_check(cudaEventDestroy((cudaEvent_t)event), "cudaEventDestroy on device %d", device);
@@ -163,25 +178,29 @@ static void cuda_event_destroy(int device, void* event) {
   gfx_status_free(s);
 }
 
-static gfx_status cuda_event_record(int device, void* event, void* stream) {
+static gfx_status cuda_event_record(gfx_dev* dev, void* event, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream), "cudaEventRecord on device %d", device);
 }
 
-static gfx_status cuda_stream_wait_event(int device, void* stream, void* event) {
+static gfx_status cuda_stream_wait_event(gfx_dev* dev, void* stream, void* event) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0), "cudaStreamWaitEvent on device %d",
                     device);
 }
 
-static gfx_status cuda_event_sync(int device, void* event) {
+static gfx_status cuda_event_sync(gfx_dev* dev, void* event) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize on device %d", device);
 }
 
 /* An error is reported as "done" (after logging it) so that the caller goes on to a wait or sync,
  * which returns the error as a status. */
-static int cuda_event_done(int device, void* event) {
+static int cuda_event_done(gfx_dev* dev, void* event) {
+  const int device = dev->index;
   gfx_status s = cuda_use_device(device);
   if (!s) {
     cudaError_t err = cudaEventQuery((cudaEvent_t)event);
@@ -196,7 +215,8 @@ static int cuda_event_done(int device, void* event) {
   return 1;
 }
 
-static gfx_status cuda_device_sync(int device) {
+static gfx_status cuda_device_sync(gfx_dev* dev) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on device %d", device);
 }
@@ -206,10 +226,12 @@ static gfx_status cuda_device_sync(int device) {
 static const gfx_backend cuda_backend = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "cuda",
+    .memory_name = "gfxep_cuda",
+    .memory_id_base = 0, /* the ordinal, as ORT's own CUDA EP numbers its memory */
 
     .device_count = cuda_device_count,
+    .device_get = cuda_device_get,
     .device_info = cuda_device_info,
-    .device_by_pci_bus_id = cuda_device_by_pci_bus_id,
 
     .alignment = CUDA_ALLOC_ALIGNMENT,
     .mem_alloc = cuda_mem_alloc,
@@ -256,7 +278,12 @@ static const gfx_backend cuda_backend = {
     .graph_destroy = cuda_graph_destroy,
 };
 
-/* The module's only exported symbol (gfxep_cuda.lds hides everything else). */
-__attribute__((visibility("default"))) const gfx_backend* gfxep_cuda_backend(void);
+const gfx_backend* cuda_backend_table(void) { return &cuda_backend; }
 
-const gfx_backend* gfxep_cuda_backend(void) { return &cuda_backend; }
+/* The module's only exported symbol (gfxep_cuda.lds hides everything else). */
+__attribute__((visibility("default"))) const gfx_backend* gfxep_cuda_backend(const char** why);
+
+const gfx_backend* gfxep_cuda_backend(const char** why) {
+  if (why) *why = NULL;
+  return &cuda_backend;
+}

@@ -157,7 +157,7 @@ static gfx_status create_tensor_desc(const ir_node* node, const char* what, int 
 
 static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int dtype,
                                    cudnnConvolutionDescriptor_t* desc) {
-  const cudnnMathType_t math = cuda_nn_math_type(dtype, node->allow_tf32);
+  const cudnnMathType_t math = cuda_nn_math_type(dtype, (node->math_mode == IR_MATH_REDUCED_F32));
   const char* name = cuda_node_name(node);
   GFX_TRY(cuda_dnn_check(cudnnCreateConvolutionDescriptor(desc), "cudnnCreateConvolutionDescriptor for Conv node \"%s\"",
                          name));
@@ -262,7 +262,7 @@ static gfx_status choose_algorithm(int device, const ir_node* node, const conv_d
   memset(&key, 0, sizeof key); /* padding bytes too: the key is compared with memcmp */
   key.d = *d;
   key.dtype = st->dtype;
-  key.allow_tf32 = node->allow_tf32;
+  key.allow_tf32 = (node->math_mode == IR_MATH_REDUCED_F32);
   key.device = device;
   if (algo_cache_find(&key, &st->algo, &st->workspace_bytes)) return NULL;
   cudnnHandle_t handle = NULL;
@@ -279,7 +279,7 @@ static gfx_status choose_algorithm(int device, const ir_node* node, const conv_d
       cudnnSetStream(handle, find_stream) == CUDNN_STATUS_SUCCESS &&
       cudnnFindConvolutionForwardAlgorithm(handle, st->x_desc, st->w_desc, st->conv_desc, st->y_desc,
                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) == CUDNN_STATUS_SUCCESS)
-    best = pick(perf, returned, st, node->allow_tf32);
+    best = pick(perf, returned, st, (node->math_mode == IR_MATH_REDUCED_F32));
   if (find_stream) {
     cudaStreamSynchronize(find_stream);
     cudnnSetStream(handle, NULL);
@@ -292,7 +292,7 @@ static gfx_status choose_algorithm(int device, const ir_node* node, const conv_d
                                                               st->y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
                                                               perf),
                        "cudnnGetConvolutionForwardAlgorithm_v7 for Conv node \"%s\"", cuda_node_name(node));
-    if (!s) best = pick(perf, returned, st, node->allow_tf32);
+    if (!s) best = pick(perf, returned, st, (node->math_mode == IR_MATH_REDUCED_F32));
   }
   cuda_dnn_release(device, handle);
   if (s) return s;
@@ -416,9 +416,9 @@ static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, c
                                  const conv_state* st) {
   if (!st)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" run without node_prepare", cuda_node_name(node));
-  if (st->device != ctx->device)
+  if (st->device != ctx->dev->index)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" prepared for device %d, run on device %d",
-                     cuda_node_name(node), st->device, ctx->device);
+                     cuda_node_name(node), st->device, ctx->dev->index);
   if (!gfx_shape_equal(&st->x_shape, &in[0].shape) || !gfx_shape_equal(&st->w_shape, &in[1].shape)) {
     char x_str[128], w_str[128];
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\" run with shapes %s and %s it was not prepared for",
@@ -439,7 +439,7 @@ static gfx_status padded_input(const gfx_exec_ctx* ctx, const ir_node* node, con
   void* padded = (char*)ctx->scratch + st->padded_offset;
   GFX_TRY(cuda_check(cuda_pad2d(st->dtype, x, st->planes, st->in_h, st->in_w, st->pad_top, st->pad_left, padded, st->padded_h,
                                     st->padded_w, (cudaStream_t)ctx->stream),
-                     "padding the input of Conv node \"%s\" on device %d", cuda_node_name(node), ctx->device));
+                     "padding the input of Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index));
   *input = padded;
   return NULL;
 }
@@ -456,13 +456,13 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                                  st->algo, workspace, st->workspace_bytes, &zero, st->y_desc,
                                                  out[0].data),
                          "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
-                         ctx->device));
+                         ctx->dev->index));
   const void* bias = st->has_bias ? in[2].data : NULL;
   const void* residual = st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL;
   if (!bias && !residual && st->epilogue.activation == IR_ACT_NONE) return NULL;
   return cuda_check(cuda_conv_epilogue_run(st->dtype, out[0].data, bias, residual, st->out_batch, st->out_channels,
                                            st->out_plane, st->epilogue, (cudaStream_t)ctx->stream),
-                    "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->device);
+                    "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->dev->index);
 }
 
 gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
@@ -478,8 +478,8 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": residual input %s", cuda_node_name(node),
                      in[IR_CONV_RESIDUAL_INPUT].data ? "is the output's own memory" : "has no data");
   cudnnHandle_t handle = NULL;
-  GFX_TRY(cuda_dnn_acquire(ctx->device, &handle)); /* also makes the device current */
+  GFX_TRY(cuda_dnn_acquire(ctx->dev->index, &handle)); /* also makes the device current */
   gfx_status s = run_with_handle(ctx, node, in, out, st, handle);
-  cuda_dnn_release(ctx->device, handle);
+  cuda_dnn_release(ctx->dev->index, handle);
   return s;
 }

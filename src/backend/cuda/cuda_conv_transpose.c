@@ -159,7 +159,7 @@ static gfx_status create_descriptors(const ir_node* node, const ct_dims* d, conv
                          d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, op_name, name));
   GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(st->conv_desc, d->group),
                          "cudnnSetConvolutionGroupCount(%d) for %s node \"%s\"", d->group, op_name, name));
-  GFX_TRY(cuda_dnn_check(cudnnSetConvolutionMathType(st->conv_desc, cuda_nn_math_type(st->dtype, node->allow_tf32)),
+  GFX_TRY(cuda_dnn_check(cudnnSetConvolutionMathType(st->conv_desc, cuda_nn_math_type(st->dtype, (node->math_mode == IR_MATH_REDUCED_F32))),
                          "cudnnSetConvolutionMathType for %s node \"%s\"", op_name, name));
   return check_forward_dims(node, st, d);
 }
@@ -179,7 +179,7 @@ static gfx_status choose_algorithm(int device, const ir_node* node, conv_transpo
   if (s) return s;
   for (int i = 0; i < returned; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CONV_TRANSPOSE_WORKSPACE_LIMIT ||
-        !cuda_nn_math_allowed(st->dtype, node->allow_tf32, perf[i].mathType))
+        !cuda_nn_math_allowed(st->dtype, (node->math_mode == IR_MATH_REDUCED_F32), perf[i].mathType))
       continue;
     st->algo = perf[i].algo;
     st->workspace_bytes = perf[i].memory;
@@ -274,9 +274,9 @@ static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, c
   if (!st)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run without node_prepare", op_name,
                      cuda_node_name(node));
-  if (st->device != ctx->device)
+  if (st->device != ctx->dev->index)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" prepared for device %d, run on device %d", op_name,
-                     cuda_node_name(node), st->device, ctx->device);
+                     cuda_node_name(node), st->device, ctx->dev->index);
   if (!gfx_shape_equal(&st->x_shape, &in[0].shape) || !gfx_shape_equal(&st->w_shape, &in[1].shape)) {
     char x_str[128], w_str[128];
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run with shapes %s and %s it was not prepared for",
@@ -301,16 +301,16 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                                       st->conv_desc, st->algo, workspace, st->workspace_bytes, &zero,
                                                       st->y_desc, full),
                          "cudnnConvolutionBackwardData (algorithm %d) for %s node \"%s\" on device %d", (int)st->algo,
-                         op_name, name, ctx->device));
+                         op_name, name, ctx->dev->index));
   if (st->crops)
     GFX_TRY(cuda_check(cuda_pad2d(st->dtype, full, st->planes, st->full_h, st->full_w, -st->crop_top, -st->crop_left,
                                   out[0].data, st->out_h, st->out_w, (cudaStream_t)ctx->stream),
-                       "cropping the output of %s node \"%s\" on device %d", op_name, name, ctx->device));
+                       "cropping the output of %s node \"%s\" on device %d", op_name, name, ctx->dev->index));
   const void* bias = st->has_bias ? in[2].data : NULL;
   if (!bias && st->epilogue.activation == IR_ACT_NONE) return NULL;
   return cuda_check(cuda_conv_epilogue_run(st->dtype, out[0].data, bias, NULL, st->out_batch, st->out_channels,
                                            st->out_plane, st->epilogue, (cudaStream_t)ctx->stream),
-                    "bias/activation epilogue of %s node \"%s\" on device %d", op_name, name, ctx->device);
+                    "bias/activation epilogue of %s node \"%s\" on device %d", op_name, name, ctx->dev->index);
 }
 
 gfx_status cuda_run_conv_transpose(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
@@ -321,8 +321,8 @@ gfx_status cuda_run_conv_transpose(const gfx_exec_ctx* ctx, const ir_node* node,
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
   cudnnHandle_t handle = NULL;
-  GFX_TRY(cuda_dnn_acquire(ctx->device, &handle)); /* also makes the device current */
+  GFX_TRY(cuda_dnn_acquire(ctx->dev->index, &handle)); /* also makes the device current */
   gfx_status s = run_with_handle(ctx, node, in, out, st, handle);
-  cuda_dnn_release(ctx->device, handle);
+  cuda_dnn_release(ctx->dev->index, handle);
   return s;
 }

@@ -44,7 +44,7 @@ static gfx_status require_shape(const ir_node* node, const gfx_shape* actual, co
 
 static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaError_t err) {
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
-                    ctx->device);
+                    ctx->dev->index);
 }
 
 /* ---- unary ---- */
@@ -84,7 +84,7 @@ static gfx_status run_identity(const gfx_exec_ctx* ctx, const ir_node* node, con
   if (count < 0 || size == 0)
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 of type %s", gfx_dtype_name(in[0].dtype)));
   if (count == 0 || out[0].data == in[0].data) return NULL;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cudaMemcpyAsync(out[0].data, in[0].data, (size_t)count * size, cudaMemcpyDeviceToDevice,
                                   (cudaStream_t)ctx->stream));
@@ -113,7 +113,7 @@ static gfx_status run_unary(const gfx_exec_ctx* ctx, const ir_node* node, const 
   args.min = p->min;
   args.max = p->max;
   args.gelu_tanh = p->gelu_tanh;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cuda_ew_unary(&args, dtype, in[0].data, out[0].data, gfx_shape_numel(&in[0].shape),
                                 (cudaStream_t)ctx->stream));
@@ -194,7 +194,7 @@ static gfx_status run_broadcast(const gfx_exec_ctx* ctx, const ir_node* node, co
     dtypes[i] = in[i].dtype;
     shapes[i] = in[i].shape;
   }
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cuda_ew_broadcast(op, node->n_inputs, ptrs, dtypes, shapes, out[0].data, out[0].dtype,
                                     &out[0].shape, (cudaStream_t)ctx->stream));
@@ -209,7 +209,7 @@ static gfx_status run_where(const gfx_exec_ctx* ctx, const ir_node* node, const 
   const size_t size = gfx_dtype_size(in[1].dtype);
   if (size != 1 && size != 2 && size != 4 && size != 8)
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 1 of type %s", gfx_dtype_name(in[1].dtype)));
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cuda_ew_where(in[0].data, &in[0].shape, in[1].data, &in[1].shape, in[2].data, &in[2].shape, size,
                                 out[0].data, &out[0].shape, (cudaStream_t)ctx->stream));
@@ -225,7 +225,7 @@ static gfx_status run_cast(const gfx_exec_ctx* ctx, const ir_node* node, const g
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "cast from %s to %s", gfx_dtype_name(in[0].dtype),
                                       gfx_dtype_name(out[0].dtype)));
   GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape));
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cuda_ew_cast(in[0].dtype, in[0].data, out[0].dtype, out[0].data, gfx_shape_numel(&in[0].shape),
                                (cudaStream_t)ctx->stream));
@@ -251,7 +251,7 @@ static gfx_status run_batchnorm(const gfx_exec_ctx* ctx, const ir_node* node, co
   for (int d = 2; d < in[0].shape.rank; d++) inner *= in[0].shape.dims[d];
   const int64_t count = gfx_shape_numel(&in[0].shape);
   if (count <= 0) return NULL; /* also keeps inner and channels, the kernel's divisors, nonzero */
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
                   cuda_ew_batchnorm(t, in[0].data, in[1].data, in[2].data, in[3].data, in[4].data,
                                     node->params.elementwise.epsilon, out[0].data, count, in[0].shape.dims[1], inner,

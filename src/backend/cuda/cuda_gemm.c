@@ -211,9 +211,9 @@ static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, c
   if (!st)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run without node_prepare", op_name,
                      cuda_node_name(node));
-  if (st->device != ctx->device)
+  if (st->device != ctx->dev->index)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" prepared for device %d, run on device %d", op_name,
-                     cuda_node_name(node), st->device, ctx->device);
+                     cuda_node_name(node), st->device, ctx->dev->index);
   const int has_c = node->n_inputs > 2 && in[2].data != NULL;
   if (!gfx_shape_equal(&st->a_shape, &in[0].shape) || !gfx_shape_equal(&st->b_shape, &in[1].shape) ||
       has_c != (st->c_shape.rank >= 0) || (has_c && !gfx_shape_equal(&st->c_shape, &in[2].shape)))
@@ -229,17 +229,17 @@ static gfx_status fill_without_product(const gfx_exec_ctx* ctx, const ir_node* n
   if (!st->uses_c)
     return cuda_check(cudaMemsetAsync(out[0].data, 0, st->out_bytes, stream),
                       "zeroing the output of %s node \"%s\" (k = 0) on device %d", op_name, cuda_node_name(node),
-                      ctx->device);
+                      ctx->dev->index);
   return cuda_check(cuda_gemm_fill_c(st->dtype, in[2].data, st->geom.c_row_stride, st->geom.c_col_stride,
                                      node->params.gemm.beta, out[0].data, st->geom.m, st->geom.n, stream),
-                    "beta * C for %s node \"%s\" (k = 0) on device %d", op_name, cuda_node_name(node), ctx->device);
+                    "beta * C for %s node \"%s\" (k = 0) on device %d", op_name, cuda_node_name(node), ctx->dev->index);
 }
 
 /* Y = alpha * op(A) op(B) + bias in one cuBLASLt call (the bias epilogue). */
 static gfx_status run_with_bias(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                 gemm_state* st) {
   cublasLtHandle_t handle = NULL;
-  GFX_TRY(cuda_blaslt_handle(ctx->device, &handle));
+  GFX_TRY(cuda_blaslt_handle(ctx->dev->index, &handle));
   const size_t align[4] = {cuda_alignment_of((uintptr_t)in[1].data), cuda_alignment_of((uintptr_t)in[0].data),
                            cuda_alignment_of((uintptr_t)out[0].data), cuda_alignment_of((uintptr_t)out[0].data)};
   const size_t scratch = ctx->scratch ? ctx->scratch_bytes : 0;
@@ -264,7 +264,7 @@ static gfx_status run_with_bias(const gfx_exec_ctx* ctx, const ir_node* node, co
                                        ctx->scratch, algo.workspaceSize, (cudaStream_t)ctx->stream),
                         "cublasLtMatmul with bias for %s node \"%s\" (m %lld, n %lld, k %lld) on device %d", op_name,
                         cuda_node_name(node), (long long)st->geom.m, (long long)st->geom.n, (long long)st->geom.k,
-                        ctx->device);
+                        ctx->dev->index);
   pthread_mutex_unlock(&st->bias_lock);
   return s;
 }
@@ -276,7 +276,7 @@ gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   if (st->no_product) return fill_without_product(ctx, node, in, out, st);
   cudaStream_t stream = (cudaStream_t)ctx->stream;
   const char* name = cuda_node_name(node);
@@ -288,9 +288,9 @@ gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   else if (st->uses_c)
     GFX_TRY(cuda_check(cuda_gemm_fill_c(st->dtype, in[2].data, st->geom.c_row_stride, st->geom.c_col_stride, 1.0f,
                                         out[0].data, st->geom.m, st->geom.n, stream),
-                       "broadcasting C of %s node \"%s\" on device %d", op_name, name, ctx->device));
+                       "broadcasting C of %s node \"%s\" on device %d", op_name, name, ctx->dev->index));
   cublasLtHandle_t handle = NULL;
-  GFX_TRY(cuda_blaslt_handle(ctx->device, &handle));
+  GFX_TRY(cuda_blaslt_handle(ctx->dev->index, &handle));
   cublasLtMatmulHeuristicResult_t algo = st->algo;
   const size_t align[4] = {cuda_alignment_of((uintptr_t)in[1].data), cuda_alignment_of((uintptr_t)in[0].data),
                            cuda_alignment_of((uintptr_t)c), cuda_alignment_of((uintptr_t)out[0].data)};
@@ -304,5 +304,5 @@ gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
                                         &beta, c, st->out_layout, out[0].data, st->out_layout, &algo.algo, ctx->scratch,
                                         algo.workspaceSize, stream),
                          "cublasLtMatmul for %s node \"%s\" (m %lld, n %lld, k %lld) on device %d", op_name, name,
-                         (long long)st->geom.m, (long long)st->geom.n, (long long)st->geom.k, ctx->device);
+                         (long long)st->geom.m, (long long)st->geom.n, (long long)st->geom.k, ctx->dev->index);
 }

@@ -9,7 +9,8 @@ static _Thread_local int capturing;
 
 int cuda_thread_is_capturing(void) { return capturing; }
 
-gfx_status cuda_capture_begin(int device, void* stream) {
+gfx_status cuda_capture_begin(gfx_dev* dev, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   if (!stream) return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: the legacy default stream cannot be captured");
   GFX_TRY(cuda_check(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
@@ -18,7 +19,8 @@ gfx_status cuda_capture_begin(int device, void* stream) {
   return NULL;
 }
 
-gfx_status cuda_capture_end(int device, void* stream, void** graph) {
+gfx_status cuda_capture_end(gfx_dev* dev, void* stream, void** graph) {
+  const int device = dev->index;
   capturing = 0;
   GFX_TRY(cuda_use_device(device));
   cudaGraph_t g = NULL;
@@ -32,13 +34,15 @@ gfx_status cuda_capture_end(int device, void* stream, void** graph) {
   return s;
 }
 
-gfx_status cuda_graph_launch(int device, void* graph, void* stream) {
+gfx_status cuda_graph_launch(gfx_dev* dev, void* graph, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   return cuda_check(cudaGraphLaunch((cudaGraphExec_t)graph, (cudaStream_t)stream), "cudaGraphLaunch on device %d",
                     device);
 }
 
-void cuda_graph_destroy(int device, void* graph) {
+void cuda_graph_destroy(gfx_dev* dev, void* graph) {
+  const int device = dev->index;
   if (!graph) return;
   gfx_status s = cuda_use_device(device);
   if (s) {

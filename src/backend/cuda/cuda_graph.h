@@ -4,9 +4,9 @@
 
 #include "backend/cuda/cuda_internal.h"
 
-gfx_status cuda_capture_begin(int device, void* stream);
-gfx_status cuda_capture_end(int device, void* stream, void** graph);
-gfx_status cuda_graph_launch(int device, void* graph, void* stream);
-void cuda_graph_destroy(int device, void* graph);
+gfx_status cuda_capture_begin(gfx_dev* dev, void* stream);
+gfx_status cuda_capture_end(gfx_dev* dev, void* stream, void** graph);
+gfx_status cuda_graph_launch(gfx_dev* dev, void* graph, void* stream);
+void cuda_graph_destroy(gfx_dev* dev, void* graph);
 
 #endif

@@ -39,8 +39,9 @@ gfx_status cuda_dnn_check(cudnnStatus_t status, const char* what_fmt, ...) GFX_C
 
 /* Number of CUDA devices, 0 (quietly) when there is no driver or no GPU. Queried once. */
 int cuda_device_count(void);
-gfx_status cuda_device_info(int device, gfx_device_info* out);
-gfx_status cuda_device_by_pci_bus_id(const char* pci_bus_id, int* device);
+gfx_status cuda_device_info(gfx_dev* dev, gfx_device_info* out);
+gfx_status cuda_device_get(int index, gfx_dev** out);
+const gfx_backend* cuda_backend_table(void);
 
 /* Checks the ordinal and makes it the calling thread's current device. Every entry point that
  * touches a device calls this first. */
@@ -71,9 +72,9 @@ typedef struct cuda_node_state {
 
 /* ---- kernels (cuda_kernels.c dispatches to these) ---- */
 
-gfx_status cuda_node_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status cuda_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              void** state, size_t* scratch_bytes);
-void cuda_node_release(int device, void* state);
+void cuda_node_release(gfx_dev* dev, void* state);
 gfx_status cuda_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          void* state);
 
@@ -90,7 +91,7 @@ gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int 
 /* cuBLASLt's compute type for a node: float32 accumulation; float32 data with TF32 tensor-core
  * products only when the node allows it (precision=tf32). */
 static inline cublasComputeType_t cuda_blas_compute_type(const ir_node* node, int dtype) {
-  return node->allow_tf32 && (dtype == GFX_DTYPE_F32 || dtype == 0) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return (node->math_mode == IR_MATH_REDUCED_F32) && (dtype == GFX_DTYPE_F32 || dtype == 0) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
 /* The largest power of two (capped at CUDA_ALLOC_ALIGNMENT) that divides value. */

@@ -25,7 +25,8 @@ static void close_refused_fd(intptr_t handle, int is_fd) {
 #endif
 }
 
-int cuda_can_import_memory(int device, gfx_ext_memory_kind kind) {
+int cuda_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind) {
+  const int device = dev->index;
   if (device < 0 || device >= cuda_device_count()) return 0;
   switch (kind) {
 #if defined(_WIN32)
@@ -44,7 +45,8 @@ int cuda_can_import_memory(int device, gfx_ext_memory_kind kind) {
   }
 }
 
-int cuda_can_import_semaphore(int device, gfx_ext_semaphore_kind kind) {
+int cuda_can_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kind) {
+  const int device = dev->index;
   if (device < 0 || device >= cuda_device_count()) return 0;
   switch (kind) {
 #if defined(_WIN32)
@@ -90,11 +92,12 @@ typedef struct ext_import {
   host_import host;
 } ext_import;
 
-gfx_status cuda_import_memory(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped) {
+gfx_status cuda_import_memory(gfx_dev* dev, const gfx_ext_memory_desc* desc, void** import, void** mapped) {
+  const int device = dev->index;
   *import = NULL;
   *mapped = NULL;
   gfx_status s = cuda_use_device(device);
-  if (!s && !cuda_can_import_memory(device, desc->kind))
+  if (!s && !cuda_can_import_memory(dev, desc->kind))
     s = gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: memory kind %d cannot be imported here", (int)desc->kind);
   if (!s && (desc->size == 0 || desc->offset >= desc->size))
     s = gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: offset %zu and size %zu describe no memory", desc->offset,
@@ -168,7 +171,8 @@ gfx_status cuda_import_memory(int device, const gfx_ext_memory_desc* desc, void*
   return NULL;
 }
 
-void cuda_release_memory(int device, void* import, void* mapped) {
+void cuda_release_memory(gfx_dev* dev, void* import, void* mapped) {
+  const int device = dev->index;
   ext_import* rec = import;
   if (!rec) return;
   gfx_status s = cuda_use_device(device);
@@ -188,11 +192,12 @@ void cuda_release_memory(int device, void* import, void* mapped) {
   free(rec);
 }
 
-gfx_status cuda_import_semaphore(int device, gfx_ext_semaphore_kind kind, intptr_t handle, void** semaphore) {
+gfx_status cuda_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kind, intptr_t handle, void** semaphore) {
+  const int device = dev->index;
   *semaphore = NULL;
   int is_fd = kind == GFX_EXT_SEMAPHORE_TIMELINE_FD;
   gfx_status s = cuda_use_device(device);
-  if (!s && !cuda_can_import_semaphore(device, kind))
+  if (!s && !cuda_can_import_semaphore(dev, kind))
     s = gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: semaphore kind %d cannot be imported here", (int)kind);
   if (s) {
     close_refused_fd(handle, is_fd);
@@ -224,7 +229,8 @@ gfx_status cuda_import_semaphore(int device, gfx_ext_semaphore_kind kind, intptr
   return NULL;
 }
 
-void cuda_release_semaphore(int device, void* semaphore) {
+void cuda_release_semaphore(gfx_dev* dev, void* semaphore) {
+  const int device = dev->index;
   if (!semaphore) return;
   gfx_status s = cuda_use_device(device);
   if (!s)
@@ -234,7 +240,8 @@ void cuda_release_semaphore(int device, void* semaphore) {
   gfx_status_free(s);
 }
 
-gfx_status cuda_wait_semaphore(int device, void* semaphore, uint64_t value, void* stream) {
+gfx_status cuda_wait_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   struct cudaExternalSemaphoreWaitParams p;
   memset(&p, 0, sizeof p);
@@ -244,7 +251,8 @@ gfx_status cuda_wait_semaphore(int device, void* semaphore, uint64_t value, void
                     "cudaWaitExternalSemaphoresAsync(value %llu) on device %d", (unsigned long long)value, device);
 }
 
-gfx_status cuda_signal_semaphore(int device, void* semaphore, uint64_t value, void* stream) {
+gfx_status cuda_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
+  const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
   struct cudaExternalSemaphoreSignalParams p;
   memset(&p, 0, sizeof p);
@@ -257,8 +265,9 @@ gfx_status cuda_signal_semaphore(int device, void* semaphore, uint64_t value, vo
 /* CUDA-in-Graphics puts CUDA work on the graphics API's own scheduling context. gfxep checks whether
  * the device offers it and says so; it does not create CIG contexts yet (see docs/interop.md), so it
  * runs on the device's primary context either way, which is correct, only without CIG's scheduling. */
-gfx_status cuda_graphics_interop_init(int device, gfx_graphics_api api, void* queue, const void* nv_blob, char* note,
-                                      size_t note_size) {
+gfx_status cuda_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* config, char* note, size_t note_size) {
+  const int device = dev->index;
+  const gfx_graphics_api api = config->api;
   GFX_TRY(cuda_use_device(device));
   int attr = api == GFX_GRAPHICS_API_D3D12 ? cudaDevAttrD3D12CigSupported : cudaDevAttrVulkanCigSupported;
   int cig = 0;
@@ -271,7 +280,7 @@ gfx_status cuda_graphics_interop_init(int device, gfx_graphics_api api, void* qu
   if (!cig)
     snprintf(note, note_size, "device %d does not support CUDA-in-Graphics with %s; interop runs without it", device,
              api_name);
-  else if (!queue && !nv_blob)
+  else if (!config->queue && !config->nv_blob)
     snprintf(note, note_size, "no %s queue data given; interop runs without CUDA-in-Graphics", api_name);
   else
     snprintf(note, note_size,
@@ -281,4 +290,6 @@ gfx_status cuda_graphics_interop_init(int device, gfx_graphics_api api, void* qu
   return NULL;
 }
 
-gfx_status cuda_graphics_interop_deinit(int device) { return cuda_use_device(device); }
+gfx_status cuda_graphics_interop_deinit(gfx_dev* dev) {
+  return cuda_use_device(dev->index);
+}

@@ -53,8 +53,9 @@ static gfx_status op_not_implemented(const ir_node* node) {
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: op %d not implemented", (int)node->op);
 }
 
-gfx_status cuda_node_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status cuda_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              void** state, size_t* scratch_bytes) {
+  const int device = dev->index;
   *state = NULL;
   *scratch_bytes = 0;
   if (node->op <= GFX_OP_NONE || node->op >= GFX_OP_COUNT) return op_not_implemented(node);
@@ -64,8 +65,8 @@ gfx_status cuda_node_prepare(int device, const ir_node* node, const gfx_shape* i
   return NULL;
 }
 
-void cuda_node_release(int device, void* state) {
-  (void)device; /* library descriptors belong to no device */
+void cuda_node_release(gfx_dev* dev, void* state) {
+  (void)dev; /* library descriptors belong to no device */
   cuda_node_state* node_state = state;
   if (node_state) node_state->release(node_state);
 }

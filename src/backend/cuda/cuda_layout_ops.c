@@ -63,14 +63,14 @@ static gfx_status run_checked(const gfx_exec_ctx* ctx, const ir_node* node, cons
   for (int i = 0; i < node->n_inputs; i++) in_shapes[i] = i < n_data || kind == IR_LAYOUT_SHAPE ? in[i].shape : (gfx_shape){.rank = -1};
   if (kind != IR_LAYOUT_PLANS) GFX_TRY(check_out_shapes(node, in_shapes, out));
   const int es = (int)gfx_dtype_size(node->params.layout.dtype);
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
 
   switch (kind) {
     case IR_LAYOUT_COPY: {
       const size_t bytes = (size_t)gfx_shape_numel(&out[0].shape) * (size_t)es;
       if (bytes == 0 || in[0].data == out[0].data) return NULL;
       return cuda_check(cudaMemcpyAsync(out[0].data, in[0].data, bytes, cudaMemcpyDeviceToDevice, stream),
-                        "copy on device %d", ctx->device);
+                        "copy on device %d", ctx->dev->index);
     }
     case IR_LAYOUT_PLANS: {
       gfx_shape out_shapes[IR_MAX_IO];
@@ -81,7 +81,7 @@ static gfx_status run_checked(const gfx_exec_ctx* ctx, const ir_node* node, cons
         GFX_TRY(ir_layout_plan(node, in_shapes, out_shapes, k, &plan));
         const void* src = node->op == GFX_OP_CONCAT ? in[k].data : in[0].data;
         void* dst = node->op == GFX_OP_SPLIT ? out[k].data : out[0].data;
-        GFX_TRY(cuda_check(cuda_layout_run_plan(&plan, src, dst, stream), "copy plan %d on device %d", k, ctx->device));
+        GFX_TRY(cuda_check(cuda_layout_run_plan(&plan, src, dst, stream), "copy plan %d on device %d", k, ctx->dev->index));
       }
       return NULL;
     }
@@ -90,18 +90,18 @@ static gfx_status run_checked(const gfx_exec_ctx* ctx, const ir_node* node, cons
       GFX_TRY(ir_gather_geometry(node, &in[0].shape, &in[1].shape, &g));
       return cuda_check(cuda_layout_gather(in[0].data, in[1].data, in[1].dtype == GFX_DTYPE_I64, out[0].data, &g, es,
                                            stream),
-                        "gather kernel on device %d", ctx->device);
+                        "gather kernel on device %d", ctx->dev->index);
     }
     case IR_LAYOUT_SHAPE: {
       int64_t values[GFX_MAX_RANK];
       int n;
       ir_shape_values(node, &in[0].shape, values, &n);
-      return cuda_check(cuda_layout_write_i64(out[0].data, values, n, stream), "shape kernel on device %d", ctx->device);
+      return cuda_check(cuda_layout_write_i64(out[0].data, values, n, stream), "shape kernel on device %d", ctx->dev->index);
     }
     case IR_LAYOUT_FILL:
       return cuda_check(cuda_layout_fill(out[0].data, gfx_shape_numel(&out[0].shape), node->params.layout.value, es,
                                          stream),
-                        "fill kernel on device %d", ctx->device);
+                        "fill kernel on device %d", ctx->dev->index);
   }
   return gfx_error(GFX_ERR_INTERNAL, "not a layout op");
 }

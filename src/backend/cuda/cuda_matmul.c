@@ -309,9 +309,9 @@ static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, c
                                  const matmul_state* st) {
   if (!st)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" run without node_prepare", cuda_node_name(node));
-  if (st->device != ctx->device)
+  if (st->device != ctx->dev->index)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" prepared for device %d, run on device %d",
-                     cuda_node_name(node), st->device, ctx->device);
+                     cuda_node_name(node), st->device, ctx->dev->index);
   if (!gfx_shape_equal(&st->a_shape, &in[0].shape) || !gfx_shape_equal(&st->b_shape, &in[1].shape)) {
     char a_str[128], b_str[128];
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" run with shapes %s and %s it was not prepared for",
@@ -371,7 +371,7 @@ static gfx_status launch_matmuls(const gfx_exec_ctx* ctx, const ir_node* node, c
                                            &algo->algo, ctx->scratch, algo->workspaceSize, (cudaStream_t)ctx->stream),
                             "cublasLtMatmul for MatMul node \"%s\" (m %lld, n %lld, k %lld, call %lld of %lld) on device %d",
                             cuda_node_name(node), (long long)st->m, (long long)st->n, (long long)st->k,
-                            (long long)call + 1, (long long)p->calls, ctx->device));
+                            (long long)call + 1, (long long)p->calls, ctx->dev->index));
   }
   return NULL;
 }
@@ -383,12 +383,12 @@ gfx_status cuda_run_matmul(const gfx_exec_ctx* ctx, const ir_node* node, const g
   GFX_TRY(cuda_nn_require_dtype(node, in, 2, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   if (st->zero_fill)
     return cuda_check(cudaMemsetAsync(out[0].data, 0, st->out_bytes, (cudaStream_t)ctx->stream),
-                      "zeroing the output of MatMul node \"%s\" (k = 0) on device %d", cuda_node_name(node), ctx->device);
+                      "zeroing the output of MatMul node \"%s\" (k = 0) on device %d", cuda_node_name(node), ctx->dev->index);
   cublasLtHandle_t handle = NULL;
-  GFX_TRY(cuda_blaslt_handle(ctx->device, &handle));
+  GFX_TRY(cuda_blaslt_handle(ctx->dev->index, &handle));
   cublasLtMatmulHeuristicResult_t algo;
   GFX_TRY(algorithm_for_run(ctx, node, in, out, handle, st, &algo));
   return launch_matmuls(ctx, node, in, out, handle, st, &algo);

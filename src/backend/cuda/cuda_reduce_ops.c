@@ -43,7 +43,7 @@ static gfx_status check_shape(const ir_node* node, const char* what, const gfx_s
 
 static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaError_t err) {
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
-                    ctx->device);
+                    ctx->dev->index);
 }
 
 #define STATELESS_PREPARE(kernel)                                                                           \
@@ -114,7 +114,7 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g);
   if (s) return node_error(node, s);
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, g.copy ? &in[0].shape : &g.out));
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   if (g.copy) {
     const size_t bytes = (size_t)gfx_shape_numel(&in[0].shape) * gfx_dtype_size(in[0].dtype);
     if (bytes == 0 || out[0].data == in[0].data) return NULL;
@@ -168,7 +168,7 @@ gfx_status cuda_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     a.pad_begin[i] = g.pad_begin[i];
     a.pad_end[i] = g.pad_end[i];
   }
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_pool_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }
 
@@ -183,7 +183,7 @@ gfx_status cuda_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const 
   gfx_status s = ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g);
   if (s) return node_error(node, s);
   cuda_softmax_args a = {.log = node->params.softmax.log, .outer = g.outer, .n = g.n, .inner = g.inner};
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_softmax_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }
 
@@ -209,7 +209,7 @@ gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     a.chunks = 1;
     a.chunk_len = g.count;
   }
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_norm_run(in[0].dtype, in[0].data, in[1].data, bias, out[0].data, a,
                                            (cudaStream_t)ctx->stream));
 }

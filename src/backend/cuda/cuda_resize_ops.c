@@ -42,10 +42,10 @@ gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const g
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": %s is not handled", ir_op_name(node->op),
                      cuda_node_name(node), gfx_dtype_name(dtype));
   if (gfx_shape_numel(&expected) == 0) return NULL;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   cudaError_t err = cuda_resize(dtype, in[0].data, out[0].data, g, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
-                    ctx->device);
+                    ctx->dev->index);
 }
 
 gfx_status cuda_prepare_space_depth(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
@@ -67,10 +67,10 @@ gfx_status cuda_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, co
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": %s is not handled", ir_op_name(node->op),
                      cuda_node_name(node), gfx_dtype_name(in[0].dtype));
   if (gfx_shape_numel(&expected) == 0) return NULL;
-  GFX_TRY(cuda_use_device(ctx->device));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
   const ir_space_depth_params* p = &node->params.space_depth;
   cudaError_t err = cuda_space_depth(es, to_space, p->crd, p->blocksize, expected.dims, in[0].data, out[0].data,
                                      (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
-                    ctx->device);
+                    ctx->dev->index);
 }

@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "backend/ref/ref_kernels.h"
+#include "backend/registry.h"
 
 #define REF_DEVICE_NAME "gfxep reference backend (CPU, plain C; test oracle)"
 #define REF_ALIGNMENT ((size_t)64) /* a cache line; enough for the widest host vector loads */
@@ -44,7 +45,8 @@ static size_t host_pages_bytes(int name, int* ok) {
   return (size_t)pages * (size_t)page_size;
 }
 
-static gfx_status ref_device_info(int device, gfx_device_info* out) {
+static gfx_status ref_device_info(gfx_dev* dev, gfx_device_info* out) {
+  const int device = dev->index;
   GFX_TRY(ref_check_device(device));
   if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: device_info given no output");
   memset(out, 0, sizeof *out); /* no uuid, luid, PCI ids or compute capability: none apply */
@@ -54,11 +56,14 @@ static gfx_status ref_device_info(int device, gfx_device_info* out) {
   return NULL;
 }
 
-static gfx_status ref_device_by_pci_bus_id(const char* pci_bus_id, int* device) {
-  (void)device;
-  return gfx_error(GFX_ERR_NOT_SUPPORTED,
-                   "reference backend: no device at PCI bus id \"%s\" (its one device is the host CPU)",
-                   pci_bus_id ? pci_bus_id : "(null)");
+static const gfx_backend ref_backend;
+static gfx_dev ref_device = {.backend = &ref_backend, .index = 0, .impl = NULL};
+
+static gfx_status ref_device_get(int index, gfx_dev** out) {
+  *out = NULL;
+  GFX_TRY(ref_check_device(index));
+  *out = &ref_device;
+  return NULL;
 }
 
 /* ---- memory ---- */
@@ -78,26 +83,29 @@ static gfx_status ref_aligned_alloc(int device, size_t bytes, void** out, const 
   return NULL;
 }
 
-static gfx_status ref_mem_alloc(int device, size_t bytes, void** out) {
+static gfx_status ref_mem_alloc(gfx_dev* dev, size_t bytes, void** out) {
+  const int device = dev->index;
   return ref_aligned_alloc(device, bytes, out, "mem_alloc");
 }
 
 /* Device and host memory are both plain heap memory, whatever `device` says. */
-static void ref_mem_free(int device, void* ptr) {
-  (void)device;
+static void ref_mem_free(gfx_dev* dev, void* ptr) {
+  (void)dev;
   free(ptr);
 }
 
-static gfx_status ref_host_alloc(int device, size_t bytes, void** out) {
+static gfx_status ref_host_alloc(gfx_dev* dev, size_t bytes, void** out) {
+  const int device = dev->index;
   return ref_aligned_alloc(device, bytes, out, "host_alloc");
 }
 
-static void ref_host_free(int device, void* ptr) {
-  (void)device;
+static void ref_host_free(gfx_dev* dev, void* ptr) {
+  (void)dev;
   free(ptr);
 }
 
-static gfx_status ref_copy(int device, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+static gfx_status ref_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
+  const int device = dev->index;
   (void)stream; /* synchronous */
   GFX_TRY(ref_check_device(device));
   if (kind != GFX_COPY_HOST_TO_DEVICE && kind != GFX_COPY_DEVICE_TO_HOST && kind != GFX_COPY_DEVICE_TO_DEVICE)
@@ -112,7 +120,8 @@ static gfx_status ref_copy(int device, void* dst, const void* src, size_t bytes,
   return NULL;
 }
 
-static gfx_status ref_memset_zero(int device, void* dst, size_t bytes, void* stream) {
+static gfx_status ref_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream) {
+  const int device = dev->index;
   (void)stream; /* synchronous */
   GFX_TRY(ref_check_device(device));
   if (bytes == 0) return NULL;
@@ -121,7 +130,8 @@ static gfx_status ref_memset_zero(int device, void* dst, size_t bytes, void* str
   return NULL;
 }
 
-static gfx_status ref_mem_info(int device, size_t* free_bytes, size_t* total_bytes) {
+static gfx_status ref_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes) {
+  const int device = dev->index;
   GFX_TRY(ref_check_device(device));
   if (!free_bytes || !total_bytes)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: mem_info given no output");
@@ -155,7 +165,8 @@ static uint64_t monotonic_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static gfx_status ref_stream_create(int device, void** out) {
+static gfx_status ref_stream_create(gfx_dev* dev, void** out) {
+  const int device = dev->index;
   GFX_TRY(ref_check_device(device));
   if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stream_create given no output");
   ref_stream* s = calloc(1, sizeof *s);
@@ -165,17 +176,19 @@ static gfx_status ref_stream_create(int device, void** out) {
   return NULL;
 }
 
-static void ref_stream_destroy(int device, void* stream) {
-  (void)device;
+static void ref_stream_destroy(gfx_dev* dev, void* stream) {
+  (void)dev;
   free(stream);
 }
 
-static gfx_status ref_stream_sync(int device, void* stream) {
+static gfx_status ref_stream_sync(gfx_dev* dev, void* stream) {
+  const int device = dev->index;
   (void)stream; /* nothing is ever pending */
   return ref_check_device(device);
 }
 
-static gfx_status ref_event_create(int device, void** out) {
+static gfx_status ref_event_create(gfx_dev* dev, void** out) {
+  const int device = dev->index;
   GFX_TRY(ref_check_device(device));
   if (!out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: event_create given no output");
   ref_event* e = calloc(1, sizeof *e);
@@ -184,12 +197,13 @@ static gfx_status ref_event_create(int device, void** out) {
   return NULL;
 }
 
-static void ref_event_destroy(int device, void* event) {
-  (void)device;
+static void ref_event_destroy(gfx_dev* dev, void* event) {
+  (void)dev;
   free(event);
 }
 
-static gfx_status ref_event_record(int device, void* event, void* stream) {
+static gfx_status ref_event_record(gfx_dev* dev, void* event, void* stream) {
+  const int device = dev->index;
   (void)stream;
   GFX_TRY(ref_check_device(device));
   if (!event) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: event_record of a NULL event");
@@ -198,28 +212,33 @@ static gfx_status ref_event_record(int device, void* event, void* stream) {
   return NULL;
 }
 
-static gfx_status ref_stream_wait_event(int device, void* stream, void* event) {
+static gfx_status ref_stream_wait_event(gfx_dev* dev, void* stream, void* event) {
+  const int device = dev->index;
   (void)stream;
   (void)event; /* the work before the event's record is already done */
   return ref_check_device(device);
 }
 
-static gfx_status ref_event_sync(int device, void* event) {
+static gfx_status ref_event_sync(gfx_dev* dev, void* event) {
+  const int device = dev->index;
   (void)event;
   return ref_check_device(device);
 }
 
-static int ref_event_done(int device, void* event) {
-  (void)device;
+static int ref_event_done(gfx_dev* dev, void* event) {
+  (void)dev;
   (void)event;
   return 1;
 }
 
-static gfx_status ref_device_sync(int device) { return ref_check_device(device); }
+static gfx_status ref_device_sync(gfx_dev* dev) {
+  const int device = dev->index;
+   return ref_check_device(device); }
 
 /* The reference "device" is the host, and its work is done when a call returns: the time between two
  * records is the time the kernels in between took. */
-static gfx_status ref_timer_elapsed_us(int device, void* start, void* end, double* us) {
+static gfx_status ref_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us) {
+  const int device = dev->index;
   GFX_TRY(ref_check_device(device));
   const ref_event* a = start;
   const ref_event* b = end;
@@ -234,10 +253,15 @@ static gfx_status ref_timer_elapsed_us(int device, void* start, void* end, doubl
 static const gfx_backend ref_backend = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "reference",
+    .flags = GFX_BACKEND_HOST_MEMORY,
+    .memory_name = "gfxep_reference",
+    .memory_id_base = 0,
+    .note = "reference backend: plain C on the CPU, slow by design; a test oracle and a fallback where no GPU "
+            "backend runs",
 
     .device_count = ref_device_count,
+    .device_get = ref_device_get,
     .device_info = ref_device_info,
-    .device_by_pci_bus_id = ref_device_by_pci_bus_id,
 
     .alignment = REF_ALIGNMENT,
     .mem_alloc = ref_mem_alloc,
@@ -270,4 +294,4 @@ static const gfx_backend ref_backend = {
     .release_memory = ref_release_memory,
 };
 
-const gfx_backend* gfx_backend_reference(void) { return &ref_backend; }
+const gfx_backend* gfx_ref_backend_table(void) { return &ref_backend; }

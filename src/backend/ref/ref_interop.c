@@ -5,14 +5,16 @@
 
 #include "backend/ref/ref_kernels.h"
 
-int ref_can_import_memory(int device, gfx_ext_memory_kind kind) {
+int ref_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind) {
+  const int device = dev->index;
   return device == 0 && kind == GFX_EXT_MEMORY_HOST_ALLOCATION;
 }
 
-gfx_status ref_import_memory(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped) {
+gfx_status ref_import_memory(gfx_dev* dev, const gfx_ext_memory_desc* desc, void** import, void** mapped) {
+  const int device = dev->index;
   *import = NULL;
   *mapped = NULL;
-  if (!ref_can_import_memory(device, desc->kind))
+  if (!ref_can_import_memory(dev, desc->kind))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "reference backend: memory kind %d cannot be imported on device %d",
                      (int)desc->kind, device);
   if (desc->size == 0 || desc->offset >= desc->size)
@@ -26,7 +28,8 @@ gfx_status ref_import_memory(int device, const gfx_ext_memory_desc* desc, void**
   return NULL;
 }
 
-void ref_release_memory(int device, void* import, void* mapped) {
+void ref_release_memory(gfx_dev* dev, void* import, void* mapped) {
+  const int device = dev->index;
   (void)device, (void)mapped;
   free(import);
 }

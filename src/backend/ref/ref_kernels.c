@@ -115,8 +115,9 @@ void ref_broadcast_offsets(const ref_broadcast_strides* bs, int64_t linear, int6
 
 /* ---- the gfx_backend entries ---- */
 
-gfx_status ref_node_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status ref_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                             void** state, size_t* scratch_bytes) {
+  const int device = dev->index;
   (void)node;
   (void)in;
   (void)out;
@@ -127,8 +128,8 @@ gfx_status ref_node_prepare(int device, const ir_node* node, const gfx_shape* in
   return ref_check_device(device);
 }
 
-void ref_node_release(int device, void* state) {
-  (void)device;
+void ref_node_release(gfx_dev* dev, void* state) {
+  (void)dev;
   (void)state; /* node_prepare never makes any */
 }
 
@@ -151,7 +152,7 @@ gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   (void)state;
   if (!ctx || !node) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: node_run given no %s",
                                       ctx ? "node" : "context");
-  GFX_TRY(ref_check_device(ctx->device));
+  GFX_TRY(ref_check_device(ctx->dev->index));
   if (node->op <= GFX_OP_NONE || node->op >= GFX_OP_COUNT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "reference backend: op %d not implemented", (int)node->op);
   gfx_status s = run_table[node->op](ctx, node, in, out);

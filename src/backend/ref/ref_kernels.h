@@ -8,14 +8,17 @@
 
 #include "backend/backend.h"
 
+/* The reference backend's table; the registry (backend/registry.c) lists it. */
+const gfx_backend* gfx_ref_backend_table(void);
+
 /* NULL for device 0, the only reference device; otherwise GFX_ERR_INVALID_ARGUMENT naming it. */
 gfx_status ref_check_device(int device);
 
 /* The gfx_backend kernel entries (see backend.h). The reference kernels keep no per-node state and
  * need no scratch memory. */
-gfx_status ref_node_prepare(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+gfx_status ref_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                             void** state, size_t* scratch_bytes);
-void ref_node_release(int device, void* state);
+void ref_node_release(gfx_dev* dev, void* state);
 gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                         void* state);
 
@@ -50,8 +53,8 @@ void ref_broadcast_strides_init(ref_broadcast_strides* bs, const gfx_shape* full
 void ref_broadcast_offsets(const ref_broadcast_strides* bs, int64_t linear, int64_t* a_offset, int64_t* b_offset);
 
 /* ref_interop.c */
-int ref_can_import_memory(int device, gfx_ext_memory_kind kind);
-gfx_status ref_import_memory(int device, const gfx_ext_memory_desc* desc, void** import, void** mapped);
-void ref_release_memory(int device, void* import, void* mapped);
+int ref_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind);
+gfx_status ref_import_memory(gfx_dev* dev, const gfx_ext_memory_desc* desc, void** import, void** mapped);
+void ref_release_memory(gfx_dev* dev, void* import, void* mapped);
 
 #endif

@@ -1,9 +1,10 @@
-#include "backend/model.h"
+#include "exec/model.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/wrap.h"
 #include "core/log.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
@@ -48,8 +49,7 @@ typedef struct workspace {
 } workspace;
 
 struct gfx_model {
-  const gfx_backend* be;
-  int device;
+  gfx_dev* dev;
   ir_graph* graph;
   void* weights;       /* one device block for all constants */
   size_t weight_bytes;
@@ -72,7 +72,7 @@ const ir_graph* gfx_model_graph(const gfx_model* m) { return m->graph; }
 
 static gfx_status upload_constants(gfx_model* m) {
   const ir_graph* g = m->graph;
-  size_t a = m->be->alignment ? m->be->alignment : 256;
+  size_t a = gfx_backend_alignment(m->dev);
   m->weight_offset = malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
   if (!m->weight_offset) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "weight table");
   size_t total = 0;
@@ -83,11 +83,11 @@ static gfx_status upload_constants(gfx_model* m) {
     total += align_up(g->values[v].const_bytes ? g->values[v].const_bytes : 1, a);
   }
   if (total == 0) return NULL;
-  GFX_TRY(m->be->mem_alloc(m->device, total, &m->weights));
+  GFX_TRY(gfx_backend_mem_alloc(m->dev, total, &m->weights));
   m->weight_bytes = total;
   for (int v = 0; v < g->n_values; v++) {
     if (m->weight_offset[v] == IR_PLAN_NO_OFFSET || g->values[v].const_bytes == 0) continue;
-    gfx_status s = m->be->copy(m->device, (char*)m->weights + m->weight_offset[v], g->values[v].const_data,
+    gfx_status s = gfx_backend_copy(m->dev, (char*)m->weights + m->weight_offset[v], g->values[v].const_data,
                                g->values[v].const_bytes, GFX_COPY_HOST_TO_DEVICE, NULL);
     if (s) return gfx_status_wrap(s, "uploading constant '%s'", g->values[v].name);
   }
@@ -123,7 +123,7 @@ static gfx_status prepare_static(gfx_model* m) {
   return s;
 }
 
-gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, gfx_model** out) {
+gfx_status gfx_model_create(gfx_dev* dev, ir_graph* graph, gfx_model** out) {
   *out = NULL;
   gfx_status s = ir_graph_validate(graph);
   if (s) {
@@ -135,10 +135,9 @@ gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, 
     ir_graph_free(graph);
     return gfx_error(GFX_ERR_OUT_OF_MEMORY, "model");
   }
-  m->be = be;
-  m->device = device;
+  m->dev = dev;
   m->graph = graph;
-  m->use_graphs = be->capture_begin && be->capture_end && be->graph_launch && be->graph_destroy;
+  m->use_graphs = gfx_backend_can_capture(dev);
   pthread_mutex_init(&m->lock, NULL);
   s = upload_constants(m);
   if (!s) s = prepare_static(m);
@@ -153,12 +152,12 @@ gfx_status gfx_model_create(const gfx_backend* be, int device, ir_graph* graph, 
 static void instance_free(const gfx_model* m, instance* in) {
   if (!in) return;
   for (int i = 0; i < in->n_graphs; i++) {
-    if (in->graphs[i].exec) m->be->graph_destroy(m->device, in->graphs[i].exec);
+    gfx_backend_graph_destroy(m->dev, in->graphs[i].exec);
     free(in->graphs[i].ptrs);
   }
   if (in->node_state)
     for (int n = 0; n < m->graph->n_nodes; n++)
-      if (in->node_state[n] && m->be->node_release) m->be->node_release(m->device, in->node_state[n]);
+      gfx_backend_node_release(m->dev, in->node_state[n]);
   ir_plan_free(&in->plan);
   free(in->alias_root);
   free(in->alias_at);
@@ -173,10 +172,10 @@ static void workspace_free(const gfx_model* m, workspace* w) {
   if (!w) return;
   if (w->event) {
     /* a pooled workspace may still be read by queued work: let the device finish first */
-    gfx_status_free(m->be->event_sync(m->device, w->event));
-    m->be->event_destroy(m->device, w->event);
+    gfx_status_free(gfx_backend_event_sync(m->dev, w->event));
+    gfx_backend_event_destroy(m->dev, w->event);
   }
-  if (w->base) m->be->mem_free(m->device, w->base);
+  if (w->base) gfx_backend_mem_free(m->dev, w->base);
   free(w->ptrs);
   free(w);
 }
@@ -193,7 +192,7 @@ void gfx_model_free(gfx_model* m) {
     instance_free(m, in);
     in = next;
   }
-  if (m->weights) m->be->mem_free(m->device, m->weights);
+  if (m->weights) gfx_backend_mem_free(m->dev, m->weights);
   free(m->weight_offset);
   ir_graph_free(m->graph);
   pthread_mutex_destroy(&m->lock);
@@ -221,7 +220,7 @@ static gfx_status instance_build(const gfx_model* m, const gfx_tensor* inputs, i
   }
   for (int i = 0; i < g->n_inputs; i++) in->input_shapes[i] = inputs[i].shape;
   if ((s = ir_infer_shapes(g, in->input_shapes, in->shapes))) goto fail;
-  size_t a = m->be->alignment ? m->be->alignment : 256;
+  size_t a = gfx_backend_alignment(m->dev);
   if ((s = ir_plan_memory(g, in->shapes, a, &in->plan))) goto fail;
   /* views resolved to the memory's owner once here, not on every run; values are indexed in creation
    * order, not topological order, so follow each chain */
@@ -245,12 +244,10 @@ static gfx_status instance_build(const gfx_model* m, const gfx_tensor* inputs, i
     for (int i = 0; i < node->n_inputs; i++)
       is[i] = node->inputs[i] >= 0 ? in->shapes[node->inputs[i]] : (gfx_shape){.rank = -1};
     for (int o = 0; o < node->n_outputs; o++) os[o] = in->shapes[node->outputs[o]];
-    if (m->be->node_prepare) {
-      s = m->be->node_prepare(m->device, node, is, os, &in->node_state[n], &in->node_scratch[n]);
-      if (s) {
-        s = gfx_status_wrap(s, "preparing node '%s' (%s)", node->name, ir_op_name(node->op));
-        goto fail;
-      }
+    s = gfx_backend_node_prepare(m->dev, node, is, os, &in->node_state[n], &in->node_scratch[n]);
+    if (s) {
+      s = gfx_status_wrap(s, "preparing node '%s' (%s)", node->name, ir_op_name(node->op));
+      goto fail;
     }
     if (in->node_scratch[n] > scratch) scratch = in->node_scratch[n];
   }
@@ -321,7 +318,7 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
   for (workspace* w = m->pool; w; w = w->next) {
     if (w->in_use || w->pinned) continue;
     idle++;
-    if (w->bytes >= bytes && (w->last_stream == stream || m->be->event_done(m->device, w->event))) {
+    if (w->bytes >= bytes && (w->last_stream == stream || gfx_backend_event_done(m->dev, w->event))) {
       pick = w;
       break;
     }
@@ -331,7 +328,7 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
     /* enough idle ones exist: order this stream after the one that is big enough instead of growing */
     for (workspace* w = m->pool; w && !pick; w = w->next)
       if (!w->in_use && !w->pinned && w->bytes >= bytes) pick = w;
-    if (pick && (s = m->be->stream_wait_event(m->device, stream, pick->event))) pick = NULL;
+    if (pick && (s = gfx_backend_stream_wait_event(m->dev, stream, pick->event))) pick = NULL;
   }
   if (!pick && !s) {
     workspace* w = calloc(1, sizeof *w);
@@ -339,9 +336,9 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
       s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "workspace");
     } else {
       w->ptrs = calloc((size_t)m->graph->n_values + 1, sizeof(void*));
-      s = w->ptrs ? m->be->event_create(m->device, &w->event)
+      s = w->ptrs ? gfx_backend_event_create(m->dev, &w->event)
                   : gfx_error(GFX_ERR_OUT_OF_MEMORY, "workspace pointer table");
-      if (!s && bytes) s = m->be->mem_alloc(m->device, bytes, &w->base);
+      if (!s && bytes) s = gfx_backend_mem_alloc(m->dev, bytes, &w->base);
       if (s) {
         workspace_free(m, w);
       } else {
@@ -360,7 +357,7 @@ static gfx_status workspace_acquire(gfx_model* m, size_t bytes, void* stream, wo
 }
 
 static gfx_status workspace_release(gfx_model* m, workspace* w, void* stream) {
-  gfx_status s = m->be->event_record(m->device, w->event, stream);
+  gfx_status s = gfx_backend_event_record(m->dev, w->event, stream);
   pthread_mutex_lock(&m->lock);
   w->last_stream = stream;
   w->in_use = 0;
@@ -393,12 +390,12 @@ static gfx_status run_node(gfx_model* m, const instance* in, workspace* w, void*
     to[o] = (gfx_tensor){.data = w->ptrs[v], .dtype = g->values[v].dtype, .shape = in->shapes[v]};
   }
   gfx_exec_ctx ctx = {
-      .device = m->device,
+      .dev = m->dev,
       .stream = stream,
       .scratch = in->node_scratch[n] ? (char*)w->base + in->scratch_offset : NULL,
       .scratch_bytes = in->node_scratch[n],
   };
-  gfx_status s = m->be->node_run(&ctx, node, ti, to, in->node_state[n]);
+  gfx_status s = gfx_backend_node_run(&ctx, node, ti, to, in->node_state[n]);
   if (s) return gfx_status_wrap(s, "running node '%s' (%s)", node->name, ir_op_name(node->op));
   return NULL;
 }
@@ -416,32 +413,32 @@ static gfx_status run_nodes_traced(gfx_model* m, const instance* in, workspace* 
   void** timers = calloc((size_t)g->n_nodes + 1, sizeof(void*));
   if (!timers) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "profiling timers");
   gfx_status s = NULL;
-  for (int t = 0; t <= g->n_nodes && !s; t++) s = m->be->timer_create(m->device, &timers[t]);
+  for (int t = 0; t <= g->n_nodes && !s; t++) s = gfx_backend_timer_create(m->dev, &timers[t]);
   /* hold the device back while the host queues every node (a cuDNN convolution takes the host some
    * 40 us to queue when not replayed), so that the timers measure the kernels back to back and not
    * the host's launch gaps */
-  if (!s && m->be->stream_hold) {
+  if (!s && gfx_backend_has_stream_hold(m->dev)) {
     double us = 2000.0 + 100.0 * g->n_nodes;
-    s = m->be->stream_hold(m->device, stream, us < 200000.0 ? us : 200000.0);
+    s = gfx_backend_stream_hold(m->dev, stream, us < 200000.0 ? us : 200000.0);
   }
-  if (!s) s = m->be->event_record(m->device, timers[0], stream);
+  if (!s) s = gfx_backend_event_record(m->dev, timers[0], stream);
   for (int n = 0; n < g->n_nodes && !s; n++) {
     s = run_node(m, in, w, stream, n);
-    if (!s) s = m->be->event_record(m->device, timers[n + 1], stream);
+    if (!s) s = gfx_backend_event_record(m->dev, timers[n + 1], stream);
   }
   for (int n = 0; n < g->n_nodes && !s; n++) {
     trace[n].node = n;
-    s = m->be->timer_elapsed_us(m->device, timers[0], timers[n], &trace[n].start_us);
-    if (!s) s = m->be->timer_elapsed_us(m->device, timers[n], timers[n + 1], &trace[n].device_us);
+    s = gfx_backend_timer_elapsed_us(m->dev, timers[0], timers[n], &trace[n].start_us);
+    if (!s) s = gfx_backend_timer_elapsed_us(m->dev, timers[n], timers[n + 1], &trace[n].device_us);
   }
   for (int t = 0; t <= g->n_nodes; t++)
-    if (timers[t]) m->be->event_destroy(m->device, timers[t]);
+    if (timers[t]) gfx_backend_event_destroy(m->dev, timers[t]);
   free(timers);
   return s;
 }
 
 void gfx_model_use_graphs(gfx_model* m, int enable) {
-  m->use_graphs = enable && m->be->capture_begin && m->be->capture_end && m->be->graph_launch && m->be->graph_destroy;
+  m->use_graphs = enable && gfx_backend_can_capture(m->dev);
 }
 
 /* The graph entry for this run's addresses (NULL when graphs are off or the cache is full). */
@@ -475,7 +472,7 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   if (e) e->seen++;
   pthread_mutex_unlock(&m->lock);
   if (exec) {
-    gfx_status s = m->be->graph_launch(m->device, exec, stream);
+    gfx_status s = gfx_backend_graph_launch(m->dev, exec, stream);
     if (!s) {
       pthread_mutex_lock(&m->lock);
       m->graph_launches++;
@@ -484,7 +481,7 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
     return s;
   }
   if (!capture) return run_nodes(m, in, w, stream);
-  gfx_status s = m->be->capture_begin(m->device, stream);
+  gfx_status s = gfx_backend_capture_begin(m->dev, stream);
   if (s) {
     gfx_log(GFX_LOG_INFO, "graph capture unavailable, running node by node: %s", gfx_status_message(s));
     gfx_status_free(s);
@@ -495,7 +492,7 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   }
   gfx_status r = run_nodes(m, in, w, stream);
   void* captured = NULL;
-  s = m->be->capture_end(m->device, stream, r ? NULL : &captured);
+  s = gfx_backend_capture_end(m->dev, stream, r ? NULL : &captured);
   if (r || s) {
     /* nothing ran while capturing: log why, and run this one node by node */
     gfx_log(GFX_LOG_INFO, "graph capture failed, running node by node: %s", gfx_status_message(r ? r : s));
@@ -509,7 +506,7 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
   pthread_mutex_lock(&m->lock);
   e->exec = captured;
   pthread_mutex_unlock(&m->lock);
-  return m->be->graph_launch(m->device, captured, stream);
+  return gfx_backend_graph_launch(m->dev, captured, stream);
 }
 
 /* How a run goes: node_trace (profiling) or pin (a run the caller captures into its own graph). */
@@ -566,7 +563,7 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
       /* an output that is a graph input or a constant: no node writes it, so copy it */
       const void* src = g->values[v].graph_input >= 0 ? inputs[g->values[v].graph_input].data
                                                       : (char*)m->weights + m->weight_offset[v];
-      s = m->be->copy(m->device, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
+      s = gfx_backend_copy(m->dev, dst, src, in->plan.sizes[v], GFX_COPY_DEVICE_TO_DEVICE, stream);
     }
   }
   /* views share their source's memory (set after the outputs are bound: a view may read a graph
@@ -617,7 +614,7 @@ gfx_status gfx_model_unpin(gfx_model* m, int pin_id, void* stream) {
   for (workspace* w = m->pool; w; w = w->next) {
     if (!w->pinned || w->pin_id != pin_id) continue;
     /* replays queued on `stream` may still use it: a run on another stream waits for this event */
-    gfx_status r = stream ? m->be->event_record(m->device, w->event, stream) : NULL;
+    gfx_status r = stream ? gfx_backend_event_record(m->dev, w->event, stream) : NULL;
     if (!s) s = r;
     else gfx_status_free(r);
     w->last_stream = stream;
@@ -629,8 +626,8 @@ gfx_status gfx_model_unpin(gfx_model* m, int pin_id, void* stream) {
 
 gfx_status gfx_model_run_traced(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
                                 void* user, gfx_node_trace* trace) {
-  if (!m->be->timer_create || !m->be->timer_elapsed_us || !trace)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend cannot time its kernels", m->be->name);
+  if (!gfx_backend_has_timers(m->dev) || !trace)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend cannot time its kernels", gfx_backend_name(m->dev));
   run_mode mode = {.trace = trace};
   return model_run(m, stream, inputs, outputs, user, &mode);
 }

@@ -9,8 +9,8 @@
  * immutable once built, and each run takes its own workspace from a pool whose entries are reused
  * only when the device is done with them or ordered on the same stream.
  */
-#ifndef GFXEP_BACKEND_MODEL_H
-#define GFXEP_BACKEND_MODEL_H
+#ifndef GFXEP_EXEC_MODEL_H
+#define GFXEP_EXEC_MODEL_H
 
 #include "backend/backend.h"
 #include "ir/graph.h"
@@ -22,7 +22,7 @@ typedef struct gfx_model gfx_model;
 typedef gfx_status (*gfx_output_fn)(void* user, int index, const gfx_shape* shape, void** data);
 
 /* Takes ownership of graph in every case (it is freed on failure). */
-gfx_status gfx_model_create(const gfx_backend* backend, int device, ir_graph* graph, gfx_model** out);
+gfx_status gfx_model_create(gfx_dev* dev, ir_graph* graph, gfx_model** out);
 void gfx_model_free(gfx_model* m);
 
 /* inputs: one per graph input, in order, in the backend's device memory. */
