@@ -1,10 +1,10 @@
 /* gfxep-run — runs an ONNX model through ONNX Runtime with gfxep and with ORT's own CPU EP on the same
  * seeded random inputs, then prints where each node ran, how close the outputs are, and timings.
  *
- *   gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
+ *   gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
  *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx
  *
- * --backend picks the gfxep device (default: cuda when a CUDA device is offered, else reference).
+ * --backend picks the gfxep device (default: the first GPU device gfxep offers, else reference).
  * --oracle runs ORT's CPU EP on other.onnx instead of model.onnx: a float16 model is checked against
  * its float32 twin (the same weights rounded to float16). Inputs are generated once; a float16 input
  * gets them rounded to float16, and the twin gets the same rounded values in float32.
@@ -24,7 +24,7 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: gfxep-run [--backend cuda|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
+          "usage: gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
           "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx\n");
 }
 
@@ -362,14 +362,15 @@ int main(int argc, char** argv) {
   ortkit_tensor *in = NULL, *out_ep = NULL, *out_cpu = NULL;
   size_t n_in = 0, n_out_ep = 0, n_out_cpu = 0;
   output_result* per_output = NULL;
-  /* the reference backend is only offered to a registration that asks for it */
-  int want_ref = backend && !strcmp(backend, "reference");
-  const char* reg = want_ref ? "gfxep.reference" : "gfxep";
+  /* a registration named "gfxep.<backend>" offers that backend's devices only, software ones (the
+   * reference backend, lavapipe) included; plain "gfxep" offers every backend's GPUs */
+  char reg[64] = "gfxep";
+  if (backend) snprintf(reg, sizeof reg, "gfxep.%s", backend);
   if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, reg, ortkit_plugin_path()), "register")) goto done;
   const OrtEpDevice* dev[8];
   size_t n_dev = ortkit_find_devices(&k, backend, dev, 8);
   if (n_dev == 0 && !backend) {
-    printf("no CUDA device offered by gfxep; using the reference backend (plain C on the CPU, slow by design)\n");
+    printf("no GPU device offered by gfxep; using the reference backend (plain C on the CPU, slow by design)\n");
     backend = "reference";
     if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
                "register reference"))
