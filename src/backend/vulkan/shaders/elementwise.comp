@@ -1,0 +1,242 @@
+// gfxep Vulkan backend — the element-wise kernels (ops.def families unary and binary).
+//
+// One source, compiled once per element type: -DEW_F32, -DEW_F16 (loads and stores float16,
+// computes in float32), -DEW_I32, -DEW_I64; with -DEW_BOOL_OUT the result is stored as bool bytes
+// (comparisons). The op, the input count, Pow's exponent type, the broadcasting mode and Gelu's
+// approximation are specialization constants (ew_ops.h), so each pipeline keeps only its own path.
+//
+// Tensors are reached through device addresses in push constants (GL_EXT_buffer_reference). With
+// STRIDED, a geometry block (also by address) holds the output dims and per input the element
+// stride of each dim, 0 where the input is broadcast; otherwise every input has the output's shape.
+// Each invocation walks the elements with a grid stride.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_GOOGLE_include_directive : require
+#if defined(EW_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#if defined(EW_I64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+#if defined(EW_BOOL_OUT)
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#endif
+
+#include "ew_ops.h"
+
+layout(local_size_x = EW_GROUP_SIZE) in;
+
+layout(constant_id = EW_SPEC_OP) const int OP = EW_RELU;
+layout(constant_id = EW_SPEC_N_IN) const int N_IN = 1;
+layout(constant_id = EW_SPEC_EXP_TYPE) const int EXP_TYPE = EW_EXP_SAME;
+layout(constant_id = EW_SPEC_STRIDED) const int STRIDED = 0;
+layout(constant_id = EW_SPEC_GELU_TANH) const int GELU_TANH = 0;
+
+layout(push_constant) uniform Push {
+  uvec2 out_addr;
+  uvec2 in_addr[EW_MAX_IN];
+  uvec2 geom_addr;
+  uint count;
+  float alpha;
+  float beta;
+  float gamma;
+  float lo;  // Clip's bounds (-inf / +inf when absent)
+  float hi;
+} pc;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufF32 { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufI32 { int v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Geom {
+  uint rank;
+  uint dims[EW_MAX_RANK];
+  uint strides[EW_MAX_IN * EW_MAX_RANK];
+};
+#if defined(EW_F16)
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufF16 { float16_t v[]; };
+#endif
+#if defined(EW_I64)
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufI64 { int64_t v[]; };
+#endif
+#if defined(EW_BOOL_OUT)
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufU8 { uint8_t v[]; };
+#endif
+
+#if defined(EW_F32) || defined(EW_F16)
+#define FLOAT_MATH 1
+#define T float
+#elif defined(EW_I32)
+#define T int
+#elif defined(EW_I64)
+#define T int64_t
+#endif
+
+// ---- float helpers (shared with the other shaders) ----
+
+#include "float_math.glsl"
+
+bool is_odd_integer(float y) { return abs(y) < 16777216.0 && floor(y) == y && mod(abs(y), 2.0) == 1.0; }
+
+// C's pow on the cases models meet: negative bases with integer exponents, zeros, NaN
+float pow_f(float x, float y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (isnan(x) || isnan(y)) return NAN_F;
+  if (x == 0.0) {
+    bool odd = is_odd_integer(y);
+    if (y > 0.0) return odd ? x : 0.0;
+    return odd && floatBitsToUint(x) != 0u ? -INF_F : INF_F;
+  }
+  if (x < 0.0) {
+    if (floor(y) != y) return NAN_F;
+    float r = pow(-x, y);
+    return is_odd_integer(y) ? -r : r;
+  }
+  return pow(x, y);
+}
+
+float unary_f(float x) {
+  switch (OP) {
+    case EW_RELU: return x < 0.0 ? 0.0 : x;
+    case EW_LEAKY_RELU: return x < 0.0 ? pc.alpha * x : x;
+    case EW_SIGMOID: return sigmoid_f(x);
+    case EW_TANH: return tanh_f(x);
+    case EW_HARD_SIGMOID: return clamp01(pc.alpha * x + pc.beta);
+    case EW_HARD_SWISH: return x * clamp01(x / 6.0 + 0.5);
+    case EW_CLIP: {
+      float v = x < pc.lo ? pc.lo : x;
+      return v > pc.hi ? pc.hi : v;
+    }
+    case EW_ELU: return x < 0.0 ? pc.alpha * (exp(x) - 1.0) : x;
+    case EW_SELU: return x > 0.0 ? pc.gamma * x : pc.gamma * pc.alpha * (exp(x) - 1.0);
+    case EW_GELU:
+      if (GELU_TANH != 0) return 0.5 * x * (1.0 + tanh_f(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+      return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476));
+    case EW_ERF: return erf_f(x);
+    case EW_SOFTPLUS: return (x > 0.0 ? x : 0.0) + log(1.0 + exp(-abs(x)));
+    case EW_SQRT: return x < 0.0 ? NAN_F : sqrt(x);
+    case EW_EXP: return exp(x);
+    case EW_LOG: return x < 0.0 ? NAN_F : (x == 0.0 ? -INF_F : log(x));
+    case EW_NEG: return -x;
+    case EW_ABS: return abs(x);
+    case EW_RECIPROCAL: return 1.0 / x;
+  }
+  return NAN_F;
+}
+
+float min_nan(float a, float b) { return isnan(a) || isnan(b) ? NAN_F : (a < b ? a : b); }
+float max_nan(float a, float b) { return isnan(a) || isnan(b) ? NAN_F : (a > b ? a : b); }
+
+// ---- integer helpers ----
+
+T unary_i(T x) {
+  if (OP == EW_ABS) return x < T(0) ? -x : x;
+  return -x;  // EW_NEG
+}
+
+// ---- loads and stores ----
+
+T load_in(int k, uint i) {
+#if defined(FLOAT_MATH)
+  if (k == 1 && EXP_TYPE != EW_EXP_SAME) {
+    if (EXP_TYPE == EW_EXP_F32) return BufF32(pc.in_addr[1]).v[i];
+    if (EXP_TYPE == EW_EXP_I32) return float(BufI32(pc.in_addr[1]).v[i]);
+    // int64 as two words, little-endian; exact enough for an exponent
+    int hi = BufI32(pc.in_addr[1]).v[2u * i + 1u];
+    uint lo = uint(BufI32(pc.in_addr[1]).v[2u * i]);
+    return float(hi) * 4294967296.0 + float(lo);
+  }
+#endif
+#if defined(EW_F32)
+  return BufF32(pc.in_addr[k]).v[i];
+#elif defined(EW_F16)
+  return float(BufF16(pc.in_addr[k]).v[i]);
+#elif defined(EW_I32)
+  return BufI32(pc.in_addr[k]).v[i];
+#elif defined(EW_I64)
+  return BufI64(pc.in_addr[k]).v[i];
+#endif
+}
+
+void store_out(uint i, T r) {
+#if defined(EW_BOOL_OUT)
+  BufU8(pc.out_addr).v[i] = uint8_t(r != T(0) ? 1 : 0);
+#elif defined(EW_F32)
+  BufF32(pc.out_addr).v[i] = r;
+#elif defined(EW_F16)
+  BufF16(pc.out_addr).v[i] = float16_t(r);
+#elif defined(EW_I32)
+  BufI32(pc.out_addr).v[i] = r;
+#elif defined(EW_I64)
+  BufI64(pc.out_addr).v[i] = r;
+#endif
+}
+
+// ---- the op ----
+
+T combine(T v[EW_MAX_IN]) {
+  T a = v[0], b = v[1];
+  switch (OP) {
+    case EW_ADD: return a + b;
+    case EW_SUB: return a - b;
+    case EW_MUL: return a * b;
+    case EW_EQUAL: return a == b ? T(1) : T(0);
+    case EW_GREATER: return a > b ? T(1) : T(0);
+    case EW_LESS: return a < b ? T(1) : T(0);
+#if defined(FLOAT_MATH)
+    case EW_DIV: return a / b;
+    case EW_POW: return pow_f(a, b);
+    case EW_PRELU: return a < 0.0 ? b * a : a;
+#endif
+  }
+  // variadic: Min, Max, Sum, Mean
+  T r = v[0];
+  for (int k = 1; k < N_IN; k++) {
+#if defined(FLOAT_MATH)
+    if (OP == EW_MIN) r = min_nan(r, v[k]);
+    else if (OP == EW_MAX) r = max_nan(r, v[k]);
+    else r += v[k];
+#else
+    if (OP == EW_MIN) r = v[k] < r ? v[k] : r;
+    else if (OP == EW_MAX) r = v[k] > r ? v[k] : r;
+    else r += v[k];
+#endif
+  }
+#if defined(FLOAT_MATH)
+  if (OP == EW_MEAN) r = r / float(N_IN);
+#endif
+  return r;
+}
+
+void main() {
+  const uint stride = gl_NumWorkGroups.x * uint(EW_GROUP_SIZE);
+  for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) {
+    uint off[EW_MAX_IN];
+    for (int k = 0; k < N_IN; k++) off[k] = STRIDED != 0 ? 0u : i;
+    if (STRIDED != 0) {
+      Geom g = Geom(pc.geom_addr);
+      uint rem = i;
+      for (int d = int(g.rank) - 1; d >= 0; d--) {
+        uint dim = g.dims[d];
+        uint c = rem % dim;
+        rem /= dim;
+        for (int k = 0; k < N_IN; k++) off[k] += c * g.strides[k * EW_MAX_RANK + d];
+      }
+    }
+    T v[EW_MAX_IN];
+    for (int k = 0; k < EW_MAX_IN; k++) v[k] = T(0);
+    for (int k = 0; k < N_IN; k++) v[k] = load_in(k, off[k]);
+    T r;
+    if (OP < EW_FIRST_NARY) {
+#if defined(FLOAT_MATH)
+      r = unary_f(v[0]);
+#else
+      r = unary_i(v[0]);
+#endif
+    } else {
+      r = combine(v);
+    }
+    store_out(i, r);
+  }
+}

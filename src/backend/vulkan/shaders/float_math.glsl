@@ -1,0 +1,76 @@
+// gfxep Vulkan backend — float helpers every shader shares: NaN-preserving clamps, erf, tanh and
+// sigmoid with the accuracy the element-wise ops promise, and the Conv epilogue's activations
+// (ir_conv_activation), which are the element-wise ops of the same names.
+
+#define NAN_F uintBitsToFloat(0x7fc00000u)
+#define INF_F uintBitsToFloat(0x7f800000u)
+
+// comparisons, so that NaN passes through
+float clamp01(float v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+
+float erf_f(float x) {
+  float a = abs(x);
+  if (a < 0.5) {
+    // Maclaurin series of erf, to x^13: below 2e-8 for |x| < 0.5
+    float x2 = x * x;
+    float s = 1.0 / 75600.0;
+    s = s * x2 - 1.0 / 9360.0;
+    s = s * x2 + 1.0 / 1320.0;
+    s = s * x2 - 1.0 / 216.0;
+    s = s * x2 + 1.0 / 42.0;
+    s = s * x2 - 1.0 / 10.0;
+    s = s * x2 + 1.0 / 3.0;
+    s = s * x2 - 1.0;
+    return -1.1283791670955126 * x * s;
+  }
+  if (a >= 6.0) return x > 0.0 ? 1.0 : -1.0;
+  // Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7
+  float t = 1.0 / (1.0 + 0.3275911 * a);
+  float p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  float r = 1.0 - p * exp(-a * a);
+  return x < 0.0 ? -r : r;
+}
+
+float tanh_f(float x) {
+  float a = abs(x);
+  if (a < 0.004) return x - x * x * x / 3.0;
+  if (a > 10.0) return x > 0.0 ? 1.0 : -1.0;
+  float e = exp(-2.0 * a);
+  float r = (1.0 - e) / (1.0 + e);
+  return x < 0.0 ? -r : r;
+}
+
+float sigmoid_f(float x) {
+  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+  float e = exp(x);
+  return e / (1.0 + e);
+}
+
+// ir_conv_activation's codes (ir/graph.h)
+#define ACT_NONE 0
+#define ACT_RELU 1
+#define ACT_LEAKY_RELU 2
+#define ACT_CLIP 3
+#define ACT_SIGMOID 4
+#define ACT_TANH 5
+#define ACT_HARD_SIGMOID 6
+#define ACT_HARD_SWISH 7
+#define ACT_ELU 8
+
+// The activation fused into a Conv: CLIP's bounds are alpha (min) and beta (max).
+float activation_f(int act, float x, float alpha, float beta) {
+  switch (act) {
+    case ACT_RELU: return x < 0.0 ? 0.0 : x;
+    case ACT_LEAKY_RELU: return x < 0.0 ? alpha * x : x;
+    case ACT_CLIP: {
+      float v = x < alpha ? alpha : x;
+      return v > beta ? beta : v;
+    }
+    case ACT_SIGMOID: return sigmoid_f(x);
+    case ACT_TANH: return tanh_f(x);
+    case ACT_HARD_SIGMOID: return clamp01(alpha * x + beta);
+    case ACT_HARD_SWISH: return x * clamp01(x / 6.0 + 0.5);
+    case ACT_ELU: return x < 0.0 ? alpha * (exp(x) - 1.0) : x;
+  }
+  return x;
+}

@@ -1,0 +1,206 @@
+// gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
+// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/GroupNormalization (-DKIND_NORM), and 2-D
+// Max/AveragePool (-DKIND_POOL); -DT_F16 loads and stores float16. Index math is the IR's geometry
+// (ir/ops_reduce.h), read by device address.
+//
+// Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
+// invocations stride over the row and combine through shared memory (float32 throughout). Pooling
+// gives each output element one invocation. NaN propagates through Max and Min as in the reference.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_GOOGLE_include_directive : require
+#if defined(T_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define ELEM float16_t
+#define ELEM_ALIGN 2
+#else
+#define ELEM float
+#define ELEM_ALIGN 4
+#endif
+
+#include "float_math.glsl"
+
+#define GROUP 256
+#define MAX_RANK 8
+layout(local_size_x = GROUP) in;
+
+layout(push_constant) uniform Push {
+  uvec2 x_addr, scale_addr, bias_addr, y_addr, geom_addr;
+} pc;
+
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
+
+float load_x(int64_t i) { return float(In(pc.x_addr).v[uint(i)]); }
+void store_y(int64_t i, float v) { Out(pc.y_addr).v[uint(i)] = ELEM(v); }
+
+float nan_max(float a, float b) { return isnan(a) ? a : (isnan(b) || b > a ? b : a); }
+float nan_min(float a, float b) { return isnan(a) ? a : (isnan(b) || b < a ? b : a); }
+
+shared float red[GROUP];
+
+// ir_reduce_kind's codes (ir/graph.h)
+#define R_SUM 0
+#define R_MEAN 1
+#define R_MAX 2
+#define R_MIN 3
+#define R_L2 4
+
+// Combines red[] of the workgroup with op (R_SUM adds, R_MAX / R_MIN compare); every invocation
+// gets the result.
+float group_combine(float v, int op) {
+  const uint t = gl_LocalInvocationID.x;
+  red[t] = v;
+  barrier();
+  for (uint s = GROUP / 2; s > 0; s >>= 1) {
+    if (t < s) {
+      float a = red[t], b = red[t + s];
+      red[t] = op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b;
+    }
+    barrier();
+  }
+  float r = red[0];
+  barrier();
+  return r;
+}
+
+#if defined(KIND_REDUCE)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t out_count, reduce_count;
+  int kind, n_kept, n_red, pad0;
+  int64_t kept_dims[MAX_RANK], kept_strides[MAX_RANK];
+  int64_t red_dims[MAX_RANK], red_strides[MAX_RANK];
+};
+
+int64_t offset_of(int64_t linear, int n, bool kept, Geom g) {
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; d--) {
+    const int64_t dim = kept ? g.kept_dims[d] : g.red_dims[d];
+    off += (linear % dim) * (kept ? g.kept_strides[d] : g.red_strides[d]);
+    linear /= dim;
+  }
+  return off;
+}
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int kind = g.kind;
+  const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : R_SUM;
+  for (int64_t o = int64_t(gl_WorkGroupID.x); o < g.out_count; o += int64_t(gl_NumWorkGroups.x)) {
+    const int64_t base = offset_of(o, g.n_kept, true, g);
+    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : 0.0;
+    for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
+      const float v = load_x(base + offset_of(r, g.n_red, false, g));
+      acc = kind == R_MAX ? nan_max(acc, v) : kind == R_MIN ? nan_min(acc, v) : acc + (kind == R_L2 ? v * v : v);
+    }
+    acc = group_combine(acc, combine);
+    if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
+    if (kind == R_L2) acc = sqrt(acc);
+    if (gl_LocalInvocationID.x == 0) store_y(o, acc);
+  }
+}
+#endif
+
+#if defined(KIND_SOFTMAX)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t outer, n, inner;
+  int log_softmax, pad0;
+};
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int64_t rows = g.outer * g.inner, n = g.n, inner = g.inner;
+  for (int64_t row = int64_t(gl_WorkGroupID.x); row < rows; row += int64_t(gl_NumWorkGroups.x)) {
+    const int64_t base = (row / inner) * n * inner + row % inner;
+    // subtracting the maximum keeps exp from overflowing
+    float m = -INF_F;
+    for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) m = max(m, load_x(base + k * inner));
+    m = group_combine(m, R_MAX);
+    float s = 0.0;
+    for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) s += exp(load_x(base + k * inner) - m);
+    s = group_combine(s, R_SUM);
+    const float ls = log(s);
+    for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) {
+      const float v = load_x(base + k * inner) - m;
+      store_y(base + k * inner, g.log_softmax != 0 ? v - ls : exp(v) / s);
+    }
+  }
+}
+#endif
+
+#if defined(KIND_NORM)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t rows, count, affine_mod, affine_mul, affine_div;
+  float epsilon;
+  int has_bias;
+};
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int64_t count = g.count;
+  for (int64_t r = int64_t(gl_WorkGroupID.x); r < g.rows; r += int64_t(gl_NumWorkGroups.x)) {
+    const int64_t base = r * count;
+    // two passes: the mean, then the mean squared deviation from it
+    float s = 0.0;
+    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) s += load_x(base + j);
+    const float mean = group_combine(s, R_SUM) / float(count);
+    float q = 0.0;
+    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
+      const float d = load_x(base + j) - mean;
+      q += d * d;
+    }
+    const float inv_std = 1.0 / sqrt(group_combine(q, R_SUM) / float(count) + g.epsilon);
+    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
+      const int64_t a = (r % g.affine_mod) * g.affine_mul + j / g.affine_div;
+      float y = (load_x(base + j) - mean) * inv_std * float(In(pc.scale_addr).v[uint(a)]);
+      if (g.has_bias != 0) y += float(In(pc.bias_addr).v[uint(a)]);
+      store_y(base + j, y);
+    }
+  }
+}
+#endif
+
+#if defined(KIND_POOL)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t n, c, in_h, in_w, out_h, out_w;
+  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+  int is_max, count_include_pad;
+};
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int64_t total = g.n * g.c * g.out_h * g.out_w;
+  const int64_t step = int64_t(gl_NumWorkGroups.x) * GROUP;
+  for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < total; e += step) {
+    const int64_t ow = e % g.out_w, oh = (e / g.out_w) % g.out_h, plane = e / (g.out_w * g.out_h);
+    const int64_t h0 = oh * g.strides[0] - g.pad_begin[0], w0 = ow * g.strides[1] - g.pad_begin[1];
+    const int64_t x0 = plane * g.in_h * g.in_w;
+    float acc = g.is_max != 0 ? -INF_F : 0.0;
+    int64_t taps = 0;
+    for (int64_t kh = 0; kh < g.kernel[0]; kh++) {
+      const int64_t ih = h0 + kh * g.dilations[0];
+      if (ih < 0 || ih >= g.in_h) continue;
+      for (int64_t kw = 0; kw < g.kernel[1]; kw++) {
+        const int64_t iw = w0 + kw * g.dilations[1];
+        if (iw < 0 || iw >= g.in_w) continue;
+        const float v = load_x(x0 + ih * g.in_w + iw);
+        acc = g.is_max != 0 ? nan_max(acc, v) : acc + v;
+        taps++;
+      }
+    }
+    if (g.is_max == 0) {
+      // taps in the padding: skipped, or counted up to the end padding with count_include_pad
+      if (g.count_include_pad != 0) {
+        const int64_t h1 = min(h0 + g.kernel[0], g.in_h + g.pad_end[0]);
+        const int64_t w1 = min(w0 + g.kernel[1], g.in_w + g.pad_end[1]);
+        taps = (h1 - h0) * (w1 - w0);
+      }
+      acc = taps > 0 ? acc / float(taps) : NAN_F;
+    }
+    store_y(e, acc);
+  }
+}
+#endif

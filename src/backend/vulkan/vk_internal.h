@@ -1,0 +1,295 @@
+/* gfxep — what the files of the Vulkan backend share with each other, and nothing else.
+ *
+ * Private to src/backend/vulkan/, whose only export is gfxep_vulkan_backend (gfxep_vulkan.lds).
+ *
+ * Objects and their locks:
+ *   vk_device  one per usable physical device, created by device_count() and kept for the process;
+ *              its VkDevice is created by device_get. Locks: init_lock (creation), queue_lock (every
+ *              vkQueueSubmit: Vulkan wants queues externally synchronized), mem_lock (the address
+ *              tables), pipe_lock (shader modules and pipelines), streams_lock (the stream list).
+ *   vk_stream  a command pool, the command buffer being recorded, a timeline semaphore and what is
+ *              in flight on it; `lock` serializes its users. The NULL stream is the device's own
+ *              sync_stream, used synchronously.
+ *   vk_event   its own timeline semaphore and the value its last record signals; reference counted,
+ *              because a stream that waits on it keeps the semaphore until that wait has executed.
+ *
+ * Lock order: streams_lock (device_sync only), then a stream's lock, then one of mem_lock, pipe_lock,
+ * queue_lock (never two of those at once). A stream's lock is never held while taking streams_lock.
+ */
+#ifndef GFXEP_BACKEND_VULKAN_INTERNAL_H
+#define GFXEP_BACKEND_VULKAN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include "backend/backend.h"
+
+#define VK_MAX_DEVICES 16
+#define VK_SHADER_COUNT_MAX 64 /* room for every vk_shader_id */
+#define VK_ALLOC_ALIGNMENT 256
+/* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
+ * drivers); the wait then fails with a status instead. */
+#define VK_WAIT_TIMEOUT_NS (60ull * 1000 * 1000 * 1000)
+
+/* ---- errors (vk_backend.c) ---- */
+
+const char* vk_result_name(VkResult r);
+/* NULL for VK_SUCCESS; otherwise "vulkan backend: <what>: VkResult <n> (<name>)", with
+ * GFX_ERR_OUT_OF_MEMORY for the out-of-memory results and GFX_ERR_DEVICE for the others. */
+gfx_status vk_check(VkResult r, const char* what_fmt, ...) GFX_PRINTF(2, 3);
+
+/* ---- buffers (vk_memory.c) ---- */
+
+/* A buffer with its memory and device address; `mapped` is the host view of host-visible memory. */
+typedef struct vk_buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  VkDeviceAddress address; /* of byte 0 of the buffer */
+  VkDeviceSize size;
+  void* mapped;            /* NULL when the memory is not host-visible */
+} vk_buffer;
+
+/* An allocation as the address tables know it. */
+typedef struct vk_alloc {
+  VkDeviceAddress addr; /* what the caller got (aligned), or the device address of a host allocation */
+  size_t bytes;         /* what the caller asked for */
+  void* host;           /* host_alloc: the pointer the caller got; NULL for mem_alloc */
+  vk_buffer buf;
+} vk_alloc;
+
+/* Where an address (device address or host_alloc pointer) lies: the buffer, the offset into it and,
+ * where mapped, the host pointer of that byte. */
+typedef struct vk_location {
+  VkBuffer buffer;
+  VkDeviceSize offset;
+  char* mapped;
+} vk_location;
+
+/* ---- devices (vk_instance.c) ---- */
+
+typedef struct vk_stream vk_stream;
+typedef struct vk_pipe vk_pipe;
+
+typedef struct vk_device {
+  gfx_dev dev; /* what callers hold: dev.impl points back here */
+  int index;
+  VkPhysicalDevice phys;
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceMemoryProperties mem_props;
+  gfx_device_info info;
+  uint32_t queue_family;
+  /* optional features, found at enumeration and enabled where present */
+  int has_f16;            /* shaderFloat16 and storageBuffer16BitAccess */
+  int has_float16_arith, has_16bit_storage;
+  int has_int64, has_int16;
+  int has_8bit_storage;   /* storageBuffer8BitAccess: bool outputs (comparisons) */
+  int has_budget;         /* VK_EXT_memory_budget */
+  int has_ext_memory_fd, has_ext_semaphore_fd;
+  VkDeviceSize max_alloc; /* maxMemoryAllocationSize */
+
+  /* created by device_get */
+  pthread_mutex_t init_lock;
+  int created;
+  VkDevice device;
+  uint32_t queue_index;
+  VkQueue queue;
+  pthread_mutex_t queue_lock;
+
+  pthread_mutex_t mem_lock;
+  vk_alloc** allocs; /* sorted by addr */
+  size_t n_allocs, cap_allocs;
+  vk_alloc** hosts;  /* host allocations, sorted by host pointer */
+  size_t n_hosts, cap_hosts;
+  vk_buffer zeros;   /* a small zero-filled buffer for the unaligned ends of memset_zero */
+
+  pthread_mutex_t pipe_lock;
+  VkPipelineLayout layout; /* push constants only: shaders reach memory through device addresses */
+  VkPipelineCache cache;
+  VkShaderModule modules[VK_SHADER_COUNT_MAX];
+  vk_pipe* pipes; /* list of every pipeline made, looked up by key */
+
+  pthread_mutex_t streams_lock;
+  vk_stream** streams; /* every live stream, for device_sync */
+  size_t n_streams, cap_streams;
+  vk_stream* sync_stream; /* the NULL stream */
+} vk_device;
+
+static inline vk_device* vk_dev(gfx_dev* dev) { return (vk_device*)dev->impl; }
+
+int vk_device_count(void);
+gfx_status vk_device_get(int index, gfx_dev** out);
+gfx_status vk_device_info(gfx_dev* dev, gfx_device_info* out);
+/* Destroys every device and the instance (module unload). */
+void vk_teardown(void);
+
+/* ---- memory (vk_memory.c) ---- */
+
+/* A buffer with SHADER_DEVICE_ADDRESS usage; host_visible picks HOST_VISIBLE|HOST_COHERENT memory
+ * (mapped), otherwise DEVICE_LOCAL is preferred (and mapped too when it happens to be host-visible). */
+gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int host_visible, vk_buffer* out);
+void vk_buffer_destroy(vk_device* d, vk_buffer* b);
+
+/* The allocation holding [addr, addr + bytes), device addresses (host = 0) or host_alloc pointers
+ * (host = 1); INVALID_ARGUMENT naming `what` when there is none. */
+gfx_status vk_resolve(vk_device* d, const void* addr, size_t bytes, int host, const char* what, vk_location* out);
+/* Whether a host pointer lies in a host_alloc allocation (with room for bytes). */
+int vk_is_host_alloc(vk_device* d, const void* ptr, size_t bytes, vk_location* out);
+
+gfx_status vk_mem_alloc(gfx_dev* dev, size_t bytes, void** out);
+void vk_mem_free(gfx_dev* dev, void* addr);
+gfx_status vk_host_alloc(gfx_dev* dev, size_t bytes, void** out);
+void vk_host_free(gfx_dev* dev, void* ptr);
+gfx_status vk_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream);
+gfx_status vk_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream);
+gfx_status vk_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes);
+gfx_status vk_memory_init(vk_device* d);  /* at device creation: the zero buffer */
+void vk_memory_teardown(vk_device* d);    /* frees what is left in the tables */
+
+/* ---- streams and events (vk_stream.c) ---- */
+
+typedef struct vk_event vk_event;
+
+gfx_status vk_stream_new(vk_device* d, vk_stream** out);
+void vk_stream_delete(vk_stream* s);
+
+/* The stream to queue on, locked: `stream`, or the device's sync stream for NULL. vk_stream_release
+ * unlocks it; for the sync stream it first flushes and waits (and returns what that gave, unless
+ * `status` is already an error, which it returns after the wait). */
+vk_stream* vk_stream_acquire(vk_device* d, void* stream);
+gfx_status vk_stream_release(vk_device* d, void* stream, vk_stream* s, gfx_status status);
+
+/* With the stream locked: the command buffer being recorded (begun now if need be). */
+gfx_status vk_stream_cmd(vk_stream* s, VkCommandBuffer* out);
+/* One global memory barrier: compute and transfer writes before it are visible to compute,
+ * transfer and host reads after it. Recorded after every dispatch, copy and fill. */
+void vk_cmd_barrier(VkCommandBuffer cb);
+/* With the stream locked: submit what is recorded (and pending waits), signalling the next value. */
+gfx_status vk_stream_flush_locked(vk_stream* s);
+/* With the stream locked: flush, then wait (bounded) until everything submitted is done. */
+gfx_status vk_stream_sync_locked(vk_stream* s);
+/* A host-visible staging buffer of at least `bytes`, kept by the stream until what is recorded now
+ * has executed (reused afterwards). */
+gfx_status vk_stream_staging(vk_stream* s, VkDeviceSize bytes, vk_buffer** out);
+
+gfx_status vk_stream_create(gfx_dev* dev, void** out);
+void vk_stream_destroy(gfx_dev* dev, void* stream);
+gfx_status vk_stream_sync(gfx_dev* dev, void* stream);
+gfx_status vk_stream_flush(gfx_dev* dev, void* stream);
+gfx_status vk_event_create(gfx_dev* dev, void** out);
+void vk_event_destroy(gfx_dev* dev, void* event);
+gfx_status vk_event_record(gfx_dev* dev, void* event, void* stream);
+gfx_status vk_stream_wait_event(gfx_dev* dev, void* stream, void* event);
+gfx_status vk_event_sync(gfx_dev* dev, void* event);
+int vk_event_done(gfx_dev* dev, void* event);
+gfx_status vk_device_sync(gfx_dev* dev);
+
+/* ---- shaders and pipelines (vk_pipeline.c) ---- */
+
+/* The embedded shaders (vk_shaders.c, generated), one per variant. */
+typedef enum vk_shader_id {
+  VK_SHADER_EW_F32 = 0,
+  VK_SHADER_EW_F16,
+  VK_SHADER_EW_I32,
+  VK_SHADER_EW_I64,
+  VK_SHADER_EW_F32_BOOL,
+  VK_SHADER_EW_F16_BOOL,
+  VK_SHADER_EW_I32_BOOL,
+  VK_SHADER_EW_I64_BOOL,
+  VK_SHADER_PLAN_1, /* copy_plan.comp by element size */
+  VK_SHADER_PLAN_2,
+  VK_SHADER_PLAN_4,
+  VK_SHADER_PLAN_8,
+  VK_SHADER_CONV_F32,
+  VK_SHADER_CONV_F16,
+  VK_SHADER_GEMM_F32,
+  VK_SHADER_GEMM_F16,
+  VK_SHADER_REDUCE_F32, /* reduce.comp by kind */
+  VK_SHADER_REDUCE_F16,
+  VK_SHADER_SOFTMAX_F32,
+  VK_SHADER_SOFTMAX_F16,
+  VK_SHADER_NORM_F32,
+  VK_SHADER_NORM_F16,
+  VK_SHADER_POOL_F32,
+  VK_SHADER_POOL_F16,
+  VK_SHADER_COUNT
+} vk_shader_id;
+
+typedef struct vk_shader_blob {
+  const char* name; /* "elementwise.comp (float16)" */
+  const uint32_t* code;
+  size_t bytes;
+} vk_shader_blob;
+
+extern const vk_shader_blob vk_shaders[VK_SHADER_COUNT];
+_Static_assert(VK_SHADER_COUNT <= VK_SHADER_COUNT_MAX, "room for every shader module");
+
+#define VK_MAX_SPEC 8
+#define VK_PUSH_BYTES 128
+
+/* A compute pipeline of one shader with specialization constants 0..n_spec-1 (int32 each). */
+struct vk_pipe {
+  vk_shader_id shader;
+  int n_spec;
+  int32_t spec[VK_MAX_SPEC];
+  VkPipeline pipeline;
+  vk_pipe* next;
+};
+
+/* The pipeline for (shader, spec), made on first use and kept by the device; a failure names the
+ * shader and the constants. */
+gfx_status vk_pipeline_get(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, vk_pipe** out);
+gfx_status vk_pipeline_init(vk_device* d);    /* the layout and the cache */
+void vk_pipeline_teardown(vk_device* d);
+
+/* ---- kernels (vk_elementwise.c, vk_backend.c) ---- */
+
+/* The kernel families of ops.def that this backend implements; everything else is VK_FAM_OTHER. */
+typedef enum vk_family {
+  VK_FAM_OTHER = 0,
+  VK_FAM_UNARY,
+  VK_FAM_BINARY,
+  VK_FAM_LAYOUT,
+  VK_FAM_NN,      /* conv, conv_transpose, gemm, matmul */
+  VK_FAM_REDUCE,
+  VK_FAM_SOFTMAX,
+  VK_FAM_NORM,
+  VK_FAM_POOL,
+} vk_family;
+vk_family vk_family_of(gfx_op op);
+
+/* Per-family entry points; `what` in messages is the node. */
+gfx_status vk_supports_elementwise(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_elementwise(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                  void** state);
+void vk_release_elementwise(vk_device* d, void* state);
+gfx_status vk_run_elementwise(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                              gfx_tensor* out, void* state);
+
+gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state);
+void vk_release_layout(vk_device* d, void* state);
+gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state);
+
+gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state);
+void vk_release_nn(vk_device* d, void* state);
+gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                     void* state);
+
+/* reduce, softmax, norm and pool */
+gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state);
+void vk_release_reduce(vk_device* d, void* state);
+gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state);
+
+/* The name the messages use for a device: "device 0 (llvmpipe ...)". */
+const char* vk_device_label(vk_device* d, char* buf, size_t size);
+
+#endif

@@ -1,0 +1,191 @@
+/* gfxep Vulkan backend — the layout family of ops.def: data movement as the IR's strided copy plans
+ * (ir/layout.h), run by shaders/copy_plan.comp; Reshape-like ops as a buffer copy; Shape's values and
+ * ConstantOfShape's zeros written by copies and fills.
+ *
+ * node_prepare computes every plan of the node for its shapes once (ir_layout_plan) into one small
+ * host-visible buffer the shader reads by address; node_run records one dispatch per plan.
+ * Elements move as bits of their size (1, 2, 4 or 8 bytes), so every element type is exact; the
+ * 64-bit index arithmetic needs shaderInt64, and 1- and 2-byte elements 8- and 16-bit storage.
+ * Gather is not implemented yet (declined by supports_node, so it stays with ONNX Runtime).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_internal.h"
+#include "ir/layout.h"
+
+#define PLAN_GROUP_SIZE 256
+
+/* copy_plan.comp's Plan block (std430). */
+typedef struct gpu_plan {
+  int32_t rank, mode;
+  int64_t count, dst_offset;
+  int64_t dims[GFX_MAX_RANK], dst_strides[GFX_MAX_RANK], src_extent[GFX_MAX_RANK], src_start[GFX_MAX_RANK],
+      src_step[GFX_MAX_RANK], src_strides[GFX_MAX_RANK];
+  uint64_t value;
+} gpu_plan;
+_Static_assert(sizeof(gpu_plan) == 24 + 6 * 8 * GFX_MAX_RANK + 8, "gpu_plan layout");
+
+typedef struct plan_push {
+  uint64_t src, dst, plan;
+} plan_push;
+
+typedef struct layout_state {
+  vk_family family; /* first: node_release dispatches on it */
+  ir_layout_kind kind;
+  int n_plans;
+  int64_t counts[IR_MAX_IO]; /* elements each plan writes */
+  vk_buffer plans;           /* n_plans gpu_plan blocks */
+  vk_pipe* pipe;             /* copy_plan.comp of the element size */
+  int64_t shape_values[GFX_MAX_RANK];
+  int n_shape_values;
+} layout_state;
+
+static const char* node_label(const ir_node* node) { return node->name ? node->name : "?"; }
+
+static gfx_status declined(const char* op, const char* why, const char* device) {
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s %s%s%s", op, why, device ? ", which " : "",
+                   device ? device : "");
+}
+
+/* The copy-plan shader for an element size on this device, or why not. */
+static gfx_status plan_shader(vk_device* d, const char* op, size_t elem_size, vk_shader_id* out) {
+  if (!d->has_int64) return declined(op, "needs shaderInt64 for its 64-bit indices; lacking on", d->info.name);
+  switch (elem_size) {
+    case 1:
+      if (!d->has_8bit_storage) return declined(op, "of 1-byte elements needs storageBuffer8BitAccess; lacking on", d->info.name);
+      *out = VK_SHADER_PLAN_1;
+      return NULL;
+    case 2:
+      if (!d->has_16bit_storage) return declined(op, "of 2-byte elements needs storageBuffer16BitAccess; lacking on", d->info.name);
+      *out = VK_SHADER_PLAN_2;
+      return NULL;
+    case 4: *out = VK_SHADER_PLAN_4; return NULL;
+    case 8: *out = VK_SHADER_PLAN_8; return NULL;
+    default: return declined(op, "of an element type gfxep does not move", NULL);
+  }
+}
+
+gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
+  const char* op = ir_op_name(q->op);
+  switch (ir_layout_kind_of(q->op)) {
+    case IR_LAYOUT_GATHER: return declined(op, "is not implemented yet", NULL);
+    case IR_LAYOUT_PLANS: {
+      vk_shader_id shader;
+      return plan_shader(d, op, gfx_dtype_size(q->params->layout.dtype), &shader);
+    }
+    case IR_LAYOUT_SHAPE:
+    case IR_LAYOUT_FILL:
+    case IR_LAYOUT_COPY: return NULL; /* buffer copies and fills */
+  }
+  return declined(op, "is no layout op", NULL);
+}
+
+gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state) {
+  *state = NULL;
+  layout_state* st = calloc(1, sizeof *st);
+  if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
+  st->family = VK_FAM_LAYOUT;
+  st->kind = ir_layout_kind_of(node->op);
+  gfx_status s = NULL;
+  if (st->kind == IR_LAYOUT_SHAPE) {
+    ir_shape_values(node, &in[0], st->shape_values, &st->n_shape_values);
+  } else if (st->kind == IR_LAYOUT_PLANS) {
+    vk_shader_id shader;
+    st->n_plans = ir_layout_plan_count(node);
+    s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
+    if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
+    if (!s && st->n_plans > 0) s = vk_buffer_create(d, sizeof(gpu_plan) * (size_t)st->n_plans, 1, &st->plans);
+    for (int k = 0; !s && k < st->n_plans; k++) {
+      ir_copy_plan plan;
+      s = ir_layout_plan(node, in, out, k, &plan);
+      if (s) break;
+      gpu_plan g;
+      memset(&g, 0, sizeof g);
+      g.rank = plan.rank;
+      g.mode = (int32_t)plan.mode;
+      g.count = plan.count;
+      g.dst_offset = plan.dst_offset;
+      for (int i = 0; i < plan.rank; i++) {
+        g.dims[i] = plan.dims[i];
+        g.dst_strides[i] = plan.dst_strides[i];
+        g.src_extent[i] = plan.src_extent[i];
+        g.src_start[i] = plan.src_start[i];
+        g.src_step[i] = plan.src_step[i];
+        g.src_strides[i] = plan.src_strides[i];
+      }
+      memcpy(&g.value, plan.value, sizeof g.value);
+      memcpy((char*)st->plans.mapped + sizeof g * (size_t)k, &g, sizeof g);
+      st->counts[k] = plan.count;
+    }
+  }
+  if (s) {
+    vk_release_layout(d, st);
+    return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", node_label(node), ir_op_name(node->op));
+  }
+  *state = st;
+  return NULL;
+}
+
+void vk_release_layout(vk_device* d, void* state) {
+  layout_state* st = state;
+  if (!st) return;
+  if (st->plans.buffer) vk_buffer_destroy(d, &st->plans);
+  free(st);
+}
+
+static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                            gfx_tensor* out, layout_state* st) {
+  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
+  if (max_groups > 65535) max_groups = 65535;
+  vk_stream* s = vk_stream_acquire(d, ctx->stream);
+  VkCommandBuffer cb;
+  gfx_status status = vk_stream_cmd(s, &cb);
+  if (!status) vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
+  for (int k = 0; !status && k < st->n_plans; k++) {
+    if (st->counts[k] == 0) continue;
+    const gfx_tensor* src = node->op == GFX_OP_CONCAT ? &in[k] : &in[0];
+    const gfx_tensor* dst = node->op == GFX_OP_SPLIT ? &out[k] : &out[0];
+    if (!src->data || !dst->data) {
+      status = gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): plan %d has no %s memory",
+                         node_label(node), ir_op_name(node->op), k, src->data ? "output" : "input");
+      break;
+    }
+    plan_push pc = {.src = (uint64_t)(uintptr_t)src->data,
+                    .dst = (uint64_t)(uintptr_t)dst->data,
+                    .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)k};
+    int64_t groups = (st->counts[k] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
+    if (groups > (int64_t)max_groups) groups = max_groups;
+    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+  }
+  if (!status) vk_cmd_barrier(cb);
+  return vk_stream_release(d, ctx->stream, s, status);
+}
+
+gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state) {
+  layout_state* st = state;
+  if (!st || !in || !out)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) run without its state or tensors",
+                     node_label(node), ir_op_name(node->op));
+  const size_t out_bytes = (size_t)gfx_shape_numel(&out[0].shape) * gfx_dtype_size(out[0].dtype);
+  switch (st->kind) {
+    case IR_LAYOUT_PLANS: return run_plans(d, ctx, node, in, out, st);
+    case IR_LAYOUT_COPY:
+      if (out_bytes == 0 || out[0].data == in[0].data) return NULL;
+      return vk_copy(&d->dev, out[0].data, in[0].data, out_bytes, GFX_COPY_DEVICE_TO_DEVICE, ctx->stream);
+    case IR_LAYOUT_SHAPE:
+      if (st->n_shape_values == 0) return NULL;
+      return vk_copy(&d->dev, out[0].data, st->shape_values, sizeof(int64_t) * (size_t)st->n_shape_values,
+                     GFX_COPY_HOST_TO_DEVICE, ctx->stream);
+    case IR_LAYOUT_FILL:
+      /* ConstantOfShape: float32 zeros (ops.def: the value attribute is not handled) */
+      return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
+    case IR_LAYOUT_GATHER: break;
+  }
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s) has no Vulkan kernel", node_label(node),
+                   ir_op_name(node->op));
+}

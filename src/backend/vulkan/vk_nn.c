@@ -1,0 +1,278 @@
+/* gfxep Vulkan backend — Conv (shaders/conv.comp), MatMul and Gemm (shaders/gemm.comp).
+ *
+ * The portable kernels: a direct convolution and a 16x16-tiled matrix product, float32 accumulation,
+ * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. node_prepare resolves the
+ * geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry, ir_gemm_geometry) into a
+ * small host-visible block the shader reads by address; node_run records one dispatch. Tensors of
+ * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
+ * ConvTranspose is not implemented yet (declined, so it stays with ONNX Runtime).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_internal.h"
+#include "ir/ops_nn.h"
+
+#define CONV_GROUP_SIZE 256
+#define GEMM_TILE 16
+
+/* conv.comp's Geom block */
+typedef struct conv_geom_gpu {
+  int64_t count;
+  int32_t n, c_in, c_out, group;
+  int32_t in_h, in_w, k_h, k_w;
+  int32_t out_h, out_w, stride_h, stride_w;
+  int32_t dil_h, dil_w, pad_top, pad_left;
+  int32_t activation, residual, has_bias, pad0;
+  float alpha, beta;
+} conv_geom_gpu;
+
+/* gemm.comp's Geom block, followed by the offset table */
+typedef struct gemm_geom_gpu {
+  int64_t m, n, k;
+  int64_t a_row, a_col, b_row, b_col, c_row, c_col;
+  float alpha, beta;
+  int32_t has_c, pad0;
+} gemm_geom_gpu;
+_Static_assert(sizeof(gemm_geom_gpu) == 88, "gemm_geom_gpu layout");
+
+typedef struct conv_push {
+  uint64_t x, w, bias, res, y, geom;
+} conv_push;
+typedef struct gemm_push {
+  uint64_t a, b, c, y, geom;
+} gemm_push;
+
+typedef struct nn_state {
+  vk_family family; /* first: node_release dispatches on it */
+  vk_buffer geom;
+  vk_pipe* pipe;
+  int64_t count;              /* Conv: output elements */
+  uint32_t groups[3];         /* the dispatch */
+} nn_state;
+
+static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
+
+static int dtype_of(gfx_op op, const ir_params* p) {
+  int t = op == GFX_OP_CONV ? p->conv.dtype : p->gemm.dtype;
+  return t ? t : GFX_DTYPE_F32;
+}
+
+static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
+  const int conv = op == GFX_OP_CONV;
+  if (!d->has_int64)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
+                     d->info.name);
+  if (dtype == GFX_DTYPE_F32) {
+    *out = conv ? VK_SHADER_CONV_F32 : VK_SHADER_GEMM_F32;
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_F16) {
+    if (!d->has_f16)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                       "vulkan backend: float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
+                       d->info.name);
+    *out = conv ? VK_SHADER_CONV_F16 : VK_SHADER_GEMM_F16;
+    return NULL;
+  }
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented yet", ir_op_name(op),
+                   gfx_dtype_name(dtype));
+}
+
+gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
+  if (q->op == GFX_OP_CONV_TRANSPOSE)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: ConvTranspose is not implemented yet");
+  if (q->op == GFX_OP_CONV && q->params->conv.spatial > 2)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: Conv over %d spatial dims is not implemented",
+                     q->params->conv.spatial);
+  vk_shader_id shader;
+  return shader_for(d, q->op, dtype_of(q->op, q->params), &shader);
+}
+
+static gfx_status too_big(const ir_node* node, const gfx_shape* s) {
+  char buf[128];
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s): a tensor of shape %s has 2^32 elements or more",
+                   label(node), ir_op_name(node->op), gfx_shape_str(s, buf, sizeof buf));
+}
+
+static gfx_status check_sizes(const ir_node* node, const gfx_shape* in, int n_in, const gfx_shape* out) {
+  for (int i = 0; i < n_in; i++)
+    if (in[i].rank >= 0 && gfx_shape_numel(&in[i]) >= ((int64_t)1 << 32)) return too_big(node, &in[i]);
+  if (gfx_shape_numel(out) >= ((int64_t)1 << 32)) return too_big(node, out);
+  return NULL;
+}
+
+static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               nn_state* st) {
+  ir_conv_params p2;
+  gfx_shape x2, w2;
+  ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_geometry(&p2, &x2, &w2, &g));
+  conv_geom_gpu gg;
+  memset(&gg, 0, sizeof gg);
+  gg.count = gfx_shape_numel(&out[0]);
+  gg.n = (int32_t)g.n, gg.c_in = (int32_t)g.c_in, gg.c_out = (int32_t)g.c_out, gg.group = (int32_t)g.group;
+  gg.in_h = (int32_t)g.in[0], gg.in_w = (int32_t)g.in[1];
+  gg.k_h = (int32_t)g.kernel[0], gg.k_w = (int32_t)g.kernel[1];
+  gg.out_h = (int32_t)g.out[0], gg.out_w = (int32_t)g.out[1];
+  gg.stride_h = (int32_t)g.strides[0], gg.stride_w = (int32_t)g.strides[1];
+  gg.dil_h = (int32_t)g.dilations[0], gg.dil_w = (int32_t)g.dilations[1];
+  gg.pad_top = (int32_t)g.pad_begin[0], gg.pad_left = (int32_t)g.pad_begin[1];
+  gg.activation = p2.activation;
+  gg.residual = p2.residual;
+  gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
+  gg.alpha = p2.act_alpha;
+  gg.beta = p2.act_beta;
+  st->count = gg.count;
+  int64_t groups = (gg.count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
+  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
+  if (max_groups > 65535) max_groups = 65535;
+  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
+  st->groups[1] = st->groups[2] = 1;
+  GFX_TRY(vk_buffer_create(d, sizeof gg, 1, &st->geom));
+  memcpy(st->geom.mapped, &gg, sizeof gg);
+  return NULL;
+}
+
+/* Element offsets of a's and b's matrix for each output matrix of a broadcast batch. */
+static void batch_offsets(const gfx_shape* a, const gfx_shape* b, const gfx_shape* out, int64_t a_mat, int64_t b_mat,
+                          int64_t* offsets) {
+  const int rank = out->rank - 2;
+  int64_t total = 1;
+  for (int i = 0; i < rank; i++) total *= out->dims[i];
+  for (int64_t idx = 0; idx < total; idx++) {
+    int64_t rest = idx, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int dd = rank - 1; dd >= 0; dd--) {
+      const int64_t c = rest % out->dims[dd];
+      rest /= out->dims[dd];
+      const int da = dd - (rank - (a->rank - 2)), db = dd - (rank - (b->rank - 2));
+      const int64_t na = da >= 0 ? a->dims[da] : 1, nb = db >= 0 ? b->dims[db] : 1;
+      if (na != 1) ia += c * sa;
+      if (nb != 1) ib += c * sb;
+      sa *= na;
+      sb *= nb;
+    }
+    offsets[2 * idx] = ia * a_mat;
+    offsets[2 * idx + 1] = ib * b_mat;
+  }
+}
+
+static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               nn_state* st) {
+  const ir_gemm_params* p = &node->params.gemm;
+  gemm_geom_gpu gg;
+  memset(&gg, 0, sizeof gg);
+  int64_t batch = 1;
+  if (node->op == GFX_OP_MATMUL) {
+    for (int i = 0; i < 2; i++)
+      if (in[i].rank < 2) {
+        char buf[128];
+        return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: MatMul input %d of shape %s: rank 2 or more is handled", i,
+                         gfx_shape_str(&in[i], buf, sizeof buf));
+      }
+    ir_matmul_geom g;
+    GFX_TRY(ir_matmul_geometry(&in[0], &in[1], p->trans_b, &g));
+    gg.m = g.m, gg.n = g.n, gg.k = g.k;
+    gg.a_row = g.k, gg.a_col = 1;
+    gg.b_row = p->trans_b ? 1 : g.n, gg.b_col = p->trans_b ? g.k : 1;
+    gg.alpha = p->alpha;
+    batch = g.batch;
+  } else {
+    const int has_c = node->n_inputs >= 3 && node->inputs[2] >= 0;
+    ir_gemm_geom g;
+    GFX_TRY(ir_gemm_geometry(p, &in[0], &in[1], has_c ? &in[2] : NULL, &g));
+    gg.m = g.m, gg.n = g.n, gg.k = g.k;
+    gg.a_row = p->trans_a ? 1 : g.k, gg.a_col = p->trans_a ? g.m : 1;
+    gg.b_row = p->trans_b ? 1 : g.n, gg.b_col = p->trans_b ? g.k : 1;
+    gg.c_row = g.c_row_stride, gg.c_col = g.c_col_stride;
+    gg.has_c = g.has_c;
+    gg.alpha = p->alpha, gg.beta = p->beta;
+  }
+  if (batch > 65535 || (gg.n + GEMM_TILE - 1) / GEMM_TILE > 65535 || (gg.m + GEMM_TILE - 1) / GEMM_TILE > 65535)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s): %lld x %lld x %lld in %lld matrices is "
+                     "beyond the dispatch limits", label(node), ir_op_name(node->op), (long long)gg.m, (long long)gg.n,
+                     (long long)gg.k, (long long)batch);
+  const size_t bytes = sizeof gg + sizeof(int64_t) * 2 * (size_t)batch;
+  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  memcpy(st->geom.mapped, &gg, sizeof gg);
+  int64_t* offsets = (int64_t*)(void*)((char*)st->geom.mapped + sizeof gg);
+  if (node->op == GFX_OP_MATMUL) batch_offsets(&in[0], &in[1], &out[0], gg.m * gg.k, gg.k * gg.n, offsets);
+  else offsets[0] = offsets[1] = 0;
+  st->groups[0] = (uint32_t)((gg.n + GEMM_TILE - 1) / GEMM_TILE);
+  st->groups[1] = (uint32_t)((gg.m + GEMM_TILE - 1) / GEMM_TILE);
+  st->groups[2] = (uint32_t)batch;
+  st->count = gg.m * gg.n * batch;
+  return NULL;
+}
+
+gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state) {
+  *state = NULL;
+  if (node->op == GFX_OP_CONV_TRANSPOSE)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s': ConvTranspose is not implemented yet", label(node));
+  gfx_status s = check_sizes(node, in, node->n_inputs, &out[0]);
+  if (s) return s;
+  nn_state* st = calloc(1, sizeof *st);
+  if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
+  st->family = VK_FAM_NN;
+  vk_shader_id shader;
+  s = shader_for(d, node->op, dtype_of(node->op, &node->params), &shader);
+  if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
+  if (!s) s = node->op == GFX_OP_CONV ? prepare_conv(d, node, in, out, st) : prepare_gemm(d, node, in, out, st);
+  if (s) {
+    vk_release_nn(d, st);
+    return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));
+  }
+  *state = st;
+  return NULL;
+}
+
+void vk_release_nn(vk_device* d, void* state) {
+  nn_state* st = state;
+  if (!st) return;
+  if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
+  free(st);
+}
+
+gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                     void* state) {
+  nn_state* st = state;
+  if (!st || !in || !out)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) run without its state or tensors",
+                     label(node), ir_op_name(node->op));
+  if (st->count == 0) return NULL;
+  unsigned char push[64];
+  size_t push_bytes;
+  if (node->op == GFX_OP_CONV) {
+    const int has_res = node->params.conv.residual != 0;
+    conv_push pc = {.x = (uint64_t)(uintptr_t)in[0].data,
+                    .w = (uint64_t)(uintptr_t)in[1].data,
+                    .bias = node->n_inputs > 2 ? (uint64_t)(uintptr_t)in[2].data : 0,
+                    .res = has_res ? (uint64_t)(uintptr_t)in[IR_CONV_RESIDUAL_INPUT].data : 0,
+                    .y = (uint64_t)(uintptr_t)out[0].data,
+                    .geom = st->geom.address};
+    if (has_res && !pc.res)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: Conv node '%s': residual input has no data", label(node));
+    memcpy(push, &pc, sizeof pc);
+    push_bytes = sizeof pc;
+  } else {
+    gemm_push pc = {.a = (uint64_t)(uintptr_t)in[0].data,
+                    .b = (uint64_t)(uintptr_t)in[1].data,
+                    .c = node->op == GFX_OP_GEMM && node->n_inputs > 2 ? (uint64_t)(uintptr_t)in[2].data : 0,
+                    .y = (uint64_t)(uintptr_t)out[0].data,
+                    .geom = st->geom.address};
+    memcpy(push, &pc, sizeof pc);
+    push_bytes = sizeof pc;
+  }
+  vk_stream* s = vk_stream_acquire(d, ctx->stream);
+  VkCommandBuffer cb;
+  gfx_status status = vk_stream_cmd(s, &cb);
+  if (!status) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
+    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
+    vkCmdDispatch(cb, st->groups[0], st->groups[1], st->groups[2]);
+    vk_cmd_barrier(cb);
+  }
+  return vk_stream_release(d, ctx->stream, s, status);
+}

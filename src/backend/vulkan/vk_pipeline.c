@@ -1,0 +1,117 @@
+/* gfxep Vulkan backend — shader modules and compute pipelines.
+ *
+ * Shaders are compiled by glslc at build time and embedded (vk_shaders.c, generated). They take no
+ * descriptor sets: one pipeline layout per device with a push-constant range of VK_PUSH_BYTES, and
+ * every tensor is reached through its device address (GL_EXT_buffer_reference). A pipeline is one
+ * shader with its specialization constants; it is made on first use, kept by the device for its
+ * life and shared by every node that asks for the same (shader, constants). Creation goes through
+ * one VkPipelineCache per device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_internal.h"
+
+gfx_status vk_pipeline_init(vk_device* d) {
+  VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VK_PUSH_BYTES};
+  VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                   .pushConstantRangeCount = 1,
+                                   .pPushConstantRanges = &range};
+  GFX_TRY(vk_check(vkCreatePipelineLayout(d->device, &li, NULL, &d->layout), "vkCreatePipelineLayout on device %d",
+                   d->index));
+  VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  return vk_check(vkCreatePipelineCache(d->device, &ci, NULL, &d->cache), "vkCreatePipelineCache on device %d", d->index);
+}
+
+void vk_pipeline_teardown(vk_device* d) {
+  if (!d->device) return;
+  for (vk_pipe* p = d->pipes; p;) {
+    vk_pipe* next = p->next;
+    vkDestroyPipeline(d->device, p->pipeline, NULL);
+    free(p);
+    p = next;
+  }
+  d->pipes = NULL;
+  for (int i = 0; i < VK_SHADER_COUNT; i++)
+    if (d->modules[i]) vkDestroyShaderModule(d->device, d->modules[i], NULL);
+  memset(d->modules, 0, sizeof d->modules);
+  if (d->cache) vkDestroyPipelineCache(d->device, d->cache, NULL);
+  if (d->layout) vkDestroyPipelineLayout(d->device, d->layout, NULL);
+  d->cache = VK_NULL_HANDLE;
+  d->layout = VK_NULL_HANDLE;
+}
+
+static const char* spec_str(const int32_t* spec, int n, char* buf, size_t size) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; i < n && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? "," : "", (int)spec[i]);
+  return buf;
+}
+
+/* With pipe_lock held. */
+static gfx_status create(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, VkPipeline* out) {
+  const vk_shader_blob* blob = &vk_shaders[shader];
+  if (!d->modules[shader]) {
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = blob->bytes,
+                                   .pCode = blob->code};
+    GFX_TRY(vk_check(vkCreateShaderModule(d->device, &mi, NULL, &d->modules[shader]),
+                     "vkCreateShaderModule(%s) on device %d", blob->name, d->index));
+  }
+  VkSpecializationMapEntry entries[VK_MAX_SPEC];
+  for (int i = 0; i < n_spec; i++)
+    entries[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = (uint32_t)(4 * i), .size = 4};
+  VkSpecializationInfo si = {.mapEntryCount = (uint32_t)n_spec,
+                             .pMapEntries = entries,
+                             .dataSize = (size_t)(4 * n_spec),
+                             .pData = spec};
+  VkComputePipelineCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = d->modules[shader],
+                .pName = "main",
+                .pSpecializationInfo = n_spec ? &si : NULL},
+      .layout = d->layout};
+  char buf[96];
+  return vk_check(vkCreateComputePipelines(d->device, d->cache, 1, &ci, NULL, out),
+                  "vkCreateComputePipelines(%s, constants [%s]) on device %d", blob->name,
+                  spec_str(spec, n_spec, buf, sizeof buf), d->index);
+}
+
+gfx_status vk_pipeline_get(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, vk_pipe** out) {
+  *out = NULL;
+  static const int32_t no_spec[1] = {0};
+  if (!spec) spec = no_spec; /* a shader without constants: memcmp/memcpy below get a valid pointer */
+  if ((int)shader < 0 || shader >= VK_SHADER_COUNT || n_spec < 0 || n_spec > VK_MAX_SPEC || (spec == no_spec && n_spec))
+    return gfx_error(GFX_ERR_INTERNAL, "vulkan backend: pipeline of shader %d with %d constants", (int)shader, n_spec);
+  pthread_mutex_lock(&d->pipe_lock);
+  vk_pipe* p = d->pipes;
+  for (; p; p = p->next)
+    if (p->shader == shader && p->n_spec == n_spec && memcmp(p->spec, spec, sizeof(int32_t) * (size_t)n_spec) == 0)
+      break;
+  gfx_status st = NULL;
+  if (!p) {
+    p = calloc(1, sizeof *p);
+    if (!p) {
+      st = gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a pipeline");
+    } else {
+      p->shader = shader;
+      p->n_spec = n_spec;
+      memcpy(p->spec, spec, sizeof(int32_t) * (size_t)n_spec);
+      st = create(d, shader, spec, n_spec, &p->pipeline);
+      if (st) {
+        free(p);
+        p = NULL;
+      } else {
+        p->next = d->pipes;
+        d->pipes = p;
+      }
+    }
+  }
+  pthread_mutex_unlock(&d->pipe_lock);
+  *out = p;
+  return st;
+}

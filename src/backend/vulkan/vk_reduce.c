@@ -1,0 +1,221 @@
+/* gfxep Vulkan backend — the reduce, softmax, norm and pool families (shaders/reduce.comp).
+ *
+ * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_reduce.h) into a small
+ * host-visible block the shader reads by address; node_run records one dispatch: a workgroup per
+ * output element or row (Reduce, Softmax, normalizations), an invocation per output (pooling).
+ * float32 and (with shaderFloat16 + 16-bit storage) float16; tensors below 2^32 elements.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_internal.h"
+#include "ir/ops_reduce.h"
+
+#define RED_GROUP 256
+#define MAX_GROUPS 65535u
+
+typedef struct reduce_geom_gpu {
+  int64_t out_count, reduce_count;
+  int32_t kind, n_kept, n_red, pad0;
+  int64_t kept_dims[GFX_MAX_RANK], kept_strides[GFX_MAX_RANK];
+  int64_t red_dims[GFX_MAX_RANK], red_strides[GFX_MAX_RANK];
+} reduce_geom_gpu;
+
+typedef struct softmax_geom_gpu {
+  int64_t outer, n, inner;
+  int32_t log_softmax, pad0;
+} softmax_geom_gpu;
+
+typedef struct norm_geom_gpu {
+  int64_t rows, count, affine_mod, affine_mul, affine_div;
+  float epsilon;
+  int32_t has_bias;
+} norm_geom_gpu;
+
+typedef struct pool_geom_gpu {
+  int64_t n, c, in_h, in_w, out_h, out_w;
+  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+  int32_t is_max, count_include_pad;
+} pool_geom_gpu;
+
+typedef struct red_push {
+  uint64_t x, scale, bias, y, geom;
+} red_push;
+
+typedef struct red_state {
+  vk_family family; /* first: node_release dispatches on it */
+  vk_buffer geom;
+  vk_pipe* pipe;
+  uint32_t groups;
+  int copy;         /* a Reduce with noop_with_empty_axes: the output is the input */
+  size_t copy_bytes;
+} red_state;
+
+static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
+
+static int family_index(vk_family f) {
+  switch (f) {
+    case VK_FAM_REDUCE: return 0;
+    case VK_FAM_SOFTMAX: return 1;
+    case VK_FAM_NORM: return 2;
+    default: return 3; /* VK_FAM_POOL */
+  }
+}
+
+static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
+  static const vk_shader_id f32[4] = {VK_SHADER_REDUCE_F32, VK_SHADER_SOFTMAX_F32, VK_SHADER_NORM_F32, VK_SHADER_POOL_F32};
+  static const vk_shader_id f16[4] = {VK_SHADER_REDUCE_F16, VK_SHADER_SOFTMAX_F16, VK_SHADER_NORM_F16, VK_SHADER_POOL_F16};
+  const int f = family_index(vk_family_of(op));
+  if (!d->has_int64)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
+                     d->info.name);
+  if (dtype == GFX_DTYPE_F32) {
+    *out = f32[f];
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_F16 && d->has_f16) {
+    *out = f16[f];
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_F16)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
+                     d->info.name);
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented yet", ir_op_name(op),
+                   gfx_dtype_name(dtype));
+}
+
+gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
+  const int dtype = q->desc && q->desc->n_inputs > 0 ? q->desc->input_dtypes[0] : GFX_DTYPE_F32;
+  vk_shader_id shader;
+  return shader_for(d, q->op, dtype, &shader);
+}
+
+static uint32_t clamp_groups(int64_t n) { return n < 1 ? 1 : n > (int64_t)MAX_GROUPS ? MAX_GROUPS : (uint32_t)n; }
+
+static gfx_status fill_geom(vk_device* d, red_state* st, const void* g, size_t bytes) {
+  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  memcpy(st->geom.mapped, g, bytes);
+  return NULL;
+}
+
+static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shape* in, red_state* st) {
+  switch (vk_family_of(node->op)) {
+    case VK_FAM_REDUCE: {
+      ir_reduce_geom g;
+      GFX_TRY(ir_reduce_geometry(&node->params.reduce, &in[0], &g));
+      if (g.copy) {
+        st->copy = 1;
+        return NULL;
+      }
+      reduce_geom_gpu gg;
+      memset(&gg, 0, sizeof gg);
+      gg.out_count = g.out_count, gg.reduce_count = g.reduce_count;
+      gg.kind = (int32_t)node->params.reduce.kind, gg.n_kept = g.n_kept, gg.n_red = g.n_red;
+      for (int i = 0; i < g.n_kept; i++) gg.kept_dims[i] = g.kept_dims[i], gg.kept_strides[i] = g.kept_strides[i];
+      for (int i = 0; i < g.n_red; i++) gg.red_dims[i] = g.red_dims[i], gg.red_strides[i] = g.red_strides[i];
+      st->groups = clamp_groups(g.out_count);
+      return fill_geom(d, st, &gg, sizeof gg);
+    }
+    case VK_FAM_SOFTMAX: {
+      ir_softmax_geom g;
+      GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0], &g));
+      softmax_geom_gpu gg = {.outer = g.outer, .n = g.n, .inner = g.inner, .log_softmax = node->params.softmax.log};
+      st->groups = clamp_groups(g.outer * g.inner);
+      return fill_geom(d, st, &gg, sizeof gg);
+    }
+    case VK_FAM_NORM: {
+      ir_norm_geom g;
+      GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g));
+      norm_geom_gpu gg = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
+                          .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon,
+                          .has_bias = node->n_inputs >= 3 && node->inputs[2] >= 0};
+      st->groups = clamp_groups(g.rows);
+      return fill_geom(d, st, &gg, sizeof gg);
+    }
+    default: {
+      ir_pool_geom g;
+      GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
+      pool_geom_gpu gg;
+      memset(&gg, 0, sizeof gg);
+      gg.n = g.n, gg.c = g.c, gg.in_h = g.in_h, gg.in_w = g.in_w, gg.out_h = g.out_h, gg.out_w = g.out_w;
+      for (int i = 0; i < 2; i++) {
+        gg.kernel[i] = g.kernel[i], gg.strides[i] = g.strides[i], gg.dilations[i] = g.dilations[i];
+        gg.pad_begin[i] = g.pad_begin[i], gg.pad_end[i] = g.pad_end[i];
+      }
+      gg.is_max = node->params.pool.kind == IR_POOL_MAX;
+      gg.count_include_pad = node->params.pool.count_include_pad;
+      st->groups = clamp_groups((g.n * g.c * g.out_h * g.out_w + RED_GROUP - 1) / RED_GROUP);
+      return fill_geom(d, st, &gg, sizeof gg);
+    }
+  }
+}
+
+gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state) {
+  *state = NULL;
+  if (gfx_shape_numel(&in[0]) >= ((int64_t)1 << 32) || gfx_shape_numel(&out[0]) >= ((int64_t)1 << 32))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s): tensors of 2^32 elements or more",
+                     label(node), ir_op_name(node->op));
+  red_state* st = calloc(1, sizeof *st);
+  if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
+  st->family = vk_family_of(node->op);
+  gfx_status s = prepare_geom(d, node, in, st);
+  if (!s && st->copy) st->copy_bytes = (size_t)gfx_shape_numel(&in[0]);
+  if (s) {
+    vk_release_reduce(d, st);
+    return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));
+  }
+  *state = st;
+  return NULL;
+}
+
+void vk_release_reduce(vk_device* d, void* state) {
+  red_state* st = state;
+  if (!st) return;
+  if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
+  free(st);
+}
+
+gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state) {
+  red_state* st = state;
+  if (!st || !in || !out)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) run without its state or tensors",
+                     label(node), ir_op_name(node->op));
+  const int dtype = in[0].dtype;
+  if (out[0].dtype != dtype)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output is %s, input %s", label(node),
+                     ir_op_name(node->op), gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype));
+  if (st->copy) {
+    const size_t bytes = st->copy_bytes * gfx_dtype_size(dtype);
+    return bytes && out[0].data != in[0].data
+               ? vk_copy(&d->dev, out[0].data, in[0].data, bytes, GFX_COPY_DEVICE_TO_DEVICE, ctx->stream)
+               : NULL;
+  }
+  if (gfx_shape_numel(&out[0].shape) == 0) return NULL;
+  vk_pipe* pipe = st->pipe;
+  if (!pipe) {
+    vk_shader_id shader;
+    GFX_TRY(shader_for(d, node->op, dtype, &shader));
+    GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &pipe));
+    st->pipe = pipe; /* the same for every run: the element type is fixed per node */
+  }
+  const int norm = st->family == VK_FAM_NORM;
+  red_push pc = {.x = (uint64_t)(uintptr_t)in[0].data,
+                 .scale = norm ? (uint64_t)(uintptr_t)in[1].data : 0,
+                 .bias = norm && node->n_inputs >= 3 ? (uint64_t)(uintptr_t)in[2].data : 0,
+                 .y = (uint64_t)(uintptr_t)out[0].data,
+                 .geom = st->geom.address};
+  vk_stream* s = vk_stream_acquire(d, ctx->stream);
+  VkCommandBuffer cb;
+  gfx_status status = vk_stream_cmd(s, &cb);
+  if (!status) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    vkCmdDispatch(cb, st->groups, 1, 1);
+    vk_cmd_barrier(cb);
+  }
+  return vk_stream_release(d, ctx->stream, s, status);
+}

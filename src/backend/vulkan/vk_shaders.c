@@ -1,0 +1,109 @@
+/* gfxep Vulkan backend — the embedded SPIR-V of every shader variant.
+ *
+ * Each included file is glslc's -mfmt=c output (a bare initializer list of 32-bit words), generated
+ * into the build tree by CMakeLists.txt from the sources in shaders/, with one set of -D per variant.
+ */
+#include "backend/vulkan/vk_internal.h"
+
+static const uint32_t ew_f32[] =
+#include "ew_f32.spv.inc"
+    ;
+static const uint32_t ew_f16[] =
+#include "ew_f16.spv.inc"
+    ;
+static const uint32_t ew_i32[] =
+#include "ew_i32.spv.inc"
+    ;
+static const uint32_t ew_i64[] =
+#include "ew_i64.spv.inc"
+    ;
+static const uint32_t ew_f32_bool[] =
+#include "ew_f32_bool.spv.inc"
+    ;
+static const uint32_t ew_f16_bool[] =
+#include "ew_f16_bool.spv.inc"
+    ;
+static const uint32_t ew_i32_bool[] =
+#include "ew_i32_bool.spv.inc"
+    ;
+static const uint32_t ew_i64_bool[] =
+#include "ew_i64_bool.spv.inc"
+    ;
+
+static const uint32_t plan_1[] =
+#include "plan_1.spv.inc"
+    ;
+static const uint32_t plan_2[] =
+#include "plan_2.spv.inc"
+    ;
+static const uint32_t plan_4[] =
+#include "plan_4.spv.inc"
+    ;
+static const uint32_t plan_8[] =
+#include "plan_8.spv.inc"
+    ;
+static const uint32_t conv_f32[] =
+#include "conv_f32.spv.inc"
+    ;
+static const uint32_t conv_f16[] =
+#include "conv_f16.spv.inc"
+    ;
+static const uint32_t gemm_f32[] =
+#include "gemm_f32.spv.inc"
+    ;
+static const uint32_t gemm_f16[] =
+#include "gemm_f16.spv.inc"
+    ;
+static const uint32_t reduce_f32[] =
+#include "reduce_f32.spv.inc"
+    ;
+static const uint32_t reduce_f16[] =
+#include "reduce_f16.spv.inc"
+    ;
+static const uint32_t softmax_f32[] =
+#include "softmax_f32.spv.inc"
+    ;
+static const uint32_t softmax_f16[] =
+#include "softmax_f16.spv.inc"
+    ;
+static const uint32_t norm_f32[] =
+#include "norm_f32.spv.inc"
+    ;
+static const uint32_t norm_f16[] =
+#include "norm_f16.spv.inc"
+    ;
+static const uint32_t pool_f32[] =
+#include "pool_f32.spv.inc"
+    ;
+static const uint32_t pool_f16[] =
+#include "pool_f16.spv.inc"
+    ;
+
+#define BLOB(id, name, words) [id] = {name, words, sizeof words}
+
+const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
+    BLOB(VK_SHADER_EW_F32, "elementwise.comp (float32)", ew_f32),
+    BLOB(VK_SHADER_EW_F16, "elementwise.comp (float16)", ew_f16),
+    BLOB(VK_SHADER_EW_I32, "elementwise.comp (int32)", ew_i32),
+    BLOB(VK_SHADER_EW_I64, "elementwise.comp (int64)", ew_i64),
+    BLOB(VK_SHADER_EW_F32_BOOL, "elementwise.comp (float32, bool output)", ew_f32_bool),
+    BLOB(VK_SHADER_EW_F16_BOOL, "elementwise.comp (float16, bool output)", ew_f16_bool),
+    BLOB(VK_SHADER_EW_I32_BOOL, "elementwise.comp (int32, bool output)", ew_i32_bool),
+    BLOB(VK_SHADER_EW_I64_BOOL, "elementwise.comp (int64, bool output)", ew_i64_bool),
+    BLOB(VK_SHADER_PLAN_1, "copy_plan.comp (1-byte elements)", plan_1),
+    BLOB(VK_SHADER_PLAN_2, "copy_plan.comp (2-byte elements)", plan_2),
+    BLOB(VK_SHADER_PLAN_4, "copy_plan.comp (4-byte elements)", plan_4),
+    BLOB(VK_SHADER_PLAN_8, "copy_plan.comp (8-byte elements)", plan_8),
+    BLOB(VK_SHADER_CONV_F32, "conv.comp (float32)", conv_f32),
+    BLOB(VK_SHADER_CONV_F16, "conv.comp (float16)", conv_f16),
+    BLOB(VK_SHADER_GEMM_F32, "gemm.comp (float32)", gemm_f32),
+    BLOB(VK_SHADER_GEMM_F16, "gemm.comp (float16)", gemm_f16),
+    BLOB(VK_SHADER_REDUCE_F32, "reduce.comp (Reduce, float32)", reduce_f32),
+    BLOB(VK_SHADER_REDUCE_F16, "reduce.comp (Reduce, float16)", reduce_f16),
+    BLOB(VK_SHADER_SOFTMAX_F32, "reduce.comp (Softmax, float32)", softmax_f32),
+    BLOB(VK_SHADER_SOFTMAX_F16, "reduce.comp (Softmax, float16)", softmax_f16),
+    BLOB(VK_SHADER_NORM_F32, "reduce.comp (normalization, float32)", norm_f32),
+    BLOB(VK_SHADER_NORM_F16, "reduce.comp (normalization, float16)", norm_f16),
+    BLOB(VK_SHADER_POOL_F32, "reduce.comp (pooling, float32)", pool_f32),
+    BLOB(VK_SHADER_POOL_F16, "reduce.comp (pooling, float16)", pool_f16),
+};
