@@ -17,7 +17,7 @@
 
 /* The kernel family of each op, straight from the table's kernel column. */
 static const char* const kernel_family[GFX_OP_COUNT] = {
-#define GFX_OP(id, onnx_name, min_opset, kernel, parse, infer, summary) [GFX_OP_##id] = #kernel,
+#define GFX_OP(id, onnx_name, min_opset, kernel, memory, parse, infer, summary) [GFX_OP_##id] = #kernel,
 #include "ir/ops.def"
 #undef GFX_OP
 };

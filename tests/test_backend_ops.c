@@ -66,7 +66,7 @@ static size_t bytes_of(const gfx_shape* s) {
 
 /* every infer function the op table names, declared here as ir/shape.c does, since the families
  * declare theirs in no header */
-#define GFX_OP(id, name, min_opset, kernel, parse, infer_fn, summary) \
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer_fn, summary) \
   gfx_status infer_fn(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 #include "ir/ops.def"
 #undef GFX_OP
@@ -77,7 +77,7 @@ static int run_case(gfx_dev* gpu, void* stream, const op_case* c, op_tally* t) {
   gfx_shape out_shape;
   gfx_status s = NULL;
   static ir_infer_fn infer[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, kernel, parse, infer_fn, summary) [GFX_OP_##id] = infer_fn,
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer_fn, summary) [GFX_OP_##id] = infer_fn,
 #include "ir/ops.def"
 #undef GFX_OP
   };

@@ -15,7 +15,7 @@
 
 typedef enum gfx_op {
   GFX_OP_NONE = 0,
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) GFX_OP_##id,
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) GFX_OP_##id,
 #include "ir/ops.def"
 #undef GFX_OP
   GFX_OP_COUNT

@@ -12,7 +12,7 @@
 
 typedef gfx_status (*ir_parse_fn)(const ir_node_desc* d, ir_params* p);
 /* every parse function the table names, declared here so that a family file needs no header */
-#define GFX_OP(id, onnx_name, min_opset, kernel, parse, infer, summary) \
+#define GFX_OP(id, onnx_name, min_opset, kernel, memory, parse, infer, summary) \
   gfx_status parse(const ir_node_desc* d, ir_params* p);
 #include "ir/ops.def"
 #undef GFX_OP
@@ -22,8 +22,12 @@ static const struct op_entry {
   int min_opset;
   ir_parse_fn parse;
   const char* summary;
+  int is_view;
 } op_table[GFX_OP_COUNT] = {
-#define GFX_OP(id, onnx_name, min_opset, kernel, parse, infer, summary) [GFX_OP_##id] = {onnx_name, min_opset, parse, summary},
+#define IR_MEMORY_view 1
+#define IR_MEMORY_moves 0
+#define GFX_OP(id, onnx_name, min_opset, kernel, memory, parse, infer, summary) \
+  [GFX_OP_##id] = {onnx_name, min_opset, parse, summary, IR_MEMORY_##memory},
 #include "ir/ops.def"
 #undef GFX_OP
 };
@@ -40,14 +44,7 @@ gfx_op ir_op_from_name(const char* onnx_name) {
   return GFX_OP_NONE;
 }
 
-int ir_op_is_view(gfx_op op) {
-  /* a switch, not a name lookup: the executor asks for every node it runs */
-  switch (op) {
-    case GFX_OP_RESHAPE: case GFX_OP_FLATTEN: case GFX_OP_SQUEEZE: case GFX_OP_UNSQUEEZE: case GFX_OP_IDENTITY:
-      return 1;
-    default: return 0;
-  }
-}
+int ir_op_is_view(gfx_op op) { return op > GFX_OP_NONE && op < GFX_OP_COUNT && op_table[op].is_view; }
 
 /* ---- the helpers every parse function uses (ir/ops_common.h) ---- */
 

@@ -163,13 +163,13 @@ gfx_status ir_infer_matmul(const ir_node* node, const gfx_shape* in, gfx_shape* 
 }
 
 /* every infer function the table names, declared here so that a family file needs no header */
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) \
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) \
   gfx_status infer(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 #include "ir/ops.def"
 #undef GFX_OP
 
 static const ir_infer_fn infer_table[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) [GFX_OP_##id] = infer,
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) [GFX_OP_##id] = infer,
 #include "ir/ops.def"
 #undef GFX_OP
 };

@@ -27,7 +27,7 @@ static gfx_status require_io_counts(const ir_node* node, int min_inputs, int min
 
 /* every kernel family the op table names (ir/ops.def), declared here so that a family file needs no
  * header; a family without its cuda_prepare_<kernel> and cuda_run_<kernel> fails to link */
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary)                                              \
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary)                                              \
   gfx_status cuda_prepare_##kernel(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out, \
                                    cuda_node_state** state, size_t* scratch_bytes);                            \
   gfx_status cuda_run_##kernel(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out, \
@@ -43,7 +43,7 @@ static const struct {
   prepare_fn prepare;
   run_fn run;
 } kernel_table[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) \
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) \
   [GFX_OP_##id] = {cuda_prepare_##kernel, cuda_run_##kernel},
 #include "ir/ops.def"
 #undef GFX_OP

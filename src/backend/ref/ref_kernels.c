@@ -135,14 +135,14 @@ void ref_node_release(gfx_dev* dev, void* state) {
 
 /* every kernel family the op table names (ir/ops.def), declared here so that a family file needs no
  * header; a family without its ref_run_<kernel> fails to link */
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) \
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) \
   gfx_status ref_run_##kernel(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 #include "ir/ops.def"
 #undef GFX_OP
 
 typedef gfx_status (*ref_run_fn)(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 static const ref_run_fn run_table[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) [GFX_OP_##id] = ref_run_##kernel,
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) [GFX_OP_##id] = ref_run_##kernel,
 #include "ir/ops.def"
 #undef GFX_OP
 };

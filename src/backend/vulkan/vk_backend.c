@@ -59,7 +59,7 @@ gfx_status vk_check(VkResult r, const char* what_fmt, ...) {
 /* ---- families ---- */
 
 static const char* const op_family[GFX_OP_COUNT] = {
-#define GFX_OP(id, name, min_opset, kernel, parse, infer, summary) [GFX_OP_##id] = #kernel,
+#define GFX_OP(id, name, min_opset, kernel, memory, parse, infer, summary) [GFX_OP_##id] = #kernel,
 #include "ir/ops.def"
 #undef GFX_OP
 };
