@@ -35,9 +35,12 @@ static void* module;
 
 static int setup(void** unused) {
   (void)unused;
-  module = dlopen(GFXEP_VULKAN_MODULE, RTLD_NOW | RTLD_LOCAL);
+  /* GFXEP_VULKAN_MODULE in the environment (the GPU machine's pack) before the build's own */
+  const char* path = getenv("GFXEP_VULKAN_MODULE");
+  if (!path || !path[0]) path = GFXEP_VULKAN_MODULE;
+  module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!module) {
-    print_error("dlopen(%s): %s\n", GFXEP_VULKAN_MODULE, dlerror());
+    print_error("dlopen(%s): %s\n", path, dlerror());
     return -1;
   }
   gfx_backend_entry_fn entry = (gfx_backend_entry_fn)dlsym(module, "gfxep_vulkan_backend");

@@ -86,6 +86,15 @@ if [ -n "$cs" ]; then
     "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_op_cases"
   step memcheck_ort_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_ort"
 fi
+# the Vulkan backend on the GPU's own Vulkan driver: the backend table, every op family against the
+# reference backend, every op case through ORT against its CPU EP, and models through gfxep-run
+step vulkan_backend 120 "$pack/bin/test_vulkan_backend"
+step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
+step op_cases_vulkan 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=vulkan GFXEP_OPCASES_DIR="$pack/opcases" \
+  GFXEP_OPCASES_SUMMARY="$logs/op_cases_vulkan.json" "$pack/bin/test_op_cases"
+for m in conv_net denoise_small matmul partial; do
+  step "run_${m}_vulkan" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend vulkan --runs 50 "$pack/models/$m.onnx"
+done
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"
 step run_conv_net 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 --dyn 512 "$pack/models/conv_net.onnx"

@@ -9,7 +9,8 @@ site=$([ -n "$py" ] && "$py" -c "import onnxruntime,os;print(os.path.dirname(onn
 ort130=$(ls "$site"/capi/libonnxruntime.so.1.* 2>/dev/null | head -n1)
 nv=$(dirname "$site" 2>/dev/null)/nvidia
 export LD_LIBRARY_PATH="$pack/lib:${GFXEP_CUDA_LIBS:-}:/usr/local/cuda/lib64:$nv/cudnn/lib:$nv/cu13/lib:$nv/cublas/lib:${LD_LIBRARY_PATH:-}"
-export GFXEP_PLUGIN="$pack/lib/libgfxep.so" GFXEP_MODELS_DIR="$pack/models" GFXEP_CUDA_MODULE="$pack/lib/libgfxep_cuda.so"
+export GFXEP_PLUGIN="$pack/lib/libgfxep.so" GFXEP_MODELS_DIR="$pack/models" GFXEP_CUDA_MODULE="$pack/lib/libgfxep_cuda.so" \
+  GFXEP_VULKAN_MODULE="$pack/lib/libgfxep_vulkan.so"
 ort129="$pack/lib/libonnxruntime.so.1.29"
 # the Vulkan loader and GL dispatch libraries the NVIDIA ICD needs, where the machine lacks them (the
 # driver brings the ICD, not the loader); unpacking is idempotent, so it is done whenever they came

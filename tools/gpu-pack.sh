@@ -9,6 +9,7 @@ build=${GFXEP_BUILD_DIR:-$root/build}
 out="$root/.device"
 rm -rf "$out"; mkdir -p "$out/lib" "$out/bin" "$out/models"
 cp "$build/libgfxep.so" "$build/libgfxep_cuda.so" "$out/lib/"
+[ -f "$build/libgfxep_vulkan.so" ] && cp "$build/libgfxep_vulkan.so" "$out/lib/"
 cp "$root/.deps/ort-1.29/lib/libonnxruntime.so" "$out/lib/libonnxruntime.so.1.29"
 cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 "$out/lib/"
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 "$out/lib/"
@@ -18,7 +19,7 @@ for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests
          tests/test_soak tests/test_faults tests/test_concurrency; do
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
-for t in test_ir test_pool test_op_cases test_cuda_elementwise; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
+for t in test_ir test_pool test_op_cases test_cuda_elementwise test_vulkan_backend; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done
 cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
 [ -d "$build/opcases" ] && cp -r "$build/opcases" "$out/opcases"
 # the Vulkan loader the GPU machine lacks (Debian packages, unpacked there by gpu-check.sh)

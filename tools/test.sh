@@ -21,9 +21,10 @@ if [ "${GFXEP_SANITIZE_TESTS:-1}" != 0 ]; then
   # the compile check and the fuzzers build their own binaries; nothing to sanitize twice
   skip="windows_compile|fuzz_bounded"
   # lavapipe's JIT-compiled code leaks 128 bytes LeakSanitizer cannot attribute to any library, so the
-  # Vulkan tests run with leak detection off (memory errors are still caught)
+  # tests that run Vulkan code run with leak detection off (memory errors are still caught)
+  vk="vk_producer|demo|vulkan"
   ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" \
-    ctest --output-on-failure -LE gpu -R "vk_producer|demo" -E "$skip" -j "${GFXEP_JOBS:-$(nproc)}"
+    ctest --output-on-failure -LE gpu -R "$vk" -E "$skip" -j "${GFXEP_JOBS:-$(nproc)}"
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" \
-    ctest --output-on-failure -LE gpu -E "$skip|vk_producer|demo" -j "${GFXEP_JOBS:-$(nproc)}"
+    ctest --output-on-failure -LE gpu -E "$skip|$vk" -j "${GFXEP_JOBS:-$(nproc)}"
 fi

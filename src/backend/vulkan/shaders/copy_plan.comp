@@ -55,6 +55,14 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Pla
 layout(buffer_reference, std430, buffer_reference_align = ELEM_SIZE) readonly buffer Src { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_SIZE) writeonly buffer Dst { ELEM v[]; };
 
+// c mod n in [0, n) for any sign of c: GLSL leaves % undefined for negative operands (NVIDIA's
+// driver and lavapipe differ), so it is only applied to non-negative values here.
+int64_t pos_mod(int64_t c, int64_t n) {
+  if (c >= 0) return c % n;
+  int64_t k = (-c) % n;
+  return k == 0 ? 0 : n - k;
+}
+
 // ir_resolve_coord (ir/layout.h) in GLSL: a source coordinate outside [0, n) by the plan's mode,
 // -1 for the constant. Kept step for step with the C definition, which the other backends share.
 int64_t resolve(int64_t c, int64_t n, int mode) {
@@ -63,14 +71,10 @@ int64_t resolve(int64_t c, int64_t n, int mode) {
   if (mode == MODE_REFLECT) {
     if (n == 1) return 0;
     int64_t period = 2 * (n - 1);
-    int64_t m = c % period;
-    if (m < 0) m += period;
+    int64_t m = pos_mod(c, period);
     return m < n ? m : period - m;
   }
-  if (mode == MODE_WRAP) {
-    int64_t m = c % n;
-    return m < 0 ? m + n : m;
-  }
+  if (mode == MODE_WRAP) return pos_mod(c, n);
   return -1;
 }
 

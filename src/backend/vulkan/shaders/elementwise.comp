@@ -97,6 +97,9 @@ float pow_f(float x, float y) {
 }
 
 float unary_f(float x) {
+  // every unary op maps NaN to NaN; said explicitly, since a driver may turn the compare-and-select
+  // of Relu or Clip into max/min, which drop NaN (seen on NVIDIA's)
+  if (isnan(x)) return x;
   switch (OP) {
     case EW_RELU: return x < 0.0 ? 0.0 : x;
     case EW_LEAKY_RELU: return x < 0.0 ? pc.alpha * x : x;

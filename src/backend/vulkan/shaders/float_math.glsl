@@ -5,8 +5,8 @@
 #define NAN_F uintBitsToFloat(0x7fc00000u)
 #define INF_F uintBitsToFloat(0x7f800000u)
 
-// comparisons, so that NaN passes through
-float clamp01(float v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+// NaN passes through explicitly: drivers may turn a compare-and-select into min/max, which drop NaN
+float clamp01(float v) { return isnan(v) ? v : (v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v)); }
 
 float erf_f(float x) {
   float a = abs(x);
@@ -59,6 +59,7 @@ float sigmoid_f(float x) {
 
 // The activation fused into a Conv: CLIP's bounds are alpha (min) and beta (max).
 float activation_f(int act, float x, float alpha, float beta) {
+  if (isnan(x)) return x; // every activation keeps NaN (compare-and-select may become max on the GPU)
   switch (act) {
     case ACT_RELU: return x < 0.0 ? 0.0 : x;
     case ACT_LEAKY_RELU: return x < 0.0 ? alpha * x : x;
