@@ -269,26 +269,6 @@ gfx_status cuda_prepare_conv_transpose(int device, const ir_node* node, const gf
   return NULL;
 }
 
-static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
-                                 const conv_transpose_state* st) {
-  if (!st)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run without node_prepare", op_name,
-                     cuda_node_name(node));
-  if (st->device != ctx->dev->index)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" prepared for device %d, run on device %d", op_name,
-                     cuda_node_name(node), st->device, ctx->dev->index);
-  if (!gfx_shape_equal(&st->x_shape, &in[0].shape) || !gfx_shape_equal(&st->w_shape, &in[1].shape)) {
-    char x_str[128], w_str[128];
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run with shapes %s and %s it was not prepared for",
-                     op_name, cuda_node_name(node), gfx_shape_str(&in[0].shape, x_str, sizeof x_str),
-                     gfx_shape_str(&in[1].shape, w_str, sizeof w_str));
-  }
-  if (st->scratch_bytes > 0 && (!ctx->scratch || ctx->scratch_bytes < st->scratch_bytes))
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" needs %zu bytes of scratch, got %zu", op_name,
-                     cuda_node_name(node), st->scratch_bytes, ctx->scratch ? ctx->scratch_bytes : 0);
-  return NULL;
-}
-
 static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                   const conv_transpose_state* st, cudnnHandle_t handle) {
   const char* name = cuda_node_name(node);
@@ -316,7 +296,9 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
 gfx_status cuda_run_conv_transpose(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                    cuda_node_state* state) {
   const conv_transpose_state* st = (const conv_transpose_state*)state;
-  GFX_TRY(check_prepared(ctx, node, in, st));
+  GFX_TRY(cuda_lib_check_prepared(ctx, node, st, st ? st->device : -1,
+                                  st ? (gfx_shape[]){st->x_shape, st->w_shape} : NULL, st ? 2 : 0, in,
+                                  st ? st->scratch_bytes : 0));
   GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;

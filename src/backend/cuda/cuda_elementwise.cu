@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cuda/cuda_activation.cuh"
 #include "backend/cuda/cuda_elementwise.h"
 
 namespace {
@@ -76,40 +77,30 @@ __device__ inline float load_any_as_float(const void* p, int dtype, int64_t i) {
 
 /* ---- unary ---- */
 
-/* comparisons rather than fminf/fmaxf, so that NaN passes through as in ONNX Runtime */
-__device__ inline float clampf01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
-
 __device__ inline float unary_op(const cuda_ew_unary_args& a, float x) {
   switch (a.op) {
-    /* "x < 0" rather than fmaxf, which would turn NaN into 0 */
-    case CUDA_EW_RELU: return x < 0.0f ? 0.0f : x;
-    case CUDA_EW_LEAKY_RELU: return x < 0.0f ? a.alpha * x : x;
-    /* two forms so that exp never overflows into inf/inf */
-    case CUDA_EW_SIGMOID: {
-      float e = expf(-fabsf(x));
-      return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    case CUDA_EW_TANH: return tanhf(x);
-    case CUDA_EW_HARD_SIGMOID: return clampf01(a.alpha * x + a.beta);
-    case CUDA_EW_HARD_SWISH: return x * clampf01(x / 6.0f + 0.5f);
-    case CUDA_EW_CLIP:
-      if (a.has_min && x < a.min) x = a.min;
-      if (a.has_max && x > a.max) x = a.max;
-      return x;
-    case CUDA_EW_ELU: return x < 0.0f ? a.alpha * expm1f(x) : x;
-    case CUDA_EW_SELU: return x > 0.0f ? a.gamma * x : a.gamma * a.alpha * expm1f(x);
-    case CUDA_EW_GELU:
+    /* the activations a Conv epilogue applies too: one definition (cuda_activation.cuh) */
+    case GFX_OP_RELU: return cuda_relu(x);
+    case GFX_OP_LEAKY_RELU: return cuda_leaky_relu(x, a.alpha);
+    case GFX_OP_SIGMOID: return cuda_sigmoid(x);
+    case GFX_OP_TANH: return tanhf(x);
+    case GFX_OP_HARD_SIGMOID: return cuda_hard_sigmoid(x, a.alpha, a.beta);
+    case GFX_OP_HARD_SWISH: return cuda_hard_swish(x);
+    case GFX_OP_CLIP: return cuda_clip(x, a.has_min ? a.min : -INFINITY, a.has_max ? a.max : INFINITY);
+    case GFX_OP_ELU: return cuda_elu(x, a.alpha);
+    case GFX_OP_SELU: return x > 0.0f ? a.gamma * x : a.gamma * a.alpha * expm1f(x);
+    case GFX_OP_GELU:
       if (a.gelu_tanh) return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
       return 0.5f * x * (1.0f + erff(x * 0.7071067812f));
-    case CUDA_EW_ERF: return erff(x);
+    case GFX_OP_ERF: return erff(x);
     /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, no loss for small */
-    case CUDA_EW_SOFTPLUS: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
-    case CUDA_EW_SQRT: return sqrtf(x);
-    case CUDA_EW_EXP: return expf(x);
-    case CUDA_EW_LOG: return logf(x);
-    case CUDA_EW_NEG: return -x;
-    case CUDA_EW_ABS: return fabsf(x);
-    case CUDA_EW_RECIPROCAL: return 1.0f / x;
+    case GFX_OP_SOFTPLUS: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+    case GFX_OP_SQRT: return sqrtf(x);
+    case GFX_OP_EXP: return expf(x);
+    case GFX_OP_LOG: return logf(x);
+    case GFX_OP_NEG: return -x;
+    case GFX_OP_ABS: return fabsf(x);
+    case GFX_OP_RECIPROCAL: return 1.0f / x;
     default: return 0.0f;
   }
 }
@@ -117,7 +108,7 @@ __device__ inline float unary_op(const cuda_ew_unary_args& a, float x) {
 /* Integers: only Neg and Abs (0 - x in unsigned arithmetic: the minimum wraps to itself). */
 __device__ inline int64_t unary_op(const cuda_ew_unary_args& a, int64_t x) {
   int64_t neg = (int64_t)(0ull - (uint64_t)x);
-  return a.op == CUDA_EW_ABS ? (x < 0 ? neg : x) : neg;
+  return a.op == GFX_OP_ABS ? (x < 0 ? neg : x) : neg;
 }
 
 template <typename T>
@@ -198,37 +189,37 @@ struct operands {
 __device__ inline float nan_min(float a, float b) { return isnan(a) || isnan(b) ? a + b : fminf(a, b); }
 __device__ inline float nan_max(float a, float b) { return isnan(a) || isnan(b) ? a + b : fmaxf(a, b); }
 
-__device__ inline float binary_op(cuda_ew_op op, float a, float b) {
+__device__ inline float binary_op(gfx_op op, float a, float b) {
   switch (op) {
-    case CUDA_EW_ADD:
-    case CUDA_EW_SUM:
-    case CUDA_EW_MEAN: return a + b;
-    case CUDA_EW_SUB: return a - b;
-    case CUDA_EW_MUL: return a * b;
+    case GFX_OP_ADD:
+    case GFX_OP_SUM:
+    case GFX_OP_MEAN: return a + b;
+    case GFX_OP_SUB: return a - b;
+    case GFX_OP_MUL: return a * b;
     /* plain `/` is IEEE division as long as nothing builds this file with --use_fast_math */
-    case CUDA_EW_DIV: return a / b;
-    case CUDA_EW_POW: return powf(a, b);
-    case CUDA_EW_PRELU: return a < 0.0f ? b * a : a;
-    case CUDA_EW_EQUAL: return a == b;
-    case CUDA_EW_GREATER: return a > b;
-    case CUDA_EW_LESS: return a < b;
-    case CUDA_EW_MIN: return nan_min(a, b);
-    case CUDA_EW_MAX: return nan_max(a, b);
+    case GFX_OP_DIV: return a / b;
+    case GFX_OP_POW: return powf(a, b);
+    case GFX_OP_PRELU: return a < 0.0f ? b * a : a;
+    case GFX_OP_EQUAL: return a == b;
+    case GFX_OP_GREATER: return a > b;
+    case GFX_OP_LESS: return a < b;
+    case GFX_OP_MIN: return nan_min(a, b);
+    case GFX_OP_MAX: return nan_max(a, b);
     default: return 0.0f;
   }
 }
 
-__device__ inline int64_t binary_op(cuda_ew_op op, int64_t a, int64_t b) {
+__device__ inline int64_t binary_op(gfx_op op, int64_t a, int64_t b) {
   switch (op) {
-    case CUDA_EW_ADD:
-    case CUDA_EW_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
-    case CUDA_EW_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
-    case CUDA_EW_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
-    case CUDA_EW_EQUAL: return a == b;
-    case CUDA_EW_GREATER: return a > b;
-    case CUDA_EW_LESS: return a < b;
-    case CUDA_EW_MIN: return a < b ? a : b;
-    case CUDA_EW_MAX: return a > b ? a : b;
+    case GFX_OP_ADD:
+    case GFX_OP_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
+    case GFX_OP_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+    case GFX_OP_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+    case GFX_OP_EQUAL: return a == b;
+    case GFX_OP_GREATER: return a > b;
+    case GFX_OP_LESS: return a < b;
+    case GFX_OP_MIN: return a < b ? a : b;
+    case GFX_OP_MAX: return a > b ? a : b;
     default: return 0;
   }
 }
@@ -236,18 +227,18 @@ __device__ inline int64_t binary_op(cuda_ew_op op, int64_t a, int64_t b) {
 /* Variadic ops fold left over their inputs; two-operand ops are the case n == 2. Mean divides the
  * sum once at the end. */
 template <typename In, typename Out, typename Index>
-__global__ void broadcast_kernel(cuda_ew_op op, operands ops, Out* out, int64_t count, broadcast_map<Index> map) {
+__global__ void broadcast_kernel(gfx_op op, operands ops, Out* out, int64_t count, broadcast_map<Index> map) {
   typedef typename compute_of<In>::type C;
   GRID_STRIDE_LOOP(i, count) {
     Index off[IR_MAX_IO];
     offsets_of(map, i, off);
     C r = load(((const In*)ops.in[0])[off[0]]);
-    if (op == CUDA_EW_POW) {
+    if (op == GFX_OP_POW) {
       r = (C)binary_op(op, (float)r, load_any_as_float(ops.in[1], ops.exponent_dtype, off[1]));
     } else {
       for (int k = 1; k < map.n; k++) r = binary_op(op, r, load(((const In*)ops.in[k])[off[k]]));
     }
-    if (op == CUDA_EW_MEAN) r = (C)(r / (C)map.n);
+    if (op == GFX_OP_MEAN) r = (C)(r / (C)map.n);
     out[i] = store<Out>(r);
   }
 }
@@ -328,18 +319,18 @@ row_launch row_launch_for(int64_t rows, int64_t columns) {
 /* binary_op with the operation fixed at compile time (Op >= 0: the switch folds away) or read at
  * run time (Op < 0, the less common ops). */
 template <int Op, typename C>
-__device__ inline C binary_fixed(cuda_ew_op op, C a, C b) {
-  return binary_op(Op >= 0 ? (cuda_ew_op)Op : op, a, b);
+__device__ inline C binary_fixed(gfx_op op, C a, C b) {
+  return binary_op(Op >= 0 ? (gfx_op)Op : op, a, b);
 }
 
 /* out row element by element, column `e` (the scalar path and the vector path's tail). */
 template <typename In, typename Out, int Op>
-__device__ inline void row_element(cuda_ew_op op, const operands& ops, const row_map& m, const int64_t* off,
+__device__ inline void row_element(gfx_op op, const operands& ops, const row_map& m, const int64_t* off,
                                    Out* out_row, int64_t e) {
   typedef typename compute_of<In>::type C;
   C r = load(((const In*)ops.in[0])[off[0] + (m.col[0] ? e : 0)]);
   for (int k = 1; k < m.n; k++) r = binary_fixed<Op>(op, r, load(((const In*)ops.in[k])[off[k] + (m.col[k] ? e : 0)]));
-  if (op == CUDA_EW_MEAN) r = (C)(r / (C)m.n);
+  if (op == GFX_OP_MEAN) r = (C)(r / (C)m.n);
   out_row[e] = store<Out>(r);
 }
 
@@ -347,7 +338,7 @@ __device__ inline void row_element(cuda_ew_op op, const operands& ops, const row
  * N > 1: 16-byte accesses of In, the host has checked every pointer's alignment and that rows start
  * on a vector boundary (K % N == 0, or a single row whose tail the first threads finish). */
 template <typename In, typename Out, int Op, int N>
-__global__ void rows_kernel(cuda_ew_op op, operands ops, Out* out, row_map m) {
+__global__ void rows_kernel(gfx_op op, operands ops, Out* out, row_map m) {
   typedef typename compute_of<In>::type C;
   const int64_t vectors = m.K / N;
   const int64_t tail_begin = vectors * N;
@@ -382,7 +373,7 @@ __global__ void rows_kernel(cuda_ew_op op, operands ops, Out* out, row_map m) {
       }
       pack<Out, N> o;
 #pragma unroll
-      for (int j = 0; j < N; j++) o.v[j] = store<Out>(op == CUDA_EW_MEAN ? (C)(r[j] / (C)m.n) : r[j]);
+      for (int j = 0; j < N; j++) o.v[j] = store<Out>(op == GFX_OP_MEAN ? (C)(r[j] / (C)m.n) : r[j]);
       *(pack<Out, N>*)(out_row + v * N) = o;
     }
     for (int64_t e = tail_begin + col0; e < m.K; e += col_step) row_element<In, Out, Op>(op, ops, m, off, out_row, e);
@@ -430,7 +421,7 @@ int row_vector_width(const row_map& m, const operands& ops, const void* out) {
 
 /* In is 2..8 bytes here, so a 16-byte vector holds 2..8 elements. */
 template <typename In, typename Out, int Op>
-void launch_rows_op(cuda_ew_op op, const operands& ops, Out* out, const row_map& m, int N, cudaStream_t stream) {
+void launch_rows_op(gfx_op op, const operands& ops, Out* out, const row_map& m, int N, cudaStream_t stream) {
   constexpr int V = 16 / (int)sizeof(In);
   if (N > 1) {
     const row_launch l = row_launch_for(m.rows, m.K / V > 0 ? m.K / V : 1);
@@ -444,14 +435,14 @@ void launch_rows_op(cuda_ew_op op, const operands& ops, Out* out, const row_map&
 /* The hot arithmetic ops get their own vector kernels (no per-element switch); the rest share
  * one that reads the op at run time. */
 template <typename In, typename Out>
-void launch_rows(cuda_ew_op op, const operands& ops, Out* out, const row_map& m, cudaStream_t stream) {
+void launch_rows(gfx_op op, const operands& ops, Out* out, const row_map& m, cudaStream_t stream) {
   const int N = row_vector_width<In, Out>(m, ops, out);
   if (N > 1 && std::is_same<In, Out>::value) {
     switch (op) {
-      case CUDA_EW_ADD: launch_rows_op<In, Out, CUDA_EW_ADD>(op, ops, out, m, N, stream); return;
-      case CUDA_EW_SUB: launch_rows_op<In, Out, CUDA_EW_SUB>(op, ops, out, m, N, stream); return;
-      case CUDA_EW_MUL: launch_rows_op<In, Out, CUDA_EW_MUL>(op, ops, out, m, N, stream); return;
-      case CUDA_EW_DIV: launch_rows_op<In, Out, CUDA_EW_DIV>(op, ops, out, m, N, stream); return;
+      case GFX_OP_ADD: launch_rows_op<In, Out, GFX_OP_ADD>(op, ops, out, m, N, stream); return;
+      case GFX_OP_SUB: launch_rows_op<In, Out, GFX_OP_SUB>(op, ops, out, m, N, stream); return;
+      case GFX_OP_MUL: launch_rows_op<In, Out, GFX_OP_MUL>(op, ops, out, m, N, stream); return;
+      case GFX_OP_DIV: launch_rows_op<In, Out, GFX_OP_DIV>(op, ops, out, m, N, stream); return;
       default: break;
     }
   }
@@ -462,12 +453,12 @@ void launch_rows(cuda_ew_op op, const operands& ops, Out* out, const row_map& m,
 /* The launch, with 32-bit offsets when the output count allows (an input never has more
  * elements than the output, so its offsets fit too). */
 template <typename In, typename Out>
-void launch_broadcast(cuda_ew_op op, int n, const operands& ops, const gfx_shape* const* shapes, Out* out,
+void launch_broadcast(gfx_op op, int n, const operands& ops, const gfx_shape* const* shapes, Out* out,
                       const gfx_shape* out_shape, cudaStream_t stream) {
   const int64_t count = element_count(out_shape);
   if (count == 0) return;
   /* the row kernels read every input as In: Pow only when its exponent has the base's type */
-  const bool same_types = op != CUDA_EW_POW || ops.exponent_dtype == ops.base_dtype;
+  const bool same_types = op != GFX_OP_POW || ops.exponent_dtype == ops.base_dtype;
   row_map m;
   if (same_types && row_form(simplified_map<int64_t>(n, shapes, out_shape), count, &m)) {
     launch_rows<In, Out>(op, ops, out, m, stream);
@@ -627,7 +618,7 @@ __global__ void batchnorm_kernel(const T* x, const T* scale, const T* bias, cons
 template <typename T, int N, int Op>
 __device__ inline void unary_vec_body(const cuda_ew_unary_args& a, const T* x, T* y, int64_t count) {
   cuda_ew_unary_args c = a;
-  c.op = (cuda_ew_op)Op;
+  c.op = (gfx_op)Op;
   const int64_t vectors = count / N;
   const int64_t first = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, step = (int64_t)blockDim.x * gridDim.x;
   for (int64_t v = first; v < vectors; v += step) {
@@ -645,24 +636,24 @@ __device__ inline void unary_vec_body(const cuda_ew_unary_args& a, const T* x, T
 template <typename T, int N>
 __global__ void unary_vec_kernel(cuda_ew_unary_args a, const T* x, T* y, int64_t count) {
   switch (a.op) {
-    GFX_UNARY_CASE(CUDA_EW_RELU)
-    GFX_UNARY_CASE(CUDA_EW_LEAKY_RELU)
-    GFX_UNARY_CASE(CUDA_EW_SIGMOID)
-    GFX_UNARY_CASE(CUDA_EW_TANH)
-    GFX_UNARY_CASE(CUDA_EW_HARD_SIGMOID)
-    GFX_UNARY_CASE(CUDA_EW_HARD_SWISH)
-    GFX_UNARY_CASE(CUDA_EW_CLIP)
-    GFX_UNARY_CASE(CUDA_EW_ELU)
-    GFX_UNARY_CASE(CUDA_EW_SELU)
-    GFX_UNARY_CASE(CUDA_EW_GELU)
-    GFX_UNARY_CASE(CUDA_EW_ERF)
-    GFX_UNARY_CASE(CUDA_EW_SOFTPLUS)
-    GFX_UNARY_CASE(CUDA_EW_SQRT)
-    GFX_UNARY_CASE(CUDA_EW_EXP)
-    GFX_UNARY_CASE(CUDA_EW_LOG)
-    GFX_UNARY_CASE(CUDA_EW_NEG)
-    GFX_UNARY_CASE(CUDA_EW_ABS)
-    GFX_UNARY_CASE(CUDA_EW_RECIPROCAL)
+    GFX_UNARY_CASE(GFX_OP_RELU)
+    GFX_UNARY_CASE(GFX_OP_LEAKY_RELU)
+    GFX_UNARY_CASE(GFX_OP_SIGMOID)
+    GFX_UNARY_CASE(GFX_OP_TANH)
+    GFX_UNARY_CASE(GFX_OP_HARD_SIGMOID)
+    GFX_UNARY_CASE(GFX_OP_HARD_SWISH)
+    GFX_UNARY_CASE(GFX_OP_CLIP)
+    GFX_UNARY_CASE(GFX_OP_ELU)
+    GFX_UNARY_CASE(GFX_OP_SELU)
+    GFX_UNARY_CASE(GFX_OP_GELU)
+    GFX_UNARY_CASE(GFX_OP_ERF)
+    GFX_UNARY_CASE(GFX_OP_SOFTPLUS)
+    GFX_UNARY_CASE(GFX_OP_SQRT)
+    GFX_UNARY_CASE(GFX_OP_EXP)
+    GFX_UNARY_CASE(GFX_OP_LOG)
+    GFX_UNARY_CASE(GFX_OP_NEG)
+    GFX_UNARY_CASE(GFX_OP_ABS)
+    GFX_UNARY_CASE(GFX_OP_RECIPROCAL)
     default: break;
   }
 }
@@ -781,10 +772,10 @@ void preload_broadcast(cudaError_t* e) {
   preload(rows_kernel<In, Out, -1, 1>, e);
   preload(rows_kernel<In, Out, -1, V>, e);
   if (std::is_same<In, Out>::value) {
-    preload(rows_kernel<In, Out, CUDA_EW_ADD, V>, e);
-    preload(rows_kernel<In, Out, CUDA_EW_SUB, V>, e);
-    preload(rows_kernel<In, Out, CUDA_EW_MUL, V>, e);
-    preload(rows_kernel<In, Out, CUDA_EW_DIV, V>, e);
+    preload(rows_kernel<In, Out, GFX_OP_ADD, V>, e);
+    preload(rows_kernel<In, Out, GFX_OP_SUB, V>, e);
+    preload(rows_kernel<In, Out, GFX_OP_MUL, V>, e);
+    preload(rows_kernel<In, Out, GFX_OP_DIV, V>, e);
   }
 }
 
@@ -820,7 +811,7 @@ extern "C" cudaError_t cuda_ew_unary(const cuda_ew_unary_args* args, int dtype, 
   return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-extern "C" cudaError_t cuda_ew_broadcast(cuda_ew_op op, int n, const void* const* in, const int* in_dtypes,
+extern "C" cudaError_t cuda_ew_broadcast(gfx_op op, int n, const void* const* in, const int* in_dtypes,
                                          const gfx_shape* in_shapes, void* out, int out_dtype,
                                          const gfx_shape* out_shape, cudaStream_t stream) {
   if (n < 1 || n > IR_MAX_IO) return cudaErrorInvalidValue;

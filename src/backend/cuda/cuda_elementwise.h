@@ -20,47 +20,12 @@
 extern "C" {
 #endif
 
-/* The operations of the element-wise kernels (the C side maps gfx_op onto these). */
-typedef enum cuda_ew_op {
-  /* unary */
-  CUDA_EW_RELU,
-  CUDA_EW_LEAKY_RELU,
-  CUDA_EW_SIGMOID,
-  CUDA_EW_TANH,
-  CUDA_EW_HARD_SIGMOID,
-  CUDA_EW_HARD_SWISH,
-  CUDA_EW_CLIP,
-  CUDA_EW_ELU,
-  CUDA_EW_SELU,
-  CUDA_EW_GELU,
-  CUDA_EW_ERF,
-  CUDA_EW_SOFTPLUS,
-  CUDA_EW_SQRT,
-  CUDA_EW_EXP,
-  CUDA_EW_LOG,
-  CUDA_EW_NEG,
-  CUDA_EW_ABS,
-  CUDA_EW_RECIPROCAL,
-  /* broadcasting, 2 operands */
-  CUDA_EW_ADD,
-  CUDA_EW_SUB,
-  CUDA_EW_MUL,
-  CUDA_EW_DIV,
-  CUDA_EW_POW,
-  CUDA_EW_PRELU,
-  CUDA_EW_EQUAL,
-  CUDA_EW_GREATER,
-  CUDA_EW_LESS,
-  /* broadcasting, 1..IR_MAX_IO operands */
-  CUDA_EW_MIN,
-  CUDA_EW_MAX,
-  CUDA_EW_SUM,
-  CUDA_EW_MEAN,
-} cuda_ew_op;
+/* The element-wise kernels take the op table's own gfx_op (ir/ops.def): no second list of ops to keep
+ * in step. They handle the ops of the unary family but Identity (a copy), and the binary family. */
 
 /* A unary op and its attributes, passed to the kernel by value. */
 typedef struct cuda_ew_unary_args {
-  cuda_ew_op op;
+  gfx_op op;
   float alpha, beta, gamma;
   int has_min, has_max;
   float min, max;
@@ -75,7 +40,7 @@ cudaError_t cuda_ew_unary(const cuda_ew_unary_args* args, int dtype, const void*
 /* out = op(in[0], ..., in[n-1]) with numpy broadcasting. Every input has in_dtypes[0] except Pow's
  * exponent (any float or integer type); out has that type too, bool for comparisons. out_shape
  * must be the broadcast of the input shapes (the caller checks; the kernels trust it). */
-cudaError_t cuda_ew_broadcast(cuda_ew_op op, int n, const void* const* in, const int* in_dtypes,
+cudaError_t cuda_ew_broadcast(gfx_op op, int n, const void* const* in, const int* in_dtypes,
                               const gfx_shape* in_shapes, void* out, int out_dtype, const gfx_shape* out_shape,
                               cudaStream_t stream);
 

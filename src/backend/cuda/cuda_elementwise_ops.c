@@ -49,29 +49,6 @@ static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaErr
 
 /* ---- unary ---- */
 
-static int unary_op_of(gfx_op op, cuda_ew_op* out) {
-  switch (op) {
-    case GFX_OP_RELU: *out = CUDA_EW_RELU; return 1;
-    case GFX_OP_LEAKY_RELU: *out = CUDA_EW_LEAKY_RELU; return 1;
-    case GFX_OP_SIGMOID: *out = CUDA_EW_SIGMOID; return 1;
-    case GFX_OP_TANH: *out = CUDA_EW_TANH; return 1;
-    case GFX_OP_HARD_SIGMOID: *out = CUDA_EW_HARD_SIGMOID; return 1;
-    case GFX_OP_HARD_SWISH: *out = CUDA_EW_HARD_SWISH; return 1;
-    case GFX_OP_CLIP: *out = CUDA_EW_CLIP; return 1;
-    case GFX_OP_ELU: *out = CUDA_EW_ELU; return 1;
-    case GFX_OP_SELU: *out = CUDA_EW_SELU; return 1;
-    case GFX_OP_GELU: *out = CUDA_EW_GELU; return 1;
-    case GFX_OP_ERF: *out = CUDA_EW_ERF; return 1;
-    case GFX_OP_SOFTPLUS: *out = CUDA_EW_SOFTPLUS; return 1;
-    case GFX_OP_SQRT: *out = CUDA_EW_SQRT; return 1;
-    case GFX_OP_EXP: *out = CUDA_EW_EXP; return 1;
-    case GFX_OP_LOG: *out = CUDA_EW_LOG; return 1;
-    case GFX_OP_NEG: *out = CUDA_EW_NEG; return 1;
-    case GFX_OP_ABS: *out = CUDA_EW_ABS; return 1;
-    case GFX_OP_RECIPROCAL: *out = CUDA_EW_RECIPROCAL; return 1;
-    default: return 0;
-  }
-}
 
 /* Identity: a device-to-device copy, which graph capture records like a kernel. */
 static gfx_status run_identity(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
@@ -92,9 +69,9 @@ static gfx_status run_identity(const gfx_exec_ctx* ctx, const ir_node* node, con
 
 static gfx_status run_unary(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   if (node->op == GFX_OP_IDENTITY) return run_identity(ctx, node, in, out);
+  /* the op table sends only its unary family here (cuda_kernels.c); the kernels take gfx_op itself */
   cuda_ew_unary_args args = {0};
-  if (!unary_op_of(node->op, &args.op))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s is no unary op", ir_op_name(node->op));
+  args.op = node->op;
   /* Clip's bound inputs were read at parse time; only x is touched */
   GFX_TRY(require_io_counts(node, 1, node->op == GFX_OP_CLIP ? 3 : 1));
   const int dtype = in[0].dtype;
@@ -121,24 +98,6 @@ static gfx_status run_unary(const gfx_exec_ctx* ctx, const ir_node* node, const 
 
 /* ---- broadcasting ops ---- */
 
-static int broadcast_op_of(gfx_op op, cuda_ew_op* out) {
-  switch (op) {
-    case GFX_OP_ADD: *out = CUDA_EW_ADD; return 1;
-    case GFX_OP_SUB: *out = CUDA_EW_SUB; return 1;
-    case GFX_OP_MUL: *out = CUDA_EW_MUL; return 1;
-    case GFX_OP_DIV: *out = CUDA_EW_DIV; return 1;
-    case GFX_OP_POW: *out = CUDA_EW_POW; return 1;
-    case GFX_OP_PRELU: *out = CUDA_EW_PRELU; return 1;
-    case GFX_OP_EQUAL: *out = CUDA_EW_EQUAL; return 1;
-    case GFX_OP_GREATER: *out = CUDA_EW_GREATER; return 1;
-    case GFX_OP_LESS: *out = CUDA_EW_LESS; return 1;
-    case GFX_OP_MIN: *out = CUDA_EW_MIN; return 1;
-    case GFX_OP_MAX: *out = CUDA_EW_MAX; return 1;
-    case GFX_OP_SUM: *out = CUDA_EW_SUM; return 1;
-    case GFX_OP_MEAN: *out = CUDA_EW_MEAN; return 1;
-    default: return 0;
-  }
-}
 
 /* The broadcast shape of in[0..n): the output must have exactly this shape. */
 static gfx_status check_broadcast(const ir_node* node, const gfx_tensor* in, int n, const gfx_shape* out) {
@@ -178,14 +137,12 @@ static gfx_status check_broadcast_types(const ir_node* node, const gfx_tensor* i
 
 static gfx_status run_broadcast(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                                 gfx_tensor* out) {
-  cuda_ew_op op;
-  if (!broadcast_op_of(node->op, &op))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s is no binary op", ir_op_name(node->op));
-  const int variadic = op == CUDA_EW_MIN || op == CUDA_EW_MAX || op == CUDA_EW_SUM || op == CUDA_EW_MEAN;
+  const gfx_op op = node->op; /* the binary family of the op table (cuda_kernels.c routes it here) */
+  const int variadic = op == GFX_OP_MIN || op == GFX_OP_MAX || op == GFX_OP_SUM || op == GFX_OP_MEAN;
   GFX_TRY(require_io_counts(node, variadic ? 1 : 2, variadic ? IR_MAX_IO : 2));
   GFX_TRY(check_broadcast_types(node, in, &out[0]));
   GFX_TRY(check_broadcast(node, in, node->n_inputs, &out[0].shape));
-  if (op == CUDA_EW_PRELU) GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape)); /* slope broadcasts to x */
+  if (op == GFX_OP_PRELU) GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape)); /* slope broadcasts to x */
   const void* ptrs[IR_MAX_IO];
   int dtypes[IR_MAX_IO];
   gfx_shape shapes[IR_MAX_IO];

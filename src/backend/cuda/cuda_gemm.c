@@ -206,22 +206,6 @@ gfx_status cuda_prepare_gemm(int device, const ir_node* node, const gfx_shape* i
   return NULL;
 }
 
-static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
-                                 const gemm_state* st) {
-  if (!st)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run without node_prepare", op_name,
-                     cuda_node_name(node));
-  if (st->device != ctx->dev->index)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" prepared for device %d, run on device %d", op_name,
-                     cuda_node_name(node), st->device, ctx->dev->index);
-  const int has_c = node->n_inputs > 2 && in[2].data != NULL;
-  if (!gfx_shape_equal(&st->a_shape, &in[0].shape) || !gfx_shape_equal(&st->b_shape, &in[1].shape) ||
-      has_c != (st->c_shape.rank >= 0) || (has_c && !gfx_shape_equal(&st->c_shape, &in[2].shape)))
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run with shapes it was not prepared for", op_name,
-                     cuda_node_name(node));
-  return NULL;
-}
-
 /* Y = beta * C (or 0) without a product: k = 0. */
 static gfx_status fill_without_product(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                                        gfx_tensor* out, const gemm_state* st) {
@@ -272,7 +256,8 @@ static gfx_status run_with_bias(const gfx_exec_ctx* ctx, const ir_node* node, co
 gfx_status cuda_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   gemm_state* st = (gemm_state*)state;
-  GFX_TRY(check_prepared(ctx, node, in, st));
+  GFX_TRY(cuda_lib_check_prepared(ctx, node, st, st ? st->device : -1,
+                                  st ? (gfx_shape[]){st->a_shape, st->b_shape, st->c_shape} : NULL, st ? 3 : 0, in, 0));
   GFX_TRY(cuda_nn_require_dtype(node, in, node->n_inputs < 3 ? node->n_inputs : 3, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;

@@ -80,8 +80,6 @@ gfx_status cuda_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
 
 /* The node's name for messages ("" when it has none). */
 const char* cuda_node_name(const ir_node* node);
-/* NOT_SUPPORTED unless every tensor is float32; role is "input" or "output" for the message. */
-gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int count, const char* role);
 
 /* Each kernel family of ir/ops.def provides cuda_prepare_<kernel> (per-signature state and scratch,
  * may leave *state NULL) and cuda_run_<kernel>; cuda_kernels.c declares and dispatches them. */

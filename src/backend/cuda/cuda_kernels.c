@@ -6,15 +6,6 @@
 
 const char* cuda_node_name(const ir_node* node) { return node->name ? node->name : ""; }
 
-gfx_status cuda_require_f32(const ir_node* node, const gfx_tensor* tensors, int count, const char* role) {
-  for (int i = 0; i < count; i++) {
-    if (tensors[i].data && tensors[i].dtype != GFX_DTYPE_F32)
-      return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": %s %d is %s, only float32 is implemented",
-                       ir_op_name(node->op), cuda_node_name(node), role, i, gfx_dtype_name(tensors[i].dtype));
-  }
-  return NULL;
-}
-
 static gfx_status require_io_counts(const ir_node* node, int min_inputs, int min_outputs) {
   if (node->n_inputs < min_inputs || node->n_outputs < min_outputs)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\" has %d inputs and %d outputs, expected %d and %d",

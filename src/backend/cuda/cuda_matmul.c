@@ -305,22 +305,6 @@ gfx_status cuda_prepare_matmul(int device, const ir_node* node, const gfx_shape*
 
 /* ---- run ---- */
 
-static gfx_status check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
-                                 const matmul_state* st) {
-  if (!st)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" run without node_prepare", cuda_node_name(node));
-  if (st->device != ctx->dev->index)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" prepared for device %d, run on device %d",
-                     cuda_node_name(node), st->device, ctx->dev->index);
-  if (!gfx_shape_equal(&st->a_shape, &in[0].shape) || !gfx_shape_equal(&st->b_shape, &in[1].shape)) {
-    char a_str[128], b_str[128];
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: MatMul node \"%s\" run with shapes %s and %s it was not prepared for",
-                     cuda_node_name(node), gfx_shape_str(&in[0].shape, a_str, sizeof a_str),
-                     gfx_shape_str(&in[1].shape, b_str, sizeof b_str));
-  }
-  return NULL;
-}
-
 /* The prepared algorithm, or a fresh choice when the buffers are less aligned than it assumed or
  * the scratch is smaller than it needs. */
 static gfx_status algorithm_for_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
@@ -379,7 +363,8 @@ static gfx_status launch_matmuls(const gfx_exec_ctx* ctx, const ir_node* node, c
 gfx_status cuda_run_matmul(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                            cuda_node_state* state) {
   const matmul_state* st = (const matmul_state*)state;
-  GFX_TRY(check_prepared(ctx, node, in, st));
+  GFX_TRY(cuda_lib_check_prepared(ctx, node, st, st ? st->device : -1,
+                                  st ? (gfx_shape[]){st->a_shape, st->b_shape} : NULL, st ? 2 : 0, in, 0));
   GFX_TRY(cuda_nn_require_dtype(node, in, 2, st->dtype, "input"));
   GFX_TRY(cuda_nn_require_dtype(node, out, 1, st->dtype, "output"));
   if (st->nothing_to_do) return NULL;

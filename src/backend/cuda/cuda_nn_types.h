@@ -48,4 +48,31 @@ static inline gfx_status cuda_nn_require_dtype(const ir_node* node, const gfx_te
   return NULL;
 }
 
+/* The run-time check the four library ops (Conv, ConvTranspose, Gemm, MatMul) share: the node was
+ * prepared (state non-NULL) on this device for these input shapes (n of them; an expected shape of
+ * rank -1 wants an absent input), and the executor gave the scratch it asked for. */
+static inline gfx_status cuda_lib_check_prepared(const gfx_exec_ctx* ctx, const ir_node* node, const void* state,
+                                                 int device, const gfx_shape* expected, int n, const gfx_tensor* in,
+                                                 size_t scratch_bytes) {
+  const char* op = ir_op_name(node->op);
+  if (!state)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" run without node_prepare", op, cuda_node_name(node));
+  if (device != ctx->dev->index)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" prepared for device %d, run on device %d", op,
+                     cuda_node_name(node), device, ctx->dev->index);
+  for (int i = 0; i < n; i++) {
+    const int present = node->n_inputs > i && in[i].data != NULL;
+    if (present != (expected[i].rank >= 0) || (present && !gfx_shape_equal(&expected[i], &in[i].shape))) {
+      char got[128], want[128];
+      return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" input %d is %s; it was prepared for %s", op,
+                       cuda_node_name(node), i, present ? gfx_shape_str(&in[i].shape, got, sizeof got) : "absent",
+                       expected[i].rank >= 0 ? gfx_shape_str(&expected[i], want, sizeof want) : "no input");
+    }
+  }
+  if (scratch_bytes > 0 && (!ctx->scratch || ctx->scratch_bytes < scratch_bytes))
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: %s node \"%s\" needs %zu bytes of scratch, got %zu", op,
+                     cuda_node_name(node), scratch_bytes, ctx->scratch ? ctx->scratch_bytes : 0);
+  return NULL;
+}
+
 #endif

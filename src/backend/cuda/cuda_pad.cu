@@ -1,4 +1,5 @@
 /* gfxep CUDA backend — padding, epilogue and broadcast kernels of the nn ops (see cuda_pad.h). */
+#include "backend/cuda/cuda_activation.cuh"
 #include "backend/cuda/cuda_pad.h"
 
 #include <cuda_bf16.h>
@@ -60,28 +61,17 @@ void launch_pad2d(const void* src, int64_t planes, const pad_geometry& g, void* 
 
 /* ---- the convolution epilogue: bias, activation, residual ---- */
 
-/* comparisons rather than fminf/fmaxf, so that NaN passes through as in the element-wise ops */
-__device__ inline float clampf01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
-
-/* The element-wise ops' formulas (cuda_elementwise.cu), so that a fused Conv computes what the
- * unfused pair computes. */
+/* The element-wise ops' own formulas (cuda_activation.cuh). */
 __device__ inline float activate(const cuda_conv_epilogue& e, float x) {
   switch (e.activation) {
-    case IR_ACT_RELU: return x < 0.0f ? 0.0f : x;
-    case IR_ACT_LEAKY_RELU: return x < 0.0f ? e.alpha * x : x;
-    /* two forms so that exp never overflows into inf/inf */
-    case IR_ACT_SIGMOID: {
-      float t = expf(-fabsf(x));
-      return x >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
-    }
+    case IR_ACT_RELU: return cuda_relu(x);
+    case IR_ACT_LEAKY_RELU: return cuda_leaky_relu(x, e.alpha);
+    case IR_ACT_SIGMOID: return cuda_sigmoid(x);
     case IR_ACT_TANH: return tanhf(x);
-    case IR_ACT_HARD_SIGMOID: return clampf01(e.alpha * x + e.beta);
-    case IR_ACT_HARD_SWISH: return x * clampf01(x / 6.0f + 0.5f);
-    case IR_ACT_CLIP: /* -inf / +inf stand for absent bounds */
-      if (x < e.alpha) x = e.alpha;
-      if (x > e.beta) x = e.beta;
-      return x;
-    case IR_ACT_ELU: return x < 0.0f ? e.alpha * expm1f(x) : x;
+    case IR_ACT_HARD_SIGMOID: return cuda_hard_sigmoid(x, e.alpha, e.beta);
+    case IR_ACT_HARD_SWISH: return cuda_hard_swish(x);
+    case IR_ACT_CLIP: return cuda_clip(x, e.alpha, e.beta);
+    case IR_ACT_ELU: return cuda_elu(x, e.alpha);
     default: return x;
   }
 }
