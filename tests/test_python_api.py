@@ -1,7 +1,7 @@
 """gfxep through ONNX Runtime's Python API: register the plugin, find its device, run a model on it
 and compare with ORT's CPU EP. Needs `onnxruntime` >= 1.24 and numpy (the GPU machine has both).
 
-Environment: GFXEP_PLUGIN (libgfxep.so), GFXEP_MODELS_DIR, GFXEP_TEST_BACKEND (cuda | reference).
+Environment: GFXEP_PLUGIN (libgfxep.so), GFXEP_MODELS_DIR, GFXEP_TEST_BACKEND (cuda | vulkan | reference).
 Prints one JSON line and exits non-zero on failure.
 """
 import json
@@ -16,7 +16,9 @@ def main():
     plugin = os.environ["GFXEP_PLUGIN"]
     models = os.environ["GFXEP_MODELS_DIR"]
     backend = os.environ.get("GFXEP_TEST_BACKEND", "cuda")
-    registration = "gfxep.reference" if backend == "reference" else "gfxep"
+    # plain "gfxep" offers the GPUs of every backend; "gfxep.<backend>" that backend only, software
+    # devices (reference, lavapipe) included
+    registration = "gfxep" if backend == "cuda" else "gfxep." + backend
     ort.register_execution_provider_library(registration, plugin)
     devices = [d for d in ort.get_ep_devices()
                if d.ep_name == "gfxep" and d.ep_metadata.get("gfxep.backend") == backend]

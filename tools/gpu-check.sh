@@ -43,6 +43,7 @@ step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$
 step vk_producer 90 env VKP_NEED_SEM_FD=1 "$pack/bin/test_vk_producer"
 step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
+[ -n "$py" ] && step python_api_vulkan 300 env GFXEP_TEST_BACKEND=vulkan "$py" "$root/tests/test_python_api.py"
 ortr=${ort130:-$ort129}
 step soak_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_soak"
 step faults_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_faults"

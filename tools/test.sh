@@ -24,7 +24,7 @@ if [ "${GFXEP_SANITIZE_TESTS:-1}" != 0 ]; then
   # tests that run Vulkan code run with leak detection off (memory errors are still caught)
   vk="vk_producer|demo|vulkan"
   ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" \
-    ctest --output-on-failure -LE gpu -R "$vk" -E "$skip" -j "${GFXEP_JOBS:-$(nproc)}"
+    ctest --output-on-failure -LE "gpu|models" -R "$vk" -E "$skip" -j "${GFXEP_JOBS:-$(nproc)}"
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" \
     ctest --output-on-failure -LE gpu -E "$skip|$vk" -j "${GFXEP_JOBS:-$(nproc)}"
 fi
