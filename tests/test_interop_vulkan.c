@@ -65,6 +65,12 @@ static int check(int ok, const char* what) {
 
 static int ort_ok(OrtStatus* s, const char* what) { return !ortkit_failed(&k, s, what); }
 
+/* The gfxep backend under test (GFXEP_TEST_BACKEND: cuda, the default, or vulkan). With vulkan, gfxep
+ * runs on the producer's own VkDevice and queue: no queue-family ownership transfer to an external
+ * API then, since the memory never leaves the device's one queue. */
+static const char* backend = "cuda";
+static unsigned release_flag = VKP_RELEASE_TO_EXTERNAL, acquire_flag = VKP_ACQUIRE_FROM_EXTERNAL;
+
 static double percentile(double* v, int n, double p) {
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -183,7 +189,7 @@ static float frame_base(const lane* l, uint64_t f) { return l->base + (float)(f 
  * Adds the host time spent in gfxep's three calls to *ort_us. */
 static int lane_submit(lane* l, uint64_t f, double* ort_us) {
   int slot = (int)(f % IN_FLIGHT), s = (int)(f % (uint64_t)l->n_streams);
-  vkp_sync fill = {.signal_sem = l->ready, .signal_value = f, .flags = VKP_RELEASE_TO_EXTERNAL,
+  vkp_sync fill = {.signal_sem = l->ready, .signal_value = f, .flags = release_flag,
                    .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot)};
   if (vkp_submit_fill(vk, l->in[slot], 0, ELEMS, frame_base(l, f), 0.25f, &fill, err, sizeof err)) return check(0, err);
   uint64_t t0 = ortkit_now_ns();
@@ -197,7 +203,7 @@ static int lane_submit(lane* l, uint64_t f, double* ort_us) {
     return 0;
   if (ort_us) *ort_us += (double)(ortkit_now_ns() - t0) / 1e3;
   vkp_sync copy = {.wait_sem = l->done, .wait_value = f, .signal_sem = l->read, .signal_value = f,
-                   .flags = VKP_ACQUIRE_FROM_EXTERNAL, .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot + 1)};
+                   .flags = acquire_flag, .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot + 1)};
   if (vkp_submit_copy(vk, l->out[slot], 0, l->readback[slot], 0, BYTES, &copy, err, sizeof err)) return check(0, err);
   return 1;
 }
@@ -303,7 +309,7 @@ static void phase_asynchrony(const char* model) {
     return;
   }
   /* the input is written now, but A = 1 is not signalled: that is the held-back producer */
-  vkp_sync fill = {.signal_sem = l.read, .signal_value = 2, .flags = VKP_RELEASE_TO_EXTERNAL};
+  vkp_sync fill = {.signal_sem = l.read, .signal_value = 2, .flags = release_flag};
   vkp_submit_fill(vk, l.in[1], 0, ELEMS, frame_base(&l, f), 0.25f, &fill, err, sizeof err);
   vkp_timeline_wait_host(l.read, 2, WAIT_NS, err, sizeof err);
   arm("asynchrony: calls with the producer held back", 10);
@@ -334,7 +340,7 @@ static void phase_asynchrony(const char* model) {
   arm("asynchrony: release", 20);
   vkp_timeline_signal_host(l.ready, f, err, sizeof err);
   vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = 4,
-                   .flags = VKP_ACQUIRE_FROM_EXTERNAL};
+                   .flags = acquire_flag};
   vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &copy, err, sizeof err);
   int correct = 0;
   if (!vkp_timeline_wait_host(l.read, 4, WAIT_NS, err, sizeof err) &&
@@ -370,7 +376,7 @@ static void phase_unsignalled(const char* model) {
                   "Run") &&
            ort_ok(ia->SignalSemaphore(importer, l.done_h, l.streams[0], f), "SignalSemaphore");
   vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = f,
-                   .flags = VKP_ACQUIRE_FROM_EXTERNAL};
+                   .flags = acquire_flag};
   ok = ok && !vkp_submit_copy(vk, l.out[0], 0, l.readback[0], 0, BYTES, &copy, err, sizeof err);
   arm("unsignalled: bounded wait", 20);
   uint64_t t0 = ortkit_now_ns();
@@ -534,11 +540,18 @@ int main(void) {
     return 1;
   }
   ia = k.api->GetInteropApi();
-  if (!ort_ok(k.api->RegisterExecutionProviderLibrary(k.env, "gfxep", ortkit_plugin_path()), "register")) return 1;
-  if (ortkit_find_devices(&k, "cuda", &device, 1) != 1) {
-    printf("# no gfxep CUDA device: skipped\n");
+  const char* want = getenv("GFXEP_TEST_BACKEND");
+  if (want && want[0]) backend = want;
+  const int on_vulkan = strcmp(backend, "vulkan") == 0;
+  if (on_vulkan) release_flag = acquire_flag = 0;
+  char registration[64];
+  snprintf(registration, sizeof registration, "gfxep.%s", backend);
+  if (!ort_ok(k.api->RegisterExecutionProviderLibrary(k.env, registration, ortkit_plugin_path()), "register")) return 1;
+  if (ortkit_find_devices(&k, backend, &device, 1) != 1) {
+    printf("# no gfxep %s device: skipped\n", backend);
     return 77;
   }
+  printf("{\"backend\": \"%s\"}\n", backend);
   /* the Vulkan device is the one whose UUID gfxep publishes for its EP device */
   uint8_t uuid[16];
   if (!check(hex_to_uuid(ortkit_device_meta(&k, device, "gfxep.device_uuid"), uuid), "EP device publishes a UUID"))
@@ -550,7 +563,31 @@ int main(void) {
   }
   printf("# Vulkan device %s matched by UUID\n", vkp_device_name(vk));
   OrtGraphicsInteropConfig cfg = {.version = ORT_API_VERSION, .graphics_api = ORT_GRAPHICS_API_VULKAN};
+  OrtKeyValuePairs* options = NULL;
+  if (on_vulkan) {
+    /* the renderer's own instance, device and queue: gfxep records into its own command pools on
+     * that device and submits to that queue, so a frame's hand-offs are submissions on one queue */
+    vkp_native_handles h;
+    vkp_native(vk, &h);
+    char buf[64];
+    k.api->CreateKeyValuePairs(&options);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.instance);
+    k.api->AddKeyValuePair(options, "gfxep.vk_instance", buf);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.physical_device);
+    k.api->AddKeyValuePair(options, "gfxep.vk_physical_device", buf);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.device);
+    k.api->AddKeyValuePair(options, "gfxep.vk_device", buf);
+    snprintf(buf, sizeof buf, "%u", h.queue_family);
+    k.api->AddKeyValuePair(options, "gfxep.vk_queue_family", buf);
+    snprintf(buf, sizeof buf, "%u", h.queue_index);
+    k.api->AddKeyValuePair(options, "gfxep.vk_queue_index", buf);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.get_instance_proc_addr);
+    k.api->AddKeyValuePair(options, "gfxep.vk_get_instance_proc_addr", buf);
+    k.api->AddKeyValuePair(options, "gfxep.vk_features", h.features);
+    cfg.additional_options = options;
+  }
   check(ort_ok(ia->InitGraphicsInteropForEpDevice(device, &cfg), "InitGraphicsInterop"), "InitGraphicsInterop");
+  if (options) k.api->ReleaseKeyValuePairs(options);
   if (!ort_ok(ia->CreateExternalResourceImporterForDevice(device, &importer), "importer") || !importer)
     return check(0, "importer"), 1;
   char model[1024];
@@ -570,7 +607,7 @@ int main(void) {
   check(ort_ok(ia->DeinitGraphicsInteropForEpDevice(device), "DeinitGraphicsInterop"), "DeinitGraphicsInterop");
   vkp_finish(vk, WAIT_NS, err, sizeof err);
   vkp_destroy(vk);
-  ort_ok(k.api->UnregisterExecutionProviderLibrary(k.env, "gfxep"), "unregister");
+  ort_ok(k.api->UnregisterExecutionProviderLibrary(k.env, registration), "unregister");
   ortkit_close(&k);
   alarm(0);
   printf("%d passed, %d failed\n", passed, failed);

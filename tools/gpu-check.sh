@@ -42,6 +42,8 @@ step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$
 [ -n "$ort130" ] && step interop_api_cuda_ort130 120 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
 step vk_producer 90 env VKP_NEED_SEM_FD=1 "$pack/bin/test_vk_producer"
 step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop_vulkan"
+# the same frames with gfxep's Vulkan backend on the producer's own VkDevice and queue
+step interop_vulkan_own_device 240 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=vulkan "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
 [ -n "$py" ] && step python_api_vulkan 300 env GFXEP_TEST_BACKEND=vulkan "$py" "$root/tests/test_python_api.py"
 ortr=${ort130:-$ort129}

@@ -65,6 +65,8 @@ struct vkp_ctx {
   char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
   uint8_t device_uuid[VKP_UUID_SIZE];
   int has_semaphore_fd;
+  int has_buffer_device_address;
+  char features[64]; /* what vkp_native reports as enabled beyond the required */
   VkPhysicalDeviceLimits limits;
   VkPhysicalDeviceMemoryProperties memory;
   uint32_t timestamp_valid_bits;
@@ -373,10 +375,33 @@ static int create_device(vkp_ctx* ctx, char* err, size_t n) {
                                    .queueCount = 1,
                                    .pQueuePriorities = &priority};
   const char* extensions[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
-  VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_TRUE};
+  /* Besides timeline semaphores, what a renderer enables when it hands its device to gfxep's Vulkan
+   * backend (bufferDeviceAddress, and the 8/16-bit storage, float16 and int64 its kernels use), where
+   * the device has them; vkp_native says which were enabled. */
+  VkPhysicalDeviceVulkan12Features have12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features have11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                             .pNext = &have12};
+  VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &have11};
+  vkGetPhysicalDeviceFeatures2(ctx->physical, &have);
+  VkPhysicalDeviceVulkan12Features want12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                             .timelineSemaphore = VK_TRUE,
+                                             .bufferDeviceAddress = have12.bufferDeviceAddress,
+                                             .storageBuffer8BitAccess = have12.storageBuffer8BitAccess,
+                                             .shaderFloat16 = have12.shaderFloat16,
+                                             .shaderInt8 = have12.shaderInt8};
+  VkPhysicalDeviceVulkan11Features want11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                             .pNext = &want12,
+                                             .storageBuffer16BitAccess = have11.storageBuffer16BitAccess};
+  VkPhysicalDeviceFeatures2 want = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &want11};
+  want.features.shaderInt64 = have.features.shaderInt64;
+  want.features.shaderInt16 = have.features.shaderInt16;
+  ctx->has_buffer_device_address = have12.bufferDeviceAddress;
+  snprintf(ctx->features, sizeof ctx->features, "%s%s%s%s", have.features.shaderInt64 ? "int64," : "",
+           have12.storageBuffer8BitAccess ? "storage8," : "", have11.storageBuffer16BitAccess ? "storage16," : "",
+           have12.shaderFloat16 && have11.storageBuffer16BitAccess ? "float16," : "");
+  if (ctx->features[0]) ctx->features[strlen(ctx->features) - 1] = 0;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .pNext = &timeline,
+                             .pNext = &want,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &queue,
                              .enabledExtensionCount = ctx->has_semaphore_fd ? 2u : 1u,
@@ -621,6 +646,20 @@ void vkp_destroy(vkp_ctx* ctx) {
 const char* vkp_device_name(const vkp_ctx* ctx) { return ctx ? ctx->device_name : ""; }
 const uint8_t* vkp_device_uuid(const vkp_ctx* ctx) { return ctx ? ctx->device_uuid : NULL; }
 int vkp_has_semaphore_fd(const vkp_ctx* ctx) { return ctx ? ctx->has_semaphore_fd : 0; }
+
+void vkp_native(const vkp_ctx* ctx, vkp_native_handles* out) {
+  memset(out, 0, sizeof *out);
+  if (!ctx) return;
+  out->instance = (void*)ctx->instance;
+  out->physical_device = (void*)ctx->physical;
+  out->device = (void*)ctx->device;
+  out->queue = (void*)ctx->queue;
+  out->queue_family = ctx->queue_family;
+  out->queue_index = 0;
+  out->get_instance_proc_addr = (void*)vkGetInstanceProcAddr;
+  out->buffer_device_address = ctx->has_buffer_device_address;
+  out->features = ctx->features;
+}
 int vkp_has_timestamps(const vkp_ctx* ctx) { return ctx && ctx->timestamps != VK_NULL_HANDLE; }
 
 /* ---- memory ------------------------------------------------------------------------------------ */

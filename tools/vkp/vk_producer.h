@@ -78,6 +78,20 @@ void vkp_destroy(vkp_ctx* ctx);
 const char* vkp_device_name(const vkp_ctx* ctx);
 const uint8_t* vkp_device_uuid(const vkp_ctx* ctx); /* VKP_UUID_SIZE bytes */
 int vkp_has_semaphore_fd(const vkp_ctx* ctx);       /* 1 when VK_KHR_external_semaphore_fd is enabled */
+
+/* The producer's own Vulkan objects, for handing its device and queue to an inference library (gfxep's
+ * Vulkan backend through InitGraphicsInterop): handles as void*, the queue's family and index, the
+ * loader's vkGetInstanceProcAddr, whether bufferDeviceAddress is enabled, and the optional features
+ * enabled as a comma-separated list ("int64,storage8,storage16,float16"). The caller must not submit to
+ * the queue from another thread while the library may. */
+typedef struct vkp_native_handles {
+  void *instance, *physical_device, *device, *queue;
+  uint32_t queue_family, queue_index;
+  void* get_instance_proc_addr;
+  int buffer_device_address;
+  const char* features;
+} vkp_native_handles;
+void vkp_native(const vkp_ctx* ctx, vkp_native_handles* out);
 int vkp_has_timestamps(const vkp_ctx* ctx);         /* 1 when the queue can write timestamps */
 
 /* ---- exportable device buffers ---------------------------------------------------------------- */
