@@ -70,6 +70,9 @@ static int ort_ok(OrtStatus* s, const char* what) { return !ortkit_failed(&k, s,
  * API then, since the memory never leaves the device's one queue. */
 static const char* backend = "cuda";
 static unsigned release_flag = VKP_RELEASE_TO_EXTERNAL, acquire_flag = VKP_ACQUIRE_FROM_EXTERNAL;
+/* gfxep submits to the producer's own queue (Vulkan backend): a queue runs its submissions in order,
+ * so nothing the producer submits later can overtake gfxep's submission that waits for A */
+static int one_queue;
 
 static double percentile(double* v, int n, double p) {
   for (int i = 1; i < n; i++)
@@ -324,26 +327,32 @@ static void phase_asynchrony(const char* model) {
   double returned_ms = (double)(ortkit_now_ns() - t0) / 1e6;
   check(ok, "asynchrony: Wait, Run and Signal succeed with the producer held back");
   check(returned_ms < 250, "asynchrony: Wait+Run+Signal returned to the CPU while the GPU waits");
-  /* peek at the output without waiting for B: it must still be the sentinel */
-  vkp_sync peek = {.signal_sem = l.read, .signal_value = 3};
-  vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &peek, err, sizeof err);
-  arm("asynchrony: peek", 10);
+  /* peek at the output without waiting for B: it must still be the sentinel. On one queue the peek
+   * would queue behind gfxep's held-back submission (and wait for the release below): skipped there. */
   int untouched = 0;
   float* y = NULL;
-  if (!vkp_timeline_wait_host(l.read, 3, WAIT_NS, err, sizeof err) &&
-      !vkp_host_buffer_map(l.readback[1], (void**)&y, err, sizeof err)) {
-    untouched = 1;
-    for (int i = 0; i < ELEMS && untouched; i++) untouched = y[i] == vkp_fill_value(-1000.0f, 0.25f, (uint64_t)i);
+  if (one_queue) {
+    printf("# asynchrony: peek skipped: gfxep shares the producer's queue, which runs submissions in order\n");
+    untouched = -1;
+  } else {
+    vkp_sync peek = {.signal_sem = l.read, .signal_value = 3};
+    vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &peek, err, sizeof err);
+    arm("asynchrony: peek", 10);
+    if (!vkp_timeline_wait_host(l.read, 3, WAIT_NS, err, sizeof err) &&
+        !vkp_host_buffer_map(l.readback[1], (void**)&y, err, sizeof err)) {
+      untouched = 1;
+      for (int i = 0; i < ELEMS && untouched; i++) untouched = y[i] == vkp_fill_value(-1000.0f, 0.25f, (uint64_t)i);
+    }
+    check(untouched, "asynchrony: output untouched while the producer holds its signal back");
   }
-  check(untouched, "asynchrony: output untouched while the producer holds its signal back");
   /* release the producer from the host; Vulkan then waits for B on the GPU and reads the result */
   arm("asynchrony: release", 20);
   vkp_timeline_signal_host(l.ready, f, err, sizeof err);
-  vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = 4,
+  vkp_sync copy = {.wait_sem = l.done, .wait_value = f, .signal_sem = l.read, .signal_value = one_queue ? 3 : 4,
                    .flags = acquire_flag};
   vkp_submit_copy(vk, l.out[1], 0, l.readback[1], 0, BYTES, &copy, err, sizeof err);
   int correct = 0;
-  if (!vkp_timeline_wait_host(l.read, 4, WAIT_NS, err, sizeof err) &&
+  if (!vkp_timeline_wait_host(l.read, one_queue ? 3 : 4, WAIT_NS, err, sizeof err) &&
       !vkp_host_buffer_map(l.readback[1], (void**)&y, err, sizeof err)) {
     correct = 1;
     for (int i = 0; i < ELEMS && correct; i++)
@@ -544,6 +553,7 @@ int main(void) {
   if (want && want[0]) backend = want;
   const int on_vulkan = strcmp(backend, "vulkan") == 0;
   if (on_vulkan) release_flag = acquire_flag = 0;
+  one_queue = on_vulkan;
   char registration[64];
   snprintf(registration, sizeof registration, "gfxep.%s", backend);
   if (!ort_ok(k.api->RegisterExecutionProviderLibrary(k.env, registration, ortkit_plugin_path()), "register")) return 1;

@@ -73,6 +73,8 @@ static const struct {
     {"conv", VK_FAM_NN},       {"conv_transpose", VK_FAM_NN}, {"gemm", VK_FAM_NN},
     {"matmul", VK_FAM_NN},     {"reduce", VK_FAM_REDUCE},   {"softmax", VK_FAM_SOFTMAX},
     {"norm", VK_FAM_NORM},     {"pool", VK_FAM_POOL},
+    {"cast", VK_FAM_MISC},     {"where", VK_FAM_MISC},      {"batchnorm", VK_FAM_MISC},
+    {"resize", VK_FAM_RESIZE}, {"space_depth", VK_FAM_RESIZE},
 };
 
 vk_family vk_family_of(gfx_op op) {
@@ -103,6 +105,8 @@ static gfx_status vk_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:
     case VK_FAM_POOL: return vk_supports_reduce(vk_dev(dev), q);
+    case VK_FAM_MISC: return vk_supports_misc(vk_dev(dev), q);
+    case VK_FAM_RESIZE: return vk_supports_resize(vk_dev(dev), q);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(q->op);
@@ -123,6 +127,8 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:
     case VK_FAM_POOL: return vk_prepare_reduce(vk_dev(dev), node, in, out, state);
+    case VK_FAM_MISC: return vk_prepare_misc(vk_dev(dev), node, in, out, state);
+    case VK_FAM_RESIZE: return vk_prepare_resize(vk_dev(dev), node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);
@@ -139,6 +145,8 @@ static void vk_node_release(gfx_dev* dev, void* state) {
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:
     case VK_FAM_POOL: vk_release_reduce(vk_dev(dev), state); return;
+    case VK_FAM_MISC: vk_release_misc(vk_dev(dev), state); return;
+    case VK_FAM_RESIZE: vk_release_resize(vk_dev(dev), state); return;
     case VK_FAM_OTHER: break;
   }
 }
@@ -155,9 +163,25 @@ static gfx_status vk_node_run(const gfx_exec_ctx* ctx, const ir_node* node, cons
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:
     case VK_FAM_POOL: return vk_run_reduce(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_MISC: return vk_run_misc(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_RESIZE: return vk_run_resize(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);
+}
+
+/* Prepared node states hold pipelines of the current VkDevice: counted, so that graphics interop
+ * switches devices only while none is alive (vk_interop.c). */
+static gfx_status vk_node_prepare_counted(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                          void** state, size_t* scratch_bytes) {
+  gfx_status s = vk_node_prepare(dev, node, in, out, state, scratch_bytes);
+  if (!s && state && *state) atomic_fetch_add(&vk_dev(dev)->live_states, 1);
+  return s;
+}
+
+static void vk_node_release_counted(gfx_dev* dev, void* state) {
+  if (dev && state) atomic_fetch_sub(&vk_dev(dev)->live_states, 1);
+  vk_node_release(dev, state);
 }
 
 /* ---- the table ---- */
@@ -192,10 +216,20 @@ const gfx_backend vk_backend_table = {
     .event_done = vk_event_done,
     .device_sync = vk_device_sync,
     .supports_node = vk_supports_node,
-    .node_prepare = vk_node_prepare,
-    .node_release = vk_node_release,
+    .node_prepare = vk_node_prepare_counted,
+    .node_release = vk_node_release_counted,
     .node_run = vk_node_run,
     .set_log_sink = gfx_log_set_sink,
+    .can_import_memory = vk_can_import_memory,
+    .import_memory = vk_import_memory,
+    .release_memory = vk_release_memory,
+    .can_import_semaphore = vk_can_import_semaphore,
+    .import_semaphore = vk_import_semaphore,
+    .release_semaphore = vk_release_semaphore,
+    .wait_semaphore = vk_wait_semaphore,
+    .signal_semaphore = vk_signal_semaphore,
+    .graphics_interop_init = vk_graphics_interop_init,
+    .graphics_interop_deinit = vk_graphics_interop_deinit,
 };
 
 __attribute__((visibility("default"))) const gfx_backend* gfxep_vulkan_backend(const char** why) {

@@ -3,7 +3,10 @@
  * The instance (API 1.2) is created on the first device_count(); each physical device with Vulkan
  * >= 1.2, a compute queue, timelineSemaphore and bufferDeviceAddress becomes one gfx device, the
  * others are skipped with a log line naming what they lack. The VkDevice is created by device_get
- * and kept for the life of the process (until the module is unloaded).
+ * and kept for the life of the process (until the module is unloaded), except while graphics interop
+ * puts the device on the application's own VkDevice (vk_interop.c), which destroys it and makes a new
+ * one at deinit. VK_KHR_external_memory_fd, VK_KHR_external_semaphore_fd and
+ * VK_EXT_external_memory_host are enabled where present (imports).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,16 +75,26 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->has_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   d->has_ext_memory_fd = has_extension(exts, n_ext, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   d->has_ext_semaphore_fd = has_extension(exts, n_ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+  d->has_ext_memory_host = has_extension(exts, n_ext, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+#ifdef _WIN32
+  d->has_ext_memory_win32 = has_extension(exts, n_ext, "VK_KHR_external_memory_win32" /* vulkan_win32.h */);
+  d->has_ext_semaphore_win32 = has_extension(exts, n_ext, "VK_KHR_external_semaphore_win32");
+#endif
   free(exts);
 
-  VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
+                                                 .pNext = d->has_ext_memory_host ? &host : NULL};
   VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
-                                               .pNext = has_pci ? &pci : NULL};
+                                               .pNext = has_pci ? (void*)&pci : d->has_ext_memory_host ? (void*)&host : NULL};
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &m3};
   VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, .pNext = &drv};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
   vkGetPhysicalDeviceProperties2(phys, &p2);
   d->max_alloc = m3.maxMemoryAllocationSize;
+  d->host_import_align = host.minImportedHostPointerAlignment;
+  if (d->has_ext_memory_host && !d->host_import_align) d->has_ext_memory_host = 0;
 
   gfx_device_info* info = &d->info;
   memset(info, 0, sizeof *info);
@@ -175,14 +188,34 @@ int vk_device_count(void) {
 }
 
 
-static gfx_status create_device(vk_device* d) {
+gfx_status vk_device_objects_create(vk_device* d) {
+  gfx_status s = vk_pipeline_init(d);
+  if (!s) s = vk_memory_init(d);
+  if (!s) s = vk_stream_new(d, &d->sync_stream);
+  if (s) vk_device_objects_destroy(d);
+  return s;
+}
+
+void vk_device_objects_destroy(vk_device* d) {
+  if (d->sync_stream) vk_stream_delete(d->sync_stream);
+  d->sync_stream = NULL;
+  vk_memory_teardown(d);
+  vk_pipeline_teardown(d);
+}
+
+gfx_status vk_device_create_own(vk_device* d) {
   char label[192];
   vk_device_label(d, label, sizeof label);
-  const char* exts[4];
+  const char* exts[8];
   uint32_t n_exts = 0;
   if (d->has_budget) exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
   if (d->has_ext_memory_fd) exts[n_exts++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
   if (d->has_ext_semaphore_fd) exts[n_exts++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
+  if (d->has_ext_memory_host) exts[n_exts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+#ifdef _WIN32
+  if (d->has_ext_memory_win32) exts[n_exts++] = "VK_KHR_external_memory_win32";
+  if (d->has_ext_semaphore_win32) exts[n_exts++] = "VK_KHR_external_semaphore_win32";
+#endif
 
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .timelineSemaphore = VK_TRUE,
@@ -209,14 +242,11 @@ static gfx_status create_device(vk_device* d) {
   GFX_TRY(vk_check(vkCreateDevice(d->phys, &dci, NULL, &d->device), "vkCreateDevice for %s", label));
   d->queue_index = 0;
   vkGetDeviceQueue(d->device, d->queue_family, d->queue_index, &d->queue);
-  gfx_status s = vk_pipeline_init(d);
-  if (!s) s = vk_memory_init(d);
-  if (!s) s = vk_stream_new(d, &d->sync_stream);
+  gfx_status s = vk_device_objects_create(d);
   if (s) {
-    vk_memory_teardown(d);
-    vk_pipeline_teardown(d);
     vkDestroyDevice(d->device, NULL);
     d->device = VK_NULL_HANDLE;
+    d->queue = VK_NULL_HANDLE;
     return gfx_status_wrap(s, "creating %s", label);
   }
   return NULL;
@@ -231,7 +261,7 @@ gfx_status vk_device_get(int index, gfx_dev** out) {
   pthread_mutex_lock(&d->init_lock);
   gfx_status s = NULL;
   if (!d->created) {
-    s = create_device(d);
+    s = vk_device_create_own(d);
     if (!s) d->created = 1;
   }
   pthread_mutex_unlock(&d->init_lock);
@@ -251,14 +281,12 @@ gfx_status vk_device_info(gfx_dev* dev, gfx_device_info* out) {
 void vk_teardown(void) {
   for (int i = 0; i < n_devices; i++) {
     vk_device* d = devices[i];
-    if (d->created) {
+    if (d->created && d->device) {
       while (d->n_streams > 0) vk_stream_delete(d->streams[d->n_streams - 1]);
-      if (d->sync_stream) vk_stream_delete(d->sync_stream);
-      d->sync_stream = NULL;
-      vk_memory_teardown(d);
-      vk_pipeline_teardown(d);
-      vkDestroyDevice(d->device, NULL);
+      vk_device_objects_destroy(d);
+      if (!d->app_device) vkDestroyDevice(d->device, NULL); /* the application's is the application's */
     }
+    free(d->interop);
     free(d->streams);
     pthread_mutex_destroy(&d->init_lock);
     pthread_mutex_destroy(&d->queue_lock);

@@ -4,7 +4,8 @@
  *
  * Objects and their locks:
  *   vk_device  one per usable physical device, created by device_count() and kept for the process;
- *              its VkDevice is created by device_get. Locks: init_lock (creation), queue_lock (every
+ *              its VkDevice is created by device_get (or is the application's, between graphics
+ *              interop init and deinit: vk_interop.c). Locks: init_lock (creation, the device switch), queue_lock (every
  *              vkQueueSubmit: Vulkan wants queues externally synchronized), mem_lock (the address
  *              tables), pipe_lock (shader modules and pipelines), streams_lock (the stream list).
  *   vk_stream  a command pool, the command buffer being recorded, a timeline semaphore and what is
@@ -59,6 +60,7 @@ typedef struct vk_alloc {
   size_t bytes;         /* what the caller asked for */
   void* host;           /* host_alloc: the pointer the caller got; NULL for mem_alloc */
   vk_buffer buf;
+  int external;         /* an imported allocation (vk_interop.c): mem_free refuses it; buf.mapped is not ours */
 } vk_alloc;
 
 /* Where an address (device address or host_alloc pointer) lies: the buffer, the offset into it and,
@@ -89,6 +91,9 @@ typedef struct vk_device {
   int has_8bit_storage;   /* storageBuffer8BitAccess: bool outputs (comparisons) */
   int has_budget;         /* VK_EXT_memory_budget */
   int has_ext_memory_fd, has_ext_semaphore_fd;
+  int has_ext_memory_host;            /* VK_EXT_external_memory_host (enabled when present) */
+  VkDeviceSize host_import_align;     /* its minImportedHostPointerAlignment */
+  int has_ext_memory_win32, has_ext_semaphore_win32; /* Windows only; 0 elsewhere */
   VkDeviceSize max_alloc; /* maxMemoryAllocationSize */
 
   /* created by device_get */
@@ -116,6 +121,17 @@ typedef struct vk_device {
   vk_stream** streams; /* every live stream, for device_sync */
   size_t n_streams, cap_streams;
   vk_stream* sync_stream; /* the NULL stream */
+
+  /* graphics interop (vk_interop.c). While app_device is set, device/queue are the application's
+   * (InitGraphicsInterop) and every vkQueueSubmit runs inside queue_lock_fn/queue_unlock_fn when given. */
+  int app_device;
+  void (*queue_lock_fn)(void* user);
+  void (*queue_unlock_fn)(void* user);
+  void* queue_lock_user;
+  void* interop;                /* vk_interop.c's saved state */
+  /* what lives on the VkDevice besides allocations and streams: prepared node states (their pipelines),
+   * events and imported semaphores, imported memory */
+  atomic_int live_states, live_events, live_imports;
 } vk_device;
 
 static inline vk_device* vk_dev(gfx_dev* dev) { return (vk_device*)dev->impl; }
@@ -125,6 +141,13 @@ gfx_status vk_device_get(int index, gfx_dev** out);
 gfx_status vk_device_info(gfx_dev* dev, gfx_device_info* out);
 /* Destroys every device and the instance (module unload). */
 void vk_teardown(void);
+/* gfxep's objects on d->device (pipeline layout and cache, the zero buffer, the sync stream): made
+ * after d->device and d->queue are set; destroyed before the VkDevice changes (the tables empty). */
+gfx_status vk_device_objects_create(vk_device* d);
+void vk_device_objects_destroy(vk_device* d);
+/* gfxep's own VkDevice on d->phys with d->queue_family, and its objects (device_get; graphics interop
+ * returns to it). */
+gfx_status vk_device_create_own(vk_device* d);
 
 /* ---- memory (vk_memory.c) ---- */
 
@@ -147,6 +170,12 @@ gfx_status vk_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_c
 gfx_status vk_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream);
 gfx_status vk_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes);
 gfx_status vk_memory_init(vk_device* d);  /* at device creation: the zero buffer */
+/* An imported allocation (a->external set, a->addr/bytes the addressable region) entered in / taken
+ * out of the device address table, so that copies and kernels resolve addresses inside it. */
+gfx_status vk_memory_insert_external(vk_device* d, vk_alloc* a);
+int vk_memory_remove_external(vk_device* d, vk_alloc* a);
+/* Allocations in the tables (device, host), for the checks of graphics interop. */
+void vk_memory_counts(vk_device* d, size_t* n_device, size_t* n_host);
 void vk_memory_teardown(vk_device* d);    /* frees what is left in the tables */
 
 /* ---- streams and events (vk_stream.c) ---- */
@@ -186,6 +215,15 @@ gfx_status vk_stream_wait_event(gfx_dev* dev, void* stream, void* event);
 gfx_status vk_event_sync(gfx_dev* dev, void* event);
 int vk_event_done(gfx_dev* dev, void* event);
 gfx_status vk_device_sync(gfx_dev* dev);
+/* A semaphore of the application's (imported timeline) wrapped as an event that is never recorded:
+ * reference counted like events, destroyed with vk_event_destroy, never waited for on the host. */
+gfx_status vk_event_wrap(vk_device* d, VkSemaphore sem, vk_event** out);
+/* The stream's next submission waits (on the device) until sem reaches value / everything queued on
+ * the stream so far is submitted now with a signal of sem to value. NULL stream: the sync stream,
+ * without a host wait. */
+gfx_status vk_stream_wait_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
+gfx_status vk_stream_signal_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
+size_t vk_stream_count(vk_device* d); /* streams created by stream_create and not destroyed */
 
 /* ---- shaders and pipelines (vk_pipeline.c) ---- */
 
@@ -215,6 +253,25 @@ typedef enum vk_shader_id {
   VK_SHADER_NORM_F16,
   VK_SHADER_POOL_F32,
   VK_SHADER_POOL_F16,
+  VK_SHADER_CAST,        /* cast.comp (vk_misc.c) */
+  VK_SHADER_WHERE_1,     /* where.comp by element size */
+  VK_SHADER_WHERE_2,
+  VK_SHADER_WHERE_4,
+  VK_SHADER_WHERE_8,
+  VK_SHADER_BATCHNORM_F32,
+  VK_SHADER_BATCHNORM_F16,
+  VK_SHADER_RESIZE_F32,  /* resize.comp (vk_resize.c) */
+  VK_SHADER_RESIZE_F16,
+  VK_SHADER_SPACE_DEPTH_1, /* resize.comp's DepthToSpace / SpaceToDepth by element size */
+  VK_SHADER_SPACE_DEPTH_2,
+  VK_SHADER_SPACE_DEPTH_4,
+  VK_SHADER_SPACE_DEPTH_8,
+  VK_SHADER_GATHER_1,    /* gather.comp by element size (vk_layout.c) */
+  VK_SHADER_GATHER_2,
+  VK_SHADER_GATHER_4,
+  VK_SHADER_GATHER_8,
+  VK_SHADER_CONV_T_F32,  /* conv_transpose.comp (vk_nn.c) */
+  VK_SHADER_CONV_T_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -258,6 +315,8 @@ typedef enum vk_family {
   VK_FAM_SOFTMAX,
   VK_FAM_NORM,
   VK_FAM_POOL,
+  VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
+  VK_FAM_RESIZE,  /* resize, space_depth (vk_resize.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -288,6 +347,42 @@ gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape*
 void vk_release_reduce(vk_device* d, void* state);
 gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state);
+
+/* cast, where, batchnorm (vk_misc.c) */
+gfx_status vk_supports_misc(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_misc(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state);
+void vk_release_misc(vk_device* d, void* state);
+gfx_status vk_run_misc(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                       gfx_tensor* out, void* state);
+
+/* resize, space_depth (vk_resize.c) */
+gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_resize(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state);
+void vk_release_resize(vk_device* d, void* state);
+gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state);
+
+/* Helpers of the kernels with 32-bit indices (vk_misc.c): NOT_SUPPORTED naming the node when one of
+ * the n shapes (rank < 0: absent, skipped) has 2^32 elements or more; one dispatch of `pipe` with
+ * these push constants over `count` elements in workgroups of 256 (grid-stride, at most 65535
+ * groups), then a barrier. */
+gfx_status vk_check_elements_u32(const ir_node* node, const gfx_shape* shapes, int n);
+gfx_status vk_dispatch_elements(vk_device* d, void* stream, vk_pipe* pipe, const void* push, size_t push_bytes,
+                                uint64_t count);
+
+/* ---- graphics interop (vk_interop.c) ---- */
+
+int vk_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind);
+gfx_status vk_import_memory(gfx_dev* dev, const gfx_ext_memory_desc* desc, void** import, void** mapped);
+void vk_release_memory(gfx_dev* dev, void* import, void* mapped);
+int vk_can_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kind);
+gfx_status vk_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kind, intptr_t handle, void** semaphore);
+void vk_release_semaphore(gfx_dev* dev, void* semaphore);
+gfx_status vk_wait_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream);
+gfx_status vk_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream);
+gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* config, char* note, size_t note_size);
+gfx_status vk_graphics_interop_deinit(gfx_dev* dev);
 
 /* The name the messages use for a device: "device 0 (llvmpipe ...)". */
 const char* vk_device_label(vk_device* d, char* buf, size_t size);

@@ -6,7 +6,14 @@
  * host-visible buffer the shader reads by address; node_run records one dispatch per plan.
  * Elements move as bits of their size (1, 2, 4 or 8 bytes), so every element type is exact; the
  * 64-bit index arithmetic needs shaderInt64, and 1- and 2-byte elements 8- and 16-bit storage.
- * Gather is not implemented yet (declined by supports_node, so it stays with ONNX Runtime).
+ * Gather runs shaders/gather.comp over the IR's [outer, n_indices, inner] view (ir_gather_geometry),
+ * elements moved as bits of their size, int32 or int64 indices, negative ones counted from the end;
+ * 32-bit indices (tensors of 2^32 elements or more are refused at node_prepare). An index outside
+ * [-dim, dim): the reference fails the run, but a shader cannot report it, so the two cases differ:
+ *  - constant indices are checked on the host when the node is parsed (ir_parse_gather): such a node
+ *    is declined and stays with ONNX Runtime, which reports the error;
+ *  - indices computed at run time: the out-of-range entries of the output are written as zeros
+ *    (nothing is read or written out of bounds), as the CUDA backend does; no error is raised.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +47,16 @@ typedef struct layout_state {
   vk_pipe* pipe;             /* copy_plan.comp of the element size */
   int64_t shape_values[GFX_MAX_RANK];
   int n_shape_values;
+  /* Gather */
+  vk_pipe* pipe_i64;         /* gather.comp for int64 indices (pipe: int32) */
+  uint32_t gather[4];        /* count, n_indices, inner, axis_dim */
 } layout_state;
+
+/* gather.comp's push constants */
+typedef struct gather_push {
+  uint64_t data, indices, out;
+  uint32_t count, n_indices, inner, axis_dim;
+} gather_push;
 
 static const char* node_label(const ir_node* node) { return node->name ? node->name : "?"; }
 
@@ -67,10 +83,34 @@ static gfx_status plan_shader(vk_device* d, const char* op, size_t elem_size, vk
   }
 }
 
+/* The Gather shader for an element size on this device, or why not. */
+static gfx_status gather_shader(vk_device* d, size_t elem_size, vk_shader_id* out) {
+  switch (elem_size) {
+    case 1:
+      if (!d->has_8bit_storage) return declined("Gather", "of 1-byte elements needs storageBuffer8BitAccess; lacking on", d->info.name);
+      *out = VK_SHADER_GATHER_1;
+      return NULL;
+    case 2:
+      if (!d->has_16bit_storage) return declined("Gather", "of 2-byte elements needs storageBuffer16BitAccess; lacking on", d->info.name);
+      *out = VK_SHADER_GATHER_2;
+      return NULL;
+    case 4: *out = VK_SHADER_GATHER_4; return NULL;
+    case 8: *out = VK_SHADER_GATHER_8; return NULL;
+    default: return declined("Gather", "of an element type gfxep does not move", NULL);
+  }
+}
+
 gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
   const char* op = ir_op_name(q->op);
   switch (ir_layout_kind_of(q->op)) {
-    case IR_LAYOUT_GATHER: return declined(op, "is not implemented yet", NULL);
+    case IR_LAYOUT_GATHER: {
+      /* constant indices out of range were refused by ir_parse_gather already (see the top) */
+      if (q->desc && q->desc->n_inputs > 1 && q->desc->input_dtypes[1] != GFX_DTYPE_I32 &&
+          q->desc->input_dtypes[1] != GFX_DTYPE_I64)
+        return declined(op, "with indices that are neither int32 nor int64", NULL);
+      vk_shader_id shader;
+      return gather_shader(d, gfx_dtype_size(q->params->layout.dtype), &shader);
+    }
     case IR_LAYOUT_PLANS: {
       vk_shader_id shader;
       return plan_shader(d, op, gfx_dtype_size(q->params->layout.dtype), &shader);
@@ -92,6 +132,23 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
   gfx_status s = NULL;
   if (st->kind == IR_LAYOUT_SHAPE) {
     ir_shape_values(node, &in[0], st->shape_values, &st->n_shape_values);
+  } else if (st->kind == IR_LAYOUT_GATHER) {
+    ir_gather_geom g;
+    vk_shader_id shader;
+    s = vk_check_elements_u32(node, in, 2);
+    if (!s) s = vk_check_elements_u32(node, out, 1);
+    if (!s) s = ir_gather_geometry(node, &in[0], &in[1], &g);
+    if (!s && g.axis_dim > INT32_MAX)
+      s = gfx_error(GFX_ERR_NOT_SUPPORTED, "a gathered dim of %lld; below 2^31 is handled", (long long)g.axis_dim);
+    if (!s) s = gather_shader(d, gfx_dtype_size(node->params.layout.dtype), &shader);
+    if (!s) s = vk_pipeline_get(d, shader, (const int32_t[]){0}, 1, &st->pipe);
+    if (!s) s = vk_pipeline_get(d, shader, (const int32_t[]){1}, 1, &st->pipe_i64);
+    if (!s) {
+      st->gather[0] = (uint32_t)(g.outer * g.n_indices * g.inner);
+      st->gather[1] = (uint32_t)g.n_indices;
+      st->gather[2] = (uint32_t)g.inner;
+      st->gather[3] = (uint32_t)g.axis_dim;
+    }
   } else if (st->kind == IR_LAYOUT_PLANS) {
     vk_shader_id shader;
     st->n_plans = ir_layout_plan_count(node);
@@ -184,7 +241,29 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
     case IR_LAYOUT_FILL:
       /* ConstantOfShape: float32 zeros (ops.def: the value attribute is not handled) */
       return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
-    case IR_LAYOUT_GATHER: break;
+    case IR_LAYOUT_GATHER: {
+      if (st->gather[0] == 0) return NULL;
+      if (in[1].dtype != GFX_DTYPE_I32 && in[1].dtype != GFX_DTYPE_I64)
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (Gather): indices are %s; int32 or int64 "
+                         "expected", node_label(node), gfx_dtype_name(in[1].dtype));
+      if (gfx_dtype_size(in[0].dtype) != gfx_dtype_size(node->params.layout.dtype) || out[0].dtype != in[0].dtype)
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (Gather): data %s, output %s, prepared "
+                         "for %s", node_label(node), gfx_dtype_name(in[0].dtype), gfx_dtype_name(out[0].dtype),
+                         gfx_dtype_name(node->params.layout.dtype));
+      if ((int64_t)st->gather[0] != gfx_shape_numel(&out[0].shape))
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (Gather): output has %lld elements; "
+                         "node_prepare saw %u", node_label(node), (long long)gfx_shape_numel(&out[0].shape),
+                         st->gather[0]);
+      gather_push pc = {.data = (uint64_t)(uintptr_t)in[0].data,
+                        .indices = (uint64_t)(uintptr_t)in[1].data,
+                        .out = (uint64_t)(uintptr_t)out[0].data,
+                        .count = st->gather[0],
+                        .n_indices = st->gather[1],
+                        .inner = st->gather[2],
+                        .axis_dim = st->gather[3]};
+      return vk_dispatch_elements(d, ctx->stream, in[1].dtype == GFX_DTYPE_I64 ? st->pipe_i64 : st->pipe, &pc,
+                                  sizeof pc, pc.count);
+    }
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s) has no Vulkan kernel", node_label(node),
                    ir_op_name(node->op));

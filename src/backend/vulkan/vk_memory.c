@@ -4,7 +4,8 @@
  * own VkDeviceMemory (allocated with DEVICE_ADDRESS_BIT). mem_alloc hands out the buffer's device
  * address rounded up to VK_ALLOC_ALIGNMENT (the buffer is made that much larger); host_alloc hands
  * out the mapped host pointer of HOST_VISIBLE|HOST_COHERENT memory. Two sorted tables under
- * mem_lock map any address inside an allocation back to its buffer and offset.
+ * mem_lock map any address inside an allocation back to its buffer and offset. Imported memory
+ * (vk_interop.c) is entered in the device table too (external: mem_free refuses it).
  *
  * Copies (see vk_copy for the exact rules):
  *   host -> device  a host_alloc source is copied from its own buffer when the stream runs (like a
@@ -223,8 +224,18 @@ gfx_status vk_mem_alloc(gfx_dev* dev, size_t bytes, void** out) {
 static void free_entry(vk_device* d, void* key, int host) {
   if (!key) return;
   pthread_mutex_lock(&d->mem_lock);
-  vk_alloc* a = host ? table_remove(d->hosts, &d->n_hosts, (uintptr_t)key, 1)
-                     : table_remove(d->allocs, &d->n_allocs, (uintptr_t)key, 0);
+  vk_alloc* a = NULL;
+  if (!host) { /* an import is released by release_memory, never by mem_free */
+    ptrdiff_t i = find_le(d->allocs, d->n_allocs, (uintptr_t)key, 0);
+    if (i >= 0 && d->allocs[i]->addr == (VkDeviceAddress)(uintptr_t)key && d->allocs[i]->external) {
+      pthread_mutex_unlock(&d->mem_lock);
+      gfx_log(GFX_LOG_WARNING, "vulkan backend: mem_free(%p): imported memory of device %d; release the import instead",
+              key, d->index);
+      return;
+    }
+  }
+  a = host ? table_remove(d->hosts, &d->n_hosts, (uintptr_t)key, 1)
+           : table_remove(d->allocs, &d->n_allocs, (uintptr_t)key, 0);
   pthread_mutex_unlock(&d->mem_lock);
   if (!a) {
     gfx_log(GFX_LOG_WARNING, "vulkan backend: %s(%p): not an allocation of device %d; ignored",
@@ -248,6 +259,33 @@ gfx_status vk_host_alloc(gfx_dev* dev, size_t bytes, void** out) {
 
 void vk_host_free(gfx_dev* dev, void* ptr) { free_entry(vk_dev(dev), ptr, 1); }
 
+gfx_status vk_memory_insert_external(vk_device* d, vk_alloc* a) {
+  a->external = 1;
+  pthread_mutex_lock(&d->mem_lock);
+  gfx_status s = table_insert(&d->allocs, &d->n_allocs, &d->cap_allocs, a, 0);
+  pthread_mutex_unlock(&d->mem_lock);
+  return s;
+}
+
+int vk_memory_remove_external(vk_device* d, vk_alloc* a) {
+  pthread_mutex_lock(&d->mem_lock);
+  ptrdiff_t i = find_le(d->allocs, d->n_allocs, (uintptr_t)a->addr, 0);
+  int found = i >= 0 && d->allocs[i] == a;
+  if (found) {
+    memmove(d->allocs + i, d->allocs + i + 1, (d->n_allocs - (size_t)i - 1) * sizeof *d->allocs);
+    d->n_allocs--;
+  }
+  pthread_mutex_unlock(&d->mem_lock);
+  return found;
+}
+
+void vk_memory_counts(vk_device* d, size_t* n_device, size_t* n_host) {
+  pthread_mutex_lock(&d->mem_lock);
+  *n_device = d->n_allocs;
+  *n_host = d->n_hosts;
+  pthread_mutex_unlock(&d->mem_lock);
+}
+
 gfx_status vk_memory_init(vk_device* d) {
   GFX_TRY(vk_buffer_create(d, 256, 1, &d->zeros));
   memset(d->zeros.mapped, 0, 256);
@@ -259,6 +297,7 @@ void vk_memory_teardown(vk_device* d) {
     gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: freeing %zu device and %zu host allocations left at unload",
             d->index, d->n_allocs, d->n_hosts);
   for (size_t i = 0; i < d->n_allocs; i++) {
+    if (d->allocs[i]->external) d->allocs[i]->buf.mapped = NULL; /* the application's host memory: not mapped by us */
     vk_buffer_destroy(d, &d->allocs[i]->buf);
     free(d->allocs[i]);
   }

@@ -5,7 +5,9 @@
  * geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry, ir_gemm_geometry) into a
  * small host-visible block the shader reads by address; node_run records one dispatch. Tensors of
  * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
- * ConvTranspose is not implemented yet (declined, so it stays with ONNX Runtime).
+ * ConvTranspose (shaders/conv_transpose.comp): a direct gathered kernel on ir_conv_transpose_geometry
+ * (pads resolved from pads, auto_pad or output_shape; output_padding), float32 accumulation, bias and
+ * the fused activation; 1-D as 2-D. A residual input is Conv's only (declined for ConvTranspose).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,22 @@ typedef struct gemm_geom_gpu {
 } gemm_geom_gpu;
 _Static_assert(sizeof(gemm_geom_gpu) == 88, "gemm_geom_gpu layout");
 
+/* conv_transpose.comp's Geom block */
+typedef struct conv_t_geom_gpu {
+  int64_t count;
+  int32_t n, c_in, c_out, group;
+  int32_t in_h, in_w, k_h, k_w;
+  int32_t out_h, out_w, stride_h, stride_w;
+  int32_t dil_h, dil_w, pad_top, pad_left;
+  int32_t activation, has_bias;
+  float alpha, beta;
+} conv_t_geom_gpu;
+_Static_assert(sizeof(conv_t_geom_gpu) == 88, "conv_t_geom_gpu layout");
+
+typedef struct conv_t_push {
+  uint64_t x, w, bias, y, geom;
+} conv_t_push;
+
 typedef struct conv_push {
   uint64_t x, w, bias, res, y, geom;
 } conv_push;
@@ -54,18 +72,21 @@ typedef struct nn_state {
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
 
+static int is_conv(gfx_op op) { return op == GFX_OP_CONV || op == GFX_OP_CONV_TRANSPOSE; }
+
 static int dtype_of(gfx_op op, const ir_params* p) {
-  int t = op == GFX_OP_CONV ? p->conv.dtype : p->gemm.dtype;
+  int t = is_conv(op) ? p->conv.dtype : p->gemm.dtype;
   return t ? t : GFX_DTYPE_F32;
 }
 
 static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
   const int conv = op == GFX_OP_CONV;
+  const int conv_t = op == GFX_OP_CONV_TRANSPOSE;
   if (!d->has_int64)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
                      d->info.name);
   if (dtype == GFX_DTYPE_F32) {
-    *out = conv ? VK_SHADER_CONV_F32 : VK_SHADER_GEMM_F32;
+    *out = conv ? VK_SHADER_CONV_F32 : conv_t ? VK_SHADER_CONV_T_F32 : VK_SHADER_GEMM_F32;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16) {
@@ -73,7 +94,7 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
       return gfx_error(GFX_ERR_NOT_SUPPORTED,
                        "vulkan backend: float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
                        d->info.name);
-    *out = conv ? VK_SHADER_CONV_F16 : VK_SHADER_GEMM_F16;
+    *out = conv ? VK_SHADER_CONV_F16 : conv_t ? VK_SHADER_CONV_T_F16 : VK_SHADER_GEMM_F16;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented yet", ir_op_name(op),
@@ -81,11 +102,11 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
-  if (q->op == GFX_OP_CONV_TRANSPOSE)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: ConvTranspose is not implemented yet");
-  if (q->op == GFX_OP_CONV && q->params->conv.spatial > 2)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: Conv over %d spatial dims is not implemented",
-                     q->params->conv.spatial);
+  if (is_conv(q->op) && q->params->conv.spatial > 2)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s over %d spatial dims is not implemented",
+                     ir_op_name(q->op), q->params->conv.spatial);
+  if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.residual != IR_RES_NONE)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: ConvTranspose with a residual input is not implemented");
   vk_shader_id shader;
   return shader_for(d, q->op, dtype_of(q->op, q->params), &shader);
 }
@@ -125,6 +146,56 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
   gg.alpha = p2.act_alpha;
   gg.beta = p2.act_beta;
+  st->count = gg.count;
+  int64_t groups = (gg.count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
+  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
+  if (max_groups > 65535) max_groups = 65535;
+  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
+  st->groups[1] = st->groups[2] = 1;
+  GFX_TRY(vk_buffer_create(d, sizeof gg, 1, &st->geom));
+  memcpy(st->geom.mapped, &gg, sizeof gg);
+  return NULL;
+}
+
+static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                         nn_state* st) {
+  if (node->params.conv.residual != IR_RES_NONE)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a residual input is implemented for Conv only");
+  ir_conv_params p2;
+  gfx_shape x2, w2, y2, unused;
+  ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_transpose_geometry(&p2, &x2, &w2, &g));
+  ir_conv_as_2d(&node->params.conv, &out[0], &out[0], &p2, &y2, &unused);
+  if (y2.rank != 4 || y2.dims[0] != g.n || y2.dims[1] != g.c_out || y2.dims[2] != g.out[0] || y2.dims[3] != g.out[1]) {
+    char buf[128];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "output shape %s does not match the geometry (%lld x %lld x %lld x %lld)",
+                     gfx_shape_str(&out[0], buf, sizeof buf), (long long)g.n, (long long)g.c_out, (long long)g.out[0],
+                     (long long)g.out[1]);
+  }
+  const int has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
+  if (has_bias && (in[2].rank != 1 || in[2].dims[0] != g.c_out))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "the bias is not a vector of the %lld output channels", (long long)g.c_out);
+  conv_t_geom_gpu gg;
+  memset(&gg, 0, sizeof gg);
+  gg.count = gfx_shape_numel(&out[0]);
+  gg.n = (int32_t)g.n, gg.c_in = (int32_t)g.c_in, gg.c_out = (int32_t)g.c_out, gg.group = (int32_t)g.group;
+  gg.in_h = (int32_t)g.in[0], gg.in_w = (int32_t)g.in[1];
+  gg.k_h = (int32_t)g.kernel[0], gg.k_w = (int32_t)g.kernel[1];
+  gg.out_h = (int32_t)g.out[0], gg.out_w = (int32_t)g.out[1];
+  gg.stride_h = (int32_t)g.strides[0], gg.stride_w = (int32_t)g.strides[1];
+  gg.dil_h = (int32_t)g.dilations[0], gg.dil_w = (int32_t)g.dilations[1];
+  gg.pad_top = (int32_t)g.pad_begin[0], gg.pad_left = (int32_t)g.pad_begin[1];
+  gg.activation = p2.activation;
+  gg.has_bias = has_bias;
+  gg.alpha = p2.act_alpha;
+  gg.beta = p2.act_beta;
+  /* the shader's int arithmetic: every dim, stride, pad and output coordinate + pad below 2^31 */
+  const int64_t big = (int64_t)1 << 30;
+  for (int k = 0; k < 2; k++)
+    if (g.in[k] > big || g.out[k] > big || g.kernel[k] > big || g.strides[k] > big || g.dilations[k] > big ||
+        g.pad_begin[k] > big || g.pad_begin[k] < -big || g.kernel[k] * g.dilations[k] > big)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
   st->count = gg.count;
   int64_t groups = (gg.count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
   uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
@@ -209,8 +280,6 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
 
 gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state) {
   *state = NULL;
-  if (node->op == GFX_OP_CONV_TRANSPOSE)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s': ConvTranspose is not implemented yet", label(node));
   gfx_status s = check_sizes(node, in, node->n_inputs, &out[0]);
   if (s) return s;
   nn_state* st = calloc(1, sizeof *st);
@@ -219,7 +288,10 @@ gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in,
   vk_shader_id shader;
   s = shader_for(d, node->op, dtype_of(node->op, &node->params), &shader);
   if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
-  if (!s) s = node->op == GFX_OP_CONV ? prepare_conv(d, node, in, out, st) : prepare_gemm(d, node, in, out, st);
+  if (!s)
+    s = node->op == GFX_OP_CONV             ? prepare_conv(d, node, in, out, st)
+        : node->op == GFX_OP_CONV_TRANSPOSE ? prepare_conv_transpose(d, node, in, out, st)
+                                            : prepare_gemm(d, node, in, out, st);
   if (s) {
     vk_release_nn(d, st);
     return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));
@@ -254,6 +326,14 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
                     .geom = st->geom.address};
     if (has_res && !pc.res)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: Conv node '%s': residual input has no data", label(node));
+    memcpy(push, &pc, sizeof pc);
+    push_bytes = sizeof pc;
+  } else if (node->op == GFX_OP_CONV_TRANSPOSE) {
+    conv_t_push pc = {.x = (uint64_t)(uintptr_t)in[0].data,
+                      .w = (uint64_t)(uintptr_t)in[1].data,
+                      .bias = node->n_inputs > 2 ? (uint64_t)(uintptr_t)in[2].data : 0,
+                      .y = (uint64_t)(uintptr_t)out[0].data,
+                      .geom = st->geom.address};
     memcpy(push, &pc, sizeof pc);
     push_bytes = sizeof pc;
   } else {

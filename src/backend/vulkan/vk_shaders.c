@@ -78,6 +78,63 @@ static const uint32_t pool_f32[] =
 static const uint32_t pool_f16[] =
 #include "pool_f16.spv.inc"
     ;
+static const uint32_t cast[] =
+#include "cast.spv.inc"
+    ;
+static const uint32_t batchnorm_f32[] =
+#include "batchnorm_f32.spv.inc"
+    ;
+static const uint32_t batchnorm_f16[] =
+#include "batchnorm_f16.spv.inc"
+    ;
+static const uint32_t resize_f32[] =
+#include "resize_f32.spv.inc"
+    ;
+static const uint32_t resize_f16[] =
+#include "resize_f16.spv.inc"
+    ;
+static const uint32_t conv_t_f32[] =
+#include "conv_t_f32.spv.inc"
+    ;
+static const uint32_t conv_t_f16[] =
+#include "conv_t_f16.spv.inc"
+    ;
+static const uint32_t where_1[] =
+#include "where_1.spv.inc"
+    ;
+static const uint32_t where_2[] =
+#include "where_2.spv.inc"
+    ;
+static const uint32_t where_4[] =
+#include "where_4.spv.inc"
+    ;
+static const uint32_t where_8[] =
+#include "where_8.spv.inc"
+    ;
+static const uint32_t space_depth_1[] =
+#include "space_depth_1.spv.inc"
+    ;
+static const uint32_t space_depth_2[] =
+#include "space_depth_2.spv.inc"
+    ;
+static const uint32_t space_depth_4[] =
+#include "space_depth_4.spv.inc"
+    ;
+static const uint32_t space_depth_8[] =
+#include "space_depth_8.spv.inc"
+    ;
+static const uint32_t gather_1[] =
+#include "gather_1.spv.inc"
+    ;
+static const uint32_t gather_2[] =
+#include "gather_2.spv.inc"
+    ;
+static const uint32_t gather_4[] =
+#include "gather_4.spv.inc"
+    ;
+static const uint32_t gather_8[] =
+#include "gather_8.spv.inc"
+    ;
 
 #define BLOB(id, name, words) [id] = {name, words, sizeof words}
 
@@ -106,4 +163,23 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_NORM_F16, "reduce.comp (normalization, float16)", norm_f16),
     BLOB(VK_SHADER_POOL_F32, "reduce.comp (pooling, float32)", pool_f32),
     BLOB(VK_SHADER_POOL_F16, "reduce.comp (pooling, float16)", pool_f16),
+    BLOB(VK_SHADER_CAST, "cast.comp", cast),
+    BLOB(VK_SHADER_WHERE_1, "where.comp (1-byte elements)", where_1),
+    BLOB(VK_SHADER_WHERE_2, "where.comp (2-byte elements)", where_2),
+    BLOB(VK_SHADER_WHERE_4, "where.comp (4-byte elements)", where_4),
+    BLOB(VK_SHADER_WHERE_8, "where.comp (8-byte elements)", where_8),
+    BLOB(VK_SHADER_BATCHNORM_F32, "batchnorm.comp (float32)", batchnorm_f32),
+    BLOB(VK_SHADER_BATCHNORM_F16, "batchnorm.comp (float16)", batchnorm_f16),
+    BLOB(VK_SHADER_RESIZE_F32, "resize.comp (Resize, float32)", resize_f32),
+    BLOB(VK_SHADER_RESIZE_F16, "resize.comp (Resize, float16)", resize_f16),
+    BLOB(VK_SHADER_SPACE_DEPTH_1, "resize.comp (DepthToSpace/SpaceToDepth, 1-byte elements)", space_depth_1),
+    BLOB(VK_SHADER_SPACE_DEPTH_2, "resize.comp (DepthToSpace/SpaceToDepth, 2-byte elements)", space_depth_2),
+    BLOB(VK_SHADER_SPACE_DEPTH_4, "resize.comp (DepthToSpace/SpaceToDepth, 4-byte elements)", space_depth_4),
+    BLOB(VK_SHADER_SPACE_DEPTH_8, "resize.comp (DepthToSpace/SpaceToDepth, 8-byte elements)", space_depth_8),
+    BLOB(VK_SHADER_GATHER_1, "gather.comp (1-byte elements)", gather_1),
+    BLOB(VK_SHADER_GATHER_2, "gather.comp (2-byte elements)", gather_2),
+    BLOB(VK_SHADER_GATHER_4, "gather.comp (4-byte elements)", gather_4),
+    BLOB(VK_SHADER_GATHER_8, "gather.comp (8-byte elements)", gather_8),
+    BLOB(VK_SHADER_CONV_T_F32, "conv_transpose.comp (float32)", conv_t_f32),
+    BLOB(VK_SHADER_CONV_T_F16, "conv_transpose.comp (float16)", conv_t_f16),
 };

@@ -9,6 +9,12 @@
  * An event is a timeline semaphore of its own; event_record flushes the stream with one more signal,
  * of the event's next value. Waiting for an event's value is therefore always waiting for work that
  * was submitted already. Every host wait is bounded by VK_WAIT_TIMEOUT_NS.
+ *
+ * An imported semaphore (graphics interop, vk_interop.c) is an event that is never recorded
+ * (vk_event_wrap): its waits ride on the next submit like event waits, its signals (sigs) on the
+ * submit that signal_semaphore makes at once; both are held until the stream's timeline passes that
+ * submit. It is never waited for or queried on the host. On the application's queue, vkQueueSubmit
+ * also runs inside the application's queue lock callbacks when it gave them.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@ struct vk_event {
   VkSemaphore sem;
   _Atomic uint64_t value; /* what the last record signals; 0 = never recorded */
   atomic_int refs;
+  int external;           /* an imported semaphore (vk_event_wrap): never waited for on the host */
 };
 
 typedef struct held_cb {
@@ -60,6 +67,8 @@ struct vk_stream {
   size_t n_waits, cap_waits;
   held_event* held;  /* waited on by submits in flight */
   size_t n_held, cap_held;
+  held_event* sigs;  /* imported semaphores the next submit signals (value: what to signal) */
+  size_t n_sigs, cap_sigs;
   staging* stg;
   size_t n_stg, cap_stg;
 };
@@ -85,7 +94,8 @@ static gfx_status oom(const char* what) {
 static void event_unref(vk_event* ev) {
   if (atomic_fetch_sub(&ev->refs, 1) != 1) return;
   vk_device* d = ev->d;
-  uint64_t v = atomic_load(&ev->value);
+  uint64_t v = ev->external ? 0 : atomic_load(&ev->value); /* DEVICE.md: never a host wait on a foreign value */
+  atomic_fetch_sub(&d->live_events, 1);
   if (v) {
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
@@ -221,6 +231,7 @@ void vk_stream_delete(vk_stream* s) {
   }
   if (s->recording) vkEndCommandBuffer(s->rec); /* only after a failed submit */
   for (size_t i = 0; i < s->n_waits; i++) event_unref(s->waits[i].ev);
+  for (size_t i = 0; i < s->n_sigs; i++) event_unref(s->sigs[i].ev);
   for (size_t i = 0; i < s->n_held; i++) event_unref(s->held[i].ev);
   for (size_t i = 0; i < s->n_stg; i++) vk_buffer_destroy(d, &s->stg[i].buf);
   vkDestroyCommandPool(d->device, s->pool, NULL); /* frees its command buffers */
@@ -229,6 +240,7 @@ void vk_stream_delete(vk_stream* s) {
   free(s->spare);
   free(s->waits);
   free(s->held);
+  free(s->sigs);
   free(s->stg);
   pthread_mutex_destroy(&s->lock);
   free(s);
@@ -298,10 +310,10 @@ void vk_cmd_barrier(VkCommandBuffer cb) {
  * given, extra_value on it. Skips when there is nothing to submit. */
 static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   vk_device* d = s->d;
-  if (!s->recording && !s->n_waits && !extra) return NULL;
+  if (!s->recording && !s->n_waits && !extra && !s->n_sigs) return NULL;
   if (!GROW(s->inflight, s->cap_inflight, s->n_inflight)) return oom("a submit");
-  if (s->n_held + s->n_waits > s->cap_held) {
-    size_t need = s->n_held + s->n_waits;
+  if (s->n_held + s->n_waits + s->n_sigs > s->cap_held) {
+    size_t need = s->n_held + s->n_waits + s->n_sigs;
     held_event* nh = realloc(s->held, need * sizeof *nh);
     if (!nh) return oom("a submit");
     s->held = nh;
@@ -320,11 +332,14 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   } else {
     s->rec = VK_NULL_HANDLE;
   }
-  enum { MAX_WAITS = 64 };
+  enum { MAX_WAITS = 64, MAX_SIGNALS = 64 };
   if (s->n_waits > MAX_WAITS) {
     st = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %zu event waits on one submit; %d at most", s->n_waits,
                    MAX_WAITS);
   }
+  if (!st && s->n_sigs > MAX_SIGNALS)
+    st = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %zu semaphore signals on one submit; %d at most", s->n_sigs,
+                   MAX_SIGNALS);
   VkSemaphore wait_sems[MAX_WAITS];
   uint64_t wait_values[MAX_WAITS];
   VkPipelineStageFlags wait_stages[MAX_WAITS];
@@ -334,12 +349,25 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
     wait_stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
   }
   const uint64_t value = s->submitted + 1;
-  VkSemaphore sig_sems[2] = {s->timeline, extra};
-  uint64_t sig_values[2] = {value, extra_value};
+  /* the stream's own timeline last: some drivers (lavapipe) signal in order, so once a host wait on
+   * it returns, the event's signal of the same submit is visible too */
+  VkSemaphore sig_sems[2 + MAX_SIGNALS];
+  uint64_t sig_values[2 + MAX_SIGNALS];
+  uint32_t n_sig = 0;
+  if (extra) {
+    sig_sems[n_sig] = extra;
+    sig_values[n_sig++] = extra_value;
+  }
+  for (size_t i = 0; !st && i < s->n_sigs; i++) {
+    sig_sems[n_sig] = s->sigs[i].ev->sem;
+    sig_values[n_sig++] = s->sigs[i].value;
+  }
+  sig_sems[n_sig] = s->timeline;
+  sig_values[n_sig++] = value;
   VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                       .waitSemaphoreValueCount = (uint32_t)s->n_waits,
                                       .pWaitSemaphoreValues = wait_values,
-                                      .signalSemaphoreValueCount = extra ? 2 : 1,
+                                      .signalSemaphoreValueCount = n_sig,
                                       .pSignalSemaphoreValues = sig_values};
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                      .pNext = &ti,
@@ -348,11 +376,14 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
                      .pWaitDstStageMask = wait_stages,
                      .commandBufferCount = s->rec ? 1 : 0,
                      .pCommandBuffers = s->rec ? &s->rec : NULL,
-                     .signalSemaphoreCount = extra ? 2 : 1,
+                     .signalSemaphoreCount = n_sig,
                      .pSignalSemaphores = sig_sems};
   if (!st) {
     pthread_mutex_lock(&d->queue_lock);
+    /* the application's queue (graphics interop): inside its lock when it gave one */
+    if (d->queue_lock_fn) d->queue_lock_fn(d->queue_lock_user);
     VkResult r = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+    if (d->queue_unlock_fn) d->queue_unlock_fn(d->queue_lock_user);
     pthread_mutex_unlock(&d->queue_lock);
     st = vk_check(r, "vkQueueSubmit (stream value %" PRIu64 ") on device %d", value, d->index);
   }
@@ -364,6 +395,8 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
     }
     for (size_t i = 0; i < s->n_waits; i++) event_unref(s->waits[i].ev);
     s->n_waits = 0;
+    for (size_t i = 0; i < s->n_sigs; i++) event_unref(s->sigs[i].ev);
+    s->n_sigs = 0;
     for (size_t i = 0; i < s->n_stg; i++)
       if (s->stg[i].value == STAGING_PENDING) s->stg[i].value = 0;
     s->rec = VK_NULL_HANDLE;
@@ -374,6 +407,8 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   s->rec = VK_NULL_HANDLE;
   for (size_t i = 0; i < s->n_waits; i++) s->held[s->n_held++] = (held_event){s->waits[i].ev, value};
   s->n_waits = 0;
+  for (size_t i = 0; i < s->n_sigs; i++) s->held[s->n_held++] = (held_event){s->sigs[i].ev, value};
+  s->n_sigs = 0;
   for (size_t i = 0; i < s->n_stg; i++)
     if (s->stg[i].value == STAGING_PENDING) s->stg[i].value = value;
   return NULL;
@@ -467,8 +502,59 @@ gfx_status vk_event_create(gfx_dev* dev, void** out) {
     free(ev);
     return st;
   }
+  atomic_fetch_add(&d->live_events, 1);
   *out = ev;
   return NULL;
+}
+
+gfx_status vk_event_wrap(vk_device* d, VkSemaphore sem, vk_event** out) {
+  *out = NULL;
+  vk_event* ev = calloc(1, sizeof *ev);
+  if (!ev) return oom("an imported semaphore");
+  ev->d = d;
+  ev->sem = sem;
+  ev->external = 1;
+  atomic_init(&ev->value, 0);
+  atomic_init(&ev->refs, 1);
+  atomic_fetch_add(&d->live_events, 1);
+  *out = ev;
+  return NULL;
+}
+
+gfx_status vk_stream_wait_external(vk_device* d, void* stream, vk_event* sem, uint64_t value) {
+  vk_stream* s = stream ? (vk_stream*)stream : d->sync_stream;
+  pthread_mutex_lock(&s->lock);
+  gfx_status st = NULL;
+  if (GROW(s->waits, s->cap_waits, s->n_waits)) {
+    atomic_fetch_add(&sem->refs, 1);
+    s->waits[s->n_waits++] = (held_event){sem, value};
+  } else {
+    st = oom("a semaphore wait");
+  }
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+gfx_status vk_stream_signal_external(vk_device* d, void* stream, vk_event* sem, uint64_t value) {
+  vk_stream* s = stream ? (vk_stream*)stream : d->sync_stream;
+  pthread_mutex_lock(&s->lock);
+  gfx_status st = NULL;
+  if (GROW(s->sigs, s->cap_sigs, s->n_sigs)) {
+    atomic_fetch_add(&sem->refs, 1);
+    s->sigs[s->n_sigs++] = (held_event){sem, value};
+    st = flush(s, VK_NULL_HANDLE, 0); /* what is recorded so far, with the signal; no host wait */
+  } else {
+    st = oom("a semaphore signal");
+  }
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+size_t vk_stream_count(vk_device* d) {
+  pthread_mutex_lock(&d->streams_lock);
+  size_t n = d->n_streams;
+  pthread_mutex_unlock(&d->streams_lock);
+  return n;
 }
 
 void vk_event_destroy(gfx_dev* dev, void* event) {
@@ -484,7 +570,10 @@ gfx_status vk_event_record(gfx_dev* dev, void* event, void* stream) {
   uint64_t next = atomic_load(&ev->value) + 1;
   gfx_status st = flush(s, ev->sem, next);
   if (!st) atomic_store(&ev->value, next);
-  return vk_stream_release(d, stream, s, st);
+  st = vk_stream_release(d, stream, s, st);
+  /* synchronous: the event is complete on return (its own semaphore, signalled by that submit) */
+  if (!st && !stream) st = wait_value(d, ev->sem, next, "event_record");
+  return st;
 }
 
 gfx_status vk_stream_wait_event(gfx_dev* dev, void* stream, void* event) {

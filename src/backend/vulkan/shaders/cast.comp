@@ -1,0 +1,119 @@
+// gfxep Vulkan backend — Cast among float32, float16, bfloat16, int32, int64 and bool (vk_misc.c).
+//
+// One shader; the source and destination types are specialization constants (CAST_* below, the
+// codes vk_misc.c passes). Every conversion follows the reference's (src/backend/ref/ref_elementwise.c,
+// cast_element) exactly, in integer arithmetic where rounding matters, so no driver rounding mode is
+// relied on: float16 and bfloat16 are converted bit by bit with round-to-nearest-even, as
+// gfx_float_to_half / gfx_float_to_bf16 do (src/core/half.h); float to integer truncates toward
+// zero and gives the type's minimum for NaN and out-of-range values (ref's float_to_int); integer to
+// float goes through float32 (one rounding, as static_cast<float>); int32 keeps the low 32 bits;
+// bool is v != 0 (NaN is true). 16-bit values are moved as uint16_t (storage only, no float16
+// arithmetic), bool as bytes; int64 needs shaderInt64. Tensors below 2^32 elements.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_8bit_storage : require
+
+#define CAST_F32 0
+#define CAST_F16 1
+#define CAST_BF16 2
+#define CAST_I32 3
+#define CAST_I64 4
+#define CAST_BOOL 5
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const int SRC = CAST_F32;
+layout(constant_id = 1) const int DST = CAST_F32;
+
+layout(push_constant) uniform Push {
+  uvec2 src_addr, dst_addr;
+  uint count;
+} pc;
+
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer B8 { uint8_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer B16 { uint16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer B32 { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer B64 { int64_t v[]; };
+
+// gfx_half_to_float (src/core/half.h): exact
+uint f16_to_f32_bits(uint h) {
+  const uint sign = (h & 0x8000u) << 16;
+  const uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0u) return m == 0u ? sign : sign | floatBitsToUint(float(m) * 5.9604644775390625e-8); // m * 2^-24
+  if (e == 31u) return sign | 0x7f800000u | (m << 13);
+  return sign | ((e + 112u) << 23) | (m << 13);
+}
+
+// gfx_float_to_half (src/core/half.h), step for step: round to nearest even, NaN keeps the quiet bit
+uint f32_to_f16_bits(uint u) {
+  const uint sign = (u >> 16) & 0x8000u;
+  const uint a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u);
+  if (a >= 0x477ff000u) return sign | 0x7c00u; // rounds to >= 65520: overflow
+  if (a < 0x38800000u) {
+    // subnormal or zero: a * 2^24 rounded to nearest even, in integers (the C code's float steps
+    // are exact there too)
+    if (a < 0x33000000u) return sign; // below 2^-25 (2^-25 itself ties to 0)
+    const uint e = a >> 23;          // 102 .. 112
+    const uint m = (a & 0x7fffffu) | 0x800000u;
+    const uint shift = 126u - e;     // 14 .. 24
+    uint q = m >> shift;
+    const uint rem = m & ((1u << shift) - 1u), half_ = 1u << (shift - 1u);
+    if (rem > half_ || (rem == half_ && (q & 1u) != 0u)) q++;
+    return sign | q;
+  }
+  uint h = (((a >> 23) - 112u) << 10) | ((a & 0x7fffffu) >> 13);
+  const uint rest = a & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0u)) h++; // may carry into the exponent
+  return sign | h;
+}
+
+// gfx_float_to_bf16 (src/core/half.h)
+uint f32_to_bf16_bits(uint u) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return ((u >> 16) | 0x40u) & 0xffffu;
+  return ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) & 0xffffu;
+}
+
+void store_float_bits(uint i, uint bits) {
+  if (DST == CAST_F32) B32(pc.dst_addr).v[i] = bits;
+  else if (DST == CAST_F16) B16(pc.dst_addr).v[i] = uint16_t(f32_to_f16_bits(bits));
+  else if (DST == CAST_BF16) B16(pc.dst_addr).v[i] = uint16_t(f32_to_bf16_bits(bits));
+}
+
+void main() {
+  const bool src_float = SRC == CAST_F32 || SRC == CAST_F16 || SRC == CAST_BF16;
+  const bool dst_float = DST == CAST_F32 || DST == CAST_F16 || DST == CAST_BF16;
+  const uint count = pc.count;
+  const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < count; i = count - i > step ? i + step : count) {
+    if (src_float) {
+      uint bits;
+      if (SRC == CAST_F32) bits = B32(pc.src_addr).v[i];
+      else if (SRC == CAST_F16) bits = f16_to_f32_bits(uint(B16(pc.src_addr).v[i]));
+      else bits = uint(B16(pc.src_addr).v[i]) << 16;
+      if (dst_float) {
+        store_float_bits(i, bits);
+      } else if (DST == CAST_BOOL) {
+        B8(pc.dst_addr).v[i] = uint8_t((bits & 0x7fffffffu) != 0u ? 1u : 0u);
+      } else {
+        const float f = uintBitsToFloat(bits);
+        if (DST == CAST_I32)
+          B32(pc.dst_addr).v[i] = f >= -2147483648.0 && f < 2147483648.0 ? uint(int(f)) : 0x80000000u;
+        else
+          B64(pc.dst_addr).v[i] = f >= -9223372036854775808.0 && f < 9223372036854775808.0
+                                      ? int64_t(f) : int64_t(0x8000000000000000ul);
+      }
+    } else {
+      int64_t v;
+      if (SRC == CAST_I32) v = int64_t(int(B32(pc.src_addr).v[i]));
+      else if (SRC == CAST_I64) v = B64(pc.src_addr).v[i];
+      else v = uint(B8(pc.src_addr).v[i]) != 0u ? 1l : 0l;
+      if (dst_float) store_float_bits(i, floatBitsToUint(float(v)));
+      else if (DST == CAST_I32) B32(pc.dst_addr).v[i] = uint(uint64_t(v) & 0xfffffffful);
+      else if (DST == CAST_I64) B64(pc.dst_addr).v[i] = v;
+      else B8(pc.dst_addr).v[i] = uint8_t(v != 0l ? 1u : 0u);
+    }
+  }
+}
