@@ -1532,6 +1532,119 @@ static void test_graphics_interop(void** unused) {
   app_device_destroy();
 }
 
+/* ---- recorded partitions ---- */
+
+/* Recorded once, replayed with new input contents on the capturing stream and on another, with two
+ * replays in flight at once and the graph destroyed while they are: an Add, a device-to-device copy
+ * at an unaligned offset (bytes) and an aligned one (words), and a zero fill, all by address. */
+static void test_capture_replay(void** unused) {
+  (void)unused;
+  enum { N = 4099 };
+  assert_non_null(be->capture_begin);
+  float* host = malloc(sizeof(float) * N);
+  float* back = malloc(sizeof(float) * N);
+  void* a = dev_alloc(sizeof(float) * N);
+  void* b = dev_alloc(sizeof(float) * N);
+  void* sum = dev_alloc(sizeof(float) * N);
+  void* copy = dev_alloc(sizeof(float) * N + 8);
+  void* zeroed = dev_alloc(sizeof(float) * N);
+  void *s1 = NULL, *s2 = NULL;
+  expect_ok(be->stream_create(dev, &s1));
+  expect_ok(be->stream_create(dev, &s2));
+
+  int64_t n = N;
+  ir_node node = node_of(GFX_OP_ADD, 2);
+  gfx_shape sh = shape_of(1, &n);
+  gfx_shape in_shapes[2] = {sh, sh};
+  void* state = NULL;
+  expect_ok(be->node_prepare(dev, &node, in_shapes, &sh, &state, NULL));
+  gfx_tensor in[2] = {tensor_of(a, GFX_DTYPE_F32, sh), tensor_of(b, GFX_DTYPE_F32, sh)};
+  gfx_tensor o = tensor_of(sum, GFX_DTYPE_F32, sh);
+  gfx_exec_ctx ctx = {.dev = dev, .stream = s1};
+
+  const float poison = -7.0f;
+  for (int i = 0; i < N; i++) host[i] = poison;
+  expect_ok(be->copy(dev, sum, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+  for (int i = 0; i < N; i++) host[i] = 1.0f;
+  expect_ok(be->copy(dev, a, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+  expect_ok(be->copy(dev, b, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+  expect_ok(be->capture_begin(dev, s1));
+  expect_error(be->capture_begin(dev, s1), GFX_ERR_INVALID_ARGUMENT, "captured already");
+  expect_ok(be->node_run(&ctx, &node, in, &o, state));
+  expect_ok(be->copy(dev, at(copy, 3), sum, sizeof(float) * N, GFX_COPY_DEVICE_TO_DEVICE, s1)); /* bytes */
+  expect_ok(be->copy(dev, at(copy, 8), sum, 8, GFX_COPY_DEVICE_TO_DEVICE, s1));                 /* words */
+  expect_ok(be->memset_zero(dev, zeroed, sizeof(float) * N - 2, s1));
+  void* graph = NULL;
+  expect_ok(be->capture_end(dev, s1, &graph));
+  assert_non_null(graph);
+  void* none = (void*)1;
+  expect_error(be->capture_end(dev, s1, &none), GFX_ERR_INVALID_ARGUMENT, "not being captured");
+  assert_null(none);
+
+  /* nothing ran while capturing: sum still holds what it held before */
+  expect_ok(be->stream_sync(dev, s1));
+  expect_ok(be->copy(dev, back, sum, sizeof(float) * N, GFX_COPY_DEVICE_TO_HOST, NULL));
+  for (int i = 0; i < N; i++)
+    if (back[i] != poison) fail_msg("sum[%d] = %g after a capture: the captured work ran", i, back[i]);
+
+  for (int round = 0; round < 3; round++) {
+    void* stream = round == 1 ? s2 : s1;
+    for (int i = 0; i < N; i++) host[i] = (float)(i % 97) * 0.5f + (float)round;
+    expect_ok(be->copy(dev, a, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+    for (int i = 0; i < N; i++) host[i] = (float)(i % 13) - 6.0f * (float)round;
+    expect_ok(be->copy(dev, b, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+    expect_ok(be->copy(dev, zeroed, host, sizeof(float) * N, GFX_COPY_HOST_TO_DEVICE, NULL));
+    expect_ok(be->graph_launch(dev, graph, stream));
+    expect_ok(be->stream_sync(dev, stream));
+    expect_ok(be->copy(dev, back, sum, sizeof(float) * N, GFX_COPY_DEVICE_TO_HOST, NULL));
+    for (int i = 0; i < N; i++) {
+      float want = (float)(i % 97) * 0.5f + (float)round + (float)(i % 13) - 6.0f * (float)round;
+      if (back[i] != want) fail_msg("round %d: sum[%d] = %g, expected %g", round, i, back[i], want);
+    }
+    unsigned char* cbytes = malloc(sizeof(float) * N + 8);
+    expect_ok(be->copy(dev, cbytes, copy, sizeof(float) * N + 8, GFX_COPY_DEVICE_TO_HOST, NULL));
+    assert_memory_equal(cbytes + 3, back, 5); /* the byte copy, in front of the word copy */
+    assert_memory_equal(cbytes + 8, back, 8);
+    assert_memory_equal(cbytes + 16, (unsigned char*)back + 13, sizeof(float) * N - 13); /* after the word copy */
+    free(cbytes);
+    unsigned char* z = malloc(sizeof(float) * N);
+    expect_ok(be->copy(dev, z, zeroed, sizeof(float) * N, GFX_COPY_DEVICE_TO_HOST, NULL));
+    for (int i = 0; i < (int)(sizeof(float) * N) - 2; i++)
+      if (z[i]) fail_msg("round %d: zero fill left byte %d = %d", round, i, z[i]);
+    assert_memory_equal(z + sizeof(float) * N - 2, (unsigned char*)host + sizeof(float) * N - 2, 2);
+    free(z);
+  }
+  /* two replays in flight on two streams, then the graph destroyed before either is waited for */
+  expect_ok(be->graph_launch(dev, graph, s1));
+  expect_ok(be->graph_launch(dev, graph, s2));
+  expect_ok(be->stream_flush(dev, s1));
+  be->graph_destroy(dev, graph);
+  expect_ok(be->stream_sync(dev, s2));
+  expect_ok(be->stream_sync(dev, s1));
+
+  /* a host copy cannot be recorded: the capture ends without a graph */
+  expect_ok(be->capture_begin(dev, s1));
+  expect_error(be->copy(dev, a, host, 16, GFX_COPY_HOST_TO_DEVICE, s1), GFX_ERR_NOT_SUPPORTED,
+               "cannot be recorded");
+  expect_error(be->copy(dev, host, a, 16, GFX_COPY_DEVICE_TO_HOST, s1), GFX_ERR_NOT_SUPPORTED,
+               "cannot be recorded");
+  expect_ok(be->capture_end(dev, s1, NULL));
+  expect_error(be->capture_begin(dev, NULL), GFX_ERR_INVALID_ARGUMENT, "NULL");
+  /* a stream destroyed in the middle of a capture frees it */
+  expect_ok(be->capture_begin(dev, s2));
+  be->stream_destroy(dev, s2);
+
+  be->node_release(dev, state);
+  be->stream_destroy(dev, s1);
+  be->mem_free(dev, a);
+  be->mem_free(dev, b);
+  be->mem_free(dev, sum);
+  be->mem_free(dev, copy);
+  be->mem_free(dev, zeroed);
+  free(host);
+  free(back);
+}
+
 static void test_summary(void** unused) {
   (void)unused;
   print_message("kernel cases run: %d, refused by supports_node: %d\n", cases_run, cases_skipped);
@@ -1548,7 +1661,8 @@ int main(void) {
       cmocka_unit_test(test_gather_out_of_range), cmocka_unit_test(test_cast_edges),
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_import_memory),
       cmocka_unit_test(test_import_host),      cmocka_unit_test(test_import_semaphore),
-      cmocka_unit_test(test_graphics_interop), cmocka_unit_test(test_summary),
+      cmocka_unit_test(test_graphics_interop), cmocka_unit_test(test_capture_replay),
+      cmocka_unit_test(test_summary),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

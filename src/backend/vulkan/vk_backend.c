@@ -230,6 +230,10 @@ const gfx_backend vk_backend_table = {
     .signal_semaphore = vk_signal_semaphore,
     .graphics_interop_init = vk_graphics_interop_init,
     .graphics_interop_deinit = vk_graphics_interop_deinit,
+    .capture_begin = vk_capture_begin,
+    .capture_end = vk_capture_end,
+    .graph_launch = vk_graph_launch,
+    .graph_destroy = vk_graph_destroy,
 };
 
 __attribute__((visibility("default"))) const gfx_backend* gfxep_vulkan_backend(const char** why) {

@@ -225,6 +225,32 @@ gfx_status vk_stream_wait_external(vk_device* d, void* stream, vk_event* sem, ui
 gfx_status vk_stream_signal_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
 size_t vk_stream_count(vk_device* d); /* streams created by stream_create and not destroyed */
 
+/* ---- recorded partitions (vk_graph.c; the stream side in vk_stream.c) ---- */
+
+/* A partition recorded once into a secondary command buffer (SIMULTANEOUS_USE, its own command
+ * pool) and executed by later submits with vkCmdExecuteCommands: kernels reach memory by device
+ * address and take their parameters as push constants, so a replay with the same addresses needs
+ * nothing re-recorded. Reference counted: its owner and every submit in flight that executes it. */
+typedef struct vk_graph vk_graph;
+void vk_graph_ref(vk_graph* g);
+void vk_graph_unref(vk_graph* g);
+/* Frees the secondary command buffer of a capture a stream was deleted in the middle of. */
+void vk_graph_abandon_capture(VkCommandBuffer secondary);
+/* With the stream locked: whether a capture is recording into it; set or clear (NULL) the secondary
+ * command buffer vk_stream_cmd hands out; record an execution of g's secondary into the stream's
+ * recording, holding g until the submit that carries it has completed. */
+int vk_stream_capturing(vk_stream* s);
+gfx_status vk_stream_capture_set(vk_stream* s, VkCommandBuffer secondary);
+gfx_status vk_stream_execute_graph(vk_stream* s, vk_graph* g, VkCommandBuffer secondary);
+/* A copy or zero fill recorded as a dispatch of copy_bytes.comp on device addresses (inside a
+ * capture, where a VkBuffer handle must not be recorded); src NULL fills zeros. */
+gfx_status vk_record_copy_by_address(vk_device* d, VkCommandBuffer cb, VkDeviceAddress dst, VkDeviceAddress src,
+                                     VkDeviceSize bytes);
+gfx_status vk_capture_begin(gfx_dev* dev, void* stream);
+gfx_status vk_capture_end(gfx_dev* dev, void* stream, void** graph);
+gfx_status vk_graph_launch(gfx_dev* dev, void* graph, void* stream);
+void vk_graph_destroy(gfx_dev* dev, void* graph);
+
 /* ---- shaders and pipelines (vk_pipeline.c) ---- */
 
 /* The embedded shaders (vk_shaders.c, generated), one per variant. */
@@ -272,6 +298,8 @@ typedef enum vk_shader_id {
   VK_SHADER_GATHER_8,
   VK_SHADER_CONV_T_F32,  /* conv_transpose.comp (vk_nn.c) */
   VK_SHADER_CONV_T_F16,
+  VK_SHADER_COPY_BYTES_4, /* copy_bytes.comp (vk_graph.c): 32-bit words */
+  VK_SHADER_COPY_BYTES_1, /* bytes (storageBuffer8BitAccess) */
   VK_SHADER_COUNT
 } vk_shader_id;
 

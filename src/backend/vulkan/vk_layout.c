@@ -45,7 +45,7 @@ typedef struct layout_state {
   int64_t counts[IR_MAX_IO]; /* elements each plan writes */
   vk_buffer plans;           /* n_plans gpu_plan blocks */
   vk_pipe* pipe;             /* copy_plan.comp of the element size */
-  int64_t shape_values[GFX_MAX_RANK];
+  vk_buffer shape_values;    /* Shape: the int64 dims, host-visible, copied by address at run time */
   int n_shape_values;
   /* Gather */
   vk_pipe* pipe_i64;         /* gather.comp for int64 indices (pipe: int32) */
@@ -131,7 +131,10 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
   st->kind = ir_layout_kind_of(node->op);
   gfx_status s = NULL;
   if (st->kind == IR_LAYOUT_SHAPE) {
-    ir_shape_values(node, &in[0], st->shape_values, &st->n_shape_values);
+    int64_t values[GFX_MAX_RANK];
+    ir_shape_values(node, &in[0], values, &st->n_shape_values);
+    if (st->n_shape_values > 0) s = vk_buffer_create(d, sizeof(int64_t) * (size_t)st->n_shape_values, 1, &st->shape_values);
+    if (!s && st->n_shape_values > 0) memcpy(st->shape_values.mapped, values, sizeof(int64_t) * (size_t)st->n_shape_values);
   } else if (st->kind == IR_LAYOUT_GATHER) {
     ir_gather_geom g;
     vk_shader_id shader;
@@ -190,6 +193,7 @@ void vk_release_layout(vk_device* d, void* state) {
   layout_state* st = state;
   if (!st) return;
   if (st->plans.buffer) vk_buffer_destroy(d, &st->plans);
+  if (st->shape_values.buffer) vk_buffer_destroy(d, &st->shape_values);
   free(st);
 }
 
@@ -234,10 +238,17 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
     case IR_LAYOUT_COPY:
       if (out_bytes == 0 || out[0].data == in[0].data) return NULL;
       return vk_copy(&d->dev, out[0].data, in[0].data, out_bytes, GFX_COPY_DEVICE_TO_DEVICE, ctx->stream);
-    case IR_LAYOUT_SHAPE:
+    case IR_LAYOUT_SHAPE: {
+      /* from the state's buffer by address, so that the copy can be part of a recorded partition */
       if (st->n_shape_values == 0) return NULL;
-      return vk_copy(&d->dev, out[0].data, st->shape_values, sizeof(int64_t) * (size_t)st->n_shape_values,
-                     GFX_COPY_HOST_TO_DEVICE, ctx->stream);
+      vk_stream* s = vk_stream_acquire(d, ctx->stream);
+      VkCommandBuffer cb;
+      gfx_status status = vk_stream_cmd(s, &cb);
+      if (!status)
+        status = vk_record_copy_by_address(d, cb, (VkDeviceAddress)(uintptr_t)out[0].data, st->shape_values.address,
+                                           sizeof(int64_t) * (size_t)st->n_shape_values);
+      return vk_stream_release(d, ctx->stream, s, status);
+    }
     case IR_LAYOUT_FILL:
       /* ConstantOfShape: float32 zeros (ops.def: the value attribute is not handled) */
       return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;

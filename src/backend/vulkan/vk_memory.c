@@ -321,6 +321,13 @@ static void record_copy(VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_off, 
   vk_cmd_barrier(cb);
 }
 
+/* Host memory is read or written when the copy is recorded or waited for, not when a recorded
+ * partition replays it (vk_graph.c). */
+static gfx_status host_copy_in_capture(const char* direction, size_t bytes) {
+  return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                   "vulkan backend: a copy of %zu bytes from %s cannot be recorded into a partition", bytes, direction);
+}
+
 static gfx_status copy_h2d(vk_device* d, void* dst, const void* src, size_t bytes, void* stream) {
   vk_location to, from;
   GFX_TRY(vk_resolve(d, dst, bytes, 0, "copy host to device: destination", &to));
@@ -331,7 +338,7 @@ static gfx_status copy_h2d(vk_device* d, void* dst, const void* src, size_t byte
   }
   vk_stream* s = vk_stream_acquire(d, stream);
   VkCommandBuffer cb;
-  gfx_status st = vk_stream_cmd(s, &cb);
+  gfx_status st = vk_stream_capturing(s) ? host_copy_in_capture("host to device", bytes) : vk_stream_cmd(s, &cb);
   if (!st && !pinned) {
     vk_buffer* stage;
     st = vk_stream_staging(s, bytes, &stage);
@@ -355,7 +362,7 @@ static gfx_status copy_d2h(vk_device* d, void* dst, const void* src, size_t byte
   }
   vk_stream* s = vk_stream_acquire(d, stream);
   VkCommandBuffer cb;
-  gfx_status st = vk_stream_cmd(s, &cb);
+  gfx_status st = vk_stream_capturing(s) ? host_copy_in_capture("device to host", bytes) : vk_stream_cmd(s, &cb);
   if (!st && pinned) {
     record_copy(cb, from.buffer, from.offset, to.buffer, to.offset, bytes);
   } else if (!st) {
@@ -378,7 +385,10 @@ static gfx_status copy_d2d(vk_device* d, void* dst, const void* src, size_t byte
   vk_stream* s = vk_stream_acquire(d, stream);
   VkCommandBuffer cb;
   gfx_status st = vk_stream_cmd(s, &cb);
-  if (!st) record_copy(cb, from.buffer, from.offset, to.buffer, to.offset, bytes);
+  if (!st && vk_stream_capturing(s))
+    st = vk_record_copy_by_address(d, cb, (VkDeviceAddress)(uintptr_t)dst, (VkDeviceAddress)(uintptr_t)src, bytes);
+  else if (!st)
+    record_copy(cb, from.buffer, from.offset, to.buffer, to.offset, bytes);
   return vk_stream_release(d, stream, s, st);
 }
 
@@ -415,7 +425,9 @@ gfx_status vk_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream) {
   vk_stream* s = vk_stream_acquire(d, stream);
   VkCommandBuffer cb;
   gfx_status st = vk_stream_cmd(s, &cb);
-  if (!st) {
+  if (!st && vk_stream_capturing(s)) {
+    st = vk_record_copy_by_address(d, cb, (VkDeviceAddress)(uintptr_t)dst, 0, bytes);
+  } else if (!st) {
     if (head) {
       VkBufferCopy r = {.srcOffset = 0, .dstOffset = to.offset, .size = head};
       vkCmdCopyBuffer(cb, d->zeros.buffer, to.buffer, 1, &r);

@@ -99,6 +99,12 @@ static const uint32_t conv_t_f32[] =
 static const uint32_t conv_t_f16[] =
 #include "conv_t_f16.spv.inc"
     ;
+static const uint32_t copy_bytes_4[] =
+#include "copy_bytes_4.spv.inc"
+    ;
+static const uint32_t copy_bytes_1[] =
+#include "copy_bytes_1.spv.inc"
+    ;
 static const uint32_t where_1[] =
 #include "where_1.spv.inc"
     ;
@@ -182,4 +188,6 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_GATHER_8, "gather.comp (8-byte elements)", gather_8),
     BLOB(VK_SHADER_CONV_T_F32, "conv_transpose.comp (float32)", conv_t_f32),
     BLOB(VK_SHADER_CONV_T_F16, "conv_transpose.comp (float16)", conv_t_f16),
+    BLOB(VK_SHADER_COPY_BYTES_4, "copy_bytes.comp (32-bit words)", copy_bytes_4),
+    BLOB(VK_SHADER_COPY_BYTES_1, "copy_bytes.comp (bytes)", copy_bytes_1),
 };

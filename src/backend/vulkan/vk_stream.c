@@ -23,7 +23,7 @@
 #include "backend/vulkan/vk_internal.h"
 #include "core/log.h"
 
-#define STAGING_PENDING UINT64_MAX /* used by what is being recorded now */
+#define PENDING UINT64_MAX /* staging, graphs: used by what is being recorded now */
 #define STAGING_KEEP 4             /* free staging buffers a stream keeps for reuse */
 #define STAGING_KEEP_MAX_BYTES ((VkDeviceSize)64 << 20) /* larger ones are freed once done */
 
@@ -45,9 +45,14 @@ typedef struct held_event {
   uint64_t value; /* event value to wait for (pending) or stream value it is held until (in flight) */
 } held_event;
 
+typedef struct held_graph {
+  vk_graph* g;
+  uint64_t value; /* stream value it is held until; PENDING = executed by the recording */
+} held_graph;
+
 typedef struct staging {
   vk_buffer buf;
-  uint64_t value; /* stream value after which it is free; 0 = free; STAGING_PENDING = being recorded */
+  uint64_t value; /* stream value after which it is free; 0 = free; PENDING = being recorded */
 } staging;
 
 struct vk_stream {
@@ -71,6 +76,12 @@ struct vk_stream {
   size_t n_sigs, cap_sigs;
   staging* stg;
   size_t n_stg, cap_stg;
+  /* recorded partitions (vk_graph.c): while `capture` is set, kernels and copies record into that
+   * secondary command buffer instead of `rec`; graphs the recording executes are held until the
+   * submit that carries them has completed */
+  VkCommandBuffer capture;
+  held_graph* graphs;
+  size_t n_graphs, cap_graphs;
 };
 
 /* Grows a (pointer, count, capacity) array to hold one more element. */
@@ -151,7 +162,7 @@ static uint64_t completed(vk_stream* s) {
 
 /* Recycles what the timeline has passed. */
 static void reclaim(vk_stream* s) {
-  if (!s->n_inflight && !s->n_held && !s->n_stg) return;
+  if (!s->n_inflight && !s->n_held && !s->n_stg && !s->n_graphs) return;
   uint64_t done = completed(s);
   size_t k = 0;
   for (size_t i = 0; i < s->n_inflight; i++) {
@@ -175,7 +186,7 @@ static void reclaim(vk_stream* s) {
   k = 0;
   for (size_t i = 0; i < s->n_stg; i++) {
     staging* g = &s->stg[i];
-    if (g->value != STAGING_PENDING && g->value <= done) {
+    if (g->value != PENDING && g->value <= done) {
       g->value = 0;
       if (n_free >= STAGING_KEEP || g->buf.size > STAGING_KEEP_MAX_BYTES) {
         vk_buffer_destroy(s->d, &g->buf);
@@ -186,6 +197,14 @@ static void reclaim(vk_stream* s) {
     s->stg[k++] = *g;
   }
   s->n_stg = k;
+  k = 0;
+  for (size_t i = 0; i < s->n_graphs; i++) {
+    if (s->graphs[i].value != PENDING && s->graphs[i].value <= done)
+      vk_graph_unref(s->graphs[i].g);
+    else
+      s->graphs[k++] = s->graphs[i];
+  }
+  s->n_graphs = k;
 }
 
 gfx_status vk_stream_new(vk_device* d, vk_stream** out) {
@@ -234,6 +253,8 @@ void vk_stream_delete(vk_stream* s) {
   for (size_t i = 0; i < s->n_sigs; i++) event_unref(s->sigs[i].ev);
   for (size_t i = 0; i < s->n_held; i++) event_unref(s->held[i].ev);
   for (size_t i = 0; i < s->n_stg; i++) vk_buffer_destroy(d, &s->stg[i].buf);
+  for (size_t i = 0; i < s->n_graphs; i++) vk_graph_unref(s->graphs[i].g);
+  if (s->capture) vk_graph_abandon_capture(s->capture); /* a capture never ended */
   vkDestroyCommandPool(d->device, s->pool, NULL); /* frees its command buffers */
   vkDestroySemaphore(d->device, s->timeline, NULL);
   free(s->inflight);
@@ -242,6 +263,7 @@ void vk_stream_delete(vk_stream* s) {
   free(s->held);
   free(s->sigs);
   free(s->stg);
+  free(s->graphs);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }
@@ -266,6 +288,10 @@ gfx_status vk_stream_release(vk_device* d, void* stream, vk_stream* s, gfx_statu
 }
 
 gfx_status vk_stream_cmd(vk_stream* s, VkCommandBuffer* out) {
+  if (s->capture) {
+    *out = s->capture;
+    return NULL;
+  }
   if (s->recording) {
     *out = s->rec;
     return NULL;
@@ -398,7 +424,15 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
     for (size_t i = 0; i < s->n_sigs; i++) event_unref(s->sigs[i].ev);
     s->n_sigs = 0;
     for (size_t i = 0; i < s->n_stg; i++)
-      if (s->stg[i].value == STAGING_PENDING) s->stg[i].value = 0;
+      if (s->stg[i].value == PENDING) s->stg[i].value = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_graphs; i++) {
+      if (s->graphs[i].value == PENDING)
+        vk_graph_unref(s->graphs[i].g);
+      else
+        s->graphs[k++] = s->graphs[i];
+    }
+    s->n_graphs = k;
     s->rec = VK_NULL_HANDLE;
     return st;
   }
@@ -410,7 +444,9 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   for (size_t i = 0; i < s->n_sigs; i++) s->held[s->n_held++] = (held_event){s->sigs[i].ev, value};
   s->n_sigs = 0;
   for (size_t i = 0; i < s->n_stg; i++)
-    if (s->stg[i].value == STAGING_PENDING) s->stg[i].value = value;
+    if (s->stg[i].value == PENDING) s->stg[i].value = value;
+  for (size_t i = 0; i < s->n_graphs; i++)
+    if (s->graphs[i].value == PENDING) s->graphs[i].value = value;
   return NULL;
 }
 
@@ -440,8 +476,34 @@ gfx_status vk_stream_staging(vk_stream* s, VkDeviceSize bytes, vk_buffer** out) 
     s->n_stg++;
     best = g;
   }
-  best->value = STAGING_PENDING;
+  best->value = PENDING;
   *out = &best->buf;
+  return NULL;
+}
+
+/* ---- recorded partitions (vk_graph.c) ---- */
+
+int vk_stream_capturing(vk_stream* s) { return s->capture != VK_NULL_HANDLE; }
+
+gfx_status vk_stream_capture_set(vk_stream* s, VkCommandBuffer secondary) {
+  if (secondary && s->capture)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: capture_begin: the stream is being captured already");
+  s->capture = secondary;
+  return NULL;
+}
+
+gfx_status vk_stream_execute_graph(vk_stream* s, vk_graph* g, VkCommandBuffer secondary) {
+  if (s->capture)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: graph_launch: a recorded partition cannot be launched "
+                                               "inside a capture");
+  if (!GROW(s->graphs, s->cap_graphs, s->n_graphs)) return oom("a graph launch");
+  VkCommandBuffer cb;
+  GFX_TRY(vk_stream_cmd(s, &cb));
+  vk_cmd_barrier(cb); /* what the stream recorded before comes first */
+  vkCmdExecuteCommands(cb, 1, &secondary);
+  vk_cmd_barrier(cb);
+  vk_graph_ref(g);
+  s->graphs[s->n_graphs++] = (held_graph){g, PENDING};
   return NULL;
 }
 
