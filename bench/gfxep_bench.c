@@ -1,27 +1,33 @@
-/* gfxep-bench — how fast a model runs on gfxep's CUDA device when its inputs and outputs already live
- * in device memory, as they do in a renderer's frame loop.
+/* gfxep-bench — how fast a model runs on one of gfxep's devices when its inputs and outputs already
+ * live in device memory, as they do in a renderer's frame loop.
  *
- *   gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v] [--json FILE] [--profile PREFIX]
- *               [--verbose] model.onnx
+ *   gfxep-bench [--backend cuda|vulkan] [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v]
+ *               [--json FILE] [--profile PREFIX] [--verbose] model.onnx
  * (--verbose: ONNX Runtime's log at INFO, which shows gfxep's fusions, graph captures and fallbacks)
  *
- * Inputs (float32 or float16, seeded uniform [-1, 1)) and outputs are device tensors bound once (IOBinding,
- * so every Run sees the same addresses, as graph replay needs); every Run goes to an application stream
- * (RunOptionsSetSyncStream) with ORT's end-of-run synchronization off, so the numbers separate what the
- * CPU pays from what the GPU does:
+ * Inputs (float32 or float16, seeded uniform [-1, 1), uploaded with ORT's CopyTensors) and outputs are
+ * device tensors bound once (IOBinding, so every Run sees the same addresses, as graph replay needs);
+ * every Run goes to an application stream (RunOptionsSetSyncStream) with ORT's end-of-run
+ * synchronization off, so the numbers separate what the CPU pays from what the GPU does:
  *   enqueue_us   host time for Run to return (the renderer thread's cost per frame)
- *   latency_ms   Run + stream synchronize, one frame at a time (what a frame waits)
- *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame)
+ *   latency_ms   Run + waiting for its outputs, one frame at a time (what a frame waits): a CUDA stream
+ *                synchronize on the CUDA backend, ORT's SynchronizeBoundOutputs (the EP's Sync) on others
+ *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame); CUDA backend
+ *                only (null elsewhere: no application-visible device timer)
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
- * Percentiles are over N runs after W warm-up runs (warm-up also captures the CUDA graph: with
+ * --backend picks the device by its gfxep.backend (default cuda; vulkan registers as gfxep.vulkan,
+ * which also offers a CPU implementation such as lavapipe).
+ * Percentiles are over N runs after W warm-up runs (warm-up also records the partitions: with
  * --options cuda_graph=ort the first warm-up Run is ONNX Runtime's own warm-up and capture of the whole
- * run, and the timed Runs are its replays; with cuda_graph=1, gfxep's per-partition graphs).
+ * run, and the timed Runs are its replays; with graphs=1, gfxep's per-partition graphs).
  * --profile PREFIX: afterwards, a second session with ONNX Runtime's profiling on runs the model
  * PROFILE_RUNS times; ORT's profile (with gfxep's kernels and their device times, one event per gfxep node) is
  * written to a file starting with PREFIX, named in the JSON as "profile".
- * Prints one JSON object; exits 0 on success, 2 on errors, 77 when gfxep offers no CUDA device.
+ * Prints one JSON object; exits 0 on success, 2 on errors, 77 when gfxep offers no device of the backend.
  */
+#ifdef GFXEP_BENCH_CUDA
 #include <cuda_runtime_api.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,16 +139,37 @@ done:
   return path;
 }
 
+/* Waits until the bound outputs of the last Run are written: a synchronize of the CUDA stream, or
+ * ORT's SynchronizeBoundOutputs (the EP's Sync) where the stream is no CUDA stream. */
+#ifdef GFXEP_BENCH_CUDA
+static void* cuda_stream; /* the run stream's cudaStream_t on the CUDA backend, else NULL */
+#endif
+static int wait_outputs(OrtIoBinding* binding, OrtSyncStream* stream) {
+  (void)stream;
+#ifdef GFXEP_BENCH_CUDA
+  if (cuda_stream) {
+    if (cudaStreamSynchronize((cudaStream_t)cuda_stream) != cudaSuccess) {
+      fprintf(stderr, "gfxep-bench: stream synchronize failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+      return 1;
+    }
+    return 0;
+  }
+#endif
+  return failed(k.api->SynchronizeBoundOutputs(binding), "synchronize bound outputs");
+}
+
 int main(int argc, char** argv) {
   const char* model = NULL;
   const char* profile = NULL;
   const char* json = NULL;
   const char* options = NULL;
+  const char* backend = "cuda";
   int runs = 100, warmup = 10, depth = 8;
   int verbose = 0;
   long dyn = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) dyn = strtol(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -150,7 +177,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: gfxep-bench [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
+      fprintf(stderr, "usage: gfxep-bench [--backend cuda|vulkan] [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
       return 2;
     } else model = argv[i];
   }
@@ -163,10 +190,20 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gfxep-bench: %s\n", err);
     return 2;
   }
-  if (failed(k.api->RegisterExecutionProviderLibrary(k.env, "gfxep", ortkit_plugin_path()), "register")) return 2;
+  const int on_cuda = strcmp(backend, "cuda") == 0;
+#ifndef GFXEP_BENCH_CUDA
+  if (on_cuda) {
+    fprintf(stderr, "gfxep-bench: built without the CUDA runtime; --backend vulkan\n");
+    return 77;
+  }
+#endif
+  /* CUDA devices are offered to plain "gfxep"; a named registration also offers software devices */
+  char registration[64];
+  snprintf(registration, sizeof registration, on_cuda ? "gfxep" : "gfxep.%s", backend);
+  if (failed(k.api->RegisterExecutionProviderLibrary(k.env, registration, ortkit_plugin_path()), "register")) return 2;
   const OrtEpDevice* dev[8];
-  if (ortkit_find_devices(&k, "cuda", dev, 8) == 0) {
-    fprintf(stderr, "gfxep-bench: gfxep offers no CUDA device\n");
+  if (ortkit_find_devices(&k, backend, dev, 8) == 0) {
+    fprintf(stderr, "gfxep-bench: gfxep offers no %s device\n", backend);
     return 77;
   }
   /* EP options "k=v,k=v" */
@@ -225,13 +262,14 @@ int main(int argc, char** argv) {
         memcpy(host + 2 * e, &h, 2);
       }
     }
-    void* dptr = NULL;
-    if (failed(k.api->GetTensorMutableData(in[i].value, &dptr), "input data")) return 2;
-    if (cudaMemcpy(dptr, host, n * es, cudaMemcpyHostToDevice) != cudaSuccess) {
-      fprintf(stderr, "gfxep-bench: upload failed\n");
-      return 2;
-    }
+    OrtValue* src = NULL;
+    int bad = failed(k.api->CreateTensorWithDataAsOrtValue(host_mi, host, n * es, in[i].dims, in[i].rank, in[i].type,
+                                                           &src),
+                     "host input") ||
+              failed(k.api->CopyTensors(k.env, (const OrtValue* const*)&src, &in[i].value, NULL, 1), "upload");
+    if (src) k.api->ReleaseValue(src);
     free(host);
+    if (bad) return 2;
   }
   /* output shapes: from one run with ORT-allocated outputs */
   const char* in_names[MAX_IO];
@@ -277,54 +315,65 @@ int main(int argc, char** argv) {
       failed(k.api->AddRunConfigEntry(ro, "disable_synchronize_execution_providers", "1"), "run config"))
     return 2;
   k.api->RunOptionsSetSyncStream(ro, stream);
-  cudaStream_t native = (cudaStream_t)k.api->SyncStream_GetHandle(stream);
-  cudaEvent_t ev0, ev1;
-  cudaEventCreate(&ev0);
-  cudaEventCreate(&ev1);
+#ifdef GFXEP_BENCH_CUDA
+  cudaStream_t native = on_cuda ? (cudaStream_t)k.api->SyncStream_GetHandle(stream) : NULL;
+  cuda_stream = native;
+  cudaEvent_t ev0 = NULL, ev1 = NULL;
+  if (on_cuda) {
+    cudaEventCreate(&ev0);
+    cudaEventCreate(&ev1);
+  }
+#endif
 
   double* enqueue_us = calloc((size_t)runs, sizeof(double));
   double* latency_ms = calloc((size_t)runs, sizeof(double));
   double* gpu_ms = calloc((size_t)runs, sizeof(double));
   for (int r = -warmup; r < runs; r++) {
-    cudaEventRecord(ev0, native);
+#ifdef GFXEP_BENCH_CUDA
+    if (on_cuda) cudaEventRecord(ev0, native);
+#endif
     uint64_t t0 = ortkit_now_ns();
     if (failed(k.api->RunWithBinding(sess, ro, binding), "run")) return 2;
     uint64_t t1 = ortkit_now_ns();
-    cudaEventRecord(ev1, native);
-    if (cudaStreamSynchronize(native) != cudaSuccess) {
-      fprintf(stderr, "gfxep-bench: stream synchronize failed: %s\n", cudaGetErrorString(cudaGetLastError()));
-      return 2;
-    }
+#ifdef GFXEP_BENCH_CUDA
+    if (on_cuda) cudaEventRecord(ev1, native);
+#endif
+    if (wait_outputs(binding, stream)) return 2;
     uint64_t t2 = ortkit_now_ns();
     if (r < 0) continue;
-    float ms = 0;
-    cudaEventElapsedTime(&ms, ev0, ev1);
     enqueue_us[r] = (double)(t1 - t0) / 1e3;
     latency_ms[r] = (double)(t2 - t0) / 1e6;
-    gpu_ms[r] = ms;
+    gpu_ms[r] = -1;
+#ifdef GFXEP_BENCH_CUDA
+    float ms = 0;
+    if (on_cuda && cudaEventElapsedTime(&ms, ev0, ev1) == cudaSuccess) gpu_ms[r] = ms;
+#endif
   }
-  /* throughput: depth runs in flight, then one sync */
+  /* throughput: depth runs in flight, then one wait */
   int batches = runs / depth > 0 ? runs / depth : 1;
   uint64_t tp0 = ortkit_now_ns();
   for (int b = 0; b < batches; b++) {
     for (int d = 0; d < depth; d++)
       if (failed(k.api->RunWithBinding(sess, ro, binding), "run")) return 2;
-    cudaStreamSynchronize(native);
+    if (wait_outputs(binding, stream)) return 2;
   }
   double fps = (double)batches * depth / ((double)(ortkit_now_ns() - tp0) / 1e9);
 
   char* profile_path = profile ? profile_runs(model, dev[0], profile, keys, values, n_opt, in_names, in_values, n_in,
                                              out_names, n_out)
                               : NULL;
+  char gpu_json[96] = "null";
+  if (pct(gpu_ms, runs, 0.5) >= 0)
+    snprintf(gpu_json, sizeof gpu_json, "{\"p50\": %.4f, \"p99\": %.4f}", pct(gpu_ms, runs, 0.5), pct(gpu_ms, runs, 0.99));
   char buf[4096];
   int len = snprintf(buf, sizeof buf,
                      "{\"profile\": \"%s\", \"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
                      "\"session_create_ms\": %.1f, \"latency_ms\": {\"p50\": %.4f, \"p99\": %.4f}, "
-                     "\"gpu_ms\": {\"p50\": %.4f, \"p99\": %.4f}, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
-                     "\"throughput_fps\": %.1f, \"options\": \"%s\"}",
+                     "\"gpu_ms\": %s, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+                     "\"throughput_fps\": %.1f, \"options\": \"%s\", \"backend\": \"%s\"}",
                      profile_path ? profile_path : "", model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
-                     pct(gpu_ms, runs, 0.5), pct(gpu_ms, runs, 0.99), pct(enqueue_us, runs, 0.5),
-                     pct(enqueue_us, runs, 0.99), fps, options ? options : "");
+                     gpu_json, pct(enqueue_us, runs, 0.5), pct(enqueue_us, runs, 0.99), fps, options ? options : "",
+                     backend);
   printf("%s\n", buf);
   if (json) {
     FILE* f = fopen(json, "w");
@@ -338,8 +387,10 @@ int main(int argc, char** argv) {
   free(enqueue_us);
   free(latency_ms);
   free(gpu_ms);
-  cudaEventDestroy(ev0);
-  cudaEventDestroy(ev1);
+#ifdef GFXEP_BENCH_CUDA
+  if (ev0) cudaEventDestroy(ev0);
+  if (ev1) cudaEventDestroy(ev1);
+#endif
   for (size_t i = 0; i < n_in; i++) k.api->ReleaseValue(in[i].value);
   for (size_t o = 0; o < n_out; o++) k.api->ReleaseValue(out[o].value);
   k.api->ReleaseIoBinding(binding);
@@ -348,7 +399,7 @@ int main(int argc, char** argv) {
   k.api->ReleaseMemoryInfo(host_mi);
   k.api->ReleaseSession(sess);
   failed(k.api->ReleaseSharedAllocator(k.env, dev[0], OrtDeviceMemoryType_DEFAULT), "release allocator");
-  failed(k.api->UnregisterExecutionProviderLibrary(k.env, "gfxep"), "unregister");
+  failed(k.api->UnregisterExecutionProviderLibrary(k.env, registration), "unregister");
   ortkit_close(&k);
   return 0;
 }

@@ -124,8 +124,9 @@ static void print_device(ortkit* k, const OrtEpDevice* d, size_t index) {
   print_interop(k, d);
 }
 
-/* Registers the plugin twice: as "gfxep" (GPU backends) and as "gfxep.reference" (the reference
- * backend is only offered to a registration that asks for it), then lists gfxep's devices. */
+/* Registers the plugin three times: as "gfxep" (GPU backends), "gfxep.reference" and "gfxep.vulkan"
+ * (a backend's software devices, the reference backend and lavapipe, are only offered to a
+ * registration that names it), then lists gfxep's devices, each once. */
 static int print_devices(void) {
   ortkit k;
   char err[512];
@@ -134,19 +135,34 @@ static int print_devices(void) {
     return 2;
   }
   printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
-  if (ortkit_failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep", ortkit_plugin_path()), "register") ||
-      ortkit_failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
-                    "register the reference backend")) {
-    ortkit_close(&k);
-    return 2;
+  static const char* const names[] = {"gfxep", "gfxep.reference", "gfxep.vulkan"};
+  for (size_t r = 0; r < sizeof names / sizeof names[0]; r++) {
+    char what[64];
+    snprintf(what, sizeof what, "register as %s", names[r]);
+    if (ortkit_failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, names[r], ortkit_plugin_path()), what)) {
+      ortkit_close(&k);
+      return 2;
+    }
   }
-  const OrtEpDevice* dev[16];
-  size_t n = ortkit_find_devices(&k, NULL, dev, 16), gpus = 0;
-  printf("devices gfxep offers (%zu):\n", n);
-  for (size_t i = 0; i < n; i++) {
-    const char* backend = ortkit_device_meta(&k, dev[i], "gfxep.backend");
+  const OrtEpDevice* dev[32];
+  size_t n = ortkit_find_devices(&k, NULL, dev, 32), gpus = 0, shown = 0;
+  const OrtEpDevice* unique[32];
+  for (size_t i = 0; i < n; i++) { /* the same backend device offered to two registrations: once */
+    const char* b = ortkit_device_meta(&k, dev[i], "gfxep.backend");
+    const char* o = ortkit_device_meta(&k, dev[i], "gfxep.device_ordinal");
+    int seen = 0;
+    for (size_t j = 0; j < shown && !seen; j++) {
+      const char* bj = ortkit_device_meta(&k, unique[j], "gfxep.backend");
+      const char* oj = ortkit_device_meta(&k, unique[j], "gfxep.device_ordinal");
+      seen = b && o && bj && oj && !strcmp(b, bj) && !strcmp(o, oj);
+    }
+    if (!seen) unique[shown++] = dev[i];
+  }
+  printf("devices gfxep offers (%zu):\n", shown);
+  for (size_t i = 0; i < shown; i++) {
+    const char* backend = ortkit_device_meta(&k, unique[i], "gfxep.backend");
     if (backend && strcmp(backend, "reference") != 0) gpus++;
-    print_device(&k, dev[i], i);
+    print_device(&k, unique[i], i);
   }
   if (gpus == 0) printf("no GPU device: sessions can use the reference backend (plain C on the CPU)\n");
   ortkit_close(&k);

@@ -33,7 +33,9 @@ step() { # name timeout_s command...
 }
 
 step gpu_info 20 nvidia-smi --query-gpu=name,pci.bus_id,uuid,driver_version,memory.total --format=csv,noheader
-step backend_ops 300 "$pack/bin/test_backend_ops"
+# every op family with backend-level cases (element-wise in every type, reductions, normalizations,
+# Conv, MatMul) on CUDA against the reference backend, guard bytes around every output
+step backend_ops 300 "$pack/bin/test_backend_ops" -b cuda
 step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_cuda 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
@@ -54,8 +56,6 @@ step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cu
 step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
 step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --mode interop --out "$logs/demo_ng"
-# the element-wise family, every op and element type, CUDA against the reference backend
-step elementwise_cuda 300 "$pack/bin/test_cuda_elementwise"
 # every op case (tools/make_opcases.py) on CUDA against ORT's CPU EP, guard regions around outputs
 step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
   GFXEP_OPCASES_SUMMARY="$logs/op_cases_cuda.json" "$pack/bin/test_op_cases"
@@ -97,6 +97,25 @@ step op_cases_vulkan 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=vulkan G
   GFXEP_OPCASES_SUMMARY="$logs/op_cases_vulkan.json" "$pack/bin/test_op_cases"
 for m in conv_net denoise_small matmul partial; do
   step "run_${m}_vulkan" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend vulkan --runs 50 "$pack/models/$m.onnx"
+done
+# the README's C example on both backends of the GPU, against ORT's CPU EP; it links ORT 1.29 by its
+# soname, given to it alone (the Python tests load their own libonnxruntime.so.1)
+mkdir -p /tmp/gfxep-ort-link && ln -sf "$ort129" /tmp/gfxep-ort-link/libonnxruntime.so.1
+for b in vulkan cuda; do
+  step "example_c_$b" 60 env LD_LIBRARY_PATH="/tmp/gfxep-ort-link:$LD_LIBRARY_PATH" "$pack/bin/gfxep-minimal" \
+    "$pack/lib/libgfxep.so" "$pack/models/denoise_small.onnx" "$b"
+done
+# the model zoo at full size on the Vulkan backend (NVIDIA's Vulkan driver), against ORT's CPU EP
+step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend vulkan \
+  --size full --runs 5 --out /tmp/gfxep-zoo-vulkan
+cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
+# one model on both backends with device-resident inputs and outputs (gfxep-bench): the Vulkan
+# backend's Run on the host and its latency beside the CUDA backend's, same weights and shapes
+for m in denoise_small conv_net; do
+  for b in cuda vulkan; do
+    step "bench_${m}_$b" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend "$b" --dyn 256 --runs 200 \
+      "$pack/models/$m.onnx"
+  done
 done
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"

@@ -2,7 +2,7 @@
 # The model zoo end to end: writes the zoo (tools/make_zoo.py), runs every model in float32 and
 # float16 through gfxep-run, prints a table and writes zoo.json.
 #
-#   tools/zoo.sh BUILD_DIR [--backend reference|cuda] [--size small|full] [--out DIR] [--runs N]
+#   tools/zoo.sh BUILD_DIR [--backend reference|cuda|vulkan] [--size small|full] [--out DIR] [--runs N]
 #                [--only name,name] [--graph-opt disable|basic|extended|all]
 #
 # float32: gfxep against ORT's CPU EP on the same model. Tolerances come from the zoo's manifest:
@@ -23,12 +23,12 @@
 # (one gfxep-run log and --json file per model and type, and zoo.json) go to --out, by default
 # BUILD_DIR/zoo-BACKEND-SIZE.
 #
-# Exit status: 0 when every model passes, 1 when one does not, 77 when --backend cuda is asked for
-# and gfxep offers no CUDA device here, 2 on usage or setup errors.
+# Exit status: 0 when every model passes, 1 when one does not, 77 when --backend cuda or vulkan is
+# asked for and gfxep offers no such device here, 2 on usage or setup errors.
 set -euo pipefail
 
 usage() {
-  echo "usage: tools/zoo.sh BUILD_DIR [--backend reference|cuda] [--size small|full] [--out DIR] [--runs N] [--only a,b]" \
+  echo "usage: tools/zoo.sh BUILD_DIR [--backend reference|cuda|vulkan] [--size small|full] [--out DIR] [--runs N] [--only a,b]" \
        "[--graph-opt disable|basic|extended|all]" >&2
   exit 2
 }
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-case "$backend" in reference|cuda) ;; *) usage ;; esac
+case "$backend" in reference|cuda|vulkan) ;; *) usage ;; esac
 case "$size" in small|full) ;; *) usage ;; esac
 case "$graph_opt" in disable|basic|extended|all) ;; *) usage ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,8 +62,8 @@ done
 
 # (the whole listing first: with pipefail, grep -q closing the pipe early would fail the check)
 info=$("$build/gfxep-info" 2>/dev/null || true)
-if [ "$backend" = cuda ] && ! grep -q "gfxep.backend = cuda" <<< "$info"; then
-  echo "zoo: gfxep offers no CUDA device here; skipping"
+if [ "$backend" != reference ] && ! grep -q "gfxep.backend = $backend" <<< "$info"; then
+  echo "zoo: gfxep offers no $backend device here; skipping"
   exit 77
 fi
 

@@ -314,6 +314,14 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) run without its state or tensors",
                      label(node), ir_op_name(node->op));
   if (st->count == 0) return NULL;
+  /* the shader was chosen for the element type the node declares: tensors of another type would be
+   * read and written with the wrong element size */
+  const int dtype = dtype_of(node->op, &node->params);
+  for (int i = 0; i < node->n_inputs && i < 2; i++)
+    if (in[i].dtype != dtype || out[0].dtype != dtype)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) is %s, its tensors are %s -> %s",
+                       label(node), ir_op_name(node->op), gfx_dtype_name(dtype), gfx_dtype_name(in[i].dtype),
+                       gfx_dtype_name(out[0].dtype));
   unsigned char push[64];
   size_t push_bytes;
   if (node->op == GFX_OP_CONV) {

@@ -145,10 +145,13 @@ T load_in(int k, uint i) {
   if (k == 1 && EXP_TYPE != EW_EXP_SAME) {
     if (EXP_TYPE == EW_EXP_F32) return BufF32(pc.in_addr[1]).v[i];
     if (EXP_TYPE == EW_EXP_I32) return float(BufI32(pc.in_addr[1]).v[i]);
-    // int64 as two words, little-endian; exact enough for an exponent
+    // int64 as two words, little-endian. A value that fits in 32 bits (every exponent that does not
+    // overflow) is its low word, exactly: hi * 2^32 + lo in float would lose a negative value's low
+    // word (-3 = -1 * 2^32 + 4294967293, and 4294967293 rounds to 2^32 in float32)
+    int lo = BufI32(pc.in_addr[1]).v[2u * i];
     int hi = BufI32(pc.in_addr[1]).v[2u * i + 1u];
-    uint lo = uint(BufI32(pc.in_addr[1]).v[2u * i]);
-    return float(hi) * 4294967296.0 + float(lo);
+    if (hi == (lo >> 31)) return float(lo);
+    return float(hi) * 4294967296.0 + float(uint(lo));
   }
 #endif
 #if defined(EW_F32)
