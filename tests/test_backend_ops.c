@@ -6,7 +6,8 @@
  * convolutions and matrix products; every output written between guard bytes that must stay
  * untouched.
  *
- *   test_backend_ops [-b BACKEND] [-o OP[,OP...]]      (default: cuda, every op)
+ *   test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]   (default: cuda, every op; -v names each case
+ *                                                       on stderr before it runs)
  *
  * Each case first asks the backend's supports_node, as GetCapability does: a case it declines (an
  * element type or feature it has no kernel for; those nodes stay with ONNX Runtime) is counted as
@@ -116,6 +117,7 @@ typedef struct op_tally {
 } op_tally;
 
 static op_tally tally[GFX_OP_COUNT];
+static int verbose; /* -v: each case's label on stderr before it runs */
 static int wanted[GFX_OP_COUNT]; /* -o: the ops to run; all when none is named */
 static int any_wanted;
 
@@ -170,6 +172,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
                c->in_dtype[i] != c->in_dtype[0] ? ":" : "", c->in_dtype[i] != c->in_dtype[0] ? gfx_dtype_name(c->in_dtype[i]) : "");
     }
   }
+  if (verbose) fprintf(stderr, "case: %s\n", label);
   c->node.n_inputs = c->n_in;
   c->node.n_outputs = 1;
   c->node.name = "case";
@@ -691,13 +694,16 @@ static int want_ops(const char* list) {
 
 int main(int argc, char** argv) {
   const char* backend = "cuda";
+  setvbuf(stdout, NULL, _IOLBF, 0); /* what was found is printed even if a case crashes */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-b") && i + 1 < argc) {
       backend = argv[++i];
+    } else if (!strcmp(argv[i], "-v")) {
+      verbose = 1;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
       if (!want_ops(argv[++i])) return 2;
     } else {
-      fprintf(stderr, "usage: test_backend_ops [-b BACKEND] [-o OP[,OP...]]\n");
+      fprintf(stderr, "usage: test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]\n");
       return 2;
     }
   }

@@ -180,6 +180,22 @@ static void test_round_trip(void** unused) {
   expect_ok(be->stream_sync(dev, stream));
   for (int i = 0; i < 10; i++) assert_int_equal(pin[5000 + i], (unsigned char)((i + 1) ^ 0x3c));
   be->host_free(dev, pin);
+  /* pageable copies back through staging buffers of growing sizes: each wait must leave the staging
+   * buffer it reads from alive while the stream recycles (and frees) the others */
+  enum { BIG = 3 << 20 };
+  unsigned char* big = malloc(BIG);
+  unsigned char* big_back = malloc(BIG);
+  void* dbig = dev_alloc(BIG);
+  for (int i = 0; i < BIG; i++) big[i] = (unsigned char)(i * 13 + (i >> 11));
+  expect_ok(be->copy(dev, dbig, big, BIG, GFX_COPY_HOST_TO_DEVICE, stream));
+  for (size_t bytes = 1000; bytes <= BIG; bytes = bytes * 2 + 77) {
+    memset(big_back, 0, bytes);
+    expect_ok(be->copy(dev, big_back, dbig, bytes, GFX_COPY_DEVICE_TO_HOST, stream));
+    if (memcmp(big_back, big, bytes) != 0) fail_msg("a %zu-byte copy back through staging differs", bytes);
+  }
+  be->mem_free(dev, dbig);
+  free(big);
+  free(big_back);
   be->stream_destroy(dev, stream);
   be->mem_free(dev, d);
 }

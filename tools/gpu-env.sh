@@ -1,6 +1,10 @@
 # Sourced by the GPU scripts (tools/gpu-check.sh, tools/gpu-bench.sh): finds ORT 1.30 and Python with
 # onnxruntime, cuDNN and cuBLAS, and the Vulkan loader, and exports what the tests and tools read.
 # Needs $root (the repository) and $pack (the folder tools/gpu-pack.sh made).
+# the libraries gpu-pack.sh gzipped, unpacked once
+for z in "$pack"/lib/*.gz; do
+  [ -e "$z" ] && { gunzip -c "$z" > "${z%.gz}.tmp" && mv "${z%.gz}.tmp" "${z%.gz}" && rm -f "$z"; }
+done
 py=${GFXEP_PY:-}
 for c in /opt/torch/.venv/bin/python python3; do
   [ -z "$py" ] && command -v "$c" >/dev/null && "$c" -c "import onnxruntime" 2>/dev/null && py=$c

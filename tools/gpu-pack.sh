@@ -26,4 +26,7 @@ cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
 if [ ! -d "$root/.gl" ]; then bash "$root/../shared/tools/fetch-device-debs.sh" "$root/.gl" >/dev/null 2>&1 || true; fi
 [ -d "$root/.gl" ] && mkdir -p "$out/gl" && cp "$root"/.gl/*.deb "$out/gl/" 2>/dev/null || true
 strip --strip-debug "$out"/lib/libgfxep*.so "$out"/bin/* 2>/dev/null || true
+# the CUDA module (kernels for six GPU generations) and ORT are most of the pack: gzipped to fit the
+# device run's 64 MiB, unpacked there by gpu-env.sh
+gzip -6 "$out/lib/libgfxep_cuda.so" "$out/lib/libonnxruntime.so.1.29"
 du -sh "$out"

@@ -198,8 +198,11 @@ gfx_status vk_stream_cmd(vk_stream* s, VkCommandBuffer* out);
 void vk_cmd_barrier(VkCommandBuffer cb);
 /* With the stream locked: submit what is recorded (and pending waits), signalling the next value. */
 gfx_status vk_stream_flush_locked(vk_stream* s);
-/* With the stream locked: flush, then wait (bounded) until everything submitted is done. */
+/* With the stream locked: flush, then wait (bounded) until everything submitted is done; sync also
+ * recycles what completed (staging buffers may be freed), wait keeps it, so that a staging buffer
+ * just written by the device can still be read. */
 gfx_status vk_stream_sync_locked(vk_stream* s);
+gfx_status vk_stream_wait_locked(vk_stream* s);
 /* A host-visible staging buffer of at least `bytes`, kept by the stream until what is recorded now
  * has executed (reused afterwards). */
 gfx_status vk_stream_staging(vk_stream* s, VkDeviceSize bytes, vk_buffer** out);

@@ -366,12 +366,13 @@ static gfx_status copy_d2h(vk_device* d, void* dst, const void* src, size_t byte
   if (!st && pinned) {
     record_copy(cb, from.buffer, from.offset, to.buffer, to.offset, bytes);
   } else if (!st) {
-    /* pageable destination: through staging, complete on return */
+    /* pageable destination: through staging, complete on return. The wait must not recycle the
+     * staging buffer before it is read (a sync's reclaim may free it). */
     vk_buffer* stage;
     st = vk_stream_staging(s, bytes, &stage);
     if (!st) {
       record_copy(cb, from.buffer, from.offset, stage->buffer, 0, bytes);
-      st = vk_stream_sync_locked(s);
+      st = vk_stream_wait_locked(s);
       if (!st) memcpy(dst, stage->mapped, bytes);
     }
   }

@@ -452,9 +452,14 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
 
 gfx_status vk_stream_flush_locked(vk_stream* s) { return flush(s, VK_NULL_HANDLE, 0); }
 
-gfx_status vk_stream_sync_locked(vk_stream* s) {
+gfx_status vk_stream_wait_locked(vk_stream* s) {
   GFX_TRY(flush(s, VK_NULL_HANDLE, 0));
   if (s->submitted) GFX_TRY(wait_value(s->d, s->timeline, s->submitted, "stream_sync"));
+  return NULL;
+}
+
+gfx_status vk_stream_sync_locked(vk_stream* s) {
+  GFX_TRY(vk_stream_wait_locked(s));
   reclaim(s);
   return NULL;
 }
