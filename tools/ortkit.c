@@ -125,7 +125,8 @@ static OrtStatus* read_file(ortkit* k, const char* path, void** data, size_t* si
 }
 
 /* GFXEP_EP_OPTIONS="key=value,key=value" adds gfxep options to every session made here (for
- * measuring with an option flipped without rebuilding). */
+ * measuring with an option flipped without rebuilding); a key the caller gives itself keeps the
+ * caller's value (a test of that option's values must see its own). */
 #define MAX_EP_OPTIONS 16
 static size_t merge_env_options(const char* const* keys, const char* const* values, size_t n, const char** k_out,
                                 const char** v_out, char* storage, size_t storage_size) {
@@ -142,6 +143,9 @@ static size_t merge_env_options(const char* const* keys, const char* const* valu
     char* eq = strchr(item, '=');
     if (!eq) continue;
     *eq = 0;
+    int given = 0;
+    for (size_t i = 0; i < n && !given; i++) given = strcmp(keys[i], item) == 0;
+    if (given) continue;
     k_out[m] = item;
     v_out[m++] = eq + 1;
   }
