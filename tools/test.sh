@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tests: set up, build with warnings as errors, run every test ctest knows that needs no GPU
-# (unit, reference backend, ORT-level on ONNX Runtime 1.29 and 1.30, interop API, Vulkan producer on
-# lavapipe, the demo end to end, Windows compile check, bounded fuzzing), then the same tests again
+# (unit, reference backend, ORT-level on ONNX Runtime 1.29 and 1.30, interop API, the Vulkan backend
+# and Vulkan producer on lavapipe, the demo end to end, Windows compile check, bounded fuzzing), then
+# the same tests again
 # in an AddressSanitizer + UndefinedBehaviorSanitizer build (GFXEP_SANITIZE_TESTS=0 skips that).
 # GPU tests run on a machine with an NVIDIA GPU through tools/gpu-check.sh.
 set -euo pipefail
