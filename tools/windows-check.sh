@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compile-checks gfxep's Windows paths (the interop importer, D3D12 / Win32 handle types, the CUDA
-# interop code) with Debian's MinGW-w64 cross compiler. It compiles, it does not link or run: no
+# interop code, the Vulkan backend with its Win32 memory and semaphore imports) with Debian's MinGW-w64
+# cross compiler. It compiles, it does not link or run: no
 # Windows machine, D3D12 device or CUDA-on-Windows is exercised here (docs/interop.md says so).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,5 +19,17 @@ for s in "${sources[@]}"; do
   "$cc" "${flags[@]}" -c "$root/$s" -o "$out/$(basename "$s" .c).o"
   n=$((n + 1))
 done
+# the Vulkan backend's host code (not vk_shaders.c, which embeds the SPIR-V the build generates),
+# against the Vulkan headers of the build machine (libvulkan-dev), given to MinGW alone
+if [ -f /usr/include/vulkan/vulkan_core.h ]; then
+  mkdir -p "$out/inc"
+  ln -s /usr/include/vulkan "$out/inc/vulkan"
+  [ -d /usr/include/vk_video ] && ln -s /usr/include/vk_video "$out/inc/vk_video"
+  for s in "$root"/src/backend/vulkan/vk_*.c; do
+    [ "$(basename "$s")" = vk_shaders.c ] && continue
+    "$cc" "${flags[@]}" -isystem "$out/inc" -c "$s" -o "$out/$(basename "$s" .c).o"
+    n=$((n + 1))
+  done
+fi
 rm -rf "$out"
 echo "windows-check: $n files compile for x86_64-w64-mingw32"
