@@ -190,6 +190,10 @@ static float frame_base(const lane* l, uint64_t f) { return l->base + (float)(f 
 
 /* Queues frame f: fill (signals A=f), Wait/Run/Signal (B=f), copy back (waits B=f, signals C=f).
  * Adds the host time spent in gfxep's three calls to *ort_us. */
+/* 0 for frames ordered by the one queue gfxep shares with the producer (Vulkan backend): no
+ * WaitSemaphore / SignalSemaphore, the copy waits on nothing */
+static int use_semaphores = 1;
+
 static int lane_submit(lane* l, uint64_t f, double* ort_us) {
   int slot = (int)(f % IN_FLIGHT), s = (int)(f % (uint64_t)l->n_streams);
   vkp_sync fill = {.signal_sem = l->ready, .signal_value = f, .flags = release_flag,
@@ -198,15 +202,16 @@ static int lane_submit(lane* l, uint64_t f, double* ort_us) {
   uint64_t t0 = ortkit_now_ns();
   const char* in_names[] = {"x"};
   const char* out_names[] = {"y"};
-  if (!ort_ok(ia->WaitSemaphore(importer, l->ready_h, l->streams[s], f), "WaitSemaphore") ||
+  if ((use_semaphores && !ort_ok(ia->WaitSemaphore(importer, l->ready_h, l->streams[s], f), "WaitSemaphore")) ||
       !ort_ok(k.api->Run(l->session, l->run_options[s], in_names, (const OrtValue* const*)&l->x[slot], 1, out_names,
                          1, &l->y[slot]),
               "Run") ||
-      !ort_ok(ia->SignalSemaphore(importer, l->done_h, l->streams[s], f), "SignalSemaphore"))
+      (use_semaphores && !ort_ok(ia->SignalSemaphore(importer, l->done_h, l->streams[s], f), "SignalSemaphore")))
     return 0;
   if (ort_us) *ort_us += (double)(ortkit_now_ns() - t0) / 1e3;
-  vkp_sync copy = {.wait_sem = l->done, .wait_value = f, .signal_sem = l->read, .signal_value = f,
-                   .flags = acquire_flag, .write_timestamps = 1, .timestamp_slot = (uint32_t)(2 * slot + 1)};
+  vkp_sync copy = {.wait_sem = use_semaphores ? l->done : NULL, .wait_value = f, .signal_sem = l->read,
+                   .signal_value = f, .flags = acquire_flag, .write_timestamps = 1,
+                   .timestamp_slot = (uint32_t)(2 * slot + 1)};
   if (vkp_submit_copy(vk, l->out[slot], 0, l->readback[slot], 0, BYTES, &copy, err, sizeof err)) return check(0, err);
   return 1;
 }
@@ -249,7 +254,7 @@ static int lane_check(lane* l, uint64_t f, frame_times* times) {
 
 /* ---- phases ---- */
 
-static void phase_frames(const char* model) {
+static void phase_frames_as(const char* model, const char* key) {
   lane l;
   arm("frames: setup", 60);
   if (!lane_create(&l, model, 1, -32.0f)) {
@@ -283,15 +288,27 @@ static void phase_frames(const char* model) {
     double rt50 = n_rt ? percentile(rt_us, n_rt, 0.5) : -1, rt99 = n_rt ? percentile(rt_us, n_rt, 0.99) : -1;
     double seg50 = n_rt ? percentile(seg_us, n_rt, 0.5) : -1, seg99 = n_rt ? percentile(seg_us, n_rt, 0.99) : -1;
     double fill50 = n_rt ? percentile(fill_us, n_rt, 0.5) : -1, copy50 = n_rt ? percentile(copy_us, n_rt, 0.5) : -1;
-    printf("{\"interop_frames\": {\"frames\": %d, \"in_flight\": %d, \"elements\": %d, \"fps\": %.0f, "
+    printf("{\"%s\": {\"frames\": %d, \"in_flight\": %d, \"elements\": %d, \"fps\": %.0f, "
            "\"cpu_us_wait_run_signal_p50\": %.1f, \"cpu_us_wait_run_signal_p99\": %.1f, "
            "\"gpu_round_trip_us_p50\": %.1f, \"gpu_round_trip_us_p99\": %.1f, \"gpu_fill_us_p50\": %.1f, "
            "\"gpu_between_fill_and_copy_us_p50\": %.1f, \"gpu_between_fill_and_copy_us_p99\": %.1f, "
            "\"gpu_copy_us_p50\": %.1f}}\n",
-           FRAMES, IN_FLIGHT, ELEMS, (FRAMES - 10) / seconds, cpu50, cpu99, rt50, rt99, fill50, seg50, seg99, copy50);
+           key, FRAMES, IN_FLIGHT, ELEMS, (FRAMES - 10) / seconds, cpu50, cpu99, rt50, rt99, fill50, seg50, seg99,
+           copy50);
   }
   arm("frames: teardown", 30);
   lane_destroy(&l);
+}
+
+static void phase_frames(const char* model) { phase_frames_as(model, "interop_frames"); }
+
+/* The same frames on the one queue gfxep shares with the producer, ordered by that queue alone (the
+ * barriers gfxep's submissions begin and end with): exact results, and the semaphores' own cost as
+ * the difference from interop_frames. */
+static void phase_frames_queue_order(const char* model) {
+  use_semaphores = 0;
+  phase_frames_as(model, "interop_frames_queue_order");
+  use_semaphores = 1;
 }
 
 /* With A held back, gfxep's calls return and the output stays untouched until the host signals A. */
@@ -577,23 +594,12 @@ int main(void) {
   if (on_vulkan) {
     /* the renderer's own instance, device and queue: gfxep records into its own command pools on
      * that device and submits to that queue, so a frame's hand-offs are submissions on one queue */
-    vkp_native_handles h;
-    vkp_native(vk, &h);
-    char buf[64];
+    const char* keys[VKP_GFXEP_OPTIONS];
+    const char* values[VKP_GFXEP_OPTIONS];
+    char storage[VKP_GFXEP_OPTIONS][64];
+    int n_opt = vkp_gfxep_options(vk, keys, values, storage);
     k.api->CreateKeyValuePairs(&options);
-    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.instance);
-    k.api->AddKeyValuePair(options, "gfxep.vk_instance", buf);
-    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.physical_device);
-    k.api->AddKeyValuePair(options, "gfxep.vk_physical_device", buf);
-    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.device);
-    k.api->AddKeyValuePair(options, "gfxep.vk_device", buf);
-    snprintf(buf, sizeof buf, "%u", h.queue_family);
-    k.api->AddKeyValuePair(options, "gfxep.vk_queue_family", buf);
-    snprintf(buf, sizeof buf, "%u", h.queue_index);
-    k.api->AddKeyValuePair(options, "gfxep.vk_queue_index", buf);
-    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)(uintptr_t)h.get_instance_proc_addr);
-    k.api->AddKeyValuePair(options, "gfxep.vk_get_instance_proc_addr", buf);
-    k.api->AddKeyValuePair(options, "gfxep.vk_features", h.features);
+    for (int i = 0; i < n_opt; i++) k.api->AddKeyValuePair(options, keys[i], values[i]);
     cfg.additional_options = options;
   }
   check(ort_ok(ia->InitGraphicsInteropForEpDevice(device, &cfg), "InitGraphicsInterop"), "InitGraphicsInterop");
@@ -607,6 +613,7 @@ int main(void) {
   phase_asynchrony(model);
   phase_unsignalled(model);
   phase_frames(model);
+  if (one_queue) phase_frames_queue_order(model);
   phase_concurrency(model);
   phase_run_only(model);
   phase_serial_latency(model);

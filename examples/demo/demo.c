@@ -8,8 +8,12 @@
  * written as a PNG. The same frames are then run through host memory (Vulkan -> CPU -> ORT -> CPU ->
  * Vulkan) for comparison, and one frame is checked numerically against ORT's CPU EP.
  *
- * Where no CUDA device is offered, it says so and runs the host path on the reference backend at a
- * small resolution (the reference backend cannot import GPU memory).
+ * The device (--backend): gfxep's CUDA device, which imports the renderer's buffers and semaphores
+ * (two semaphore hops between Vulkan and CUDA per frame), or gfxep's Vulkan backend on the renderer's
+ * own VkDevice and queue (handed over with InitGraphicsInterop: render, inference and present are
+ * submissions on one queue, ordered by timeline semaphores where the device exports them, by the
+ * queue alone where it does not, as on lavapipe). Where neither is offered it says so and runs the
+ * host path on the reference backend at a small resolution (it cannot import GPU memory).
  *
  * Output folder: frame_NNNNN.png, report.json, frames.csv. Ctrl-C stops after the frames in flight
  * and releases everything in order; a GPU wait that does not finish in time fails with a message.
@@ -54,12 +58,15 @@ int demo_stop_requested(void) { return stop_requested; }
 static void usage(FILE* f) {
   fprintf(f,
           "usage: gfxep-demo [options]\n"
-          "  --width W --height H   frame size (default 1920x1080; 160x90 without a CUDA device)\n"
-          "  --frames N             frames per mode (default 300; 30 without a CUDA device)\n"
+          "  --width W --height H   frame size (default 1920x1080; 160x96 on a CPU device)\n"
+          "  --frames N             frames per mode (default 300; 30 on a CPU device)\n"
           "  --in-flight K          frames in flight, 1..8 (default 3)\n"
           "  --every E              keep every E-th frame as a PNG (default 60)\n"
           "  --model PATH           ONNX model with input [1,3,H,W] and output [1,3,H,W]\n"
           "  --mode interop|host|both   pipelines to run (default both)\n"
+          "  --backend auto|cuda|vulkan|reference   gfxep's device (default auto: cuda, else vulkan, else\n"
+          "                         reference); vulkan runs inference on the renderer's own VkDevice and queue\n"
+          "  --precision fp32|tf32|fp16   gfxep's precision option (default fp32)\n"
           "  --noise SIGMA          noise added to the rendered frame (default 0.08)\n"
           "  --out DIR              output folder (default demo-out)\n"
           "  --dump DIR             write clean/noisy frame pairs for tools/train_denoiser.py and exit\n");
@@ -87,6 +94,8 @@ static int parse(int argc, char** argv, demo_options* o) {
     else if (!strcmp(a, "--noise")) o->noise = (float)atof(v);
     else if (!strcmp(a, "--out")) o->out_dir = v;
     else if (!strcmp(a, "--dump")) o->dump_dir = v;
+    else if (!strcmp(a, "--backend")) o->backend = v;
+    else if (!strcmp(a, "--precision")) o->precision = v;
     else if (!strcmp(a, "--mode")) {
       if (!strcmp(v, "interop")) o->mode = DEMO_INTEROP;
       else if (!strcmp(v, "host")) o->mode = DEMO_HOST;
@@ -110,6 +119,13 @@ static int parse(int argc, char** argv, demo_options* o) {
     return -1;
   }
   if (o->every < 1) o->every = 1;
+  static const char* const backends[] = {"auto", "cuda", "vulkan", "reference"};
+  int known = !o->backend;
+  for (size_t i = 0; i < 4 && !known; i++) known = !strcmp(o->backend, backends[i]);
+  if (!known) {
+    fprintf(stderr, "gfxep-demo: --backend %s is not one of auto, cuda, vulkan, reference\n", o->backend);
+    return -1;
+  }
   return 0;
 }
 

@@ -22,6 +22,8 @@ typedef struct demo_options {
   const char* model;
   const char* out_dir;
   const char* dump_dir;
+  const char* backend;   /* "auto", "cuda", "vulkan" or "reference" */
+  const char* precision; /* gfxep's precision option, NULL: its default (fp32) */
 } demo_options;
 
 /* One pipeline's measurements. */
@@ -41,7 +43,12 @@ typedef struct demo_ctx {
   ortkit k;
   const OrtInteropApi* ia;
   const OrtEpDevice* device;
-  int cuda;                    /* 1: gfxep's CUDA device, 0: the reference backend */
+  const char* backend;         /* gfxep.backend of the device: cuda, vulkan or reference */
+  const char* registration;    /* the name gfxep was registered under for it */
+  int zero_copy;               /* the device imports the renderer's memory: the interop pipeline runs */
+  int one_queue;               /* gfxep records on the renderer's own VkDevice and queue (Vulkan backend) */
+  int use_semaphores;          /* frames ordered by imported timeline semaphores (else by the one queue) */
+  int software;                /* a CPU device (lavapipe, the reference backend): small default sizes */
   vkp_ctx* vk;
   vkp_pipeline *scene, *present;
   OrtExternalResourceImporter* importer;

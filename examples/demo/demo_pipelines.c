@@ -32,6 +32,7 @@ typedef struct slot {
   OrtExternalMemoryHandle *noisy_mem, *out_mem;
   OrtValue *x, *y;
   uint64_t value; /* the timeline value of the frame in this slot (0: none) */
+  uint64_t submitted_ns; /* host clock when the frame's render was submitted */
   uint32_t frame; /* the frame's number in the animation */
   int kept;
 } slot;
@@ -115,12 +116,14 @@ static int pipeline_create(pipeline* p, demo_ctx* c, const demo_options* o, int 
     if (interop && (import_buffer(p, s->noisy, &s->noisy_mem, &s->x) || import_buffer(p, s->out, &s->out_mem, &s->y)))
       return -1;
   }
-  if (vkp_timeline_create(c->vk, 0, interop, &p->ready, p->err, sizeof p->err) ||
-      vkp_timeline_create(c->vk, 0, interop, &p->done, p->err, sizeof p->err) ||
+  const int semaphores = interop && c->use_semaphores;
+  if (vkp_timeline_create(c->vk, 0, semaphores, &p->ready, p->err, sizeof p->err) ||
+      vkp_timeline_create(c->vk, 0, semaphores, &p->done, p->err, sizeof p->err) ||
       vkp_timeline_create(c->vk, 0, 0, &p->presented, p->err, sizeof p->err))
     return fail(p, "creating timeline semaphores");
   if (interop) {
-    if (import_semaphore(p, p->ready, &p->ready_h) || import_semaphore(p, p->done, &p->done_h)) return -1;
+    if (semaphores && (import_semaphore(p, p->ready, &p->ready_h) || import_semaphore(p, p->done, &p->done_h)))
+      return -1;
     if (ort_fail(p, c->k.api->CreateSyncStreamForEpDevice(c->device, NULL, &p->stream), "stream") ||
         ort_fail(p, c->k.api->CreateRunOptions(&p->run_options), "run options") ||
         ort_fail(p, c->k.api->AddRunConfigEntry(p->run_options, "disable_synchronize_execution_providers", "1"),
@@ -216,25 +219,30 @@ static void record_times(pipeline* p, int slot_index, demo_report* r) {
 /* ---- the zero-copy pipeline ---- */
 
 /* Queues frame `frame` into slot i with timeline value v: render (signals A=v), gfxep's Wait/Run/Signal
- * (B=v), present (waits B=v on the GPU, signals C=v). */
+ * (B=v), present (waits B=v on the GPU, signals C=v). With gfxep on the renderer's own queue and no
+ * semaphores to share, render, Run and present are ordered by that queue alone; the buffers then
+ * never leave the queue family, so no ownership transfer either. */
 static int interop_frame(pipeline* p, int i, uint64_t v, uint32_t frame, int kept, demo_report* r) {
   demo_ctx* c = p->c;
   slot* s = &p->slots[i];
-  vkp_sync render = {.signal_sem = p->ready, .signal_value = v, .flags = VKP_RELEASE_TO_EXTERNAL,
+  const int sems = c->use_semaphores;
+  const unsigned release = c->one_queue ? 0 : VKP_RELEASE_TO_EXTERNAL, acquire = c->one_queue ? 0 : VKP_ACQUIRE_FROM_EXTERNAL;
+  vkp_sync render = {.signal_sem = sems ? p->ready : NULL, .signal_value = v, .flags = release,
                      .write_timestamps = vkp_has_timestamps(c->vk), .timestamp_slot = (uint32_t)(2 * i)};
+  s->submitted_ns = ortkit_now_ns();
   if (submit_scene(p, s, frame, &render)) return -1;
   const char* in_names[] = {c->input_name};
   const char* out_names[] = {c->output_name};
   uint64_t t0 = ortkit_now_ns();
-  if (ort_fail(p, c->ia->WaitSemaphore(c->importer, p->ready_h, p->stream, v), "WaitSemaphore") ||
+  if ((sems && ort_fail(p, c->ia->WaitSemaphore(c->importer, p->ready_h, p->stream, v), "WaitSemaphore")) ||
       ort_fail(p, c->k.api->Run(c->session, p->run_options, in_names, (const OrtValue* const*)&s->x, 1, out_names, 1,
                                 &s->y),
                "Run") ||
-      ort_fail(p, c->ia->SignalSemaphore(c->importer, p->done_h, p->stream, v), "SignalSemaphore"))
+      (sems && ort_fail(p, c->ia->SignalSemaphore(c->importer, p->done_h, p->stream, v), "SignalSemaphore")))
     return -1;
   if (r) series_add(&r->ort_us, (double)(ortkit_now_ns() - t0) / 1e3);
-  vkp_sync present = {.wait_sem = p->done, .wait_value = v, .signal_sem = p->presented, .signal_value = v,
-                      .flags = VKP_ACQUIRE_FROM_EXTERNAL, .write_timestamps = vkp_has_timestamps(c->vk),
+  vkp_sync present = {.wait_sem = sems ? p->done : NULL, .wait_value = v, .signal_sem = p->presented,
+                      .signal_value = v, .flags = acquire, .write_timestamps = vkp_has_timestamps(c->vk),
                       .timestamp_slot = (uint32_t)(2 * i + 1)};
   if (submit_present(p, s, kept, &present)) return -1;
   s->value = v;
@@ -252,7 +260,11 @@ static int interop_reclaim(pipeline* p, int i, demo_report* r, int measure) {
   if (vkp_timeline_wait_host(p->presented, s->value, WAIT_NS, p->err, sizeof p->err))
     return fail(p, "waiting for a presented frame");
   if (measure) {
-    series_add(&r->ring_wait_us, (double)(ortkit_now_ns() - t0) / 1e3);
+    uint64_t now = ortkit_now_ns();
+    series_add(&r->ring_wait_us, (double)(now - t0) / 1e3);
+    /* the frame's latency: from its render's submit to the host seeing it presented, queued behind
+     * the frames in flight before it */
+    series_add(&r->frame_us, (double)(now - s->submitted_ns) / 1e3);
     record_times(p, i, r);
   }
   if (s->kept && keep_frame(p, s, (int)s->frame)) return -1;

@@ -56,8 +56,10 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
   fprintf(f, "{\n  \"date\": \"%s\",\n  \"onnxruntime\": \"%s\",\n  \"gfxep_device\": \"%s\",\n  \"backend\": \"%s\",\n",
-          date, c->k.version, ortkit_device_meta((ortkit*)&c->k, c->device, "gfxep.device_name"),
-          c->cuda ? "cuda" : "reference");
+          date, c->k.version, ortkit_device_meta((ortkit*)&c->k, c->device, "gfxep.device_name"), c->backend);
+  fprintf(f, "  \"precision\": \"%s\",\n  \"gfxep_on_the_renderers_queue\": %s,\n  \"frames_ordered_by\": \"%s\",\n",
+          o->precision ? o->precision : "fp32", c->one_queue ? "true" : "false",
+          !c->zero_copy ? "host" : c->use_semaphores ? "timeline semaphores" : "the one queue");
   fprintf(f, "  \"vulkan_device\": \"%s\",\n  \"model\": \"%s\",\n  \"width\": %u,\n  \"height\": %u,\n  \"in_flight\": %d,\n",
           vkp_device_name(c->vk), o->model, c->width, c->height, o->in_flight);
   json_number(f, "check_max_abs_vs_cpu_ep", max_abs, ",");
@@ -103,14 +105,19 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
     fclose(f);
   }
 
-  printf("\n%-20s %8s %10s %10s %12s %12s %12s\n", "pipeline", "fps", "host p50", "host p99", "GPU frame p50",
+  printf("\n%-20s %8s %10s %10s %13s %13s %12s\n", "pipeline", "fps", "host p50", "host p99", "GPU frame p50",
          "GPU frame p99", "latency p50");
   for (int i = 0; i < n; i++) {
     const demo_report* r = &reports[i];
     const series* host = r->cpu_us.n ? &r->cpu_us : &r->frame_us;
-    printf("%-20s %8.1f %8.1fus %8.1fus %10.1fus %10.1fus %10.1fus\n", r->name, r->seconds > 0 ? r->frames / r->seconds : 0.0,
-           series_percentile(host, 0.5), series_percentile(host, 0.99), series_percentile(&r->round_trip_us, 0.5),
-           series_percentile(&r->round_trip_us, 0.99), series_percentile(&r->frame_us, 0.5));
+    char cells[5][32];
+    const series* col[5] = {host, host, &r->round_trip_us, &r->round_trip_us, &r->frame_us};
+    const double pcts[5] = {0.5, 0.99, 0.5, 0.99, 0.5};
+    for (int j = 0; j < 5; j++) /* a figure the pipeline does not have (no GPU timestamps) is "-" */
+      if (col[j]->n) snprintf(cells[j], sizeof cells[j], "%.1fus", series_percentile(col[j], pcts[j]));
+      else snprintf(cells[j], sizeof cells[j], "-");
+    printf("%-20s %8.1f %10s %10s %13s %13s %12s\n", r->name, r->seconds > 0 ? r->frames / r->seconds : 0.0,
+           cells[0], cells[1], cells[2], cells[3], cells[4]);
   }
   printf("report: %s/report.json, per-frame: %s/frames.csv\n", o->out_dir, o->out_dir);
   return 0;

@@ -55,41 +55,106 @@ static int io_names(demo_ctx* c, char* err, size_t n) {
   return 0;
 }
 
+/* The device of `backend` gfxep offers under `registration` (registered now), or 0; with gpu_only, a
+ * CPU implementation (lavapipe) does not count. */
+static int find_backend(demo_ctx* c, const char* registration, const char* backend, int gpu_only, char* err,
+                        size_t n) {
+  if (ort_failed(c, c->k.api->RegisterExecutionProviderLibrary(c->k.env, registration, ortkit_plugin_path()),
+                 "register", err, n))
+    return -1;
+  const OrtEpDevice* devs[8];
+  size_t found = ortkit_find_devices(&c->k, backend, devs, 8);
+  if (found) {
+    /* a GPU before a CPU implementation (lavapipe beside a real GPU): the one with a PCI address */
+    c->device = devs[0];
+    for (size_t i = found; i-- > 0;)
+      if (ortkit_device_meta(&c->k, devs[i], "gfxep.pci_bus_id")) c->device = devs[i];
+    if (!gpu_only || ortkit_device_meta(&c->k, c->device, "gfxep.pci_bus_id")) {
+      c->backend = backend;
+      c->registration = registration;
+      return 1;
+    }
+    c->device = NULL;
+  }
+  OrtStatus* s = c->k.api->UnregisterExecutionProviderLibrary(c->k.env, registration);
+  if (s) c->k.api->ReleaseStatus(s);
+  return 0;
+}
+
+/* The backend asked for, or with "auto" the first of cuda (plain "gfxep" registration), a Vulkan GPU
+ * and the reference backend. A CPU Vulkan (lavapipe) only when vulkan is asked for: its portable
+ * kernels are far slower there than the reference backend's copy-through-host frames. */
+static int choose_device(demo_ctx* c, const demo_options* o, char* err, size_t n) {
+  static const struct {
+    const char* backend;
+    const char* registration;
+  } order[] = {{"cuda", "gfxep"}, {"vulkan", "gfxep.vulkan"}, {"reference", "gfxep.reference"}};
+  const char* want = o->backend ? o->backend : "auto";
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    if (strcmp(want, "auto") != 0 && strcmp(want, order[i].backend) != 0) continue;
+    int gpu_only = !strcmp(want, "auto") && !strcmp(order[i].backend, "vulkan");
+    int found = find_backend(c, order[i].registration, order[i].backend, gpu_only, err, n);
+    if (found) return found < 0 ? -1 : 0;
+  }
+  snprintf(err, n, "gfxep offers no %s device here", strcmp(want, "auto") ? want : "cuda, vulkan or reference");
+  return -1;
+}
+
+/* The renderer's VkDevice and queue handed to gfxep's Vulkan backend: before any session on it. */
+static int share_vulkan_device(demo_ctx* c, char* err, size_t n) {
+  const char* keys[VKP_GFXEP_OPTIONS];
+  const char* values[VKP_GFXEP_OPTIONS];
+  char storage[VKP_GFXEP_OPTIONS][64];
+  int count = vkp_gfxep_options(c->vk, keys, values, storage);
+  OrtKeyValuePairs* kv = NULL;
+  c->k.api->CreateKeyValuePairs(&kv);
+  for (int i = 0; i < count; i++) c->k.api->AddKeyValuePair(kv, keys[i], values[i]);
+  OrtGraphicsInteropConfig cfg = {.version = ORT_API_VERSION, .graphics_api = ORT_GRAPHICS_API_VULKAN,
+                                  .additional_options = kv};
+  OrtStatus* s = c->ia->InitGraphicsInteropForEpDevice(c->device, &cfg);
+  c->k.api->ReleaseKeyValuePairs(kv);
+  if (ort_failed(c, s, "InitGraphicsInterop with the renderer's VkDevice", err, n)) return -1;
+  c->interop_ready = 1;
+  return 0;
+}
+
 int demo_open(demo_ctx* c, demo_options* o, char* err, size_t n) {
   memset(c, 0, sizeof *c);
   demo_arm("setting up ONNX Runtime", 120);
   if (ortkit_open(&c->k, NULL, ORT_LOGGING_LEVEL_WARNING, err, n)) return -1;
   c->ia = c->k.api->GetInteropApi();
   printf("ONNX Runtime %s, plugin %s\n", c->k.version, ortkit_plugin_path());
-  if (ort_failed(c, c->k.api->RegisterExecutionProviderLibrary(c->k.env, "gfxep", ortkit_plugin_path()), "register",
-                 err, n))
-    return -1;
-  c->cuda = ortkit_find_devices(&c->k, "cuda", &c->device, 1) == 1;
-  if (!c->cuda) {
-    printf("No CUDA device is offered by gfxep here: running the copy-through-host pipeline on the reference\n"
-           "backend (plain C on the CPU, slow by design) with lavapipe or whatever Vulkan device exists, at a small\n"
-           "resolution. The zero-copy interop pipeline needs an NVIDIA GPU.\n");
-    if (ort_failed(c, c->k.api->RegisterExecutionProviderLibrary(c->k.env, "gfxep.reference", ortkit_plugin_path()),
-                   "register reference", err, n))
-      return -1;
-    if (ortkit_find_devices(&c->k, "reference", &c->device, 1) != 1) {
-      snprintf(err, n, "gfxep offers neither a CUDA nor the reference device");
-      return -1;
-    }
+  if (choose_device(c, o, err, n)) return -1;
+  const int vulkan = strcmp(c->backend, "vulkan") == 0;
+  /* a device without a name in PCI terms is a CPU implementation (lavapipe, the reference backend) */
+  c->software = !strcmp(c->backend, "reference") || !ortkit_device_meta(&c->k, c->device, "gfxep.pci_bus_id");
+  c->zero_copy = strcmp(c->backend, "reference") != 0;
+  c->one_queue = vulkan;
+  if (!c->zero_copy) {
+    printf("No GPU or Vulkan device is offered by gfxep here: running the copy-through-host pipeline on the\n"
+           "reference backend (plain C on the CPU, slow by design) at a small resolution.\n");
     if (o->mode & DEMO_INTEROP) o->mode = DEMO_HOST;
   }
-  c->width = o->width ? o->width : c->cuda ? 1920 : 160;
-  c->height = o->height ? o->height : c->cuda ? 1080 : 96;
-  c->frames = o->frames > 0 ? o->frames : c->cuda ? 300 : 30;
+  c->width = o->width ? o->width : c->software ? 160 : 1920;
+  c->height = o->height ? o->height : c->software ? 96 : 1080;
+  c->frames = o->frames > 0 ? o->frames : c->software ? 30 : 300;
 
   /* the Vulkan device: the very GPU gfxep runs on, matched by UUID */
   demo_arm("setting up Vulkan", 60);
   uint8_t uuid[16];
-  int have_uuid = c->cuda && hex_to_uuid(ortkit_device_meta(&c->k, c->device, "gfxep.device_uuid"), uuid);
-  if (vkp_create(have_uuid ? uuid : NULL, c->cuda && (o->mode & DEMO_INTEROP), &c->vk, err, n)) return -1;
+  int have_uuid = c->zero_copy && hex_to_uuid(ortkit_device_meta(&c->k, c->device, "gfxep.device_uuid"), uuid);
+  /* CUDA needs the renderer's semaphores exported; on one queue they are optional */
+  if (vkp_create(have_uuid ? uuid : NULL, c->zero_copy && !vulkan && (o->mode & DEMO_INTEROP), &c->vk, err, n))
+    return -1;
+  c->use_semaphores = !vulkan || vkp_has_semaphore_fd(c->vk);
   printf("gfxep device: %s (%s backend); Vulkan device: %s%s\n",
-         ortkit_device_meta(&c->k, c->device, "gfxep.device_name"), c->cuda ? "cuda" : "reference",
-         vkp_device_name(c->vk), have_uuid ? " (matched by UUID)" : "");
+         ortkit_device_meta(&c->k, c->device, "gfxep.device_name"), c->backend, vkp_device_name(c->vk),
+         have_uuid ? " (matched by UUID)" : "");
+  if (vulkan) {
+    if (share_vulkan_device(c, err, n)) return -1;
+    printf("gfxep records on the renderer's own VkDevice and queue; frames ordered by %s\n",
+           c->use_semaphores ? "timeline semaphores" : "that queue alone (the device exports no semaphores)");
+  }
   if (vkp_pipeline_create(c->vk, scene_spirv, sizeof scene_spirv, 2, 16, &c->scene, err, n) ||
       vkp_pipeline_create(c->vk, present_spirv, sizeof present_spirv, 3, 8, &c->present, err, n))
     return -1;
@@ -108,16 +173,23 @@ int demo_open(demo_ctx* c, demo_options* o, char* err, size_t n) {
   }
   o->model = model;
   demo_arm("creating the session", 120);
-  if (ort_failed(c, ortkit_session(&c->k, model, c->device, NULL, NULL, 0, &c->session), "session", err, n) ||
+  const char* keys[] = {"precision"};
+  const char* values[] = {o->precision};
+  if (ort_failed(c, ortkit_session(&c->k, model, c->device, keys, values, o->precision ? 1 : 0, &c->session),
+                 "session", err, n) ||
       io_names(c, err, n))
     return -1;
   size_t on_gfxep = 0, other = 0;
   if (ort_failed(c, ortkit_placement(&c->k, c->session, &on_gfxep, &other, 0), "placement", err, n)) return -1;
-  printf("model %s: %zu nodes on gfxep, %zu on other EPs\n", model, on_gfxep, other);
-  if (c->cuda && (o->mode & DEMO_INTEROP)) {
-    OrtGraphicsInteropConfig cfg = {.version = ORT_API_VERSION, .graphics_api = ORT_GRAPHICS_API_VULKAN};
-    if (ort_failed(c, c->ia->InitGraphicsInteropForEpDevice(c->device, &cfg), "InitGraphicsInterop", err, n)) return -1;
-    c->interop_ready = 1;
+  printf("model %s: %zu nodes on gfxep, %zu on other EPs, precision %s\n", model, on_gfxep, other,
+         o->precision ? o->precision : "fp32");
+  if (c->zero_copy && (o->mode & DEMO_INTEROP)) {
+    if (!vulkan) {
+      OrtGraphicsInteropConfig cfg = {.version = ORT_API_VERSION, .graphics_api = ORT_GRAPHICS_API_VULKAN};
+      if (ort_failed(c, c->ia->InitGraphicsInteropForEpDevice(c->device, &cfg), "InitGraphicsInterop", err, n))
+        return -1;
+      c->interop_ready = 1;
+    }
     if (ort_failed(c, c->ia->CreateExternalResourceImporterForDevice(c->device, &c->importer), "importer", err, n))
       return -1;
     if (!c->importer) {
@@ -135,16 +207,17 @@ void demo_close(demo_ctx* c) {
   if (c->importer) c->ia->ReleaseExternalResourceImporter(c->importer);
   if (c->interop_ready) {
     OrtStatus* s = c->ia->DeinitGraphicsInteropForEpDevice(c->device);
-    if (s) c->k.api->ReleaseStatus(s);
+    if (s) {
+      fprintf(stderr, "gfxep-demo: DeinitGraphicsInterop: %s\n", c->k.api->GetErrorMessage(s));
+      c->k.api->ReleaseStatus(s);
+    }
   }
   if (c->scene) vkp_pipeline_destroy(c->scene);
   if (c->present) vkp_pipeline_destroy(c->present);
   if (c->vk) vkp_destroy(c->vk);
   if (c->k.env) {
-    OrtStatus* s = c->k.api->UnregisterExecutionProviderLibrary(c->k.env, "gfxep");
-    if (s) c->k.api->ReleaseStatus(s);
-    if (!c->cuda) {
-      s = c->k.api->UnregisterExecutionProviderLibrary(c->k.env, "gfxep.reference");
+    if (c->registration) {
+      OrtStatus* s = c->k.api->UnregisterExecutionProviderLibrary(c->k.env, c->registration);
       if (s) c->k.api->ReleaseStatus(s);
     }
     ortkit_close(&c->k);
@@ -158,8 +231,8 @@ int demo_run(demo_ctx* c, const demo_options* o) {
   int n = 0, rc = 0;
   printf("%d frames of %ux%u, %d in flight, PNG every %d frames into %s\n", c->frames, c->width, c->height, o->in_flight,
          o->every, o->out_dir);
-  if ((o->mode & DEMO_INTEROP) && c->cuda) {
-    reports[n].name = "interop";
+  if ((o->mode & DEMO_INTEROP) && c->zero_copy) {
+    reports[n].name = c->one_queue ? "interop_one_queue" : "interop";
     if (demo_run_interop(c, o, &reports[n])) rc = 1;
     n++;
   }

@@ -660,6 +660,28 @@ void vkp_native(const vkp_ctx* ctx, vkp_native_handles* out) {
   out->buffer_device_address = ctx->has_buffer_device_address;
   out->features = ctx->features;
 }
+int vkp_gfxep_options(const vkp_ctx* ctx, const char** keys, const char** values, char (*storage)[64]) {
+  vkp_native_handles h;
+  vkp_native(ctx, &h);
+  int n = 0;
+#define PUT(key, fmt, value)                                  \
+  do {                                                        \
+    snprintf(storage[n], sizeof storage[n], fmt, value);      \
+    keys[n] = key;                                            \
+    values[n] = storage[n];                                   \
+    n++;                                                      \
+  } while (0)
+  PUT("gfxep.vk_instance", "0x%llx", (unsigned long long)(uintptr_t)h.instance);
+  PUT("gfxep.vk_physical_device", "0x%llx", (unsigned long long)(uintptr_t)h.physical_device);
+  PUT("gfxep.vk_device", "0x%llx", (unsigned long long)(uintptr_t)h.device);
+  PUT("gfxep.vk_queue_family", "%u", h.queue_family);
+  PUT("gfxep.vk_queue_index", "%u", h.queue_index);
+  PUT("gfxep.vk_get_instance_proc_addr", "0x%llx", (unsigned long long)(uintptr_t)h.get_instance_proc_addr);
+  PUT("gfxep.vk_features", "%s", h.features ? h.features : "");
+#undef PUT
+  return n;
+}
+
 int vkp_has_timestamps(const vkp_ctx* ctx) { return ctx && ctx->timestamps != VK_NULL_HANDLE; }
 
 /* ---- memory ------------------------------------------------------------------------------------ */

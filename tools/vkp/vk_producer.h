@@ -92,6 +92,12 @@ typedef struct vkp_native_handles {
   const char* features;
 } vkp_native_handles;
 void vkp_native(const vkp_ctx* ctx, vkp_native_handles* out);
+/* The same as the key/value pairs gfxep's Vulkan backend reads from InitGraphicsInterop's
+ * additional_options (docs/interop.md: gfxep.vk_instance, _physical_device, _device, _queue_family,
+ * _queue_index, _get_instance_proc_addr, _features). Values are written into storage; returns the
+ * number of pairs (at most VKP_GFXEP_OPTIONS). */
+#define VKP_GFXEP_OPTIONS 7
+int vkp_gfxep_options(const vkp_ctx* ctx, const char** keys, const char** values, char (*storage)[64]);
 int vkp_has_timestamps(const vkp_ctx* ctx);         /* 1 when the queue can write timestamps */
 
 /* ---- exportable device buffers ---------------------------------------------------------------- */

@@ -287,6 +287,20 @@ gfx_status vk_stream_release(vk_device* d, void* stream, vk_stream* s, gfx_statu
   return status;
 }
 
+/* The barrier between gfxep's work and the rest of its queue: `entry` from every stage and write of
+ * the work submitted before to gfxep's compute and transfer; otherwise from gfxep's writes to every
+ * stage and access of the work submitted after (a renderer's graphics or compute reading a result). */
+static void queue_barrier(VkCommandBuffer cb, int entry) {
+  const VkAccessFlags ours = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                             VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags our_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = entry ? VK_ACCESS_MEMORY_WRITE_BIT : ours,
+                        .dstAccessMask = entry ? ours : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+  vkCmdPipelineBarrier(cb, entry ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : our_stages,
+                       entry ? our_stages : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
 gfx_status vk_stream_cmd(vk_stream* s, VkCommandBuffer* out) {
   if (s->capture) {
     *out = s->capture;
@@ -315,6 +329,10 @@ gfx_status vk_stream_cmd(vk_stream* s, VkCommandBuffer* out) {
     vkFreeCommandBuffers(s->d->device, s->pool, 1, &cb);
     return st;
   }
+  /* every submission starts with a barrier from all earlier work of the queue: on a queue gfxep
+   * shares with the application, what the application submitted before is complete and visible
+   * before gfxep's first read or write, even where no semaphore orders the two (docs/interop.md) */
+  queue_barrier(cb, 1);
   s->rec = cb;
   s->recording = 1;
   *out = cb;
@@ -347,6 +365,7 @@ static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   }
   gfx_status st = NULL;
   if (s->recording) {
+    queue_barrier(s->rec, 0); /* the queue's later work sees everything recorded here */
     st = vk_check(vkEndCommandBuffer(s->rec), "vkEndCommandBuffer on device %d", d->index);
     s->recording = 0;
     if (st) {

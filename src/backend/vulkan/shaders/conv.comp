@@ -46,34 +46,47 @@ void main() {
   Geom g = Geom(pc.geom_addr);
   In x = In(pc.x_addr);
   In w = In(pc.w_addr);
+  // the geometry in registers once: loads through a buffer reference may alias the output store, so a
+  // compiler reloads them in every iteration otherwise
   const int64_t count = g.count;
-  const int c_in_g = g.c_in / g.group, c_out_g = g.c_out / g.group;
+  const int c_in = g.c_in, c_out = g.c_out, group = g.group;
+  const int in_h = g.in_h, in_w = g.in_w, k_h = g.k_h, k_w = g.k_w;
+  const int out_h = g.out_h, out_w = g.out_w, stride_h = g.stride_h, stride_w = g.stride_w;
+  const int dil_h = g.dil_h, dil_w = g.dil_w, pad_top = g.pad_top, pad_left = g.pad_left;
+  const int activation = g.activation, residual = g.residual, has_bias = g.has_bias;
+  const float alpha = g.alpha, beta = g.beta;
+  const int c_in_g = c_in / group, c_out_g = c_out / group;
+  const uint plane = uint(in_h) * uint(in_w), k_plane = uint(k_h) * uint(k_w);
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < count; e += step) {
-    int64_t r = e;
-    const int ox = int(r % g.out_w); r /= g.out_w;
-    const int oy = int(r % g.out_h); r /= g.out_h;
-    const int co = int(r % g.c_out); r /= g.c_out;
-    const int64_t nb = r;
+    // every tensor has fewer than 2^32 elements (node_prepare checks): 32-bit offsets from here on
+    uint r = uint(e);
+    const int ox = int(r % uint(out_w)); r /= uint(out_w);
+    const int oy = int(r % uint(out_h)); r /= uint(out_h);
+    const int co = int(r % uint(c_out)); r /= uint(c_out);
+    const uint nb = r;
     const int grp = co / c_out_g;
+    // the kernel window clipped to the input once, instead of a test per tap
+    const int iy0 = oy * stride_h - pad_top, ix0 = ox * stride_w - pad_left;
+    const int ky_lo = iy0 >= 0 ? 0 : (-iy0 + dil_h - 1) / dil_h;
+    const int ky_hi = min(k_h, (in_h - iy0 + dil_h - 1) / dil_h);
+    const int kx_lo = ix0 >= 0 ? 0 : (-ix0 + dil_w - 1) / dil_w;
+    const int kx_hi = min(k_w, (in_w - ix0 + dil_w - 1) / dil_w);
     float acc = 0.0;
-    for (int ci = 0; ci < c_in_g; ci++) {
-      const int64_t x_plane = (nb * g.c_in + int64_t(grp * c_in_g + ci)) * int64_t(g.in_h) * int64_t(g.in_w);
-      const int64_t w_plane = (int64_t(co) * c_in_g + ci) * int64_t(g.k_h) * int64_t(g.k_w);
-      for (int ky = 0; ky < g.k_h; ky++) {
-        const int iy = oy * g.stride_h - g.pad_top + ky * g.dil_h;
-        if (iy < 0 || iy >= g.in_h) continue;
-        for (int kx = 0; kx < g.k_w; kx++) {
-          const int ix = ox * g.stride_w - g.pad_left + kx * g.dil_w;
-          if (ix < 0 || ix >= g.in_w) continue;
-          acc += float(x.v[uint(x_plane + int64_t(iy) * g.in_w + ix)]) * float(w.v[uint(w_plane + ky * g.k_w + kx)]);
-        }
+    uint x_plane = (nb * uint(c_in) + uint(grp * c_in_g)) * plane;
+    uint w_plane = uint(co) * uint(c_in_g) * k_plane;
+    for (int ci = 0; ci < c_in_g; ci++, x_plane += plane, w_plane += k_plane) {
+      for (int ky = ky_lo; ky < ky_hi; ky++) {
+        const uint x_row = x_plane + uint(iy0 + ky * dil_h) * uint(in_w);
+        const uint w_row = w_plane + uint(ky * k_w);
+        for (int kx = kx_lo; kx < kx_hi; kx++)
+          acc += float(x.v[x_row + uint(ix0 + kx * dil_w)]) * float(w.v[w_row + uint(kx)]);
       }
     }
-    if (g.has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
-    if (g.residual == RES_ADD_THEN_ACT) acc += float(In(pc.res_addr).v[uint(e)]);
-    acc = activation_f(g.activation, acc, g.alpha, g.beta);
-    if (g.residual == RES_ACT_THEN_ADD) acc += float(In(pc.res_addr).v[uint(e)]);
+    if (has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
+    if (residual == RES_ADD_THEN_ACT) acc += float(In(pc.res_addr).v[uint(e)]);
+    acc = activation_f(activation, acc, alpha, beta);
+    if (residual == RES_ACT_THEN_ADD) acc += float(In(pc.res_addr).v[uint(e)]);
     Out(pc.y_addr).v[uint(e)] = ELEM(acc);
   }
 }
