@@ -55,6 +55,14 @@ step concurrency_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pa
 step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_ort"
 step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"
 step demo 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --out "$logs/demo"
+# the demo in float16, and with gfxep's Vulkan backend on the demo's own VkDevice and queue (fp32, fp16):
+# frame latency, throughput and the GPU time between render and present beside the CUDA path's
+step demo_fp16 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 \
+  --every 1000 --precision fp16 --out "$logs/demo_fp16"
+step demo_vulkan 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 100 \
+  --every 1000 --backend vulkan --out "$logs/demo_vulkan"
+step demo_vulkan_fp16 300 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" \
+  --frames 100 --every 1000 --backend vulkan --precision fp16 --mode interop --out "$logs/demo_vulkan_fp16"
 step demo_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/gfxep-demo" --model "$pack/models/demo_denoiser.onnx" --frames 300 --every 1000 --mode interop --out "$logs/demo_ng"
 # every op case (tools/make_opcases.py) on CUDA against ORT's CPU EP, guard regions around outputs
 step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
