@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: set up, build, and run the frame pipeline demo with the bundled denoiser: a headless
 # Vulkan renderer and gfxep sharing the GPU frame after frame (zero-copy interop), the same frames
-# through host memory for comparison, PNGs, a JSON report and a plot in demo-out/. On a machine
-# without an NVIDIA GPU it says so and runs the host pipeline on lavapipe and the reference backend
-# at a small resolution. Extra arguments go to gfxep-demo (--help lists them).
+# through host memory for comparison, PNGs, a JSON report and a plot in demo-out/. gfxep's device is
+# its CUDA device, else a Vulkan GPU (inference on the demo's own VkDevice and queue), else the
+# reference backend with the host pipeline at a small resolution, as the demo says when it starts;
+# --backend and --precision choose. Extra arguments go to gfxep-demo (--help lists them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_BUILD_DIR:-$root/build}
