@@ -27,20 +27,32 @@ def main(out_dir):
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
     ax = axes[0]
-    if "interop" in rows:
+    # the zero-copy pipeline ("interop", or "interop_one_queue" on the renderer's own queue)
+    zero_copy = next((name for name in rows if name.startswith("interop")), None)
+    one_queue = report.get("gfxep_on_the_renderers_queue", False)
+    if zero_copy:
+        between = ("wait + inference + signal on the one queue" if one_queue
+                   else "wait + inference + signal, with both hops")
         for key, label in (("gpu_render_us", "render (Vulkan)"),
-                           ("gpu_between_us", "wait + inference + signal, with both hops"),
+                           ("gpu_between_us", between),
                            ("gpu_present_us", "present (Vulkan)"),
                            ("gpu_round_trip_us", "frame round trip (GPU clock)")):
-            ax.plot(col("interop", key), label=label, linewidth=0.8)
-        ax.set_title("zero-copy pipeline: GPU time per stage")
-        ax.set_xlabel("frame")
+            ax.plot(col(zero_copy, key), label=label, linewidth=0.8)
+        ax.set_title(f"zero-copy pipeline ({report.get('backend', '?')} backend): GPU time per stage")
         ax.set_ylabel("microseconds")
+    elif rows:
+        # no zero-copy pipeline ran (no GPU): the host pipeline's per-frame time instead of an empty panel
+        name = next(iter(rows))
+        ax.plot(col(name, "host_us"), label=f"{name}: host time per frame", linewidth=0.8)
+        ax.set_title(f"{name} ({report.get('backend', '?')} backend): host time per frame")
+        ax.set_ylabel("microseconds")
+    ax.set_xlabel("frame")
+    if rows:
         ax.legend(fontsize=8)
     ax = axes[1]
     labels, p50, p99 = [], [], []
     for name, p in report["pipelines"].items():
-        key = "gpu_us_frame_round_trip" if "gpu_us_frame_round_trip" in p and name == "interop" \
+        key = "gpu_us_frame_round_trip" if "gpu_us_frame_round_trip" in p and name.startswith("interop") \
             else "host_us_frame_latency"
         if key in p:
             labels.append(f"{name}\n({'GPU clock' if key.startswith('gpu') else 'host clock'})")
