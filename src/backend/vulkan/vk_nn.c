@@ -20,15 +20,21 @@
 #define GEMM_TILE 16
 
 /* conv.comp's Geom block */
-typedef struct conv_geom_gpu {
+/* The window both convolution shaders' Geom blocks begin with */
+typedef struct conv_window_gpu {
   int64_t count;
   int32_t n, c_in, c_out, group;
   int32_t in_h, in_w, k_h, k_w;
   int32_t out_h, out_w, stride_h, stride_w;
   int32_t dil_h, dil_w, pad_top, pad_left;
+} conv_window_gpu;
+
+typedef struct conv_geom_gpu {
+  conv_window_gpu w;
   int32_t activation, residual, has_bias, pad0;
   float alpha, beta;
 } conv_geom_gpu;
+_Static_assert(sizeof(conv_geom_gpu) == 96, "conv_geom_gpu layout (conv.comp's Geom)");
 
 /* gemm.comp's Geom block, followed by the offset table */
 typedef struct gemm_geom_gpu {
@@ -41,11 +47,7 @@ _Static_assert(sizeof(gemm_geom_gpu) == 88, "gemm_geom_gpu layout");
 
 /* conv_transpose.comp's Geom block */
 typedef struct conv_t_geom_gpu {
-  int64_t count;
-  int32_t n, c_in, c_out, group;
-  int32_t in_h, in_w, k_h, k_w;
-  int32_t out_h, out_w, stride_h, stride_w;
-  int32_t dil_h, dil_w, pad_top, pad_left;
+  conv_window_gpu w;
   int32_t activation, has_bias;
   float alpha, beta;
 } conv_t_geom_gpu;
@@ -124,6 +126,30 @@ static gfx_status check_sizes(const ir_node* node, const gfx_shape* in, int n_in
   return NULL;
 }
 
+static void window_of(const ir_conv_geom* g, int64_t count, conv_window_gpu* w) {
+  w->count = count;
+  w->n = (int32_t)g->n, w->c_in = (int32_t)g->c_in, w->c_out = (int32_t)g->c_out, w->group = (int32_t)g->group;
+  w->in_h = (int32_t)g->in[0], w->in_w = (int32_t)g->in[1];
+  w->k_h = (int32_t)g->kernel[0], w->k_w = (int32_t)g->kernel[1];
+  w->out_h = (int32_t)g->out[0], w->out_w = (int32_t)g->out[1];
+  w->stride_h = (int32_t)g->strides[0], w->stride_w = (int32_t)g->strides[1];
+  w->dil_h = (int32_t)g->dilations[0], w->dil_w = (int32_t)g->dilations[1];
+  w->pad_top = (int32_t)g->pad_begin[0], w->pad_left = (int32_t)g->pad_begin[1];
+}
+
+/* A convolution's dispatch (one invocation per output element, grid-stride) and its Geom block. */
+static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, const void* geom, size_t bytes) {
+  st->count = count;
+  int64_t groups = (count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
+  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
+  if (max_groups > 65535) max_groups = 65535;
+  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
+  st->groups[1] = st->groups[2] = 1;
+  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  memcpy(st->geom.mapped, geom, bytes);
+  return NULL;
+}
+
 static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                nn_state* st) {
   ir_conv_params p2;
@@ -133,28 +159,13 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   GFX_TRY(ir_conv_geometry(&p2, &x2, &w2, &g));
   conv_geom_gpu gg;
   memset(&gg, 0, sizeof gg);
-  gg.count = gfx_shape_numel(&out[0]);
-  gg.n = (int32_t)g.n, gg.c_in = (int32_t)g.c_in, gg.c_out = (int32_t)g.c_out, gg.group = (int32_t)g.group;
-  gg.in_h = (int32_t)g.in[0], gg.in_w = (int32_t)g.in[1];
-  gg.k_h = (int32_t)g.kernel[0], gg.k_w = (int32_t)g.kernel[1];
-  gg.out_h = (int32_t)g.out[0], gg.out_w = (int32_t)g.out[1];
-  gg.stride_h = (int32_t)g.strides[0], gg.stride_w = (int32_t)g.strides[1];
-  gg.dil_h = (int32_t)g.dilations[0], gg.dil_w = (int32_t)g.dilations[1];
-  gg.pad_top = (int32_t)g.pad_begin[0], gg.pad_left = (int32_t)g.pad_begin[1];
+  window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
   gg.activation = p2.activation;
   gg.residual = p2.residual;
   gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
   gg.alpha = p2.act_alpha;
   gg.beta = p2.act_beta;
-  st->count = gg.count;
-  int64_t groups = (gg.count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
-  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
-  st->groups[1] = st->groups[2] = 1;
-  GFX_TRY(vk_buffer_create(d, sizeof gg, 1, &st->geom));
-  memcpy(st->geom.mapped, &gg, sizeof gg);
-  return NULL;
+  return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
 }
 
 static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
@@ -178,14 +189,7 @@ static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, cons
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "the bias is not a vector of the %lld output channels", (long long)g.c_out);
   conv_t_geom_gpu gg;
   memset(&gg, 0, sizeof gg);
-  gg.count = gfx_shape_numel(&out[0]);
-  gg.n = (int32_t)g.n, gg.c_in = (int32_t)g.c_in, gg.c_out = (int32_t)g.c_out, gg.group = (int32_t)g.group;
-  gg.in_h = (int32_t)g.in[0], gg.in_w = (int32_t)g.in[1];
-  gg.k_h = (int32_t)g.kernel[0], gg.k_w = (int32_t)g.kernel[1];
-  gg.out_h = (int32_t)g.out[0], gg.out_w = (int32_t)g.out[1];
-  gg.stride_h = (int32_t)g.strides[0], gg.stride_w = (int32_t)g.strides[1];
-  gg.dil_h = (int32_t)g.dilations[0], gg.dil_w = (int32_t)g.dilations[1];
-  gg.pad_top = (int32_t)g.pad_begin[0], gg.pad_left = (int32_t)g.pad_begin[1];
+  window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
   gg.activation = p2.activation;
   gg.has_bias = has_bias;
   gg.alpha = p2.act_alpha;
@@ -196,15 +200,7 @@ static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, cons
     if (g.in[k] > big || g.out[k] > big || g.kernel[k] > big || g.strides[k] > big || g.dilations[k] > big ||
         g.pad_begin[k] > big || g.pad_begin[k] < -big || g.kernel[k] * g.dilations[k] > big)
       return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
-  st->count = gg.count;
-  int64_t groups = (gg.count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
-  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
-  st->groups[1] = st->groups[2] = 1;
-  GFX_TRY(vk_buffer_create(d, sizeof gg, 1, &st->geom));
-  memcpy(st->geom.mapped, &gg, sizeof gg);
-  return NULL;
+  return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
 }
 
 /* Element offsets of a's and b's matrix for each output matrix of a broadcast batch. */
