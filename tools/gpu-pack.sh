@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs what the GPU machine needs into .device/ (git-ignored; pass it in the device run's `carry`):
+# Packs what the GPU machine needs into .device/ (git-ignored; it travels with the tree to the GPU machine):
 # the built libraries, test and tool binaries, models, the op-level cases, ORT 1.29, and libcmocka and
 # libcjson (absent there).
 # The GPU machine runs `bash tools/gpu-check.sh` on it. Build first (tools/setup.sh).
@@ -26,7 +26,7 @@ cp "$build"/models/*.onnx "$root"/models/*.onnx "$out/models/"
 if [ ! -d "$root/.gl" ]; then bash "$root/../shared/tools/fetch-device-debs.sh" "$root/.gl" >/dev/null 2>&1 || true; fi
 [ -d "$root/.gl" ] && mkdir -p "$out/gl" && cp "$root"/.gl/*.deb "$out/gl/" 2>/dev/null || true
 strip --strip-debug "$out"/lib/libgfxep*.so "$out"/bin/* 2>/dev/null || true
-# the CUDA module (kernels for six GPU generations) and ORT are most of the pack: gzipped to fit the
-# device run's 64 MiB, unpacked there by gpu-env.sh
+# the CUDA module (kernels for six GPU generations) and ORT are most of the pack: gzipped, so that the
+# pack stays under 64 MiB on its way to the GPU machine; gpu-env.sh unpacks them there
 gzip -6 "$out/lib/libgfxep_cuda.so" "$out/lib/libonnxruntime.so.1.29"
 du -sh "$out"
