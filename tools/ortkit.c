@@ -98,12 +98,16 @@ size_t ortkit_find_devices(ortkit* k, const char* backend, const OrtEpDevice** o
     k->api->ReleaseStatus(s);
     return 0;
   }
-  for (size_t i = 0; i < n && found < max; i++) {
-    if (strcmp(k->api->EpDevice_EpName(all[i]), "gfxep") != 0) continue;
-    const char* b = ortkit_device_meta(k, all[i], "gfxep.backend");
-    if (backend && (!b || strcmp(b, backend) != 0)) continue;
-    out[found++] = all[i];
-  }
+  /* GPUs (a PCI address) first, then CPU implementations (lavapipe, the reference backend), each in
+   * ORT's order: a caller taking the first device gets the GPU on a machine that has both */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n && found < max; i++) {
+      if (strcmp(k->api->EpDevice_EpName(all[i]), "gfxep") != 0) continue;
+      const char* b = ortkit_device_meta(k, all[i], "gfxep.backend");
+      if (backend && (!b || strcmp(b, backend) != 0)) continue;
+      int gpu = ortkit_device_meta(k, all[i], "gfxep.pci_bus_id") != NULL;
+      if (gpu == (pass == 0)) out[found++] = all[i];
+    }
   return found;
 }
 

@@ -33,7 +33,8 @@ const char* ortkit_plugin_path(void);
 /* Prints and frees a status; returns 1 when it was an error. */
 int ortkit_failed(ortkit* k, OrtStatus* s, const char* what);
 
-/* The gfxep EP devices whose gfxep.backend is `backend` (NULL: any). Returns how many were found. */
+/* The gfxep EP devices whose gfxep.backend is `backend` (NULL: any), GPUs (devices with a PCI address)
+ * before CPU implementations. Returns how many were found. */
 size_t ortkit_find_devices(ortkit* k, const char* backend, const OrtEpDevice** out, size_t max);
 const char* ortkit_device_meta(ortkit* k, const OrtEpDevice* d, const char* key);
 

@@ -65,10 +65,7 @@ static int find_backend(demo_ctx* c, const char* registration, const char* backe
   const OrtEpDevice* devs[8];
   size_t found = ortkit_find_devices(&c->k, backend, devs, 8);
   if (found) {
-    /* a GPU before a CPU implementation (lavapipe beside a real GPU): the one with a PCI address */
-    c->device = devs[0];
-    for (size_t i = found; i-- > 0;)
-      if (ortkit_device_meta(&c->k, devs[i], "gfxep.pci_bus_id")) c->device = devs[i];
+    c->device = devs[0]; /* ortkit lists GPUs before CPU implementations */
     if (!gpu_only || ortkit_device_meta(&c->k, c->device, "gfxep.pci_bus_id")) {
       c->backend = backend;
       c->registration = registration;
