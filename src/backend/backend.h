@@ -44,7 +44,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-#define GFX_BACKEND_ABI_VERSION 2
+#define GFX_BACKEND_ABI_VERSION 3
 
 typedef struct gfx_backend gfx_backend;
 
@@ -68,6 +68,9 @@ typedef struct gfx_device_info {
   uint32_t pci_device_id;
   size_t total_memory;
   int compute_major, compute_minor; /* 0 where not meaningful */
+  /* What the device's kernels may use, comma-separated ("float16,int64,storage8,subgroups32"), for
+   * the gfxep.features metadata; "" when the backend says nothing. */
+  char features[128];
   /* A CPU implementation of the API (lavapipe, SwiftShader): offered only when the registration asks
    * for its backend by name, so that it never displaces ORT's own CPU EP by surprise. */
   int software;

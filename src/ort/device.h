@@ -45,6 +45,7 @@ gfx_device* gfx_device_for_ep_device(gfx_device_set* set, const OrtEpDevice* ep_
 #define GFXEP_META_ORDINAL "gfxep.device_ordinal"
 #define GFXEP_META_NAME "gfxep.device_name"
 #define GFXEP_META_DRIVER "gfxep.driver"
+#define GFXEP_META_FEATURES "gfxep.features"
 #define GFXEP_META_UUID "gfxep.device_uuid"
 #define GFXEP_META_LUID "gfxep.device_luid"
 #define GFXEP_META_PCI "gfxep.pci_bus_id"

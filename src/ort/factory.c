@@ -70,6 +70,7 @@ static OrtStatus* publish_device(gfx_factory* f, gfx_device* d) {
   gfx_ort->AddKeyValuePair(meta, GFXEP_META_ORDINAL, buf);
   gfx_ort->AddKeyValuePair(meta, GFXEP_META_NAME, d->info.name);
   if (d->info.driver[0]) gfx_ort->AddKeyValuePair(meta, GFXEP_META_DRIVER, d->info.driver);
+  if (d->info.features[0]) gfx_ort->AddKeyValuePair(meta, GFXEP_META_FEATURES, d->info.features);
   if (d->info.has_uuid) {
     hex(d->info.uuid, 16, buf);
     gfx_ort->AddKeyValuePair(meta, GFXEP_META_UUID, buf);

@@ -89,10 +89,18 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
                                                .pNext = has_pci ? (void*)&pci : d->has_ext_memory_host ? (void*)&host : NULL};
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &m3};
-  VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, .pNext = &drv};
+  VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
+  VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, .pNext = &sg};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
   vkGetPhysicalDeviceProperties2(phys, &p2);
   d->max_alloc = m3.maxMemoryAllocationSize;
+  /* subgroup operations are core (Vulkan 1.1) and need no enabling: used where compute shaders have
+   * them, with a subgroup size the reduction kernels' 256 invocations are a multiple of */
+  const VkSubgroupFeatureFlags sg_need =
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  d->subgroup_size = sg.subgroupSize;
+  d->has_subgroup_ops = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & sg_need) == sg_need &&
+                        sg.subgroupSize >= 4 && sg.subgroupSize <= 128 && (sg.subgroupSize & (sg.subgroupSize - 1)) == 0;
   d->host_import_align = host.minImportedHostPointerAlignment;
   if (d->has_ext_memory_host && !d->host_import_align) d->has_ext_memory_host = 0;
 
@@ -110,6 +118,14 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
     snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.%x", pci.pciDomain, pci.pciBus, pci.pciDevice,
              pci.pciFunction);
   info->software = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; /* lavapipe, SwiftShader */
+  snprintf(info->features, sizeof info->features, "%s%s%s", d->has_f16 ? "float16," : "", d->has_int64 ? "int64," : "",
+           d->has_8bit_storage ? "storage8," : "");
+  if (d->has_subgroup_ops) {
+    size_t used = strlen(info->features);
+    snprintf(info->features + used, sizeof info->features - used, "subgroups%u,", d->subgroup_size);
+  }
+  size_t len = strlen(info->features);
+  if (len) info->features[len - 1] = 0; /* the last comma */
   info->pci_vendor_id = d->props.vendorID;
   info->pci_device_id = d->props.deviceID;
   vkGetPhysicalDeviceMemoryProperties(phys, &d->mem_props);
@@ -177,8 +193,9 @@ static void enumerate(void) {
     pthread_mutex_init(&d->pipe_lock, NULL);
     pthread_mutex_init(&d->streams_lock, NULL);
     devices[n_devices++] = d;
-    gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: %s (%s)%s%s%s", d->index, d->info.name, d->info.driver,
-            d->has_f16 ? ", float16" : "", d->has_int64 ? ", int64" : "", d->has_8bit_storage ? ", 8-bit storage" : "");
+    gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: %s (%s)%s%s%s%s", d->index, d->info.name, d->info.driver,
+            d->has_f16 ? ", float16" : "", d->has_int64 ? ", int64" : "", d->has_8bit_storage ? ", 8-bit storage" : "",
+            d->has_subgroup_ops ? ", subgroup operations" : "");
   }
 }
 

@@ -89,6 +89,8 @@ typedef struct vk_device {
   int has_float16_arith, has_16bit_storage;
   int has_int64, has_int16;
   int has_8bit_storage;   /* storageBuffer8BitAccess: bool outputs (comparisons) */
+  int has_subgroup_ops;   /* subgroup basic, arithmetic and shuffle operations in compute shaders */
+  uint32_t subgroup_size;
   int has_budget;         /* VK_EXT_memory_budget */
   int has_ext_memory_fd, has_ext_semaphore_fd;
   int has_ext_memory_host;            /* VK_EXT_external_memory_host (enabled when present) */
@@ -303,6 +305,12 @@ typedef enum vk_shader_id {
   VK_SHADER_CONV_T_F16,
   VK_SHADER_COPY_BYTES_4, /* copy_bytes.comp (vk_graph.c): 32-bit words */
   VK_SHADER_COPY_BYTES_1, /* bytes (storageBuffer8BitAccess) */
+  VK_SHADER_REDUCE_F32_SG, /* reduce.comp's workgroup families with subgroup operations (vk_reduce.c) */
+  VK_SHADER_REDUCE_F16_SG,
+  VK_SHADER_SOFTMAX_F32_SG,
+  VK_SHADER_SOFTMAX_F16_SG,
+  VK_SHADER_NORM_F32_SG,
+  VK_SHADER_NORM_F16_SG,
   VK_SHADER_COUNT
 } vk_shader_id;
 

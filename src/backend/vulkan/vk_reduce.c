@@ -66,16 +66,23 @@ static int family_index(vk_family f) {
 static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
   static const vk_shader_id f32[4] = {VK_SHADER_REDUCE_F32, VK_SHADER_SOFTMAX_F32, VK_SHADER_NORM_F32, VK_SHADER_POOL_F32};
   static const vk_shader_id f16[4] = {VK_SHADER_REDUCE_F16, VK_SHADER_SOFTMAX_F16, VK_SHADER_NORM_F16, VK_SHADER_POOL_F16};
+  /* the workgroup families combine through subgroups where the device has them (pooling combines
+   * nothing across invocations) */
+  static const vk_shader_id f32_sg[4] = {VK_SHADER_REDUCE_F32_SG, VK_SHADER_SOFTMAX_F32_SG, VK_SHADER_NORM_F32_SG,
+                                         VK_SHADER_POOL_F32};
+  static const vk_shader_id f16_sg[4] = {VK_SHADER_REDUCE_F16_SG, VK_SHADER_SOFTMAX_F16_SG, VK_SHADER_NORM_F16_SG,
+                                         VK_SHADER_POOL_F16};
   const int f = family_index(vk_family_of(op));
+  const int sg = d->has_subgroup_ops && !getenv("GFXEP_VULKAN_NO_SUBGROUPS");
   if (!d->has_int64)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
                      d->info.name);
   if (dtype == GFX_DTYPE_F32) {
-    *out = f32[f];
+    *out = sg ? f32_sg[f] : f32[f];
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16 && d->has_f16) {
-    *out = f16[f];
+    *out = sg ? f16_sg[f] : f16[f];
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16)

@@ -78,6 +78,24 @@ static const uint32_t pool_f32[] =
 static const uint32_t pool_f16[] =
 #include "pool_f16.spv.inc"
     ;
+static const uint32_t reduce_f32_sg[] =
+#include "reduce_f32_sg.spv.inc"
+    ;
+static const uint32_t reduce_f16_sg[] =
+#include "reduce_f16_sg.spv.inc"
+    ;
+static const uint32_t softmax_f32_sg[] =
+#include "softmax_f32_sg.spv.inc"
+    ;
+static const uint32_t softmax_f16_sg[] =
+#include "softmax_f16_sg.spv.inc"
+    ;
+static const uint32_t norm_f32_sg[] =
+#include "norm_f32_sg.spv.inc"
+    ;
+static const uint32_t norm_f16_sg[] =
+#include "norm_f16_sg.spv.inc"
+    ;
 static const uint32_t cast[] =
 #include "cast.spv.inc"
     ;
@@ -190,4 +208,10 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_CONV_T_F16, "conv_transpose.comp (float16)", conv_t_f16),
     BLOB(VK_SHADER_COPY_BYTES_4, "copy_bytes.comp (32-bit words)", copy_bytes_4),
     BLOB(VK_SHADER_COPY_BYTES_1, "copy_bytes.comp (bytes)", copy_bytes_1),
+    BLOB(VK_SHADER_REDUCE_F32_SG, "reduce.comp (Reduce, float32, subgroups)", reduce_f32_sg),
+    BLOB(VK_SHADER_REDUCE_F16_SG, "reduce.comp (Reduce, float16, subgroups)", reduce_f16_sg),
+    BLOB(VK_SHADER_SOFTMAX_F32_SG, "reduce.comp (Softmax, float32, subgroups)", softmax_f32_sg),
+    BLOB(VK_SHADER_SOFTMAX_F16_SG, "reduce.comp (Softmax, float16, subgroups)", softmax_f16_sg),
+    BLOB(VK_SHADER_NORM_F32_SG, "reduce.comp (normalization, float32, subgroups)", norm_f32_sg),
+    BLOB(VK_SHADER_NORM_F16_SG, "reduce.comp (normalization, float16, subgroups)", norm_f16_sg),
 };

@@ -4,13 +4,20 @@
 // (ir/ops_reduce.h), read by device address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
-// invocations stride over the row and combine through shared memory (float32 throughout). Pooling
+// invocations stride over the row and combine through shared memory (float32 throughout); with
+// -DSUBGROUP (devices with subgroup arithmetic and shuffles in compute) each subgroup combines first
+// and shared memory holds one value per subgroup. Pooling
 // gives each output element one invocation. NaN propagates through Max and Min as in the reference.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_GOOGLE_include_directive : require
+#if defined(SUBGROUP)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #if defined(T_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -49,16 +56,41 @@ shared float red[GROUP];
 #define R_MIN 3
 #define R_L2 4
 
-// Combines red[] of the workgroup with op (R_SUM adds, R_MAX / R_MIN compare); every invocation
-// gets the result.
+float combine2(float a, float b, int op) { return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b; }
+
+// Combines v over the workgroup with op (R_SUM adds, R_MAX / R_MIN compare, NaN propagating); every
+// invocation gets the result. Called in uniform control flow.
+#if defined(SUBGROUP)
+// Within each subgroup first (subgroupAdd; the comparisons by butterfly shuffles, since a subgroup
+// max need not propagate NaN), then the subgroups' results through shared memory: one barrier pair
+// instead of log2(GROUP).
+float group_combine(float v, int op) {
+  float r = v;
+  if (op == R_SUM) {
+    r = subgroupAdd(v);
+  } else {
+    for (uint m = 1u; m < gl_SubgroupSize; m <<= 1u) r = combine2(r, subgroupShuffleXor(r, m), op);
+  }
+  if (subgroupElect()) red[gl_SubgroupID] = r;
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) {
+    float a = red[0];
+    for (uint i = 1u; i < gl_NumSubgroups; i++) a = combine2(a, red[i], op);
+    red[0] = a;
+  }
+  barrier();
+  float result = red[0];
+  barrier();
+  return result;
+}
+#else
 float group_combine(float v, int op) {
   const uint t = gl_LocalInvocationID.x;
   red[t] = v;
   barrier();
   for (uint s = GROUP / 2; s > 0; s >>= 1) {
     if (t < s) {
-      float a = red[t], b = red[t + s];
-      red[t] = op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b;
+      red[t] = combine2(red[t], red[t + s], op);
     }
     barrier();
   }
@@ -66,6 +98,7 @@ float group_combine(float v, int op) {
   barrier();
   return r;
 }
+#endif
 
 #if defined(KIND_REDUCE)
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
