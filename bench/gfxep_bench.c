@@ -112,9 +112,9 @@ static char* profile_runs(const char* model, const OrtEpDevice* dev, const char*
   char* path = NULL;
   OrtRunOptions* ro = NULL;
   if (failed(k.api->CreateSessionOptions(&so), "profile options") ||
-      failed(k.api->EnableProfiling(so, prefix), "enable profiling") ||
+      failed(k.api->EnableProfiling(so, ortkit_ort_path(prefix)), "enable profiling") ||
       failed(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, keys, values, n_opt), "profile EP") ||
-      failed(k.api->CreateSession(k.env, model, so, &sess), "profile session"))
+      failed(k.api->CreateSession(k.env, ortkit_ort_path(model), so, &sess), "profile session"))
     goto done;
   /* ORT-allocated outputs change address: never captured by ORT (cuda_graph=ort), gpu_graph_id -1 */
   if (failed(k.api->CreateRunOptions(&ro), "run options") ||

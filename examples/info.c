@@ -134,7 +134,7 @@ static int print_devices(void) {
     fprintf(stderr, "gfxep-info: %s\n", err);
     return 2;
   }
-  printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
+  printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path_text());
   static const char* const names[] = {"gfxep", "gfxep.reference", "gfxep.vulkan"};
   for (size_t r = 0; r < sizeof names / sizeof names[0]; r++) {
     char what[64];

@@ -3,6 +3,7 @@
  *
  *   gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
  *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx
+ *             [model.onnx...]
  *
  * --backend picks the gfxep device (default: the first GPU device gfxep offers, else reference).
  * --oracle runs ORT's CPU EP on other.onnx instead of model.onnx: a float16 model is checked against
@@ -12,7 +13,9 @@
  * --json writes the result (nodes, per-output errors, pass, timings, or the error) to FILE.
  * --graph-opt sets ORT's graph optimization level of both sessions (default: ORT's own, which folds
  * BatchNormalization into Conv before gfxep sees the graph; "disable" keeps the nodes as written).
- * Exit status: 0 when the outputs agree within the tolerances, 1 when they do not, 2 on errors.
+ * Several models (given as arguments, or one path per line in the file of --models FILE) run in one process (one ORT environment, one registration), each on its own sessions,
+ * with a "RESULT pass|MISMATCH|ERROR model on_other=N" line each; --oracle and --json take one model.
+ * Exit status (the worst over the models): 0 when the outputs agree within the tolerances, 1 when they do not, 2 on errors.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +28,7 @@
 static void usage(void) {
   fprintf(stderr,
           "usage: gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
-          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx\n");
+          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--models LIST] model.onnx [model.onnx...]\n");
 }
 
 /* The first error of the run, kept for --json. */
@@ -316,102 +319,56 @@ static int compare_outputs(const ortkit_tensor* a, const ortkit_tensor* b, size_
   return bad;
 }
 
-int main(int argc, char** argv) {
-  const char* backend = NULL;
-  const char* model = NULL;
-  const char* oracle = NULL;
-  const char* json = NULL;
-  int runs = 20, quiet = 0;
-  long dyn = 64;
-  double abs_tol = 1e-4, rel_tol = 1e-4, tol_scale = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
-    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) dyn = strtol(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--atol") && i + 1 < argc) abs_tol = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--rtol") && i + 1 < argc) rel_tol = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) tol_scale = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--oracle") && i + 1 < argc) oracle = argv[++i];
-    else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-    else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) setenv("GFXEP_ORT_GRAPH_OPT", argv[++i], 1); /* ortkit reads it */
-    else if (!strcmp(argv[i], "--quiet")) quiet = 1;
-    else if (argv[i][0] == '-') {
-      usage();
-      return 2;
-    } else model = argv[i];
-  }
-  if (!model || runs < 1 || dyn < 1 || tol_scale < 0) {
-    usage();
-    return 2;
-  }
+/* What every model of one invocation shares. */
+typedef struct run_config {
+  const char* oracle;
+  const char* json;
+  int runs, quiet;
+  long dyn;
+  double abs_tol, rel_tol, tol_scale;
+} run_config;
 
-  run_result res = {.model = model, .oracle = oracle, .graph_opt = getenv("GFXEP_ORT_GRAPH_OPT"), .abs_tol = abs_tol, .rel_tol = rel_tol, .tol_scale = tol_scale,
-                    .runs = runs};
-  ortkit k;
-  char err[512];
-  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
-    fprintf(stderr, "gfxep-run: %s\n", err);
-    snprintf(first_error, sizeof first_error, "%s", err);
-    if (json) write_json(json, &res);
-    return 2;
-  }
-  res.ort_version = k.version;
-  printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
+/* One model through gfxep (device dev) and ORT's CPU EP. Returns 0 when the outputs agree, 1 when
+ * they do not, 2 on errors; *on_other gets the count of nodes left to other EPs (or -1). */
+static int check_model(ortkit* k, const OrtEpDevice* dev, const run_config* c, const char* model, run_result res,
+                       long* on_other_out) {
+  *on_other_out = -1;
+  first_error[0] = 0;
+  res.model = model;
   int rc = 2;
   OrtSession *ep_session = NULL, *cpu_session = NULL;
   ortkit_tensor *in = NULL, *out_ep = NULL, *out_cpu = NULL;
   size_t n_in = 0, n_out_ep = 0, n_out_cpu = 0;
   output_result* per_output = NULL;
-  /* a registration named "gfxep.<backend>" offers that backend's devices only, software ones (the
-   * reference backend, lavapipe) included; plain "gfxep" offers every backend's GPUs */
-  char reg[64] = "gfxep";
-  if (backend) snprintf(reg, sizeof reg, "gfxep.%s", backend);
-  if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, reg, ortkit_plugin_path()), "register")) goto done;
-  const OrtEpDevice* dev[8];
-  size_t n_dev = ortkit_find_devices(&k, backend, dev, 8);
-  if (n_dev == 0 && !backend) {
-    printf("no GPU device offered by gfxep; using the reference backend (plain C on the CPU, slow by design)\n");
-    backend = "reference";
-    if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
-               "register reference"))
-      goto done;
-    n_dev = ortkit_find_devices(&k, "reference", dev, 8);
-  }
-  if (n_dev == 0) {
-    fprintf(stderr, "gfxep-run: gfxep offers no %s device here\n", backend ? backend : "");
-    snprintf(first_error, sizeof first_error, "gfxep offers no %s device here", backend ? backend : "");
-    goto done;
-  }
-  const char* uuid = ortkit_device_meta(&k, dev[0], "gfxep.device_uuid");
-  res.backend = ortkit_device_meta(&k, dev[0], "gfxep.backend");
-  res.device = ortkit_device_meta(&k, dev[0], "gfxep.device_name");
-  printf("gfxep device: %s (%s backend%s%s)\n", res.device, res.backend, uuid ? ", uuid " : "", uuid ? uuid : "");
-
-  if (oracle) printf("oracle: ORT's CPU EP on %s\n", oracle);
   int ep_half = 0, cpu_half = 0;
-  if (failed(&k, ortkit_session(&k, model, dev[0], NULL, NULL, 0, &ep_session), "session with gfxep") ||
-      failed(&k, ortkit_session(&k, oracle ? oracle : model, NULL, NULL, NULL, 0, &cpu_session),
+  if (failed(k, ortkit_session(k, model, dev, NULL, NULL, 0, &ep_session), "session with gfxep") ||
+      failed(k, ortkit_session(k, c->oracle ? c->oracle : model, NULL, NULL, NULL, 0, &cpu_session),
              "session with the CPU EP") ||
-      failed(&k, has_half_io(&k, ep_session, &ep_half), "model inputs and outputs") ||
-      failed(&k, has_half_io(&k, cpu_session, &cpu_half), "oracle inputs and outputs") ||
-      failed(&k, ortkit_random_inputs(&k, ep_session, 42, dyn, &in, &n_in), "inputs") ||
-      failed(&k, round_half_inputs(&k, ep_session, in, n_in), "inputs"))
+      failed(k, has_half_io(k, ep_session, &ep_half), "model inputs and outputs") ||
+      failed(k, has_half_io(k, cpu_session, &cpu_half), "oracle inputs and outputs") ||
+      failed(k, ortkit_random_inputs(k, ep_session, 42, c->dyn, &in, &n_in), "inputs") ||
+      failed(k, round_half_inputs(k, ep_session, in, n_in), "inputs"))
     goto done;
   size_t on_gfxep = 0, on_other = 0;
-  if (!quiet) printf("node placement:\n");
-  if (failed(&k, ortkit_placement(&k, ep_session, &on_gfxep, &on_other, !quiet), "placement")) goto done;
+  if (!c->quiet) printf("node placement:\n");
+  if (failed(k, ortkit_placement(k, ep_session, &on_gfxep, &on_other, !c->quiet), "placement")) goto done;
   res.placed = 1;
   res.on_gfxep = on_gfxep;
   res.on_other = on_other;
+  *on_other_out = (long)on_other;
   printf("nodes on gfxep: %zu, on other EPs: %zu\n", on_gfxep, on_other);
-  if (failed(&k, run_any(&k, ep_session, ep_half, in, n_in, &out_ep, &n_out_ep), "run with gfxep") ||
-      failed(&k, run_any(&k, cpu_session, cpu_half, in, n_in, &out_cpu, &n_out_cpu), "run with the CPU EP"))
+  if (failed(k, run_any(k, ep_session, ep_half, in, n_in, &out_ep, &n_out_ep), "run with gfxep") ||
+      failed(k, run_any(k, cpu_session, cpu_half, in, n_in, &out_cpu, &n_out_cpu), "run with the CPU EP"))
     goto done;
   ortkit_diff d;
   memset(&d, 0, sizeof d);
   per_output = calloc(n_out_cpu + 1, sizeof *per_output);
+  if (!per_output) {
+    snprintf(first_error, sizeof first_error, "out of host memory");
+    goto done;
+  }
   int bad = n_out_ep != n_out_cpu ||
-            compare_outputs(out_ep, out_cpu, n_out_ep, abs_tol, rel_tol, tol_scale, per_output, &d);
+            compare_outputs(out_ep, out_cpu, n_out_ep, c->abs_tol, c->rel_tol, c->tol_scale, per_output, &d);
   res.compared = n_out_ep == n_out_cpu;
   res.pass = !bad;
   res.outputs = out_cpu;
@@ -420,19 +377,19 @@ int main(int argc, char** argv) {
   if (n_out_ep != n_out_cpu) snprintf(first_error, sizeof first_error, "%zu outputs, the oracle has %zu", n_out_ep, n_out_cpu);
   printf("agreement with ORT's CPU EP: max abs error %.3g, max rel error %.3g, %zu elements outside atol %.1g + rtol "
          "%.1g -> %s\n",
-         d.max_abs, d.max_rel, d.mismatched, abs_tol, rel_tol, bad ? "MISMATCH" : "match");
-  if (tol_scale > 0)
+         d.max_abs, d.max_rel, d.mismatched, c->abs_tol, c->rel_tol, bad ? "MISMATCH" : "match");
+  if (c->tol_scale > 0)
     for (size_t i = 0; res.compared && i < n_out_cpu; i++)
       printf("  output %s: max|ref| %.3g, atol %.3g (+ %.1g x max|ref|), max abs error %.3g -> %s\n", out_cpu[i].name,
-             per_output[i].ref_max, per_output[i].atol, tol_scale, per_output[i].diff.max_abs,
+             per_output[i].ref_max, per_output[i].atol, c->tol_scale, per_output[i].diff.max_abs,
              per_output[i].bad ? "MISMATCH" : "match");
   double ep50, ep99, cpu50, cpu99;
-  if (time_runs(&k, ep_session, ep_half, in, n_in, runs, &ep50, &ep99) ||
-      time_runs(&k, cpu_session, cpu_half, in, n_in, runs, &cpu50, &cpu99))
+  if (time_runs(k, ep_session, ep_half, in, n_in, c->runs, &ep50, &ep99) ||
+      time_runs(k, cpu_session, cpu_half, in, n_in, c->runs, &cpu50, &cpu99))
     goto done;
   printf("latency over %d runs, host inputs and outputs: gfxep p50 %.3f ms p99 %.3f ms; CPU EP p50 %.3f ms p99 %.3f "
          "ms\n",
-         runs, ep50, ep99, cpu50, cpu99);
+         c->runs, ep50, ep99, cpu50, cpu99);
   res.timed = 1;
   res.ep50 = ep50;
   res.ep99 = ep99;
@@ -440,13 +397,153 @@ int main(int argc, char** argv) {
   res.cpu99 = cpu99;
   rc = bad ? 1 : 0;
 done:
-  if (json && write_json(json, &res)) rc = 2;
+  if (c->json && write_json(c->json, &res)) rc = 2;
   free(per_output);
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(out_ep, n_out_ep);
   ortkit_tensors_free(out_cpu, n_out_cpu);
-  if (ep_session) k.api->ReleaseSession(ep_session);
-  if (cpu_session) k.api->ReleaseSession(cpu_session);
-  ortkit_close(&k);
+  if (ep_session) k->api->ReleaseSession(ep_session);
+  if (cpu_session) k->api->ReleaseSession(cpu_session);
   return rc;
+}
+
+/* Reads a list of model paths, one per line, and appends them to *models (grown from its argc
+ * entries); returns the file's text, which the paths point into, or NULL. */
+static char* read_model_list(const char* path, const char*** models, int* n, int argc) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  char* text = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = 2 * cap + 8192;
+      char* grown = realloc(text, cap);
+      if (!grown) break;
+      text = grown;
+    }
+    size_t got = fread(text + len, 1, 4096, f);
+    len += got;
+    if (got < 4096) break;
+  }
+  fclose(f);
+  if (!text) return NULL;
+  text[len] = 0;
+  size_t lines = (size_t)argc + 1;
+  for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+  const char** grown = realloc(*models, lines * sizeof *grown);
+  if (!grown) {
+    free(text);
+    return NULL;
+  }
+  *models = grown;
+  for (char* line = strtok(text, "\r\n"); line; line = strtok(NULL, "\r\n"))
+    if (line[0]) (*models)[(*n)++] = line;
+  return text;
+}
+
+int main(int argc, char** argv) {
+  const char* backend = NULL;
+  run_config c = {.runs = 20, .dyn = 64, .abs_tol = 1e-4, .rel_tol = 1e-4};
+  const char** models = calloc((size_t)argc, sizeof *models);
+  int n_models = 0;
+  char* list = NULL; /* --models FILE: its text, the paths pointing into it */
+  if (!models) return 2;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--models") && i + 1 < argc) {
+      if (list || !(list = read_model_list(argv[++i], &models, &n_models, argc))) {
+        fprintf(stderr, "gfxep-run: cannot read the model list %s (one path per line; --models once)\n", argv[i]);
+        free(models);
+        return 2;
+      }
+      continue;
+    }
+    if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) c.runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dyn") && i + 1 < argc) c.dyn = strtol(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--atol") && i + 1 < argc) c.abs_tol = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--rtol") && i + 1 < argc) c.rel_tol = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) c.tol_scale = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--oracle") && i + 1 < argc) c.oracle = argv[++i];
+    else if (!strcmp(argv[i], "--json") && i + 1 < argc) c.json = argv[++i];
+    else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) ortkit_setenv("GFXEP_ORT_GRAPH_OPT", argv[++i]); /* ortkit reads it */
+    else if (!strcmp(argv[i], "--quiet")) c.quiet = 1;
+    else if (argv[i][0] == '-') {
+      usage();
+      free(models);
+      free(list);
+      return 2;
+    } else models[n_models++] = argv[i];
+  }
+  /* --oracle and --json describe one model */
+  if (n_models == 0 || c.runs < 1 || c.dyn < 1 || c.tol_scale < 0 || (n_models > 1 && (c.oracle || c.json))) {
+    usage();
+    free(models);
+    free(list);
+    return 2;
+  }
+
+  run_result res = {.model = models[0], .oracle = c.oracle, .graph_opt = getenv("GFXEP_ORT_GRAPH_OPT"),
+                    .abs_tol = c.abs_tol, .rel_tol = c.rel_tol, .tol_scale = c.tol_scale, .runs = c.runs};
+  ortkit k;
+  char err[512];
+  if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {
+    fprintf(stderr, "gfxep-run: %s\n", err);
+    snprintf(first_error, sizeof first_error, "%s", err);
+    if (c.json) write_json(c.json, &res);
+    free(models);
+    free(list);
+    return 2;
+  }
+  res.ort_version = k.version;
+  printf("ONNX Runtime %s (%s)\nplugin %s\n", k.version, k.lib_path, ortkit_plugin_path_text());
+  int rc = 2;
+  /* a registration named "gfxep.<backend>" offers that backend's devices only, software ones (the
+   * reference backend, lavapipe) included; plain "gfxep" offers every backend's GPUs */
+  char reg[64] = "gfxep";
+  if (backend) snprintf(reg, sizeof reg, "gfxep.%s", backend);
+  if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, reg, ortkit_plugin_path()), "register")) goto setup_failed;
+  const OrtEpDevice* dev[8];
+  size_t n_dev = ortkit_find_devices(&k, backend, dev, 8);
+  if (n_dev == 0 && !backend) {
+    printf("no GPU device offered by gfxep; using the reference backend (plain C on the CPU, slow by design)\n");
+    backend = "reference";
+    if (failed(&k, k.api->RegisterExecutionProviderLibrary(k.env, "gfxep.reference", ortkit_plugin_path()),
+               "register reference"))
+      goto setup_failed;
+    n_dev = ortkit_find_devices(&k, "reference", dev, 8);
+  }
+  if (n_dev == 0) {
+    fprintf(stderr, "gfxep-run: gfxep offers no %s device here\n", backend ? backend : "");
+    snprintf(first_error, sizeof first_error, "gfxep offers no %s device here", backend ? backend : "");
+    goto setup_failed;
+  }
+  const char* uuid = ortkit_device_meta(&k, dev[0], "gfxep.device_uuid");
+  res.backend = ortkit_device_meta(&k, dev[0], "gfxep.backend");
+  res.device = ortkit_device_meta(&k, dev[0], "gfxep.device_name");
+  printf("gfxep device: %s (%s backend%s%s)\n", res.device, res.backend, uuid ? ", uuid " : "", uuid ? uuid : "");
+  if (c.oracle) printf("oracle: ORT's CPU EP on %s\n", c.oracle);
+
+  /* Several models: each one checked on its own sessions, one result line each; the exit status is the
+   * worst of them (2 if any failed to run, else 1 if any disagreed). */
+  rc = 0;
+  for (int m = 0; m < n_models; m++) {
+    if (n_models > 1) printf("== %s\n", models[m]);
+    long on_other = -1;
+    int one = check_model(&k, dev[0], &c, models[m], res, &on_other);
+    if (n_models > 1)
+      printf("RESULT %s %s on_other=%ld%s%s\n", one == 0 ? "pass" : one == 1 ? "MISMATCH" : "ERROR", models[m], on_other,
+             first_error[0] ? " error: " : "", first_error);
+    if (one > rc) rc = one;
+  }
+  ortkit_close(&k);
+  free(models);
+  free(list);
+  return rc;
+
+setup_failed:
+  if (c.json) write_json(c.json, &res);
+  ortkit_close(&k);
+  free(models);
+  free(list);
+  return 2;
 }

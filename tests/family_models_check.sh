@@ -1,9 +1,10 @@
 #!/bin/bash
-# Writes one op family's attribute-combination models with its generator and runs each through
+# Writes one op family's attribute-combination models with its generator and runs them through
 # gfxep-run on one backend: every model's outputs must agree with ORT's CPU EP. Nodes the family
 # leaves to ORT by design (each generator's header says which) may run there; the count of models
-# whose nodes all ran on gfxep is printed.
-#   family_models_check.sh PYTHON GENERATOR GFXEP_RUN OUT_DIR reference|cuda ATOL RTOL
+# whose nodes all ran on gfxep is printed. All models go through one gfxep-run process (each on its
+# own sessions): starting ONNX Runtime and the backend once, not once per model.
+#   family_models_check.sh PYTHON GENERATOR GFXEP_RUN OUT_DIR reference|cuda|vulkan ATOL RTOL
 set -u
 py=$1 gen=$2 run=$3 out=$4 backend=$5 atol=$6 rtol=$7
 if [ "$backend" = cuda ] && ! nvidia-smi -L > /dev/null 2>&1; then
@@ -12,18 +13,20 @@ if [ "$backend" = cuda ] && ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 rm -rf "$out" && mkdir -p "$out"
 "$py" "$gen" "$out" > /dev/null || { echo "generator $gen failed"; exit 1; }
-fail=0 total=0 whole=0
-for f in "$out"/*.onnx; do
-  total=$((total + 1))
-  log=$("$run" --backend "$backend" --runs 1 --atol "$atol" --rtol "$rtol" "$f" 2>&1)
-  rc=$?
-  if [ $rc -ne 0 ]; then
-    echo "FAIL $(basename "$f") (exit $rc)"
-    echo "$log" | tail -6
-    fail=$((fail + 1))
-  elif grep -q "on other EPs: 0" <<< "$log"; then
-    whole=$((whole + 1))
-  fi
+models=("$out"/*.onnx)
+printf "%s\n" "${models[@]}" > "$out/models.txt"
+"$run" --backend "$backend" --runs 1 --quiet --atol "$atol" --rtol "$rtol" --models "$out/models.txt" > "$out/run.log" 2>&1
+rc=$?
+total=${#models[@]}
+pass=$(grep -c "^RESULT pass " "$out/run.log")
+whole=$(grep -c "^RESULT pass .* on_other=0$" "$out/run.log")
+# every model that did not pass, with the lines gfxep-run printed for it
+grep "^RESULT " "$out/run.log" | grep -v "^RESULT pass " | while read -r _ verdict model _; do
+  echo "FAIL $(basename "$model") ($verdict)"
+  awk -v m="== $model" '$0 == m {on = 1; next} /^== / {on = 0} on' "$out/run.log" | tail -6
 done
-echo "$total models: $((total - fail)) agree with ORT's CPU EP ($whole entirely on gfxep), $fail disagree"
-[ $fail -eq 0 ]
+echo "$total models: $pass agree with ORT's CPU EP ($whole entirely on gfxep), $((total - pass)) disagree or failed"
+if [ "$pass" -ne "$total" ] || [ $rc -ne 0 ]; then
+  [ $rc -gt 2 ] && { echo "gfxep-run exited with $rc:"; tail -20 "$out/run.log"; }
+  exit 1
+fi

@@ -289,7 +289,7 @@ static void test_memory_limit_bad_values_are_named(void** state) {
   expect_ok(k.api->AddSessionConfigEntry(so, "ep.gfxep.device_memory_limit", "-5"), "config entry");
   expect_ok(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &device, 1, NULL, NULL, 0), "append");
   OrtSession* s = NULL;
-  OrtStatus* st = k.api->CreateSession(k.env, model_path("add_relu"), so, &s);
+  OrtStatus* st = k.api->CreateSession(k.env, ortkit_ort_path(model_path("add_relu")), so, &s);
   assert_non_null(st);
   assert_non_null(strstr(k.api->GetErrorMessage(st), "'device_memory_limit' = '-5' is not a byte count"));
   k.api->ReleaseStatus(st);

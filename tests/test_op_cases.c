@@ -206,7 +206,7 @@ static OrtStatus* make_session(const char* path, const OrtEpDevice* dev, int no_
   if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
   if (!s && no_fallback) s = api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1");
   if (!s && dev) s = api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, NULL, NULL, 0);
-  if (!s) s = api->CreateSession(k.env, path, so, out);
+  if (!s) s = api->CreateSession(k.env, ortkit_ort_path(path), so, out);
   if (so) api->ReleaseSessionOptions(so);
   return s;
 }

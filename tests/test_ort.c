@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -722,14 +721,14 @@ static void test_profiling_shows_gfxep_kernels(void** state) {
   (void)state;
   const OrtEpDevice* d = the_device();
   char prefix[256];
-  snprintf(prefix, sizeof prefix, "/tmp/gfxep_profile_%d", (int)getpid());
+  ortkit_temp_path(prefix, sizeof prefix, "gfxep_profile");
   OrtSessionOptions* so = NULL;
   expect_ok(k.api->CreateSessionOptions(&so), "options");
-  expect_ok(k.api->EnableProfiling(so, prefix), "enable profiling");
+  expect_ok(k.api->EnableProfiling(so, ortkit_ort_path(prefix)), "enable profiling");
   expect_ok(k.api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1"), "assignment info");
   expect_ok(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &d, 1, NULL, NULL, 0), "append EP");
   OrtSession* s = NULL;
-  expect_ok(k.api->CreateSession(k.env, model_path("conv_net"), so, &s), "session");
+  expect_ok(k.api->CreateSession(k.env, ortkit_ort_path(model_path("conv_net")), so, &s), "session");
   k.api->ReleaseSessionOptions(so);
   ortkit_tensor *in = NULL, *got = NULL, *want = NULL;
   size_t n_in = 0, n_got = 0, n_want = 0;

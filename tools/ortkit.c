@@ -1,18 +1,33 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "ortkit.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/dynlib.h"
+
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
+
 #ifndef GFXEP_DEFAULT_ORT_LIB
+#ifdef _WIN32
+#define GFXEP_DEFAULT_ORT_LIB "onnxruntime.dll"
+#else
 #define GFXEP_DEFAULT_ORT_LIB "libonnxruntime.so"
 #endif
+#endif
 #ifndef GFXEP_DEFAULT_PLUGIN
+#ifdef _WIN32
+#define GFXEP_DEFAULT_PLUGIN "gfxep.dll"
+#else
 #define GFXEP_DEFAULT_PLUGIN "libgfxep.so"
+#endif
 #endif
 
 typedef const OrtApiBase* (*get_api_base_fn)(void);
@@ -27,14 +42,57 @@ uint64_t ortkit_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+char* ortkit_temp_path(char* out, size_t size, const char* stem) {
+#ifdef _WIN32
+  const char* dir = getenv("TEMP");
+  snprintf(out, size, "%s\\%s_%lu", dir && dir[0] ? dir : ".", stem, (unsigned long)GetCurrentProcessId());
+#else
+  const char* dir = getenv("TMPDIR");
+  snprintf(out, size, "%s/%s_%ld", dir && dir[0] ? dir : "/tmp", stem, (long)getpid());
+#endif
+  return out;
+}
+
+int ortkit_setenv(const char* name, const char* value) {
+#ifdef _WIN32
+  return _putenv_s(name, value) ? -1 : 0;
+#else
+  return setenv(name, value, 1);
+#endif
+}
+
+#ifdef _WIN32
+/* Paths ORT takes are UTF-16 on Windows: a few converted paths live at once, in a ring. */
+const ORTCHAR_T* ortkit_ort_path(const char* path) {
+  static _Thread_local wchar_t ring[4][4096];
+  static _Thread_local int next;
+  wchar_t* w = ring[next++ % 4];
+  if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, w, 4096)) w[0] = 0;
+  return w;
+}
+
+static const char* absolute_path(const char* p, char* out, size_t size) {
+  return _fullpath(out, p, size) ? out : p;
+}
+#else
+const ORTCHAR_T* ortkit_ort_path(const char* path) { return path; }
+
+static const char* absolute_path(const char* p, char* out, size_t size) {
+  (void)size; /* realpath writes at most PATH_MAX bytes; out has 4096 */
+  return realpath(p, out) ? out : p;
+}
+#endif
+
 /* ORT resolves a relative library path against its own folder, not the working directory: hand it
  * an absolute one. */
-const char* ortkit_plugin_path(void) {
+const char* ortkit_plugin_path_text(void) {
   static char resolved[4096];
   const char* p = getenv("GFXEP_PLUGIN");
   if (!p || !p[0]) p = GFXEP_DEFAULT_PLUGIN;
-  return realpath(p, resolved) ? resolved : p;
+  return absolute_path(p, resolved, sizeof resolved);
 }
+
+const ORTCHAR_T* ortkit_plugin_path(void) { return ortkit_ort_path(ortkit_plugin_path_text()); }
 
 int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size) {
   return ortkit_open_logged(k, lib_path, level, NULL, NULL, err, err_size);
@@ -46,18 +104,21 @@ int ortkit_open_logged(ortkit* k, const char* lib_path, OrtLoggingLevel level, O
   if (!lib_path) lib_path = getenv("GFXEP_ORT_LIB");
   if (!lib_path || !lib_path[0]) lib_path = GFXEP_DEFAULT_ORT_LIB;
   k->lib_path = lib_path;
-  k->lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+  char why[1024];
+  k->lib = gfx_dynlib_open(lib_path, why, sizeof why);
   if (!k->lib) {
-    snprintf(err, err_size, "cannot load ONNX Runtime from %s: %s", lib_path, dlerror());
+    snprintf(err, err_size, "cannot load ONNX Runtime from %s: %s", lib_path, why);
     return -1;
   }
-  get_api_base_fn get = (get_api_base_fn)dlsym(k->lib, "OrtGetApiBase");
+  get_api_base_fn get;
+  void* sym = gfx_dynlib_symbol(k->lib, "OrtGetApiBase");
+  memcpy(&get, &sym, sizeof get);
   const OrtApiBase* base = get ? get() : NULL;
   k->api = base ? base->GetApi(ORT_API_VERSION) : NULL;
   if (!k->api) {
     snprintf(err, err_size, "%s does not serve ORT API version %d (it is %s)", lib_path, ORT_API_VERSION,
              base ? base->GetVersionString() : "unknown");
-    dlclose(k->lib);
+    gfx_dynlib_close(k->lib);
     k->lib = NULL;
     return -1;
   }

@@ -28,7 +28,12 @@ int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* er
 int ortkit_open_logged(ortkit* k, const char* lib_path, OrtLoggingLevel level, OrtLoggingFunction log, void* param,
                        char* err, size_t err_size);
 void ortkit_close(ortkit* k);
-const char* ortkit_plugin_path(void);
+/* The plugin's absolute path: as ORT takes it (UTF-16 on Windows), and as text for messages. */
+const ORTCHAR_T* ortkit_plugin_path(void);
+const char* ortkit_plugin_path_text(void);
+/* A UTF-8 path as ORT's path arguments take it (the same pointer on POSIX; on Windows a converted
+ * copy that stays valid for the next three calls on this thread). */
+const ORTCHAR_T* ortkit_ort_path(const char* path);
 
 /* Prints and frees a status; returns 1 when it was an error. */
 int ortkit_failed(ortkit* k, OrtStatus* s, const char* what);
@@ -75,5 +80,12 @@ int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, dou
 OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose);
 
 uint64_t ortkit_now_ns(void);
+
+/* A file path in the system's folder for temporary files, unique to this process:
+ * <tmp>/<stem>_<pid>. Returns out. */
+char* ortkit_temp_path(char* out, size_t size, const char* stem);
+
+/* Sets an environment variable of this process (setenv, or _putenv_s on Windows). Returns 0. */
+int ortkit_setenv(const char* name, const char* value);
 
 #endif

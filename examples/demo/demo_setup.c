@@ -120,7 +120,7 @@ int demo_open(demo_ctx* c, demo_options* o, char* err, size_t n) {
   demo_arm("setting up ONNX Runtime", 120);
   if (ortkit_open(&c->k, NULL, ORT_LOGGING_LEVEL_WARNING, err, n)) return -1;
   c->ia = c->k.api->GetInteropApi();
-  printf("ONNX Runtime %s, plugin %s\n", c->k.version, ortkit_plugin_path());
+  printf("ONNX Runtime %s, plugin %s\n", c->k.version, ortkit_plugin_path_text());
   if (choose_device(c, o, err, n)) return -1;
   const int vulkan = strcmp(c->backend, "vulkan") == 0;
   /* a device without a name in PCI terms is a CPU implementation (lavapipe, the reference backend) */

@@ -1,17 +1,18 @@
 /* gfxep — the backend registry: the built-in reference backend and the GPU backend modules.
  *
- * A GPU backend lives in its own shared object (libgfxep_<name>.so, next to libgfxep.so) so that
+ * A GPU backend lives in its own shared object (libgfxep_<name>.so next to libgfxep.so; gfxep_<name>.dll
+ * next to gfxep.dll on Windows) so that
  * libgfxep.so itself needs nothing from the CUDA toolkit or the Vulkan loader: where they are
  * missing it still loads, and the reason a backend is unavailable becomes a log line.
  */
-#define _GNU_SOURCE
 #include "backend/registry.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/dynlib.h"
 
 /* Built in (ref/ref_backend.c). */
 const gfx_backend* gfx_ref_backend_table(void);
@@ -27,10 +28,17 @@ typedef struct entry {
   void* handle;         /* kept open for the life of the process: ORT may call into it until exit */
 } entry;
 
+/* A module's file name: libgfxep_cuda.so on Linux, gfxep_cuda.dll on Windows. */
+#ifdef _WIN32
+#define MODULE_FILE(name) name ".dll"
+#else
+#define MODULE_FILE(name) "lib" name ".so"
+#endif
+
 /* The order in which devices are offered: vendor APIs first, then portable ones, then the oracle. */
 static entry entries[] = {
-    {.name = "cuda", .module = "libgfxep_cuda.so", .symbol = "gfxep_cuda_backend", .once = PTHREAD_ONCE_INIT},
-    {.name = "vulkan", .module = "libgfxep_vulkan.so", .symbol = "gfxep_vulkan_backend", .once = PTHREAD_ONCE_INIT},
+    {.name = "cuda", .module = MODULE_FILE("gfxep_cuda"), .symbol = "gfxep_cuda_backend", .once = PTHREAD_ONCE_INIT},
+    {.name = "vulkan", .module = MODULE_FILE("gfxep_vulkan"), .symbol = "gfxep_vulkan_backend", .once = PTHREAD_ONCE_INIT},
     {.name = "reference", .once = PTHREAD_ONCE_INIT},
 };
 #define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
@@ -53,22 +61,22 @@ static void load(entry* e) {
   if (env_path && env_path[0]) {
     snprintf(path, sizeof path, "%s", env_path);
   } else {
-    Dl_info info;
-    if (!dladdr((void*)&gfx_registry_get, &info) || !info.dli_fname) {
-      snprintf(e->why_buf, sizeof e->why_buf, "cannot find the folder of libgfxep");
+    char folder[4000];
+    if (gfx_dynlib_folder_of((const void*)&gfx_registry_get, folder, sizeof folder)) {
+      snprintf(e->why_buf, sizeof e->why_buf, "cannot find the folder of the gfxep library");
       return;
     }
-    const char* slash = strrchr(info.dli_fname, '/');
-    int dir_len = slash ? (int)(slash - info.dli_fname) : 1;
-    snprintf(path, sizeof path, "%.*s/%s", dir_len, slash ? info.dli_fname : ".", e->module);
+    snprintf(path, sizeof path, "%s%c%s", folder, GFX_PATH_SEP, e->module);
   }
-  e->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  char err[4096];
+  e->handle = gfx_dynlib_open(path, err, sizeof err);
   if (!e->handle) {
-    const char* err = dlerror();
-    snprintf(e->why_buf, sizeof e->why_buf, "%s", err ? err : path);
+    snprintf(e->why_buf, sizeof e->why_buf, "%s", err);
     return;
   }
-  gfx_backend_entry_fn fn = (gfx_backend_entry_fn)dlsym(e->handle, e->symbol);
+  gfx_backend_entry_fn fn;
+  void* sym = gfx_dynlib_symbol(e->handle, e->symbol);
+  memcpy(&fn, &sym, sizeof fn);
   const char* module_why = NULL;
   const gfx_backend* be = fn ? fn(&module_why) : NULL;
   if (!fn || (be && be->abi_version != GFX_BACKEND_ABI_VERSION)) {

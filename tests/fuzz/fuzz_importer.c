@@ -89,7 +89,7 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
     exit(1);
   }
   page = (size_t)sysconf(_SC_PAGESIZE);
-  fprintf(stderr, "fuzz_importer: ONNX Runtime %s (%s), plugin %s\n", k.version, k.lib_path, ortkit_plugin_path());
+  fprintf(stderr, "fuzz_importer: ONNX Runtime %s (%s), plugin %s\n", k.version, k.lib_path, ortkit_plugin_path_text());
   return 0;
 }
 

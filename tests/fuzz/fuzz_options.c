@@ -102,7 +102,7 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   k.api->ReleaseSession(cpu);
   k.api->ReleaseSessionOptions(so);
   fprintf(stderr, "fuzz_options: ONNX Runtime %s (%s), plugin %s, model %s\n", k.version, k.lib_path,
-          ortkit_plugin_path(), path);
+          ortkit_plugin_path_text(), path);
   return 0;
 }
 
