@@ -19,6 +19,21 @@
 
 static const OrtApi* ort;
 
+#ifdef _WIN32
+#include <windows.h>
+#include <shellapi.h>
+/* ONNX Runtime takes file paths as ORTCHAR_T, wide characters on Windows: path arguments come from
+ * the wide command line there (the array lives until the program ends) */
+static const ORTCHAR_T* path_arg(char** argv, int i) {
+  (void)argv;
+  int n = 0;
+  wchar_t** wide = CommandLineToArgvW(GetCommandLineW(), &n);
+  return wide && i < n ? wide[i] : L"";
+}
+#else
+static const ORTCHAR_T* path_arg(char** argv, int i) { return argv[i]; }
+#endif
+
 /* error checks, shortened in the README to CHECK */
 #define CHECK(call)                                                        \
   do {                                                                     \
@@ -63,8 +78,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: gfxep-minimal /path/to/libgfxep.so model.onnx [backend [registration]]\n");
     return 2;
   }
-  const char* plugin = argv[1];
-  const char* model = argv[2];
+  const ORTCHAR_T* plugin = path_arg(argv, 1);
+  const ORTCHAR_T* model = path_arg(argv, 2);
   const char* backend = argc > 3 ? argv[3] : "cuda";
   const char* registration = argc > 4 ? argv[4] : "gfxep";
   ort = OrtGetApiBase()->GetApi(ORT_API_VERSION);

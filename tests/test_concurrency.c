@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -261,7 +260,7 @@ static void test_one_importer_four_threads(void** state) {
   bool can = false;
   expect_ok(ia->CanImportMemory(imp, (OrtExternalMemoryHandleType)HOST_ALLOCATION, &can), "can import");
   assert_true(can);
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t page = ortkit_page_size();
   import_job jobs[THREADS];
   pthread_t t[THREADS];
   memset(jobs, 0, sizeof jobs);
@@ -270,7 +269,7 @@ static void test_one_importer_four_threads(void** state) {
   for (int i = 0; i < THREADS; i++) {
     jobs[i].imp = imp;
     jobs[i].page = page;
-    jobs[i].mem = aligned_alloc(page, 4 * page); /* each thread its own range: registrations never overlap */
+    jobs[i].mem = ortkit_aligned_alloc(page, 4 * page); /* each thread its own range: registrations never overlap */
     assert_non_null(jobs[i].mem);
     assert_int_equal(pthread_create(&t[i], NULL, import_main, &jobs[i]), 0);
   }
@@ -282,7 +281,7 @@ static void test_one_importer_four_threads(void** state) {
     cycles += jobs[i].acc.runs;
     views += jobs[i].views;
     wrong += jobs[i].wrong;
-    free(jobs[i].mem);
+    ortkit_aligned_free(jobs[i].mem);
   }
   fig.import_seconds = seconds_since(t0);
   fig.import_overlap_ms = overlap_ms(acc, THREADS);

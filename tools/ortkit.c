@@ -10,6 +10,7 @@
 #include "core/dynlib.h"
 
 #ifdef _WIN32
+#include <malloc.h>
 #include <windows.h>
 #else
 #include <unistd.h>
@@ -52,6 +53,20 @@ char* ortkit_temp_path(char* out, size_t size, const char* stem) {
 #endif
   return out;
 }
+
+#ifdef _WIN32
+size_t ortkit_page_size(void) {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwPageSize;
+}
+void* ortkit_aligned_alloc(size_t alignment, size_t bytes) { return _aligned_malloc(bytes, alignment); }
+void ortkit_aligned_free(void* p) { _aligned_free(p); }
+#else
+size_t ortkit_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+void* ortkit_aligned_alloc(size_t alignment, size_t bytes) { return aligned_alloc(alignment, bytes); }
+void ortkit_aligned_free(void* p) { free(p); }
+#endif
 
 int ortkit_setenv(const char* name, const char* value) {
 #ifdef _WIN32

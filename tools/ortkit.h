@@ -85,6 +85,12 @@ uint64_t ortkit_now_ns(void);
  * <tmp>/<stem>_<pid>. Returns out. */
 char* ortkit_temp_path(char* out, size_t size, const char* stem);
 
+/* The host's page size, and page-aligned host blocks (aligned_alloc, or _aligned_malloc on Windows,
+ * whose C runtime has no aligned_alloc): what host-memory imports are made from. */
+size_t ortkit_page_size(void);
+void* ortkit_aligned_alloc(size_t alignment, size_t bytes);
+void ortkit_aligned_free(void* p);
+
 /* Sets an environment variable of this process (setenv, or _putenv_s on Windows). Returns 0. */
 int ortkit_setenv(const char* name, const char* value);
 

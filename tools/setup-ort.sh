@@ -6,6 +6,8 @@
 #   .deps/ort-1.29/include/   ORT 1.29.0 C headers (the ABI gfxep is built against)
 #   .deps/ort-1.29/lib/       libonnxruntime.so (ORT 1.29.0, CPU build, Linux x64)
 #   .deps/ort-1.30/lib/       libonnxruntime.so.1 (ORT 1.30.0) for the forward-compatibility tests
+#   .deps/ort-1.29/win-x64/, .deps/ort-1.30/win-x64/   onnxruntime.dll of the same releases for
+#                             Windows x64 (the Windows build's tests run them under Wine)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,25 +45,29 @@ set -- ${packages[0]}; t129=$(fetch "$1" "$2")
 set -- ${packages[1]}; t130=$(fetch "$1" "$2")
 
 stamp="$deps/.stamp"
-want_stamp="$(basename "$t129") $(basename "$t130")"
+want_stamp="$(basename "$t129") $(basename "$t130") win-x64"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then
   exit 0
 fi
 
 hdr='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
 lib='package/Plugins/Linux/x64/libonnxruntime.so'
+win='package/Plugins/Windows/x64'
 tmp=$(mktemp -d)
-tar -xzf "$t129" -C "$tmp" "$hdr" "$lib"
-rm -rf "$deps/ort-1.29"; mkdir -p "$deps/ort-1.29/include" "$deps/ort-1.29/lib"
+tar -xzf "$t129" -C "$tmp" "$hdr" "$lib" "$win/onnxruntime.dll" "$win/onnxruntime_providers_shared.dll"
+rm -rf "$deps/ort-1.29"; mkdir -p "$deps/ort-1.29/include" "$deps/ort-1.29/lib" "$deps/ort-1.29/win-x64"
 cp "$tmp/$hdr"/*.h "$deps/ort-1.29/include/"
 cp "$tmp/$lib" "$deps/ort-1.29/lib/libonnxruntime.so"
+cp "$tmp/$win"/*.dll "$deps/ort-1.29/win-x64/"
 rm -rf "$tmp"
 
 lib130='package/bin/napi-v6/linux/x64/libonnxruntime.so.1'
+win130='package/bin/napi-v6/win32/x64/onnxruntime.dll'
 tmp=$(mktemp -d)
-tar -xzf "$t130" -C "$tmp" "$lib130"
-rm -rf "$deps/ort-1.30"; mkdir -p "$deps/ort-1.30/lib"
+tar -xzf "$t130" -C "$tmp" "$lib130" "$win130"
+rm -rf "$deps/ort-1.30"; mkdir -p "$deps/ort-1.30/lib" "$deps/ort-1.30/win-x64"
 cp "$tmp/$lib130" "$deps/ort-1.30/lib/libonnxruntime.so.1"
+cp "$tmp/$win130" "$deps/ort-1.30/win-x64/onnxruntime.dll"
 ln -sf libonnxruntime.so.1 "$deps/ort-1.30/lib/libonnxruntime.so"
 rm -rf "$tmp"
 

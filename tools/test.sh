@@ -27,7 +27,7 @@ if [ "${GFXEP_SANITIZE_TESTS:-1}" != 0 ]; then
   cd "$asan"
   export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   # the compile check and the fuzzers build their own binaries; nothing to sanitize twice
-  skip="windows_compile|fuzz_bounded"
+  skip="windows|fuzz_bounded"
   # lavapipe's JIT-compiled code leaks 128 bytes LeakSanitizer cannot attribute to any library, so the
   # tests that run Vulkan code run with leak detection off (memory errors are still caught)
   vk="vk_producer|demo|vulkan"

@@ -1,5 +1,5 @@
 /* gfxep — the two symbols ONNX Runtime looks up in a plugin EP library. Nothing else is exported
- * (see gfxep.lds). */
+ * (see gfxep.lds; on Windows, the only functions marked dllexport). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +9,21 @@
 #include "ort/factory.h"
 
 #if defined(_WIN32)
-#define GFXEP_EXPORT
+#include <windows.h>
+#define GFXEP_EXPORT __declspec(dllexport)
+
+/* ONNX Runtime unloads the plugin at UnregisterExecutionProviderLibrary, yet objects it got from the
+ * plugin (a data transfer, sessions created meanwhile) can outlive that, and the backend modules keep
+ * pointers into this library: pinned, it stays mapped until the process ends (on Linux, the link
+ * option -z nodelete does the same). */
+static void keep_loaded(void) {
+  HMODULE self = NULL;
+  GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+                     (LPCWSTR)(const void*)&keep_loaded, &self);
+}
 #else
 #define GFXEP_EXPORT __attribute__((visibility("default")))
+static void keep_loaded(void) {}
 #endif
 
 /* Negotiates the API: gfxep is built against ORT_API_VERSION (29) and needs at least 1.24's EP API
@@ -48,6 +60,7 @@ GFXEP_EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const Ort
                                           const OrtLogger* default_logger, OrtEpFactory** factories,
                                           size_t max_factories, size_t* num_factories) {
   *num_factories = 0;
+  keep_loaded();
   OrtStatus* s = init_api(ort_api_base);
   if (s || !gfx_ort) return s;
   if (max_factories < 1) return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: no room for a factory");

@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#include <malloc.h>
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 #include "backend/backend.h"
 #include "backend/ref/ref_kernels.h"
@@ -32,9 +37,20 @@ gfx_status ref_check_device(int device) {
 
 static int ref_device_count(void) { return 1; }
 
-/* sysconf(name) pages times the page size, in bytes; 0 with *ok = 0 when either is unknown. */
-static size_t host_pages_bytes(int name, int* ok) {
-  long pages = sysconf(name);
+/* The host's physical memory, total or available, in bytes; 0 with *ok = 0 when it will not say. */
+enum { HOST_TOTAL, HOST_AVAILABLE };
+#ifdef _WIN32
+static size_t host_memory_bytes(int which, int* ok) {
+  MEMORYSTATUSEX m = {.dwLength = sizeof m};
+  *ok = GlobalMemoryStatusEx(&m) != 0;
+  if (!*ok) return 0;
+  unsigned long long v = which == HOST_TOTAL ? m.ullTotalPhys : m.ullAvailPhys;
+  return v > SIZE_MAX ? SIZE_MAX : (size_t)v;
+}
+#else
+/* sysconf pages times the page size */
+static size_t host_memory_bytes(int which, int* ok) {
+  long pages = sysconf(which == HOST_TOTAL ? _SC_PHYS_PAGES : _SC_AVPHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);
   if (pages < 0 || page_size <= 0) {
     *ok = 0;
@@ -44,6 +60,17 @@ static size_t host_pages_bytes(int name, int* ok) {
   if ((unsigned long)pages > SIZE_MAX / (unsigned long)page_size) return SIZE_MAX; /* saturate */
   return (size_t)pages * (size_t)page_size;
 }
+#endif
+
+/* Aligned heap blocks: C11's aligned_alloc, which Windows' C runtime lacks (_aligned_malloc there,
+ * released by _aligned_free rather than free). */
+#ifdef _WIN32
+static void* heap_aligned(size_t alignment, size_t bytes) { return _aligned_malloc(bytes, alignment); }
+static void heap_free(void* p) { _aligned_free(p); }
+#else
+static void* heap_aligned(size_t alignment, size_t bytes) { return aligned_alloc(alignment, bytes); }
+static void heap_free(void* p) { free(p); }
+#endif
 
 static gfx_status ref_device_info(gfx_dev* dev, gfx_device_info* out) {
   const int device = dev->index;
@@ -52,7 +79,7 @@ static gfx_status ref_device_info(gfx_dev* dev, gfx_device_info* out) {
   memset(out, 0, sizeof *out); /* no uuid, luid, PCI ids or compute capability: none apply */
   snprintf(out->name, sizeof out->name, "%s", REF_DEVICE_NAME);
   int ok;
-  out->total_memory = host_pages_bytes(_SC_PHYS_PAGES, &ok); /* 0 when the host will not say */
+  out->total_memory = host_memory_bytes(HOST_TOTAL, &ok); /* 0 when the host will not say */
   return NULL;
 }
 
@@ -77,7 +104,7 @@ static gfx_status ref_aligned_alloc(int device, size_t bytes, void** out, const 
   if (bytes > SIZE_MAX - (REF_ALIGNMENT - 1))
     return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: %s of %zu bytes: too large", what, bytes);
   size_t rounded = bytes == 0 ? REF_ALIGNMENT : (bytes + REF_ALIGNMENT - 1) / REF_ALIGNMENT * REF_ALIGNMENT;
-  void* p = aligned_alloc(REF_ALIGNMENT, rounded);
+  void* p = heap_aligned(REF_ALIGNMENT, rounded);
   if (!p) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: %s of %zu bytes failed", what, bytes);
   *out = p;
   return NULL;
@@ -91,7 +118,7 @@ static gfx_status ref_mem_alloc(gfx_dev* dev, size_t bytes, void** out) {
 /* Device and host memory are both plain heap memory, whatever `device` says. */
 static void ref_mem_free(gfx_dev* dev, void* ptr) {
   (void)dev;
-  free(ptr);
+  heap_free(ptr);
 }
 
 static gfx_status ref_host_alloc(gfx_dev* dev, size_t bytes, void** out) {
@@ -101,7 +128,7 @@ static gfx_status ref_host_alloc(gfx_dev* dev, size_t bytes, void** out) {
 
 static void ref_host_free(gfx_dev* dev, void* ptr) {
   (void)dev;
-  free(ptr);
+  heap_free(ptr);
 }
 
 static gfx_status ref_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
@@ -136,8 +163,8 @@ static gfx_status ref_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_b
   if (!free_bytes || !total_bytes)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: mem_info given no output");
   int total_ok, free_ok;
-  size_t total = host_pages_bytes(_SC_PHYS_PAGES, &total_ok);
-  size_t avail = host_pages_bytes(_SC_AVPHYS_PAGES, &free_ok);
+  size_t total = host_memory_bytes(HOST_TOTAL, &total_ok);
+  size_t avail = host_memory_bytes(HOST_AVAILABLE, &free_ok);
   if (!total_ok || !free_ok)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "reference backend: the host does not report its %s memory (sysconf)",
                      total_ok ? "free" : "total");
