@@ -8,6 +8,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_BUILD_DIR:-$root/build}
 out="$root/.device"
 rm -rf "$out"; mkdir -p "$out/lib" "$out/bin" "$out/models"
+# the H200 runs sm_90 code: a module built without it would fall back to JIT-compiling PTX there
+archs=$(sed -n 's/^GFXEP_CUDA_ARCHITECTURES:STRING=//p' "$build/CMakeCache.txt")
+if [[ ";$archs;" != *";90;"* ]]; then
+  echo "gpu-pack: the CUDA module in $build is built for '$archs', without 90 (the H200); rebuild with" \
+       "GFXEP_CMAKE_ARGS=-DGFXEP_CUDA_ARCHITECTURES=90" >&2
+  exit 1
+fi
 cp "$build/libgfxep.so" "$build/libgfxep_cuda.so" "$out/lib/"
 [ -f "$build/libgfxep_vulkan.so" ] && cp "$build/libgfxep_vulkan.so" "$out/lib/"
 cp "$root/.deps/ort-1.29/lib/libonnxruntime.so" "$out/lib/libonnxruntime.so.1.29"

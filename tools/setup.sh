@@ -41,5 +41,13 @@ cuda_args=()
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   cuda_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
+# The CUDA kernels are compiled for the GPUs this machine has (nvidia-smi's compute capabilities, e.g.
+# 90 on an H200); without a GPU, for the documented list of src/backend/cuda/CMakeLists.txt (75 80 86
+# 89 90 120). GFXEP_CMAKE_ARGS="-DGFXEP_CUDA_ARCHITECTURES=..." chooses others.
+if [[ "${GFXEP_CMAKE_ARGS:-}" != *GFXEP_CUDA_ARCHITECTURES* ]] && command -v nvidia-smi >/dev/null 2>&1; then
+  caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | grep -E '^[0-9]+$' | sort -u |
+         paste -sd ';' || true)
+  [ -n "$caps" ] && cuda_args+=("-DGFXEP_CUDA_ARCHITECTURES=$caps")
+fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" ${GFXEP_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j "${GFXEP_JOBS:-$(nproc)}"

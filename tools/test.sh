@@ -8,12 +8,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_BUILD_DIR:-$root/build}
-# Without a GPU the CUDA module is only compiled, never run: for the oldest GPU generation it is built
-# for and Hopper's (the H200 the GPU checks run on), not all six (three times as long to compile, for
-# little more checked); with a GPU, or GFXEP_CUDA_ARCHITECTURES given, the full list.
+# Without a GPU the CUDA module is only compiled, never run: for one architecture, Hopper's (the H200
+# tools/gpu-check.sh runs on, so this build can be packed for it as it is); with a GPU, for that GPU
+# (tools/setup.sh); GFXEP_CUDA_ARCHITECTURES in GFXEP_CMAKE_ARGS chooses others.
 arch_args=""
 if ! nvidia-smi -L >/dev/null 2>&1 && [[ "${GFXEP_CMAKE_ARGS:-}" != *GFXEP_CUDA_ARCHITECTURES* ]]; then
-  arch_args="-DGFXEP_CUDA_ARCHITECTURES=75;90"
+  arch_args="-DGFXEP_CUDA_ARCHITECTURES=90"
 fi
 GFXEP_CMAKE_ARGS="-DGFXEP_WERROR=ON $arch_args ${GFXEP_CMAKE_ARGS:-}" "$root/tools/setup.sh"
 cd "$build"
