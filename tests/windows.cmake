@@ -59,8 +59,6 @@ foreach(t test_ort test_faults test_interop test_concurrency)
   endif()
 endforeach()
 
-# the devices gfxep offers there, and the interop capabilities it reports for them
-gfxep_wine_test(win_info "${GFXEP_ORT_LIB}" $<TARGET_FILE:gfxep-info>)
 # every test model through gfxep-run, against ORT's CPU EP (the list written next to the models)
 file(WRITE "${PROJECT_BINARY_DIR}/write_model_list.cmake" [=[
 file(GLOB models "${DIR}/*.onnx")
@@ -70,7 +68,7 @@ file(WRITE "${DIR}/list.txt" "${text}\n")
 ]=])
 add_custom_command(TARGET gfxep_models POST_BUILD
   COMMAND ${CMAKE_COMMAND} -DDIR=${GFXEP_MODELS_DIR} -DROOT=${GFXEP_WINE_ROOT} -P "${PROJECT_BINARY_DIR}/write_model_list.cmake")
-gfxep_wine_test(win_models_reference "${GFXEP_ORT_LIB}" $<TARGET_FILE:gfxep-run> --backend reference --runs 1 --quiet
+gfxep_wine_test(win_models_reference "${GFXEP_ORT_LIB}" $<TARGET_FILE:gfxep-run> --backend reference --runs 0 --quiet
                 --atol 1e-5 --rtol 1e-4 --models "${GFXEP_WINE_ROOT}${GFXEP_MODELS_DIR}/list.txt")
 # the README's C example, linked against onnxruntime.dll (copied next to it)
 add_custom_command(TARGET gfxep-minimal POST_BUILD
@@ -78,3 +76,26 @@ add_custom_command(TARGET gfxep-minimal POST_BUILD
 gfxep_wine_test(win_example_c_reference "${GFXEP_ORT_LIB}" $<TARGET_FILE:gfxep-minimal>
                 "${GFXEP_WINE_ROOT}$<TARGET_FILE:gfxep>" "${GFXEP_WINE_ROOT}${GFXEP_MODELS_DIR}/denoise_small.onnx"
                 reference gfxep.reference)
+
+# the Vulkan backend (gfxep_vulkan.dll) on Wine's Vulkan (winevulkan), which hands the calls to this
+# machine's loader and Mesa's CPU Vulkan driver (lavapipe): the C example and the test models.
+# Wine's Vulkan lives in its display driver (winex11), so these run on a virtual X server (xvfb-run)
+find_program(GFXEP_XVFB_RUN xvfb-run)
+if(TARGET gfxep_vulkan AND GFXEP_XVFB_RUN)
+  set(lvp_icd "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+  function(gfxep_wine_vulkan_test name)
+    add_test(NAME ${name} COMMAND "${GFXEP_XVFB_RUN}" -a "${GFXEP_WINE}" ${ARGN})
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED wine LABELS "windows;vulkan" TIMEOUT 600 RUN_SERIAL ON
+      ENVIRONMENT "${win_env};GFXEP_ORT_LIB=${GFXEP_WINE_ROOT}${GFXEP_ORT_LIB};VK_ICD_FILENAMES=${lvp_icd};VK_DRIVER_FILES=${lvp_icd}")
+  endfunction()
+  gfxep_wine_vulkan_test(win_example_c_vulkan $<TARGET_FILE:gfxep-minimal> "${GFXEP_WINE_ROOT}$<TARGET_FILE:gfxep>"
+                         "${GFXEP_WINE_ROOT}${GFXEP_MODELS_DIR}/denoise_small.onnx" vulkan gfxep.vulkan)
+  gfxep_wine_vulkan_test(win_models_vulkan $<TARGET_FILE:gfxep-run> --backend vulkan --runs 0 --quiet
+                         --atol 1e-5 --rtol 1e-4 --models "${GFXEP_WINE_ROOT}${GFXEP_MODELS_DIR}/list.txt")
+  # the devices gfxep offers there (lavapipe through Wine among them), and their interop capabilities
+  gfxep_wine_vulkan_test(win_info $<TARGET_FILE:gfxep-info>)
+  # gfxep.dll finds gfxep_vulkan.dll next to itself
+  add_dependencies(gfxep-run gfxep_vulkan)
+else()
+  gfxep_wine_test(win_info "${GFXEP_ORT_LIB}" $<TARGET_FILE:gfxep-info>)
+endif()

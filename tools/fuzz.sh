@@ -86,7 +86,7 @@ build_one "$out/libgfxep.so" "$root"/src/ort/*.c "${backend_src[@]}" "${core_src
 build_one "$out/fuzz_ir" "$root/tests/fuzz/fuzz_ir.c" "${backend_src[@]}" "${core_src[@]}" -- \
   -fsanitize=fuzzer,address,undefined || build_failed=1
 for t in fuzz_options fuzz_importer; do
-  build_one "$out/$t" "$root/tests/fuzz/$t.c" "$root/tools/ortkit.c" -- -fsanitize=fuzzer,address,undefined \
+  build_one "$out/$t" "$root/tests/fuzz/$t.c" "$root/tools/ortkit.c" "$root/src/core/dynlib.c" -- -fsanitize=fuzzer,address,undefined \
     "-DGFXEP_DEFAULT_PLUGIN=\"$out/libgfxep.so\"" || build_failed=1
 done
 if [ $build_failed = 1 ]; then

@@ -125,6 +125,11 @@ for m in denoise_small conv_net; do
       "$pack/models/$m.onnx"
   done
 done
+# the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
+"$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null
+for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect; do
+  step "kernel_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
+done
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"
 step run_conv_net 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 --dyn 512 "$pack/models/conv_net.onnx"

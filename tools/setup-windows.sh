@@ -6,8 +6,8 @@
 # cmocka source package (fetched with apt-get source, which checks it against the signed archive;
 # patched and unpacked by dpkg-source) into .deps/win-x64/cmocka.
 #
-# Not built here: the CUDA module (it needs MSVC and nvcc for Windows; CMakePresets.json has the
-# preset for a Windows machine) and the Vulkan module (it links the Vulkan loader, vulkan-1.dll).
+# Not built here: the CUDA module (it needs MSVC and nvcc for Windows; docs/windows.md says what a
+# Windows machine needs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GFXEP_WIN_BUILD_DIR:-$root/build-win}
@@ -19,6 +19,9 @@ missing=()
 command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
 [ -x /usr/lib/wine/wine64 ] || command -v wine64 >/dev/null || missing+=(wine64)
 command -v dpkg-source >/dev/null || missing+=(dpkg-dev)
+# Wine's Vulkan needs its X11 display driver: a virtual X server for the Vulkan tests
+command -v xvfb-run >/dev/null || missing+=(xvfb)
+command -v xauth >/dev/null || missing+=(xauth)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup-windows: installing ${missing[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -49,7 +52,28 @@ if [ ! -f "$cmocka/include/cmocka.h" ]; then
   cmake --install "$src/build" >/dev/null
 fi
 
+# The Vulkan module links the Vulkan loader, vulkan-1.dll: MinGW gets an import library made from the
+# loader's exports (those of Wine's vulkan-1.dll, the one the tests run with) and the Vulkan headers of
+# this machine (libvulkan-dev), given to it alone
+vulkan="$deps/win-x64/vulkan"
+wine_vulkan=/usr/lib/x86_64-linux-gnu/wine/x86_64-windows/vulkan-1.dll
+vulkan_args=()
+if [ -f /usr/include/vulkan/vulkan_core.h ] && [ -f "$wine_vulkan" ]; then
+  if [ ! -f "$vulkan/lib/libvulkan-1.a" ]; then
+    rm -rf "$vulkan" && mkdir -p "$vulkan/include" "$vulkan/lib"
+    ln -s /usr/include/vulkan "$vulkan/include/vulkan"
+    [ -d /usr/include/vk_video ] && ln -s /usr/include/vk_video "$vulkan/include/vk_video"
+    { echo "LIBRARY vulkan-1.dll"; echo "EXPORTS"
+      x86_64-w64-mingw32-objdump -p "$wine_vulkan" |
+        awk '/\[Ordinal\/Name Pointer\] Table/ {on = 1; next} on && /\[/ {print "  " $NF} on && !NF {exit}'
+    } > "$vulkan/lib/vulkan-1.def"
+    x86_64-w64-mingw32-dlltool -d "$vulkan/lib/vulkan-1.def" -l "$vulkan/lib/libvulkan-1.a"
+  fi
+  vulkan_args=(-DVulkan_INCLUDE_DIR="$vulkan/include" -DVulkan_LIBRARY="$vulkan/lib/libvulkan-1.a")
+fi
+
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "${vulkan_args[@]}" \
   -DCMAKE_PREFIX_PATH="$cmocka" -DCMOCKA_INCLUDE_DIR="$cmocka/include" \
   -DCMOCKA_LIBRARY="$cmocka/lib/libcmocka-static.a" ${GFXEP_WIN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j "${GFXEP_JOBS:-$(nproc)}"

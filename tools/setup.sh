@@ -16,7 +16,7 @@ needs=(
   "py:onnx|python3-onnx" "py:numpy|python3-numpy" "py:matplotlib|python3-matplotlib" "pkg:libpng-dev|libpng-dev"
   "pkg:libvulkan-dev|libvulkan-dev" "cmd:glslc|glslc" "pkg:mesa-vulkan-drivers|mesa-vulkan-drivers"
   "cmd:x86_64-w64-mingw32-gcc|gcc-mingw-w64-x86-64" "cmd:clang|clang" "pkg:libclang-rt-14-dev|libclang-rt-14-dev"
-  "pkg:wine64|wine64" "cmd:dpkg-source|dpkg-dev"
+  "pkg:wine64|wine64" "cmd:dpkg-source|dpkg-dev" "cmd:xvfb-run|xvfb" "cmd:xauth|xauth"
 )
 missing=()
 for n in "${needs[@]}"; do

@@ -4,6 +4,7 @@
 # and Vulkan producer on lavapipe, the demo end to end, Windows compile check, bounded fuzzing), then
 # the same tests again
 # in an AddressSanitizer + UndefinedBehaviorSanitizer build (GFXEP_SANITIZE_TESTS=0 skips that).
+# GFXEP_TEST_TIER=quick runs the quick tier only (docs/reliability.md has each tier's time).
 # GPU tests run on a machine with an NVIDIA GPU through tools/gpu-check.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,11 @@ if ! nvidia-smi -L >/dev/null 2>&1 && [[ "${GFXEP_CMAKE_ARGS:-}" != *GFXEP_CUDA_
 fi
 GFXEP_CMAKE_ARGS="-DGFXEP_WERROR=ON $arch_args ${GFXEP_CMAKE_ARGS:-}" "$root/tools/setup.sh"
 cd "$build"
+# GFXEP_TEST_TIER=quick: the quick tier alone (no test labelled full: whole models, valgrind, fuzzing,
+# the Windows build), without the sanitizer pass; the default runs everything
+if [ "${GFXEP_TEST_TIER:-full}" = quick ]; then
+  exec ctest --output-on-failure -LE "gpu|full" -j "${GFXEP_JOBS:-$(nproc)}" "$@"
+fi
 ctest --output-on-failure -LE gpu -j "${GFXEP_JOBS:-$(nproc)}" "$@"
 
 if [ "${GFXEP_SANITIZE_TESTS:-1}" != 0 ]; then

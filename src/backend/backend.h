@@ -266,4 +266,12 @@ struct gfx_backend {
  * the module cannot serve at all, e.g. no Vulkan loader). */
 typedef const gfx_backend* (*gfx_backend_entry_fn)(const char** why);
 
+/* How a module marks that symbol: its only export (dllexport on Windows; the modules are linked with
+ * hidden visibility and a version script elsewhere). */
+#ifdef _WIN32
+#define GFX_MODULE_EXPORT __declspec(dllexport)
+#else
+#define GFX_MODULE_EXPORT __attribute__((visibility("default")))
+#endif
+
 #endif

@@ -281,7 +281,7 @@ static const gfx_backend cuda_backend = {
 const gfx_backend* cuda_backend_table(void) { return &cuda_backend; }
 
 /* The module's only exported symbol (gfxep_cuda.lds hides everything else). */
-__attribute__((visibility("default"))) const gfx_backend* gfxep_cuda_backend(const char** why);
+GFX_MODULE_EXPORT const gfx_backend* gfxep_cuda_backend(const char** why);
 
 const gfx_backend* gfxep_cuda_backend(const char** why) {
   if (why) *why = NULL;

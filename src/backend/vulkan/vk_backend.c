@@ -236,7 +236,7 @@ const gfx_backend vk_backend_table = {
     .graph_destroy = vk_graph_destroy,
 };
 
-__attribute__((visibility("default"))) const gfx_backend* gfxep_vulkan_backend(const char** why) {
+GFX_MODULE_EXPORT const gfx_backend* gfxep_vulkan_backend(const char** why) {
   if (why) *why = NULL;
   return &vk_backend_table;
 }

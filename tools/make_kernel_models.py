@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Writes single-node models of the bandwidth-bound data-movement kernels of graphics nets, at the
+sizes tools/gpu-check.sh times them with gfxep-bench (device time per kernel, float16, a 64-channel
+1080p map): Resize x2 in each mode (decoders), DepthToSpace x2 (sub-pixel SR) and reflection Pad
+(style transfer). The bytes each moves are in the name's comment below and in kernels.json.
+
+Usage: make_kernel_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(path, node, inputs, inits):
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)
+    g = helper.make_graph([node], os.path.basename(path), inputs, [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    onnx.save(m, path)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    half = 2  # bytes per float16
+    kernels = {}
+    c, h, w = 64, 540, 960
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, c, h, w])
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    for mode in ("nearest", "linear", "cubic"):
+        name = f"resize_{mode}_x2"
+        node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)
+        save(os.path.join(out, name + ".onnx"), node, [x], [scales])
+        kernels[name] = {"bytes": (c * h * w + c * 4 * h * w) * half}  # read once, write 4x
+    x12 = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 12, h, w])
+    save(os.path.join(out, "depth_to_space_x2.onnx"),
+         helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2), [x12], [])
+    kernels["depth_to_space_x2"] = {"bytes": 2 * 12 * h * w * half}
+    xp = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, c, 1078, 1918])
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")
+    save(os.path.join(out, "pad_reflect.onnx"), helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
+         [xp], [pads])
+    kernels["pad_reflect"] = {"bytes": (c * 1078 * 1918 + c * 1080 * 1920) * half}
+    with open(os.path.join(out, "kernels.json"), "w") as f:
+        json.dump(kernels, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
