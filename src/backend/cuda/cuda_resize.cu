@@ -18,8 +18,8 @@ const int kBlockSize = 256;
 
 /* The coordinate mapping is a switch over seven transformation modes. Inlined into the unrolled
  * loops below, the compiler's optimizer specialised every unrolled copy over every mode and took
- * minutes per architecture for this file; as a call it compiles in seconds, and the branch it takes
- * is the same for the whole launch. */
+ * minutes per architecture for this file; as a call it compiles in seconds. The grid kernel calls it
+ * once per thread (its column) and once per row of the block (shared), not once per output. */
 __device__ __noinline__ float source_coord(const ir_resize_axis* a, int coord, int64_t x) {
   return ir_resize_source_coord(a, coord, x);
 }
@@ -125,18 +125,25 @@ const int kGridRows = 8;
 
 template <typename T, int Mode>
 __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
+  /* the block's kGridRows rows share their source coordinates: mapped once, by the first threads */
+  __shared__ float row_cy[kGridRows];
+  __shared__ bool row_outside[kGridRows];
+  const int64_t plane = blockIdx.z, oy0 = (int64_t)blockIdx.y * kGridRows;
+  if (threadIdx.x < kGridRows) {
+    const int64_t oy = oy0 + threadIdx.x < g.h.out ? oy0 + threadIdx.x : g.h.out - 1;
+    const float cy = source_coord(&g.h, g.coord, oy);
+    row_cy[threadIdx.x] = cy;
+    row_outside[threadIdx.x] = ir_resize_outside(&g.h, g.coord, cy);
+  }
+  __syncthreads();
   const int64_t ox = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (ox >= g.w.out) return;
-  const int64_t plane = blockIdx.z, oy0 = (int64_t)blockIdx.y * kGridRows;
   const float cx = source_coord(&g.w, g.coord, ox);
   const bool x_outside = ir_resize_outside(&g.w, g.coord, cx);
   float v[kGridRows];
 #pragma unroll
-  for (int u = 0; u < kGridRows; u++) {
-    const int64_t oy = oy0 + u < g.h.out ? oy0 + u : g.h.out - 1;
-    const float cy = source_coord(&g.h, g.coord, oy);
-    v[u] = x_outside || ir_resize_outside(&g.h, g.coord, cy) ? g.extrapolation : sample<T, Mode>(x, g, plane, cy, cx);
-  }
+  for (int u = 0; u < kGridRows; u++)
+    v[u] = x_outside || row_outside[u] ? g.extrapolation : sample<T, Mode>(x, g, plane, row_cy[u], cx);
 #pragma unroll
   for (int u = 0; u < kGridRows; u++)
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
