@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tests: set up, build with warnings as errors, run every test ctest knows that needs no GPU
 # (unit, reference backend, ORT-level on ONNX Runtime 1.29 and 1.30, interop API, the Vulkan backend
-# and Vulkan producer on lavapipe, the demo end to end, Windows compile check, bounded fuzzing), then
+# and Vulkan producer on lavapipe, the demo end to end, the Windows build under Wine, bounded fuzzing), then
 # the same tests again
 # in an AddressSanitizer + UndefinedBehaviorSanitizer build (GFXEP_SANITIZE_TESTS=0 skips that).
 # GFXEP_TEST_TIER=quick runs the quick tier only (docs/reliability.md has each tier's time).
