@@ -32,6 +32,10 @@ ct("ct_valid", [1,2,3,3], [2,3,2,2], [1,3], strides=[3,2], auto_pad="VALID", out
 ct("ct_asym", [1,2,4,4], [2,2,3,3], [1,2], strides=[2,2], pads=[0,2,1,0], output_padding=[1,0])
 ct("ct_1d", [2,3,7], [3,2,3], [2,2], strides=[2], pads=[1,0], output_padding=[1])
 ct("ct_oshape_sup", [1,2,4,4], [2,3,3,3], [1,3], strides=[2,2], output_shape=[8,8], auto_pad="SAME_UPPER")
+# output_shape beyond what the taps reach (9 rows from 3 with stride 3): negative pads, left to ORT
+ct("ct_oshape_beyond", [1,1,3,3], [1,1,3,3], [1,1], strides=[3,3], output_shape=[10,8])
+# output_shape with a dynamic spatial input: not known to fit, left to ORT
+ct("ct_oshape_dynamic", [1,2,"h",4], [2,3,3,3], [1,3], strides=[2,2], output_shape=[8,9])
 # Gemm: every trans/alpha/beta/C combination
 M, K, N = 3, 5, 4
 cshapes = {"none": None, "scalar": [], "one": [1], "n": [N], "1n": [1, N], "m1": [M, 1], "mn": [M, N], "11": [1,1]}
