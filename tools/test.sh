@@ -32,13 +32,14 @@ if [ "${GFXEP_SANITIZE_TESTS:-1}" != 0 ]; then
   cmake --build "$asan" -j "${GFXEP_JOBS:-$(nproc)}"
   cd "$asan"
   export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  asan_supp="suppressions=$root/tests/asan.supp"
   # the compile check and the fuzzers build their own binaries; nothing to sanitize twice
   skip="windows|fuzz_bounded"
   # lavapipe's JIT-compiled code leaks 128 bytes LeakSanitizer cannot attribute to any library, so the
   # tests that run Vulkan code run with leak detection off (memory errors are still caught)
   vk="vk_producer|demo|vulkan"
-  ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" \
+  ASAN_OPTIONS="$asan_supp:detect_leaks=0:allocator_may_return_null=1" \
     ctest --output-on-failure -LE "gpu|models" -R "$vk" -E "$skip" -j "${GFXEP_JOBS:-$(nproc)}"
-  ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" \
+  ASAN_OPTIONS="$asan_supp:detect_leaks=1:allocator_may_return_null=1" \
     ctest --output-on-failure -LE gpu -E "$skip|$vk" -j "${GFXEP_JOBS:-$(nproc)}"
 fi
