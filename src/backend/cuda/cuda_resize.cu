@@ -19,7 +19,8 @@ const int kBlockSize = 256;
 /* The coordinate mapping is a switch over seven transformation modes. Inlined into the unrolled
  * loops below, the compiler's optimizer specialised every unrolled copy over every mode and took
  * minutes per architecture for this file; as a call it compiles in seconds. The grid kernel calls it
- * once per thread (its column) and once per row of the block (shared), not once per output. */
+ * once per thread (its column) and once per row of the block (shared), not once per output, and
+ * for nearest and linear also finds the taps there, so an output costs its loads and one store. */
 __device__ __noinline__ float source_coord(const ir_resize_axis* a, int coord, int64_t x) {
   return ir_resize_source_coord(a, coord, x);
 }
@@ -125,15 +126,27 @@ const int kGridRows = 8;
 
 template <typename T, int Mode>
 __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
-  /* the block's kGridRows rows share their source coordinates: mapped once, by the first threads */
+  /* The block's kGridRows rows share their source rows: mapped once, by the first threads, into
+   * shared memory (nearest: the source row's offset; linear: both taps' offsets and weights). */
   __shared__ float row_cy[kGridRows];
   __shared__ bool row_outside[kGridRows];
+  __shared__ int64_t row_off[2][kGridRows];
+  __shared__ float row_w[2][kGridRows];
   const int64_t plane = blockIdx.z, oy0 = (int64_t)blockIdx.y * kGridRows;
   if (threadIdx.x < kGridRows) {
-    const int64_t oy = oy0 + threadIdx.x < g.h.out ? oy0 + threadIdx.x : g.h.out - 1;
+    const int t = threadIdx.x;
+    const int64_t oy = oy0 + t < g.h.out ? oy0 + t : g.h.out - 1;
     const float cy = source_coord(&g.h, g.coord, oy);
-    row_cy[threadIdx.x] = cy;
-    row_outside[threadIdx.x] = ir_resize_outside(&g.h, g.coord, cy);
+    row_cy[t] = cy;
+    row_outside[t] = ir_resize_outside(&g.h, g.coord, cy);
+    if (Mode == IR_RESIZE_NEAREST) {
+      row_off[0][t] = (plane * g.h.in + ir_resize_nearest_index(&g.h, g.nearest, cy)) * g.w.in;
+    } else if (Mode == IR_RESIZE_LINEAR) {
+      int64_t y0, y1;
+      ir_resize_linear_taps(&g.h, cy, &y0, &y1, &row_w[0][t], &row_w[1][t]);
+      row_off[0][t] = (plane * g.h.in + y0) * g.w.in;
+      row_off[1][t] = (plane * g.h.in + y1) * g.w.in;
+    }
   }
   __syncthreads();
   const int64_t ox = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -141,9 +154,28 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
   const float cx = source_coord(&g.w, g.coord, ox);
   const bool x_outside = ir_resize_outside(&g.w, g.coord, cx);
   float v[kGridRows];
+  if (Mode == IR_RESIZE_NEAREST) {
+    /* the column's source index once; each output is then one load */
+    const int64_t ix = ir_resize_nearest_index(&g.w, g.nearest, cx);
 #pragma unroll
-  for (int u = 0; u < kGridRows; u++)
-    v[u] = x_outside || row_outside[u] ? g.extrapolation : sample<T, Mode>(x, g, plane, row_cy[u], cx);
+    for (int u = 0; u < kGridRows; u++)
+      v[u] = x_outside || row_outside[u] ? g.extrapolation : load_f(x, row_off[0][u] + ix);
+  } else if (Mode == IR_RESIZE_LINEAR) {
+    /* the column's taps once; the arithmetic is sample()'s, in its order */
+    int64_t x0, x1;
+    float wx0, wx1;
+    ir_resize_linear_taps(&g.w, cx, &x0, &x1, &wx0, &wx1);
+#pragma unroll
+    for (int u = 0; u < kGridRows; u++) {
+      const float top = wx0 * load_f(x, row_off[0][u] + x0) + wx1 * load_f(x, row_off[0][u] + x1);
+      const float bottom = wx0 * load_f(x, row_off[1][u] + x0) + wx1 * load_f(x, row_off[1][u] + x1);
+      v[u] = x_outside || row_outside[u] ? g.extrapolation : row_w[0][u] * top + row_w[1][u] * bottom;
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < kGridRows; u++)
+      v[u] = x_outside || row_outside[u] ? g.extrapolation : sample<T, Mode>(x, g, plane, row_cy[u], cx);
+  }
 #pragma unroll
   for (int u = 0; u < kGridRows; u++)
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
