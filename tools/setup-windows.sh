@@ -40,7 +40,9 @@ if [ ! -f "$cmocka/include/cmocka.h" ]; then
   printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main\n' \
     > "$src/sources.list"
   apt_opts=(-o "Dir::Etc::SourceList=$src/sources.list" -o Dir::Etc::SourceParts=/dev/null
-            -o "Dir::State::Lists=$src/lists" -o APT::Sandbox::User=root)
+            -o "Dir::State::Lists=$src/lists")
+  # as root, apt would hand the downloads to its _apt user, who cannot write into this cache
+  [ "$(id -u)" -eq 0 ] && apt_opts+=(-o APT::Sandbox::User=root)
   echo "setup-windows: fetching Debian's cmocka source package" >&2
   apt-get -qq "${apt_opts[@]}" update
   (cd "$src" && apt-get -qq "${apt_opts[@]}" source --download-only cmocka >/dev/null)
