@@ -22,12 +22,7 @@ command -v dpkg-source >/dev/null || missing+=(dpkg-dev)
 # Wine's Vulkan needs its X11 display driver: a virtual X server for the Vulkan tests
 command -v xvfb-run >/dev/null || missing+=(xvfb)
 command -v xauth >/dev/null || missing+=(xauth)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup-windows: installing ${missing[*]}" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash "$root/tools/apt-install.sh" setup-windows ${missing[@]+"${missing[@]}"}
 "$root/tools/setup-ort.sh"
 
 # cmocka for Windows, from Debian's source package (the version the Linux build links), with MinGW's

@@ -28,12 +28,7 @@ for n in "${needs[@]}"; do
   esac
   missing+=("$package")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash "$root/tools/apt-install.sh" setup ${missing[@]+"${missing[@]}"}
 
 "$root/tools/setup-ort.sh"
 
