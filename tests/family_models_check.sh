@@ -15,7 +15,9 @@ rm -rf "$out" && mkdir -p "$out"
 "$py" "$gen" "$out" > /dev/null || { echo "generator $gen failed"; exit 1; }
 models=("$out"/*.onnx)
 printf "%s\n" "${models[@]}" > "$out/models.txt"
-"$run" --backend "$backend" --runs 1 --quiet --atol "$atol" --rtol "$rtol" --models "$out/models.txt" > "$out/run.log" 2>&1
+# ORT's log goes to stderr, unbuffered: kept apart, so it cannot split the result lines of stdout
+"$run" --backend "$backend" --runs 1 --quiet --atol "$atol" --rtol "$rtol" --models "$out/models.txt" > "$out/run.log" \
+  2> "$out/run.err"
 rc=$?
 total=${#models[@]}
 pass=$(grep -c "^RESULT pass " "$out/run.log")
@@ -27,6 +29,6 @@ grep "^RESULT " "$out/run.log" | grep -v "^RESULT pass " | while read -r _ verdi
 done
 echo "$total models: $pass agree with ORT's CPU EP ($whole entirely on gfxep), $((total - pass)) disagree or failed"
 if [ "$pass" -ne "$total" ] || [ $rc -ne 0 ]; then
-  [ $rc -gt 2 ] && { echo "gfxep-run exited with $rc:"; tail -20 "$out/run.log"; }
+  [ $rc -gt 2 ] && { echo "gfxep-run exited with $rc:"; tail -20 "$out/run.log"; tail -20 "$out/run.err"; }
   exit 1
 fi
