@@ -161,6 +161,9 @@ static void push_dim(int64_t* dims, int64_t* strides, int* n, int64_t dim, int64
 gfx_status ir_reduce_geometry(const ir_reduce_params* p, const gfx_shape* in, ir_reduce_geom* g) {
   memset(g, 0, sizeof *g);
   GFX_TRY(check_dims("reduction", in));
+  int64_t elements;
+  GFX_TRY(dims_product(in, 0, in->rank, &elements)); /* every stride and count below fits then */
+  (void)elements;
   unsigned mask;
   GFX_TRY(reduce_mask(p, in, &mask));
   g->copy = p->noop;
