@@ -677,6 +677,109 @@ static void matmul_cases(gfx_dev* gpu, void* stream) {
 }
 
 
+/* float16 Conv, MatMul and Gemm shaped for the tensor-core kernels (the Vulkan backend's mm_coop.comp
+ * takes products of at least 8 x 8 x 16 on devices with cooperative matrices): partial 64x64 blocks
+ * and 32-deep steps, strides, dilations, asymmetric pads, groups, batches, the fused epilogue
+ * (activation, residual), transposes, broadcast batches and Gemm's C. Elsewhere they test the
+ * portable kernels on the same shapes. */
+static void coop_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 24; k++) {
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F16, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* p = &c.node.params.conv;
+    p->spatial = 2;
+    p->dtype = GFX_DTYPE_F16;
+    p->group = k % 6 == 5 ? 2 : 1;
+    const int64_t cin = p->group * (int64_t[]){3, 16, 33, 64}[k % 4];
+    const int64_t cout = p->group * (int64_t[]){8, 16, 40, 64, 96, 12}[k % 6];
+    const int64_t kh = (int64_t[]){3, 1, 5, 3}[k % 4], kw = k % 7 == 3 ? 1 : kh;
+    for (int i = 0; i < 2; i++) {
+      p->strides[i] = k % 5 == 2 ? 2 : 1;
+      p->dilations[i] = k % 8 == 6 ? 2 : 1;
+      p->pads[i] = kh / 2;
+      p->pads[2 + i] = k % 3 == 1 ? 0 : kh / 2; /* asymmetric on purpose */
+    }
+    p->activation = k % 4 == 1 ? IR_ACT_RELU : k % 4 == 2 ? IR_ACT_LEAKY_RELU : IR_ACT_NONE;
+    p->act_alpha = 0.1f;
+    int64_t x[4] = {k % 5 == 4 ? 2 : 1, cin, rand_int(9, 40), rand_int(9, 40)};
+    int64_t w[4] = {cout, cin / p->group, kh, kw};
+    c.in[0] = shape(4, x);
+    c.in[1] = shape(4, w);
+    c.in[2] = shape(1, (int64_t[]){cout});
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(p, &c.in[0], &c.in[1], &g);
+    if (s) {
+      gfx_status_free(s);
+      continue;
+    }
+    if (k % 6 == 3) { /* a residual input, added before or after the activation */
+      p->residual = k % 12 == 3 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = 4;
+      c.in_dtype[3] = GFX_DTYPE_F16;
+      c.in[3] = shape(4, (int64_t[]){g.n, g.c_out, g.out[0], g.out[1]});
+    }
+    snprintf(c.label, sizeof c.label, "Conv fp16 x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] g=%lld s=%lld d=%lld act=%d res=%d",
+             (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)w[0], (long long)w[1],
+             (long long)w[2], (long long)w[3], (long long)p->group, (long long)p->strides[0], (long long)p->dilations[0],
+             p->activation, p->residual);
+    run_case(gpu, stream, &c);
+  }
+  { /* a layer of an image net: 64 -> 64 channels, 3x3, on a 64x96 map */
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F16, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* p = &c.node.params.conv;
+    p->spatial = 2, p->group = 1, p->dtype = GFX_DTYPE_F16;
+    p->strides[0] = p->strides[1] = p->dilations[0] = p->dilations[1] = 1;
+    p->pads[0] = p->pads[1] = p->pads[2] = p->pads[3] = 1;
+    c.in[0] = SHAPE(1, 64, 64, 96);
+    c.in[1] = SHAPE(64, 64, 3, 3);
+    c.in[2] = SHAPE(64);
+    snprintf(c.label, sizeof c.label, "Conv fp16 1x64x64x96 3x3 pad 1");
+    run_case(gpu, stream, &c);
+  }
+  for (int k = 0; k < 12; k++) { /* MatMul, some with a broadcast batch and a folded transpose of b */
+    ew_case c = case_of(GFX_OP_MATMUL, GFX_DTYPE_F16, 2, NULL);
+    c.scale = 1.0;
+    c.node.params.gemm = (ir_gemm_params){.alpha = k % 4 == 3 ? 0.125f : 1.0f, .trans_b = k % 3 == 1,
+                                          .dtype = GFX_DTYPE_F16};
+    const int64_t m = rand_int(8, 150), n = rand_int(8, 150), kk = rand_int(16, 300);
+    const int64_t batch = k % 2 ? rand_int(2, 3) : 1;
+    if (batch > 1) {
+      c.in[0] = SHAPE(batch, m, kk);
+      c.in[1] = k % 4 == 1 ? (c.node.params.gemm.trans_b ? SHAPE(n, kk) : SHAPE(kk, n)) /* b broadcast */
+                           : (c.node.params.gemm.trans_b ? SHAPE(batch, n, kk) : SHAPE(batch, kk, n));
+    } else {
+      c.in[0] = SHAPE(m, kk);
+      c.in[1] = c.node.params.gemm.trans_b ? SHAPE(n, kk) : SHAPE(kk, n);
+    }
+    ir_matmul_geom g;
+    gfx_status s = ir_matmul_geometry(&c.in[0], &c.in[1], c.node.params.gemm.trans_b, &g);
+    if (s) {
+      gfx_status_free(s);
+      continue;
+    }
+    snprintf(c.label, sizeof c.label, "MatMul fp16 %lld x [%lld x %lld] x [%lld x %lld] trans_b=%d alpha=%g", (long long)batch,
+             (long long)m, (long long)kk, (long long)kk, (long long)n, c.node.params.gemm.trans_b,
+             (double)c.node.params.gemm.alpha);
+    run_case(gpu, stream, &c);
+  }
+  for (int k = 0; k < 8; k++) { /* Gemm: transposes, alpha, beta, C as a row, a column or whole */
+    ew_case c = case_of(GFX_OP_GEMM, GFX_DTYPE_F16, k % 4 == 0 ? 2 : 3, NULL);
+    c.scale = 1.0;
+    ir_gemm_params* p = &c.node.params.gemm;
+    *p = (ir_gemm_params){.trans_a = k % 2, .trans_b = (k / 2) % 2, .alpha = k % 3 ? 1.0f : 0.5f,
+                          .beta = k % 4 == 2 ? 0.0f : 1.5f, .dtype = GFX_DTYPE_F16};
+    const int64_t m = rand_int(8, 130), n = rand_int(8, 130), kk = rand_int(16, 200);
+    c.in[0] = p->trans_a ? SHAPE(kk, m) : SHAPE(m, kk);
+    c.in[1] = p->trans_b ? SHAPE(n, kk) : SHAPE(kk, n);
+    c.in[2] = k % 4 == 1 ? SHAPE(n) : k % 4 == 3 ? SHAPE(m, 1) : SHAPE(m, n);
+    snprintf(c.label, sizeof c.label, "Gemm fp16 [%lld x %lld] x [%lld x %lld] ta=%d tb=%d alpha=%g beta=%g C=%s", (long long)m,
+             (long long)kk, (long long)kk, (long long)n, p->trans_a, p->trans_b, (double)p->alpha, (double)p->beta,
+             c.n_in == 2 ? "none" : k % 4 == 1 ? "row" : k % 4 == 3 ? "column" : "full");
+    run_case(gpu, stream, &c);
+  }
+}
+
 /* -o: comma-separated op names (ONNX spelling), 0 when one is not in the table */
 static int want_ops(const char* list) {
   char buf[1024];
@@ -733,6 +836,7 @@ int main(int argc, char** argv) {
   reduce_norm_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
+  coop_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

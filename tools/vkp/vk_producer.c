@@ -374,37 +374,53 @@ static int create_device(vkp_ctx* ctx, char* err, size_t n) {
                                    .queueFamilyIndex = ctx->queue_family,
                                    .queueCount = 1,
                                    .pQueuePriorities = &priority};
-  const char* extensions[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
+  const char* extensions[3] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
+  uint32_t n_extensions = 1;
+  if (ctx->has_semaphore_fd) extensions[n_extensions++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   /* Besides timeline semaphores, what a renderer enables when it hands its device to gfxep's Vulkan
-   * backend (bufferDeviceAddress, and the 8/16-bit storage, float16 and int64 its kernels use), where
-   * the device has them; vkp_native says which were enabled. */
+   * backend (bufferDeviceAddress, and the 8/16-bit storage, float16 and int64 its kernels use, and the
+   * cooperative matrices with the memory model their shaders declare), where the device has them;
+   * vkp_native says which were enabled. */
   VkPhysicalDeviceVulkan12Features have12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features have11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                              .pNext = &have12};
   VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &have11};
   vkGetPhysicalDeviceFeatures2(ctx->physical, &have);
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV have_coop = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  int coop_ext = 0;
+  if (device_has_extension(ctx->physical, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, &coop_ext, err, n) != 0) return -1;
+  if (coop_ext) {
+    VkPhysicalDeviceFeatures2 query = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &have_coop};
+    vkGetPhysicalDeviceFeatures2(ctx->physical, &query);
+  }
+  const int coop = coop_ext && have_coop.cooperativeMatrix && have12.vulkanMemoryModel;
+  if (coop) extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
   VkPhysicalDeviceVulkan12Features want12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                              .timelineSemaphore = VK_TRUE,
                                              .bufferDeviceAddress = have12.bufferDeviceAddress,
                                              .storageBuffer8BitAccess = have12.storageBuffer8BitAccess,
                                              .shaderFloat16 = have12.shaderFloat16,
-                                             .shaderInt8 = have12.shaderInt8};
+                                             .shaderInt8 = have12.shaderInt8,
+                                             .vulkanMemoryModel = coop ? VK_TRUE : VK_FALSE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV want_coop = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &want12, .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceVulkan11Features want11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-                                             .pNext = &want12,
+                                             .pNext = coop ? (void*)&want_coop : (void*)&want12,
                                              .storageBuffer16BitAccess = have11.storageBuffer16BitAccess};
   VkPhysicalDeviceFeatures2 want = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &want11};
   want.features.shaderInt64 = have.features.shaderInt64;
   want.features.shaderInt16 = have.features.shaderInt16;
   ctx->has_buffer_device_address = have12.bufferDeviceAddress;
-  snprintf(ctx->features, sizeof ctx->features, "%s%s%s%s", have.features.shaderInt64 ? "int64," : "",
+  snprintf(ctx->features, sizeof ctx->features, "%s%s%s%s%s", have.features.shaderInt64 ? "int64," : "",
            have12.storageBuffer8BitAccess ? "storage8," : "", have11.storageBuffer16BitAccess ? "storage16," : "",
-           have12.shaderFloat16 && have11.storageBuffer16BitAccess ? "float16," : "");
+           have12.shaderFloat16 && have11.storageBuffer16BitAccess ? "float16," : "", coop ? "coopmat," : "");
   if (ctx->features[0]) ctx->features[strlen(ctx->features) - 1] = 0;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &want,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &queue,
-                             .enabledExtensionCount = ctx->has_semaphore_fd ? 2u : 1u,
+                             .enabledExtensionCount = n_extensions,
                              .ppEnabledExtensionNames = extensions};
   VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
   if (r != VK_SUCCESS) return vk_fail(err, n, "vkCreateDevice", r);

@@ -35,6 +35,38 @@ static int has_extension(const VkExtensionProperties* exts, uint32_t n, const ch
   return 0;
 }
 
+/* Whether the device multiplies 16x16 by 16x16 float16 tiles into float32 on cooperative matrices at
+ * subgroup scope (VK_NV_cooperative_matrix), as mm_coop.comp does. glslang writes such shaders for the
+ * Vulkan memory model, so that feature is needed too; the shader's four subgroups per workgroup of 128
+ * need subgroups of 32 (NVIDIA's). */
+static int probe_coopmat(vk_device* d, VkPhysicalDevice phys, int has_ext, int memory_model) {
+  if (!has_ext || !memory_model || !d->has_f16 || !d->has_subgroup_ops || d->subgroup_size != 32) return 0;
+  if (getenv("GFXEP_VULKAN_NO_COOPMAT")) return 0;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fnv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &fnv};
+  vkGetPhysicalDeviceFeatures2(phys, &f2);
+  if (!fnv.cooperativeMatrix) return 0;
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get_props =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+          instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  if (!get_props) return 0;
+  uint32_t n = 0;
+  if (get_props(phys, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+  VkCooperativeMatrixPropertiesNV* props = calloc(n, sizeof *props);
+  if (!props) return 0;
+  for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  int found = 0;
+  if (get_props(phys, &n, props) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++) {
+      const VkCooperativeMatrixPropertiesNV* p = &props[i];
+      found = p->MSize == 16 && p->NSize == 16 && p->KSize == 16 && p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+              p->BType == VK_COMPONENT_TYPE_FLOAT16_NV && p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+              p->DType == VK_COMPONENT_TYPE_FLOAT32_NV && p->scope == VK_SCOPE_SUBGROUP_NV;
+    }
+  free(props);
+  return found;
+}
+
 /* Fills d from the physical device; returns NULL when usable, else what it lacks (static text). */
 static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->phys = phys;
@@ -76,6 +108,7 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->has_ext_memory_fd = has_extension(exts, n_ext, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   d->has_ext_semaphore_fd = has_extension(exts, n_ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
   d->has_ext_memory_host = has_extension(exts, n_ext, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  const int has_coopmat_ext = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
 #ifdef _WIN32
   d->has_ext_memory_win32 = has_extension(exts, n_ext, "VK_KHR_external_memory_win32" /* vulkan_win32.h */);
   d->has_ext_semaphore_win32 = has_extension(exts, n_ext, "VK_KHR_external_semaphore_win32");
@@ -101,6 +134,7 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->subgroup_size = sg.subgroupSize;
   d->has_subgroup_ops = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & sg_need) == sg_need &&
                         sg.subgroupSize >= 4 && sg.subgroupSize <= 128 && (sg.subgroupSize & (sg.subgroupSize - 1)) == 0;
+  d->has_coopmat = probe_coopmat(d, phys, has_coopmat_ext, f12.vulkanMemoryModel);
   d->host_import_align = host.minImportedHostPointerAlignment;
   if (d->has_ext_memory_host && !d->host_import_align) d->has_ext_memory_host = 0;
 
@@ -123,6 +157,10 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   if (d->has_subgroup_ops) {
     size_t used = strlen(info->features);
     snprintf(info->features + used, sizeof info->features - used, "subgroups%u,", d->subgroup_size);
+  }
+  if (d->has_coopmat) {
+    size_t used = strlen(info->features);
+    snprintf(info->features + used, sizeof info->features - used, "coopmat,");
   }
   size_t len = strlen(info->features);
   if (len) info->features[len - 1] = 0; /* the last comma */
@@ -193,9 +231,9 @@ static void enumerate(void) {
     pthread_mutex_init(&d->pipe_lock, NULL);
     pthread_mutex_init(&d->streams_lock, NULL);
     devices[n_devices++] = d;
-    gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: %s (%s)%s%s%s%s", d->index, d->info.name, d->info.driver,
+    gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: %s (%s)%s%s%s%s%s", d->index, d->info.name, d->info.driver,
             d->has_f16 ? ", float16" : "", d->has_int64 ? ", int64" : "", d->has_8bit_storage ? ", 8-bit storage" : "",
-            d->has_subgroup_ops ? ", subgroup operations" : "");
+            d->has_subgroup_ops ? ", subgroup operations" : "", d->has_coopmat ? ", cooperative matrices" : "");
   }
 }
 
@@ -223,12 +261,13 @@ void vk_device_objects_destroy(vk_device* d) {
 gfx_status vk_device_create_own(vk_device* d) {
   char label[192];
   vk_device_label(d, label, sizeof label);
-  const char* exts[8];
+  const char* exts[9];
   uint32_t n_exts = 0;
   if (d->has_budget) exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
   if (d->has_ext_memory_fd) exts[n_exts++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
   if (d->has_ext_semaphore_fd) exts[n_exts++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   if (d->has_ext_memory_host) exts[n_exts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  if (d->has_coopmat) exts[n_exts++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
 #ifdef _WIN32
   if (d->has_ext_memory_win32) exts[n_exts++] = "VK_KHR_external_memory_win32";
   if (d->has_ext_semaphore_win32) exts[n_exts++] = "VK_KHR_external_semaphore_win32";
@@ -238,9 +277,13 @@ gfx_status vk_device_create_own(vk_device* d) {
                                           .timelineSemaphore = VK_TRUE,
                                           .bufferDeviceAddress = VK_TRUE,
                                           .shaderFloat16 = d->has_float16_arith ? VK_TRUE : VK_FALSE,
-                                          .storageBuffer8BitAccess = d->has_8bit_storage ? VK_TRUE : VK_FALSE};
+                                          .storageBuffer8BitAccess = d->has_8bit_storage ? VK_TRUE : VK_FALSE,
+                                          .vulkanMemoryModel = d->has_coopmat ? VK_TRUE : VK_FALSE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+                                                      .pNext = &f12,
+                                                      .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-                                          .pNext = &f12,
+                                          .pNext = d->has_coopmat ? (void*)&coop : (void*)&f12,
                                           .storageBuffer16BitAccess = d->has_16bit_storage ? VK_TRUE : VK_FALSE};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
   f2.features.shaderInt64 = d->has_int64 ? VK_TRUE : VK_FALSE;

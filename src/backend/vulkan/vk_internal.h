@@ -91,6 +91,10 @@ typedef struct vk_device {
   int has_8bit_storage;   /* storageBuffer8BitAccess: bool outputs (comparisons) */
   int has_subgroup_ops;   /* subgroup basic, arithmetic and shuffle operations in compute shaders */
   uint32_t subgroup_size;
+  /* VK_NV_cooperative_matrix with 16x16x16 float16 x float16 + float32 tiles at subgroup scope, the
+   * vulkanMemoryModel its shaders declare, float16, and subgroups of 32 (mm_coop.comp's four per
+   * workgroup of 128); GFXEP_VULKAN_NO_COOPMAT=1 turns it off */
+  int has_coopmat;
   int has_budget;         /* VK_EXT_memory_budget */
   int has_ext_memory_fd, has_ext_semaphore_fd;
   int has_ext_memory_host;            /* VK_EXT_external_memory_host (enabled when present) */
@@ -311,6 +315,8 @@ typedef enum vk_shader_id {
   VK_SHADER_SOFTMAX_F16_SG,
   VK_SHADER_NORM_F32_SG,
   VK_SHADER_NORM_F16_SG,
+  VK_SHADER_CONV_COOP_F16, /* mm_coop.comp (vk_nn.c): where has_coopmat */
+  VK_SHADER_GEMM_COOP_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 

@@ -436,7 +436,7 @@ gfx_status vk_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, vo
 /* What the device had before it moved to the application's VkDevice. */
 typedef struct interop_state {
   uint32_t own_family;
-  int f16, float16_arith, storage16, storage8, int64, int16;
+  int f16, float16_arith, storage16, storage8, int64, int16, coopmat;
   int ext_memory_fd, ext_semaphore_fd, ext_memory_host, ext_memory_win32, ext_semaphore_win32;
 } interop_state;
 
@@ -511,6 +511,7 @@ static gfx_status read_u32(const gfx_interop_config* c, const char* key, uint32_
 
 typedef struct app_features {
   int float16, storage16, storage8, int64, int16;
+  int coopmat; /* VK_NV_cooperative_matrix with its cooperativeMatrix feature, and vulkanMemoryModel */
 } app_features;
 
 static gfx_status read_features(const gfx_interop_config* c, app_features* f) {
@@ -538,10 +539,12 @@ static gfx_status read_features(const gfx_interop_config* c, app_features* f) {
       f->int64 = 1;
     else if (strcmp(tok, "int16") == 0)
       f->int16 = 1;
+    else if (strcmp(tok, "coopmat") == 0)
+      f->coopmat = 1;
     else
       return gfx_error(GFX_ERR_INVALID_ARGUMENT,
                        "vulkan backend: InitGraphicsInterop: %s = '%s': '%s' is not one of float16, storage16, storage8, "
-                       "int64, int16",
+                       "int64, int16, coopmat",
                        KEY_FEATURES, v, tok);
   }
   return NULL;
@@ -698,6 +701,7 @@ static gfx_status return_to_own(vk_device* d, interop_state* is) {
   d->has_8bit_storage = is->storage8;
   d->has_int64 = is->int64;
   d->has_int16 = is->int16;
+  d->has_coopmat = is->coopmat;
   d->has_ext_memory_fd = is->ext_memory_fd;
   d->has_ext_semaphore_fd = is->ext_semaphore_fd;
   d->has_ext_memory_host = is->ext_memory_host;
@@ -768,6 +772,7 @@ gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* conf
                         .storage8 = d->has_8bit_storage,
                         .int64 = d->has_int64,
                         .int16 = d->has_int16,
+                        .coopmat = d->has_coopmat,
                         .ext_memory_fd = d->has_ext_memory_fd,
                         .ext_semaphore_fd = d->has_ext_semaphore_fd,
                         .ext_memory_host = d->has_ext_memory_host,
@@ -794,6 +799,7 @@ gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* conf
   d->has_8bit_storage = is->storage8 && a.features.storage8;
   d->has_int64 = is->int64 && a.features.int64;
   d->has_int16 = is->int16 && a.features.int16;
+  d->has_coopmat = is->coopmat && a.features.coopmat && d->has_f16;
 #ifdef _WIN32
   d->has_ext_memory_fd = d->has_ext_semaphore_fd = 0;
   d->has_ext_memory_win32 = is->ext_memory_win32 && gdpa(a.device, "vkGetMemoryWin32HandleKHR") != NULL;
@@ -825,12 +831,12 @@ gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* conf
   if (note)
     snprintf(note, note_size,
              "gfxep records and submits on the application's VkDevice %p, queue family %u index %u (%s); features "
-             "float16 %s, int64 %s, 8-bit storage %s; imports: opaque fd %s, timeline semaphores %s, host memory %s",
+             "float16 %s, int64 %s, 8-bit storage %s, cooperative matrices %s; imports: opaque fd %s, timeline semaphores %s, host memory %s",
              (void*)a.device, a.family, a.index,
              a.lock ? "inside the application's queue lock"
                     : "no queue lock given: the application must not submit to that queue during gfxep calls",
              d->has_f16 ? "yes" : "no", d->has_int64 ? "yes" : "no", d->has_8bit_storage ? "yes" : "no",
-             d->has_ext_memory_fd ? "yes" : "no", d->has_ext_semaphore_fd ? "yes" : "no",
+             d->has_coopmat ? "yes" : "no", d->has_ext_memory_fd ? "yes" : "no", d->has_ext_semaphore_fd ? "yes" : "no",
              d->has_ext_memory_host ? "yes" : "no");
   gfx_log(GFX_LOG_INFO, "vulkan backend: device %d: %s", d->index, note ? note : "on the application's VkDevice");
   return NULL;

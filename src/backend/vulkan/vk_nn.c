@@ -5,6 +5,10 @@
  * geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry, ir_gemm_geometry) into a
  * small host-visible block the shader reads by address; node_run records one dispatch. Tensors of
  * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
+ * The fast path, where the device has cooperative matrices (has_coopmat): float16 Conv as an implicit
+ * GEMM and float16 MatMul/Gemm on 16x16x16 tensor-core tiles with float32 accumulation
+ * (shaders/mm_coop.comp, 64x64 output blocks), for every shape big enough to fill a tile's rows and
+ * columns in part (use_coop); depthwise and tiny products keep the portable kernels.
  * ConvTranspose (shaders/conv_transpose.comp): a direct gathered kernel on ir_conv_transpose_geometry
  * (pads resolved from pads, auto_pad or output_shape; output_padding), float32 accumulation, bias and
  * the fused activation; 1-D as 2-D. A residual input is Conv's only (declined for ConvTranspose).
@@ -18,6 +22,7 @@
 
 #define CONV_GROUP_SIZE 256
 #define GEMM_TILE 16
+#define COOP_BLOCK 64 /* mm_coop.comp's BM and BN */
 
 /* conv.comp's Geom block */
 /* The window both convolution shaders' Geom blocks begin with */
@@ -36,7 +41,19 @@ typedef struct conv_geom_gpu {
 } conv_geom_gpu;
 _Static_assert(sizeof(conv_geom_gpu) == 96, "conv_geom_gpu layout (conv.comp's Geom)");
 
-/* gemm.comp's Geom block, followed by the offset table */
+/* mm_coop.comp's Geom block for Conv (the implicit GEMM of one group) */
+typedef struct conv_coop_geom_gpu {
+  int32_t m, n, k, c_in;
+  int32_t c_in_g, c_out, in_h, in_w;
+  int32_t k_h, k_w, out_h, out_w;
+  int32_t stride_h, stride_w, dil_h, dil_w;
+  int32_t pad_top, pad_left, activation, residual;
+  int32_t has_bias, pad0;
+  float alpha, beta;
+} conv_coop_geom_gpu;
+_Static_assert(sizeof(conv_coop_geom_gpu) == 96, "conv_coop_geom_gpu layout (mm_coop.comp's Geom)");
+
+/* gemm.comp's Geom block, followed by the offset table (mm_coop.comp's too) */
 typedef struct gemm_geom_gpu {
   int64_t m, n, k;
   int64_t a_row, a_col, b_row, b_col, c_row, c_col;
@@ -70,6 +87,7 @@ typedef struct nn_state {
   vk_pipe* pipe;
   int64_t count;              /* Conv: output elements */
   uint32_t groups[3];         /* the dispatch */
+  int coop;                   /* on mm_coop.comp */
 } nn_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -111,6 +129,24 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: ConvTranspose with a residual input is not implemented");
   vk_shader_id shader;
   return shader_for(d, q->op, dtype_of(q->op, q->params), &shader);
+}
+
+/* Whether a float16 product of m x n x k (in `batch` independent products) goes to mm_coop.comp: the
+ * device has cooperative matrices, the product fills at least an eighth of a 16-row tile and one
+ * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits. */
+static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  if (!d->has_coopmat || dtype != GFX_DTYPE_F16) return 0;
+  if (m < 8 || n < 8 || k < 16) return 0;
+  const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
+  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[1] &&
+         batch <= (int64_t)max[2];
+}
+
+static gfx_status coop_pipe(vk_device* d, const ir_node* node, vk_shader_id shader, nn_state* st) {
+  GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
+  st->coop = 1;
+  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices", label(node), ir_op_name(node->op));
+  return NULL;
 }
 
 static gfx_status too_big(const ir_node* node, const gfx_shape* s) {
@@ -165,6 +201,25 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
   gg.alpha = p2.act_alpha;
   gg.beta = p2.act_beta;
+  /* the implicit GEMM of each group: M = its output channels, N = the output pixels of the batch,
+   * K = its input channels x the kernel window */
+  const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];
+  if (use_coop(d, dtype_of(node->op, &node->params), m, n, k, g.group)) {
+    conv_coop_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
+                             .c_in_g = gg.w.c_in / gg.w.group, .c_out = gg.w.c_out, .in_h = gg.w.in_h, .in_w = gg.w.in_w,
+                             .k_h = gg.w.k_h, .k_w = gg.w.k_w, .out_h = gg.w.out_h, .out_w = gg.w.out_w,
+                             .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
+                             .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
+                             .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
+    GFX_TRY(coop_pipe(d, node, VK_SHADER_CONV_COOP_F16, st));
+    st->count = gg.w.count;
+    st->groups[0] = (uint32_t)((n + COOP_BLOCK - 1) / COOP_BLOCK);
+    st->groups[1] = (uint32_t)((m + COOP_BLOCK - 1) / COOP_BLOCK);
+    st->groups[2] = (uint32_t)g.group;
+    GFX_TRY(vk_buffer_create(d, sizeof cg, 1, &st->geom));
+    memcpy(st->geom.mapped, &cg, sizeof cg);
+    return NULL;
+  }
   return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
 }
 
@@ -271,6 +326,11 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   st->groups[1] = (uint32_t)((gg.m + GEMM_TILE - 1) / GEMM_TILE);
   st->groups[2] = (uint32_t)batch;
   st->count = gg.m * gg.n * batch;
+  if (use_coop(d, dtype_of(node->op, &node->params), gg.m, gg.n, gg.k, batch)) {
+    GFX_TRY(coop_pipe(d, node, VK_SHADER_GEMM_COOP_F16, st));
+    st->groups[0] = (uint32_t)((gg.n + COOP_BLOCK - 1) / COOP_BLOCK);
+    st->groups[1] = (uint32_t)((gg.m + COOP_BLOCK - 1) / COOP_BLOCK);
+  }
   return NULL;
 }
 
@@ -283,11 +343,11 @@ gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in,
   st->family = VK_FAM_NN;
   vk_shader_id shader;
   s = shader_for(d, node->op, dtype_of(node->op, &node->params), &shader);
-  if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
   if (!s)
     s = node->op == GFX_OP_CONV             ? prepare_conv(d, node, in, out, st)
         : node->op == GFX_OP_CONV_TRANSPOSE ? prepare_conv_transpose(d, node, in, out, st)
                                             : prepare_gemm(d, node, in, out, st);
+  if (!s && !st->pipe) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe); /* the portable kernel */
   if (s) {
     vk_release_nn(d, st);
     return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));

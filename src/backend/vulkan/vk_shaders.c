@@ -54,6 +54,12 @@ static const uint32_t gemm_f32[] =
 static const uint32_t gemm_f16[] =
 #include "gemm_f16.spv.inc"
     ;
+static const uint32_t conv_coop_f16[] =
+#include "conv_coop_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_f16[] =
+#include "gemm_coop_f16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -214,4 +220,6 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_SOFTMAX_F16_SG, "reduce.comp (Softmax, float16, subgroups)", softmax_f16_sg),
     BLOB(VK_SHADER_NORM_F32_SG, "reduce.comp (normalization, float32, subgroups)", norm_f32_sg),
     BLOB(VK_SHADER_NORM_F16_SG, "reduce.comp (normalization, float16, subgroups)", norm_f16_sg),
+    BLOB(VK_SHADER_CONV_COOP_F16, "mm_coop.comp (Conv, float16, cooperative matrices)", conv_coop_f16),
+    BLOB(VK_SHADER_GEMM_COOP_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices)", gemm_coop_f16),
 };

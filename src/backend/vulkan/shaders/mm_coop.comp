@@ -1,0 +1,220 @@
+// gfxep Vulkan backend — float16 matrix products on cooperative matrices (VK_NV_cooperative_matrix,
+// 16x16x16 tiles, float32 accumulation), for MatMul/Gemm (-DGEMM) and Conv as an implicit GEMM
+// (-DCONV):
+//   GEMM: y[b][i][j] = alpha * sum_q A[a_off(b) + i*a_row + q*a_col] * B[b_off(b) + q*b_row + j*b_col]
+//                      + beta * C[i*c_row + j*c_col]
+//   CONV: per group, A = the weights (c_out_g x c_in_g*k_h*k_w, row-major), B = the input gathered as
+//         columns (im2col, never stored: q = (ci, ky, kx), j = (n, oy, ox)), then Conv's epilogue
+//         y = act(acc + bias [+ r]) [+ r].
+// A workgroup of four subgroups of 32 computes a 64x64 block of y, each subgroup 32x32 (2x2 tiles).
+// Per step of 32 along K the operands go global -> registers -> shared memory (float16, rows padded
+// to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
+// step's global loads are issued before this step's products, so their latency hides behind them.
+// The accumulators leave through shared memory, so the epilogue and the bounds are per element.
+// Every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+
+#include "float_math.glsl"
+
+#define BM 64
+#define BN 64
+#define BK 32
+#define A_STRIDE (BK + 8) // float16 elements per row of tile_a (80 bytes)
+#define B_STRIDE (BN + 8) // float16 elements per row of tile_b (144 bytes)
+#define C_STRIDE (BN + 4) // float32 elements per row of tile_c (272 bytes)
+#define THREADS 128
+#define A_LOADS (BM * BK / THREADS) // 16
+#define B_LOADS (BK * BN / THREADS) // 16
+
+layout(local_size_x = THREADS) in;
+
+#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer In { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) writeonly buffer Out { float16_t v[]; };
+
+#if defined(CONV)
+layout(push_constant) uniform Push {
+  uvec2 x_addr, w_addr, bias_addr, res_addr, y_addr, geom_addr;
+} pc;
+
+// ir_conv_residual's codes (ir/graph.h)
+#define RES_ADD_THEN_ACT 1
+#define RES_ACT_THEN_ADD 2
+
+// vk_nn.c's conv_coop_geom_gpu
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int m, n, k, c_in;          // M = c_out per group, N = batch * out_h * out_w, K = c_in_g * k_h * k_w
+  int c_in_g, c_out, in_h, in_w;
+  int k_h, k_w, out_h, out_w;
+  int stride_h, stride_w, dil_h, dil_w;
+  int pad_top, pad_left, activation, residual;
+  int has_bias, pad0;
+  float alpha, beta;
+};
+#else
+layout(push_constant) uniform Push {
+  uvec2 a_addr, b_addr, c_addr, y_addr, geom_addr;
+} pc;
+
+// vk_nn.c's gemm_geom_gpu, followed by the offset table of the batch
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t m, n, k;
+  int64_t a_row, a_col, b_row, b_col, c_row, c_col;
+  float alpha, beta;
+  int has_c, pad0;
+  int64_t offsets[];
+};
+#endif
+
+shared float16_t tile_a[BM * A_STRIDE];
+shared float16_t tile_b[BK * B_STRIDE];
+shared float tile_c[BM * C_STRIDE];
+
+// Per invocation (private), set once by setup(): the operands, the sizes, and where this invocation
+// loads. A: column aq of rows ai0 + 4r (consecutive invocations, consecutive K: coalesced); B: column
+// bj of rows bq0 + 2r (consecutive invocations, consecutive columns).
+In a, b;
+uint m, n, k, m0, n0, a_base;
+uint aq, ai0, bj, bq0, col;
+bool col_ok;
+float16_t ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shared memory
+#if defined(CONV)
+uint grp, nb, pix, k_plane, k_w, in_h, in_w, in_plane, dil_h, dil_w, x_base;
+int iy0, ix0;
+#else
+uint batch, b_base, a_row, a_col, b_row, b_col;
+#endif
+
+void setup(Geom g) {
+  const uint t = gl_LocalInvocationID.x;
+  m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  aq = t % BK, ai0 = t / BK;
+  bj = t % BN, bq0 = t / BN;
+  col = n0 + bj;
+#if defined(CONV)
+  a = In(pc.w_addr);
+  b = In(pc.x_addr);
+  m = uint(g.m), n = uint(g.n), k = uint(g.k);
+  grp = gl_WorkGroupID.z;
+  a_base = grp * m * k; // this group's weights: m rows of k
+  in_h = uint(g.in_h), in_w = uint(g.in_w), k_w = uint(g.k_w), dil_h = uint(g.dil_h), dil_w = uint(g.dil_w);
+  k_plane = uint(g.k_h) * k_w, in_plane = in_h * in_w;
+  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  col_ok = col < n;
+  nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
+  iy0 = int(pix / uint(g.out_w)) * g.stride_h - g.pad_top;
+  ix0 = int(pix % uint(g.out_w)) * g.stride_w - g.pad_left;
+  x_base = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_plane;
+#else
+  a = In(pc.a_addr);
+  b = In(pc.b_addr);
+  m = uint(g.m), n = uint(g.n), k = uint(g.k);
+  batch = gl_WorkGroupID.z;
+  a_base = uint(g.offsets[2 * batch]), b_base = uint(g.offsets[2 * batch + 1]);
+  a_row = uint(g.a_row), a_col = uint(g.a_col), b_row = uint(g.b_row), b_col = uint(g.b_col);
+  col_ok = col < n;
+#endif
+}
+
+#if defined(CONV)
+uint a_index(uint row, uint q) { return a_base + row * k + q; }
+// B's element (q, col): the input under tap (ky, kx) of channel ci for this output pixel; 0 in the padding
+float16_t b_value(uint q) {
+  const uint ci = q / k_plane, tap = q % k_plane;
+  const int iy = iy0 + int((tap / k_w) * dil_h), ix = ix0 + int((tap % k_w) * dil_w);
+  if (uint(iy) >= in_h || uint(ix) >= in_w) return float16_t(0.0); // negative wraps to large
+  return b.v[x_base + ci * in_plane + uint(iy) * in_w + uint(ix)];
+}
+#else
+uint a_index(uint row, uint q) { return a_base + row * a_row + q * a_col; }
+float16_t b_value(uint q) { return b.v[b_base + q * b_row + col * b_col]; }
+#endif
+
+// global -> registers for the step at q0
+void load_step(uint q0) {
+  const uint qa = q0 + aq;
+  [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
+    const uint row = m0 + ai0 + r * (THREADS / BK);
+    ra[r] = row < m && qa < k ? a.v[a_index(row, qa)] : float16_t(0.0);
+  }
+  [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
+    const uint q = q0 + bq0 + r * (THREADS / BN);
+    rb[r] = col_ok && q < k ? b_value(q) : float16_t(0.0);
+  }
+}
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  setup(g);
+  FRAG_ACC acc[2][2];
+  [[unroll]] for (int i = 0; i < 2; i++)
+    [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = FRAG_ACC(0.0);
+  const uint warp = gl_SubgroupID;
+  const uint wm = (warp / 2) * 32, wn = (warp % 2) * 32;
+
+  load_step(0u);
+  for (uint q0 = 0; q0 < k; q0 += BK) {
+    [[unroll]] for (uint r = 0; r < A_LOADS; r++) tile_a[(ai0 + r * (THREADS / BK)) * A_STRIDE + aq] = ra[r];
+    [[unroll]] for (uint r = 0; r < B_LOADS; r++) tile_b[(bq0 + r * (THREADS / BN)) * B_STRIDE + bj] = rb[r];
+    barrier();
+    if (q0 + BK < k) load_step(q0 + BK);
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      FRAG_A fa[2], fb[2];
+      [[unroll]] for (int i = 0; i < 2; i++) coopMatLoadNV(fa[i], tile_a, (wm + 16 * i) * A_STRIDE + kk, A_STRIDE, false);
+      [[unroll]] for (int j = 0; j < 2; j++) coopMatLoadNV(fb[j], tile_b, kk * B_STRIDE + wn + 16 * j, B_STRIDE, false);
+      [[unroll]] for (int i = 0; i < 2; i++)
+        [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+    }
+    barrier();
+  }
+  [[unroll]] for (int i = 0; i < 2; i++)
+    [[unroll]] for (int j = 0; j < 2; j++)
+      coopMatStoreNV(acc[i][j], tile_c, (wm + 16 * i) * C_STRIDE + wn + 16 * j, C_STRIDE, false);
+  barrier();
+
+  // ---- the epilogue: thread t writes column bj of rows bq0 + 2r (consecutive threads, consecutive
+  // columns: coalesced stores along y's rows)
+  if (!col_ok) return;
+#if defined(CONV)
+  const uint c_out = uint(g.c_out);
+  const int activation = g.activation, residual = g.residual;
+  const float alpha = g.alpha, beta = g.beta;
+  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  const uint y_col = nb * c_out * out_plane + pix;
+  for (uint r = 0; r < BM / (THREADS / BN); r++) {
+    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+    if (row >= m) break;
+    const uint co = grp * m + row;
+    const uint e = y_col + co * out_plane;
+    float v = tile_c[i * C_STRIDE + bj];
+    if (g.has_bias != 0) v += float(In(pc.bias_addr).v[co]);
+    if (residual == RES_ADD_THEN_ACT) v += float(In(pc.res_addr).v[e]);
+    v = activation_f(activation, v, alpha, beta);
+    if (residual == RES_ACT_THEN_ADD) v += float(In(pc.res_addr).v[e]);
+    Out(pc.y_addr).v[e] = float16_t(v);
+  }
+#else
+  const float alpha = g.alpha, beta = g.beta;
+  const bool with_c = g.has_c != 0 && beta != 0.0; // beta = 0 ignores C (0 * inf would be NaN)
+  const uint c_row = uint(g.c_row), c_col = uint(g.c_col);
+  for (uint r = 0; r < BM / (THREADS / BN); r++) {
+    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+    if (row >= m) break;
+    float v = alpha * tile_c[i * C_STRIDE + bj];
+    if (with_c) v += beta * float(In(pc.c_addr).v[row * c_row + col * c_col]);
+    Out(pc.y_addr).v[batch * m * n + row * n + col] = float16_t(v);
+  }
+#endif
+}
