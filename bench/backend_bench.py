@@ -17,6 +17,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_summary import summarize_profile  # noqa: E402
+
 CONFIGS = [  # (name, gfxep-bench backend, extra environment)
     ("cuda", "cuda", {}),
     ("vulkan", "vulkan", {}),
@@ -24,8 +27,8 @@ CONFIGS = [  # (name, gfxep-bench backend, extra environment)
 ]
 
 
-def bench(args, backend, env_extra, path):
-    cmd = [args.bench, "--backend", backend, "--runs", str(args.runs), path]
+def bench(args, backend, env_extra, path, profile):
+    cmd = [args.bench, "--backend", backend, "--runs", str(args.runs), "--profile", profile, path]
     env = dict(os.environ, **env_extra)
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -45,7 +48,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--only", default="")
     ap.add_argument("--json", default="")
+    ap.add_argument("--profiles", default="/tmp/gfxep-backend-bench", help="where ORT's profiles go")
     args = ap.parse_args()
+    os.makedirs(args.profiles, exist_ok=True)
     manifest = json.load(open(os.path.join(args.zoo, "zoo.json")))
     only = set(filter(None, args.only.split(",")))
     records = []
@@ -56,10 +61,10 @@ def main():
             path = os.path.join(args.zoo, m["files"][prec])
             rec = {"model": m["model"], "precision": prec, "input": m["input"]}
             for name, backend, env in CONFIGS:
-                r, err = bench(args, backend, env, path)
+                r, err = bench(args, backend, env, path, os.path.join(args.profiles, f"{m['model']}_{prec}_{name}"))
                 rec[name] = {"latency_ms": r["latency_ms"], "enqueue_us": r["enqueue_us"], "gpu_ms": r["gpu_ms"],
-                             "nodes_on_gfxep": r["nodes_on_gfxep"], "nodes_elsewhere": r["nodes_elsewhere"]} if r \
-                    else {"error": err}
+                             "nodes_on_gfxep": r["nodes_on_gfxep"], "nodes_elsewhere": r["nodes_elsewhere"],
+                             "profile": summarize_profile(r.get("profile"))} if r else {"error": err}
                 print(f"# {m['model']} {prec} {name}: " +
                       (f"{r['latency_ms']['p50']:.3f} ms" if r else f"failed: {err[-200:]}"), file=sys.stderr, flush=True)
             c = rec["cuda"].get("latency_ms")
@@ -83,6 +88,14 @@ def main():
               f"{p('vulkan_portable') / p('vulkan') if p('vulkan') == p('vulkan') else float('nan'):>9.2f} "
               f"{vk['enqueue_us']['p50'] if 'enqueue_us' in vk else float('nan'):>9.1f} {nodes:>9} "
               f"{'met' if ratio <= goal[r['precision']] else 'missed'} (<= {goal[r['precision']]})")
+    print("\nwhere the device time goes (ORT profile, node by node, us per run: total; by operator; slowest nodes):")
+    for r in records:
+        for name, _, _ in CONFIGS:
+            pr = r[name].get("profile")
+            if pr:
+                print(f"{r['model']:<15} {r['precision']:<5} {name:<16} {pr['device_us_per_run']:>9.1f}  " +
+                      ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()))
+                print(f"{'':<38} slowest: " + ", ".join(f"{k} {v:.0f}" for k, v in pr["slowest_nodes_us"].items()))
     failed = sum(1 for r in records for n, _, _ in CONFIGS if "error" in r[n])
     summary = {"backend_bench": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
                                   if k in ("model", "precision", "vulkan_over_cuda", "vulkan_portable_over_cuda")} |

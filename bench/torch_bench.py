@@ -28,6 +28,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_summary import summarize_profile  # noqa: E402
+
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
@@ -416,31 +419,6 @@ def kernel_efficiency(args, env, models_dir):
         out.append(rec)
         log(f"[kernel] {name}: " + ", ".join(f"{k}={v:.3g}" for k, v in rec.items() if isinstance(v, float)))
     return out
-
-
-def summarize_profile(path):
-    """Device time per run of gfxep's kernels by operator, from ORT's profile of gfxep-bench's profiled
-    runs: each node's median over the runs (the first run pays one-time costs such as loading kernels)."""
-    if not path or not os.path.exists(path):
-        return None
-    with open(path) as fh:
-        events = json.load(fh)
-    per_node = {}
-    for e in events:
-        if str(e.get("name", "")).startswith("gfxep:"):
-            key = (e["name"], e.get("args", {}).get("op_name", "?"))
-            per_node.setdefault(key, []).append(e.get("dur", 0))
-    by_op, total = {}, 0.0
-    for (name, op), durs in per_node.items():
-        med = sorted(durs)[len(durs) // 2]
-        by_op[op] = by_op.get(op, 0.0) + med
-        total += med
-    top = sorted(by_op.items(), key=lambda kv: -kv[1])[:12]
-    nodes = {}
-    for (name, op) in per_node:
-        nodes[op] = nodes.get(op, 0) + 1
-    return {"device_us_per_run": round(total, 1), "by_op_us": {k: round(v, 1) for k, v in top},
-            "nodes_by_op": dict(sorted(nodes.items(), key=lambda kv: -kv[1]))}
 
 
 def onnx_op_counts(path):

@@ -223,6 +223,9 @@ gfx_status vk_event_record(gfx_dev* dev, void* event, void* stream);
 gfx_status vk_stream_wait_event(gfx_dev* dev, void* stream, void* event);
 gfx_status vk_event_sync(gfx_dev* dev, void* event);
 int vk_event_done(gfx_dev* dev, void* event);
+/* Timers (profiling): events that write a timestamp where they are recorded. */
+gfx_status vk_timer_create(gfx_dev* dev, void** out);
+gfx_status vk_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us);
 gfx_status vk_device_sync(gfx_dev* dev);
 /* A semaphore of the application's (imported timeline) wrapped as an event that is never recorded:
  * reference counted like events, destroyed with vk_event_destroy, never waited for on the host. */

@@ -41,7 +41,7 @@ typedef struct conv_geom_gpu {
 } conv_geom_gpu;
 _Static_assert(sizeof(conv_geom_gpu) == 96, "conv_geom_gpu layout (conv.comp's Geom)");
 
-/* mm_coop.comp's Geom block for Conv (the implicit GEMM of one group) */
+/* mm_coop.comp's Geom block for Conv (the implicit GEMM of one group), followed by its tap table */
 typedef struct conv_coop_geom_gpu {
   int32_t m, n, k, c_in;
   int32_t c_in_g, c_out, in_h, in_w;
@@ -204,7 +204,8 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   /* the implicit GEMM of each group: M = its output channels, N = the output pixels of the batch,
    * K = its input channels x the kernel window */
   const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];
-  if (use_coop(d, dtype_of(node->op, &node->params), m, n, k, g.group)) {
+  const int fits_taps = (g.kernel[0] - 1) * g.dilations[0] < 65536 && (g.kernel[1] - 1) * g.dilations[1] < 65536;
+  if (fits_taps && use_coop(d, dtype_of(node->op, &node->params), m, n, k, g.group)) {
     conv_coop_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
                              .c_in_g = gg.w.c_in / gg.w.group, .c_out = gg.w.c_out, .in_h = gg.w.in_h, .in_w = gg.w.in_w,
                              .k_h = gg.w.k_h, .k_w = gg.w.k_w, .out_h = gg.w.out_h, .out_w = gg.w.out_w,
@@ -216,8 +217,18 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
     st->groups[0] = (uint32_t)((n + COOP_BLOCK - 1) / COOP_BLOCK);
     st->groups[1] = (uint32_t)((m + COOP_BLOCK - 1) / COOP_BLOCK);
     st->groups[2] = (uint32_t)g.group;
-    GFX_TRY(vk_buffer_create(d, sizeof cg, 1, &st->geom));
+    GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, 1, &st->geom));
     memcpy(st->geom.mapped, &cg, sizeof cg);
+    /* row q = (ci, ky, kx) of the gathered input: its offset from the column's tap (0, 0) of channel 0,
+     * and its (dy, dx) for the bounds test */
+    uint32_t* taps = (uint32_t*)(void*)((char*)st->geom.mapped + sizeof cg);
+    const int64_t window = g.kernel[0] * g.kernel[1];
+    for (int64_t q = 0; q < k; q++) {
+      const int64_t ci = q / window, tap = q % window;
+      const int64_t dy = tap / g.kernel[1] * g.dilations[0], dx = tap % g.kernel[1] * g.dilations[1];
+      taps[2 * q] = (uint32_t)(ci * g.in[0] * g.in[1] + dy * g.in[1] + dx);
+      taps[2 * q + 1] = (uint32_t)(dy << 16 | dx);
+    }
     return NULL;
   }
   return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);

@@ -33,6 +33,7 @@ struct vk_event {
   _Atomic uint64_t value; /* what the last record signals; 0 = never recorded */
   atomic_int refs;
   int external;           /* an imported semaphore (vk_event_wrap): never waited for on the host */
+  VkQueryPool query;      /* a timer's (vk_timer_create): one timestamp, written where it is recorded */
 };
 
 typedef struct held_cb {
@@ -122,6 +123,7 @@ static void event_unref(vk_event* ev) {
       return;
     }
   }
+  if (ev->query) vkDestroyQueryPool(d->device, ev->query, NULL); /* a timer's: its timestamp is written */
   vkDestroySemaphore(d->device, ev->sem, NULL);
   free(ev);
 }
@@ -593,6 +595,66 @@ gfx_status vk_event_create(gfx_dev* dev, void** out) {
   return NULL;
 }
 
+/* A timer: an event whose record also writes a device timestamp (after all work queued before it on
+ * the stream); needs a queue family with timestamps. */
+gfx_status vk_timer_create(gfx_dev* dev, void** out) {
+  if (!dev || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: timer_create: NULL argument");
+  *out = NULL;
+  vk_device* d = vk_dev(dev);
+  uint32_t n_fam = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
+  VkQueueFamilyProperties fams[32];
+  if (n_fam > 32) n_fam = 32;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
+  if (d->queue_family >= n_fam || fams[d->queue_family].timestampValidBits == 0)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: queue family %u of device %d (%s) has no timestamps",
+                     d->queue_family, d->index, d->info.name);
+  void* event = NULL;
+  GFX_TRY(vk_event_create(dev, &event));
+  vk_event* ev = event;
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                              .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                              .queryCount = 1};
+  gfx_status st = vk_check(vkCreateQueryPool(d->device, &qi, NULL, &ev->query), "vkCreateQueryPool(timestamp) on device %d",
+                           d->index);
+  if (st) {
+    event_unref(ev);
+    return st;
+  }
+  *out = ev;
+  return NULL;
+}
+
+static gfx_status timestamp_of(vk_event* ev, uint64_t* ticks) {
+  vk_device* d = ev->d;
+  uint64_t v = atomic_load(&ev->value);
+  if (!ev->query || v == 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: timer_elapsed_us: a timer that %s",
+                     ev->query ? "was never recorded" : "is a plain event");
+  GFX_TRY(wait_value(d, ev->sem, v, "timer_elapsed_us")); /* bounded: the query is then available */
+  return vk_check(vkGetQueryPoolResults(d->device, ev->query, 0, 1, sizeof *ticks, ticks, sizeof *ticks,
+                                        VK_QUERY_RESULT_64_BIT),
+                  "vkGetQueryPoolResults on device %d", d->index);
+}
+
+gfx_status vk_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us) {
+  if (!dev || !start || !end || !us) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: timer_elapsed_us: NULL argument");
+  vk_device* d = vk_dev(dev);
+  uint64_t t0 = 0, t1 = 0;
+  GFX_TRY(timestamp_of(end, &t1));
+  GFX_TRY(timestamp_of(start, &t0));
+  uint32_t n_fam = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
+  VkQueueFamilyProperties fams[32];
+  if (n_fam > 32) n_fam = 32;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
+  const uint32_t bits = d->queue_family < n_fam ? fams[d->queue_family].timestampValidBits : 64;
+  const uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  const uint64_t ticks = (t1 - t0) & mask; /* a counter that wrapped once still gives the difference */
+  *us = (double)ticks * (double)d->props.limits.timestampPeriod / 1000.0;
+  return NULL;
+}
+
 gfx_status vk_event_wrap(vk_device* d, VkSemaphore sem, vk_event** out) {
   *out = NULL;
   vk_event* ev = calloc(1, sizeof *ev);
@@ -654,7 +716,18 @@ gfx_status vk_event_record(gfx_dev* dev, void* event, void* stream) {
   vk_event* ev = event;
   vk_stream* s = vk_stream_acquire(d, stream);
   uint64_t next = atomic_load(&ev->value) + 1;
-  gfx_status st = flush(s, ev->sem, next);
+  gfx_status st = NULL;
+  if (ev->query) { /* a timer: the timestamp after everything recorded so far (the submission's barrier) */
+    VkCommandBuffer cb;
+    if (s->capture) st = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a timer recorded during a capture");
+    if (!st) st = vk_stream_cmd(s, &cb);
+    if (!st) {
+      vk_cmd_barrier(cb);
+      vkCmdResetQueryPool(cb, ev->query, 0, 1);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ev->query, 0);
+    }
+  }
+  if (!st) st = flush(s, ev->sem, next);
   if (!st) atomic_store(&ev->value, next);
   st = vk_stream_release(d, stream, s, st);
   /* synchronous: the event is complete on return (its own semaphore, signalled by that submit) */

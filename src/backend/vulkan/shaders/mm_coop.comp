@@ -5,7 +5,8 @@
 //                      + beta * C[i*c_row + j*c_col]
 //   CONV: per group, A = the weights (c_out_g x c_in_g*k_h*k_w, row-major), B = the input gathered as
 //         columns (im2col, never stored: q = (ci, ky, kx), j = (n, oy, ox)), then Conv's epilogue
-//         y = act(acc + bias [+ r]) [+ r].
+//         y = act(acc + bias [+ r]) [+ r]. Row q of B comes from a table made once per shape (vk_nn.c):
+//         its input offset and its (ky*dil_h, kx*dil_w), so the gather divides nothing.
 // A workgroup of four subgroups of 32 computes a 64x64 block of y, each subgroup 32x32 (2x2 tiles).
 // Per step of 32 along K the operands go global -> registers -> shared memory (float16, rows padded
 // to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
@@ -62,6 +63,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   int pad_top, pad_left, activation, residual;
   int has_bias, pad0;
   float alpha, beta;
+  uvec2 taps[]; // per row q of B: (ci*in_h*in_w + ky*dil_h*in_w + kx*dil_w, ky*dil_h << 16 | kx*dil_w)
 };
 #else
 layout(push_constant) uniform Push {
@@ -91,7 +93,8 @@ uint aq, ai0, bj, bq0, col;
 bool col_ok;
 float16_t ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shared memory
 #if defined(CONV)
-uint grp, nb, pix, k_plane, k_w, in_h, in_w, in_plane, dil_h, dil_w, x_base;
+Geom geom;
+uint grp, in_h, in_w, x_pixel; // x_pixel: the input offset of tap (0, 0) of channel 0 for this column
 int iy0, ix0;
 #else
 uint batch, b_base, a_row, a_col, b_row, b_col;
@@ -109,14 +112,15 @@ void setup(Geom g) {
   m = uint(g.m), n = uint(g.n), k = uint(g.k);
   grp = gl_WorkGroupID.z;
   a_base = grp * m * k; // this group's weights: m rows of k
-  in_h = uint(g.in_h), in_w = uint(g.in_w), k_w = uint(g.k_w), dil_h = uint(g.dil_h), dil_w = uint(g.dil_w);
-  k_plane = uint(g.k_h) * k_w, in_plane = in_h * in_w;
+  geom = g;
+  in_h = uint(g.in_h), in_w = uint(g.in_w);
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
   col_ok = col < n;
-  nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
+  const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
   iy0 = int(pix / uint(g.out_w)) * g.stride_h - g.pad_top;
   ix0 = int(pix % uint(g.out_w)) * g.stride_w - g.pad_left;
-  x_base = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_plane;
+  // unsigned arithmetic wraps: a negative (iy0, ix0) in the padding still adds up to in-bounds taps
+  x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_h * in_w + uint(iy0 * int(in_w) + ix0);
 #else
   a = In(pc.a_addr);
   b = In(pc.b_addr);
@@ -132,10 +136,10 @@ void setup(Geom g) {
 uint a_index(uint row, uint q) { return a_base + row * k + q; }
 // B's element (q, col): the input under tap (ky, kx) of channel ci for this output pixel; 0 in the padding
 float16_t b_value(uint q) {
-  const uint ci = q / k_plane, tap = q % k_plane;
-  const int iy = iy0 + int((tap / k_w) * dil_h), ix = ix0 + int((tap % k_w) * dil_w);
+  const uvec2 tap = geom.taps[q]; // the same q for a whole subgroup: one broadcast load
+  const int iy = iy0 + int(tap.y >> 16), ix = ix0 + int(tap.y & 0xffffu);
   if (uint(iy) >= in_h || uint(ix) >= in_w) return float16_t(0.0); // negative wraps to large
-  return b.v[x_base + ci * in_plane + uint(iy) * in_w + uint(ix)];
+  return b.v[x_pixel + tap.x];
 }
 #else
 uint a_index(uint row, uint q) { return a_base + row * a_row + q * a_col; }
@@ -192,6 +196,7 @@ void main() {
   const int activation = g.activation, residual = g.residual;
   const float alpha = g.alpha, beta = g.beta;
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  const uint nb = col / out_plane, pix = col % out_plane;
   const uint y_col = nb * c_out * out_plane + pix;
   for (uint r = 0; r < BM / (THREADS / BN); r++) {
     const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
