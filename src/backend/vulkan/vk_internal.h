@@ -320,6 +320,8 @@ typedef enum vk_shader_id {
   VK_SHADER_NORM_F16_SG,
   VK_SHADER_CONV_COOP_F16, /* mm_coop.comp (vk_nn.c): where has_coopmat */
   VK_SHADER_GEMM_COOP_F16,
+  VK_SHADER_CONV_COOP_NARROW_F16, /* the same with 32x128 blocks, for products of at most 32 rows */
+  VK_SHADER_GEMM_COOP_NARROW_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 

@@ -7,7 +7,8 @@
  * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
  * The fast path, where the device has cooperative matrices (has_coopmat): float16 Conv as an implicit
  * GEMM and float16 MatMul/Gemm on 16x16x16 tensor-core tiles with float32 accumulation
- * (shaders/mm_coop.comp, 64x64 output blocks), for every shape big enough to fill a tile's rows and
+ * (shaders/mm_coop.comp, 64x64 output blocks, 32x128 for at most 32 rows such as convolutions with few
+ * output channels), for every shape big enough to fill a tile's rows and
  * columns in part (use_coop); depthwise and tiny products keep the portable kernels.
  * ConvTranspose (shaders/conv_transpose.comp): a direct gathered kernel on ir_conv_transpose_geometry
  * (pads resolved from pads, auto_pad or output_shape; output_padding), float32 accumulation, bias and
@@ -22,7 +23,10 @@
 
 #define CONV_GROUP_SIZE 256
 #define GEMM_TILE 16
-#define COOP_BLOCK 64 /* mm_coop.comp's BM and BN */
+/* mm_coop.comp's blocks: 64x64, or 32x128 (NARROW) for products of at most 32 rows */
+#define COOP_BLOCK 64
+#define COOP_NARROW_ROWS 32
+#define COOP_NARROW_COLS 128
 
 /* conv.comp's Geom block */
 /* The window both convolution shaders' Geom blocks begin with */
@@ -138,14 +142,25 @@ static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, in
   if (!d->has_coopmat || dtype != GFX_DTYPE_F16) return 0;
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
-  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[1] &&
+  /* the narrowest blocks make the most columns of blocks, the widest the most rows */
+  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
 }
 
-static gfx_status coop_pipe(vk_device* d, const ir_node* node, vk_shader_id shader, nn_state* st) {
+/* The cooperative-matrix pipeline for an m x n product (in `batch` products) and its dispatch. */
+static gfx_status coop_pipe(vk_device* d, const ir_node* node, int conv, int64_t m, int64_t n, int64_t batch,
+                            nn_state* st) {
+  const int narrow = m <= COOP_NARROW_ROWS;
+  const vk_shader_id shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
+                                   : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
+  const int64_t rows = narrow ? COOP_NARROW_ROWS : COOP_BLOCK, cols = narrow ? COOP_NARROW_COLS : COOP_BLOCK;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->coop = 1;
-  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices", label(node), ir_op_name(node->op));
+  st->groups[0] = (uint32_t)((n + cols - 1) / cols);
+  st->groups[1] = (uint32_t)((m + rows - 1) / rows);
+  st->groups[2] = (uint32_t)batch;
+  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices, %lldx%lld blocks", label(node),
+          ir_op_name(node->op), (long long)rows, (long long)cols);
   return NULL;
 }
 
@@ -212,11 +227,8 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
                              .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
                              .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
                              .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
-    GFX_TRY(coop_pipe(d, node, VK_SHADER_CONV_COOP_F16, st));
+    GFX_TRY(coop_pipe(d, node, 1, m, n, g.group, st));
     st->count = gg.w.count;
-    st->groups[0] = (uint32_t)((n + COOP_BLOCK - 1) / COOP_BLOCK);
-    st->groups[1] = (uint32_t)((m + COOP_BLOCK - 1) / COOP_BLOCK);
-    st->groups[2] = (uint32_t)g.group;
     GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, 1, &st->geom));
     memcpy(st->geom.mapped, &cg, sizeof cg);
     /* row q = (ci, ky, kx) of the gathered input: its offset from the column's tap (0, 0) of channel 0,
@@ -338,9 +350,7 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   st->groups[2] = (uint32_t)batch;
   st->count = gg.m * gg.n * batch;
   if (use_coop(d, dtype_of(node->op, &node->params), gg.m, gg.n, gg.k, batch)) {
-    GFX_TRY(coop_pipe(d, node, VK_SHADER_GEMM_COOP_F16, st));
-    st->groups[0] = (uint32_t)((gg.n + COOP_BLOCK - 1) / COOP_BLOCK);
-    st->groups[1] = (uint32_t)((gg.m + COOP_BLOCK - 1) / COOP_BLOCK);
+    GFX_TRY(coop_pipe(d, node, 0, gg.m, gg.n, batch, st));
   }
   return NULL;
 }

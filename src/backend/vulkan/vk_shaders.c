@@ -60,6 +60,12 @@ static const uint32_t conv_coop_f16[] =
 static const uint32_t gemm_coop_f16[] =
 #include "gemm_coop_f16.spv.inc"
     ;
+static const uint32_t conv_coop_narrow_f16[] =
+#include "conv_coop_narrow_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_narrow_f16[] =
+#include "gemm_coop_narrow_f16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -222,4 +228,8 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_NORM_F16_SG, "reduce.comp (normalization, float16, subgroups)", norm_f16_sg),
     BLOB(VK_SHADER_CONV_COOP_F16, "mm_coop.comp (Conv, float16, cooperative matrices)", conv_coop_f16),
     BLOB(VK_SHADER_GEMM_COOP_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices)", gemm_coop_f16),
+    BLOB(VK_SHADER_CONV_COOP_NARROW_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 32x128 blocks)",
+         conv_coop_narrow_f16),
+    BLOB(VK_SHADER_GEMM_COOP_NARROW_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 32x128 blocks)",
+         gemm_coop_narrow_f16),
 };

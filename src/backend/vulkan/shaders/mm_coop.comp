@@ -7,7 +7,9 @@
 //         columns (im2col, never stored: q = (ci, ky, kx), j = (n, oy, ox)), then Conv's epilogue
 //         y = act(acc + bias [+ r]) [+ r]. Row q of B comes from a table made once per shape (vk_nn.c):
 //         its input offset and its (ky*dil_h, kx*dil_w), so the gather divides nothing.
-// A workgroup of four subgroups of 32 computes a 64x64 block of y, each subgroup 32x32 (2x2 tiles).
+// A workgroup of four subgroups of 32 computes a BM x BN block of y (64x64, or 32x128 with -DNARROW
+// for products of few rows, such as convolutions with few output channels), each subgroup 32x32
+// (2x2 tiles).
 // Per step of 32 along K the operands go global -> registers -> shared memory (float16, rows padded
 // to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
 // step's global loads are issued before this step's products, so their latency hides behind them.
@@ -27,15 +29,21 @@
 
 #include "float_math.glsl"
 
+#if defined(NARROW)
+#define BM 32
+#define BN 128
+#else
 #define BM 64
 #define BN 64
+#endif
+#define WARPS_N (BN / 32) // subgroups along a row of the block
 #define BK 32
 #define A_STRIDE (BK + 8) // float16 elements per row of tile_a (80 bytes)
 #define B_STRIDE (BN + 8) // float16 elements per row of tile_b (144 bytes)
 #define C_STRIDE (BN + 4) // float32 elements per row of tile_c (272 bytes)
 #define THREADS 128
-#define A_LOADS (BM * BK / THREADS) // 16
-#define B_LOADS (BK * BN / THREADS) // 16
+#define A_LOADS (BM * BK / THREADS) // A elements each invocation loads per step
+#define B_LOADS (BK * BN / THREADS) // B elements
 
 layout(local_size_x = THREADS) in;
 
@@ -166,7 +174,7 @@ void main() {
   [[unroll]] for (int i = 0; i < 2; i++)
     [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = FRAG_ACC(0.0);
   const uint warp = gl_SubgroupID;
-  const uint wm = (warp / 2) * 32, wn = (warp % 2) * 32;
+  const uint wm = (warp / WARPS_N) * 32, wn = (warp % WARPS_N) * 32;
 
   load_step(0u);
   for (uint q0 = 0; q0 < k; q0 += BK) {
