@@ -737,6 +737,46 @@ static void coop_cases(gfx_dev* gpu, void* stream) {
     snprintf(c.label, sizeof c.label, "Conv fp16 1x64x64x96 3x3 pad 1");
     run_case(gpu, stream, &c);
   }
+  /* few output blocks and a long K: the tensor-core kernel splits K into slices and adds them after
+   * (ResNet's last stage; a grouped one; a residual and an activation on the sums) */
+  const int64_t split_convs[][6] = {{1, 256, 7, 7, 256, 1}, {2, 128, 9, 5, 64, 2}, {1, 512, 4, 4, 40, 1}};
+  for (int k = 0; k < 3; k++) {
+    const int64_t* sc = split_convs[k];
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F16, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* p = &c.node.params.conv;
+    p->spatial = 2, p->group = sc[5], p->dtype = GFX_DTYPE_F16;
+    p->strides[0] = p->strides[1] = p->dilations[0] = p->dilations[1] = 1;
+    p->pads[0] = p->pads[1] = p->pads[2] = p->pads[3] = 1;
+    p->activation = k == 0 ? IR_ACT_RELU : IR_ACT_NONE;
+    c.in[0] = SHAPE(sc[0], sc[1], sc[2], sc[3]);
+    c.in[1] = SHAPE(sc[4], sc[1] / sc[5], 3, 3);
+    c.in[2] = SHAPE(sc[4]);
+    if (k == 0) {
+      p->residual = IR_RES_ADD_THEN_ACT;
+      c.n_in = 4;
+      c.in_dtype[3] = GFX_DTYPE_F16;
+      c.in[3] = SHAPE(sc[0], sc[4], sc[2], sc[3]);
+    }
+    snprintf(c.label, sizeof c.label, "Conv fp16 split K x[%lld,%lld,%lld,%lld] w[%lld,%lld,3,3] g=%lld", (long long)sc[0],
+             (long long)sc[1], (long long)sc[2], (long long)sc[3], (long long)sc[4], (long long)(sc[1] / sc[5]),
+             (long long)sc[5]);
+    run_case(gpu, stream, &c);
+  }
+  { /* a MatMul of two batches, 64 x 2000 x 70: K split */
+    ew_case c = case_of(GFX_OP_MATMUL, GFX_DTYPE_F16, 2, (gfx_shape[]){SHAPE(2, 64, 2000), SHAPE(2, 2000, 70)});
+    c.scale = 1.0;
+    c.node.params.gemm = (ir_gemm_params){.alpha = 1.0f, .dtype = GFX_DTYPE_F16};
+    snprintf(c.label, sizeof c.label, "MatMul fp16 split K 2 x [64 x 2000] x [2000 x 70]");
+    run_case(gpu, stream, &c);
+  }
+  { /* a Gemm with C and both scales, K split */
+    ew_case c = case_of(GFX_OP_GEMM, GFX_DTYPE_F16, 3, (gfx_shape[]){SHAPE(1500, 33), SHAPE(50, 1500), SHAPE(33, 50)});
+    c.scale = 1.0;
+    c.node.params.gemm = (ir_gemm_params){.trans_a = 1, .trans_b = 1, .alpha = 0.5f, .beta = 2.0f, .dtype = GFX_DTYPE_F16};
+    snprintf(c.label, sizeof c.label, "Gemm fp16 split K [33 x 1500]^T x [1500 x 50]^T alpha 0.5 beta 2 C full");
+    run_case(gpu, stream, &c);
+  }
   for (int k = 0; k < 12; k++) { /* MatMul, some with a broadcast batch and a folded transpose of b */
     ew_case c = case_of(GFX_OP_MATMUL, GFX_DTYPE_F16, 2, NULL);
     c.scale = 1.0;

@@ -122,7 +122,7 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_UNARY:
     case VK_FAM_BINARY: return vk_prepare_elementwise(vk_dev(dev), node, in, out, state);
     case VK_FAM_LAYOUT: return vk_prepare_layout(vk_dev(dev), node, in, out, state);
-    case VK_FAM_NN: return vk_prepare_nn(vk_dev(dev), node, in, out, state);
+    case VK_FAM_NN: return vk_prepare_nn(vk_dev(dev), node, in, out, state, scratch_bytes);
     case VK_FAM_REDUCE:
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:

@@ -322,6 +322,8 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_COOP_F16,
   VK_SHADER_CONV_COOP_NARROW_F16, /* the same with 32x128 blocks, for products of at most 32 rows */
   VK_SHADER_GEMM_COOP_NARROW_F16,
+  VK_SHADER_CONV_COOP_REDUCE_F16, /* mm_reduce.comp: the slices of a split K added, then the epilogue */
+  VK_SHADER_GEMM_COOP_REDUCE_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -385,7 +387,8 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                          gfx_tensor* out, void* state);
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q);
-gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state);
+gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state,
+                         size_t* scratch_bytes);
 void vk_release_nn(vk_device* d, void* state);
 gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                      void* state);

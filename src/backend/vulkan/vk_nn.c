@@ -27,6 +27,12 @@
 #define COOP_BLOCK 64
 #define COOP_NARROW_ROWS 32
 #define COOP_NARROW_COLS 128
+#define COOP_STEP 32            /* mm_coop.comp's BK */
+/* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
+ * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
+#define COOP_TARGET_GROUPS 264
+#define COOP_MAX_SPLITS 32
+#define COOP_MAX_SCRATCH ((int64_t)256 << 20)
 
 /* conv.comp's Geom block */
 /* The window both convolution shaders' Geom blocks begin with */
@@ -85,6 +91,12 @@ typedef struct gemm_push {
   uint64_t a, b, c, y, geom;
 } gemm_push;
 
+/* mm_coop.comp's and mm_reduce.comp's SPLIT_PUSH, after the product's own push constants */
+typedef struct split_push {
+  uint64_t scratch;
+  uint32_t splits, k_chunk, n_z, pad;
+} split_push;
+
 typedef struct nn_state {
   vk_family family; /* first: node_release dispatches on it */
   vk_buffer geom;
@@ -92,6 +104,9 @@ typedef struct nn_state {
   int64_t count;              /* Conv: output elements */
   uint32_t groups[3];         /* the dispatch */
   int coop;                   /* on mm_coop.comp */
+  uint32_t splits, k_chunk, n_z; /* its split K (splits 1: none) over n_z products (groups or batch) */
+  vk_pipe* reduce;            /* mm_reduce.comp, where splits > 1 */
+  int64_t reduce_count;       /* the elements it finishes */
 } nn_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -147,9 +162,35 @@ static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, in
          batch <= (int64_t)max[2];
 }
 
-/* The cooperative-matrix pipeline for an m x n product (in `batch` products) and its dispatch. */
-static gfx_status coop_pipe(vk_device* d, const ir_node* node, int conv, int64_t m, int64_t n, int64_t batch,
-                            nn_state* st) {
+/* How many slices K splits into for a product of `blocks` workgroups (1: none), and the scratch they
+ * need for m x n in `batch` products; none where scratch cannot be asked for or would be too large. */
+static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, int64_t k, int64_t batch,
+                          size_t* scratch_bytes, nn_state* st) {
+  const int64_t steps = (k + COOP_STEP - 1) / COOP_STEP;
+  int64_t splits = 1;
+  if (scratch_bytes && blocks < COOP_TARGET_GROUPS && !getenv("GFXEP_VULKAN_NO_SPLIT_K")) {
+    splits = (COOP_TARGET_GROUPS + blocks - 1) / blocks;
+    if (splits > steps / 4) splits = steps / 4;
+    if (splits > COOP_MAX_SPLITS) splits = COOP_MAX_SPLITS;
+    if (splits < 1) splits = 1;
+  }
+  int64_t chunk = (steps + splits - 1) / splits * COOP_STEP;
+  splits = (k + chunk - 1) / chunk; /* no empty slice */
+  const int64_t bytes = splits * batch * m * n * (int64_t)sizeof(float);
+  if (splits > 1 && (bytes > COOP_MAX_SCRATCH || batch * splits > (int64_t)d->props.limits.maxComputeWorkGroupCount[2]))
+    splits = 1;
+  if (splits == 1) chunk = k;
+  st->splits = (uint32_t)splits;
+  st->k_chunk = (uint32_t)chunk;
+  st->n_z = (uint32_t)batch;
+  st->reduce_count = batch * m * n;
+  if (splits > 1) *scratch_bytes = (size_t)bytes;
+}
+
+/* The cooperative-matrix pipeline for an m x n x k product (in `batch` products), its dispatch and
+ * its split K. */
+static gfx_status coop_pipe(vk_device* d, const ir_node* node, int conv, int64_t m, int64_t n, int64_t k, int64_t batch,
+                            size_t* scratch_bytes, nn_state* st) {
   const int narrow = m <= COOP_NARROW_ROWS;
   const vk_shader_id shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
                                    : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
@@ -158,9 +199,13 @@ static gfx_status coop_pipe(vk_device* d, const ir_node* node, int conv, int64_t
   st->coop = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
   st->groups[1] = (uint32_t)((m + rows - 1) / rows);
-  st->groups[2] = (uint32_t)batch;
-  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices, %lldx%lld blocks", label(node),
-          ir_op_name(node->op), (long long)rows, (long long)cols);
+  choose_splits(d, (int64_t)st->groups[0] * st->groups[1] * batch, m, n, k, batch, scratch_bytes, st);
+  st->groups[2] = (uint32_t)batch * st->splits;
+  if (st->splits > 1)
+    GFX_TRY(vk_pipeline_get(d, conv ? VK_SHADER_CONV_COOP_REDUCE_F16 : VK_SHADER_GEMM_COOP_REDUCE_F16, NULL, 0,
+                            &st->reduce));
+  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices, %lldx%lld blocks, K in %u slices",
+          label(node), ir_op_name(node->op), (long long)rows, (long long)cols, st->splits);
   return NULL;
 }
 
@@ -202,7 +247,7 @@ static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, co
 }
 
 static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                               nn_state* st) {
+                               nn_state* st, size_t* scratch_bytes) {
   ir_conv_params p2;
   gfx_shape x2, w2;
   ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
@@ -227,7 +272,7 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
                              .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
                              .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
                              .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
-    GFX_TRY(coop_pipe(d, node, 1, m, n, g.group, st));
+    GFX_TRY(coop_pipe(d, node, 1, m, n, k, g.group, scratch_bytes, st));
     st->count = gg.w.count;
     GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, 1, &st->geom));
     memcpy(st->geom.mapped, &cg, sizeof cg);
@@ -305,7 +350,7 @@ static void batch_offsets(const gfx_shape* a, const gfx_shape* b, const gfx_shap
 }
 
 static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                               nn_state* st) {
+                               nn_state* st, size_t* scratch_bytes) {
   const ir_gemm_params* p = &node->params.gemm;
   gemm_geom_gpu gg;
   memset(&gg, 0, sizeof gg);
@@ -350,12 +395,13 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   st->groups[2] = (uint32_t)batch;
   st->count = gg.m * gg.n * batch;
   if (use_coop(d, dtype_of(node->op, &node->params), gg.m, gg.n, gg.k, batch)) {
-    GFX_TRY(coop_pipe(d, node, 0, gg.m, gg.n, batch, st));
+    GFX_TRY(coop_pipe(d, node, 0, gg.m, gg.n, gg.k, batch, scratch_bytes, st));
   }
   return NULL;
 }
 
-gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state) {
+gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state,
+                         size_t* scratch_bytes) {
   *state = NULL;
   gfx_status s = check_sizes(node, in, node->n_inputs, &out[0]);
   if (s) return s;
@@ -365,9 +411,9 @@ gfx_status vk_prepare_nn(vk_device* d, const ir_node* node, const gfx_shape* in,
   vk_shader_id shader;
   s = shader_for(d, node->op, dtype_of(node->op, &node->params), &shader);
   if (!s)
-    s = node->op == GFX_OP_CONV             ? prepare_conv(d, node, in, out, st)
+    s = node->op == GFX_OP_CONV             ? prepare_conv(d, node, in, out, st, scratch_bytes)
         : node->op == GFX_OP_CONV_TRANSPOSE ? prepare_conv_transpose(d, node, in, out, st)
-                                            : prepare_gemm(d, node, in, out, st);
+                                            : prepare_gemm(d, node, in, out, st, scratch_bytes);
   if (!s && !st->pipe) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe); /* the portable kernel */
   if (s) {
     vk_release_nn(d, st);
@@ -399,7 +445,7 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) is %s, its tensors are %s -> %s",
                        label(node), ir_op_name(node->op), gfx_dtype_name(dtype), gfx_dtype_name(in[i].dtype),
                        gfx_dtype_name(out[0].dtype));
-  unsigned char push[64];
+  unsigned char push[96];
   size_t push_bytes;
   if (node->op == GFX_OP_CONV) {
     const int has_res = node->params.conv.residual != 0;
@@ -430,6 +476,16 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     memcpy(push, &pc, sizeof pc);
     push_bytes = sizeof pc;
   }
+  if (st->coop) { /* mm_coop.comp's SPLIT_PUSH follows the product's push constants */
+    if (st->splits > 1 && (!ctx->scratch || ctx->scratch_bytes < (size_t)st->reduce_count * st->splits * sizeof(float)))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): its split K needs %zu bytes of scratch, "
+                       "the run gave %zu", label(node), ir_op_name(node->op),
+                       (size_t)st->reduce_count * st->splits * sizeof(float), ctx->scratch ? ctx->scratch_bytes : 0);
+    split_push sp = {.scratch = (uint64_t)(uintptr_t)ctx->scratch, .splits = st->splits, .k_chunk = st->k_chunk,
+                     .n_z = st->n_z};
+    memcpy(push + push_bytes, &sp, sizeof sp);
+    push_bytes += sizeof sp;
+  }
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
@@ -438,6 +494,14 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
     vkCmdDispatch(cb, st->groups[0], st->groups[1], st->groups[2]);
     vk_cmd_barrier(cb);
+    if (st->reduce) { /* the slices' sums, finished: one invocation per element, grid-stride */
+      int64_t groups = (st->reduce_count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
+      if (groups > 65535) groups = 65535;
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->reduce->pipeline);
+      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
+      vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+      vk_cmd_barrier(cb);
+    }
   }
   return vk_stream_release(d, ctx->stream, s, status);
 }

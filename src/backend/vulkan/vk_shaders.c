@@ -66,6 +66,12 @@ static const uint32_t conv_coop_narrow_f16[] =
 static const uint32_t gemm_coop_narrow_f16[] =
 #include "gemm_coop_narrow_f16.spv.inc"
     ;
+static const uint32_t conv_coop_reduce_f16[] =
+#include "conv_coop_reduce_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_reduce_f16[] =
+#include "gemm_coop_reduce_f16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -232,4 +238,6 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
          conv_coop_narrow_f16),
     BLOB(VK_SHADER_GEMM_COOP_NARROW_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 32x128 blocks)",
          gemm_coop_narrow_f16),
+    BLOB(VK_SHADER_CONV_COOP_REDUCE_F16, "mm_reduce.comp (Conv, float16, split-K sums)", conv_coop_reduce_f16),
+    BLOB(VK_SHADER_GEMM_COOP_REDUCE_F16, "mm_reduce.comp (MatMul/Gemm, float16, split-K sums)", gemm_coop_reduce_f16),
 };

@@ -50,43 +50,7 @@ layout(local_size_x = THREADS) in;
 #define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 
-layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer In { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 2) writeonly buffer Out { float16_t v[]; };
-
-#if defined(CONV)
-layout(push_constant) uniform Push {
-  uvec2 x_addr, w_addr, bias_addr, res_addr, y_addr, geom_addr;
-} pc;
-
-// ir_conv_residual's codes (ir/graph.h)
-#define RES_ADD_THEN_ACT 1
-#define RES_ACT_THEN_ADD 2
-
-// vk_nn.c's conv_coop_geom_gpu
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
-  int m, n, k, c_in;          // M = c_out per group, N = batch * out_h * out_w, K = c_in_g * k_h * k_w
-  int c_in_g, c_out, in_h, in_w;
-  int k_h, k_w, out_h, out_w;
-  int stride_h, stride_w, dil_h, dil_w;
-  int pad_top, pad_left, activation, residual;
-  int has_bias, pad0;
-  float alpha, beta;
-  uvec2 taps[]; // per row q of B: (ci*in_h*in_w + ky*dil_h*in_w + kx*dil_w, ky*dil_h << 16 | kx*dil_w)
-};
-#else
-layout(push_constant) uniform Push {
-  uvec2 a_addr, b_addr, c_addr, y_addr, geom_addr;
-} pc;
-
-// vk_nn.c's gemm_geom_gpu, followed by the offset table of the batch
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
-  int64_t m, n, k;
-  int64_t a_row, a_col, b_row, b_col, c_row, c_col;
-  float alpha, beta;
-  int has_c, pad0;
-  int64_t offsets[];
-};
-#endif
+#include "mm_common.glsl"
 
 shared float16_t tile_a[BM * A_STRIDE];
 shared float16_t tile_b[BK * B_STRIDE];
@@ -96,7 +60,7 @@ shared float tile_c[BM * C_STRIDE];
 // loads. A: column aq of rows ai0 + 4r (consecutive invocations, consecutive K: coalesced); B: column
 // bj of rows bq0 + 2r (consecutive invocations, consecutive columns).
 In a, b;
-uint m, n, k, m0, n0, a_base;
+uint m, n, k, q_end, m0, n0, a_base;
 uint aq, ai0, bj, bq0, col;
 bool col_ok;
 float16_t ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shared memory
@@ -118,7 +82,7 @@ void setup(Geom g) {
   a = In(pc.w_addr);
   b = In(pc.x_addr);
   m = uint(g.m), n = uint(g.n), k = uint(g.k);
-  grp = gl_WorkGroupID.z;
+  grp = gl_WorkGroupID.z / pc.splits;
   a_base = grp * m * k; // this group's weights: m rows of k
   geom = g;
   in_h = uint(g.in_h), in_w = uint(g.in_w);
@@ -133,7 +97,7 @@ void setup(Geom g) {
   a = In(pc.a_addr);
   b = In(pc.b_addr);
   m = uint(g.m), n = uint(g.n), k = uint(g.k);
-  batch = gl_WorkGroupID.z;
+  batch = gl_WorkGroupID.z / pc.splits;
   a_base = uint(g.offsets[2 * batch]), b_base = uint(g.offsets[2 * batch + 1]);
   a_row = uint(g.a_row), a_col = uint(g.a_col), b_row = uint(g.b_row), b_col = uint(g.b_col);
   col_ok = col < n;
@@ -159,11 +123,11 @@ void load_step(uint q0) {
   const uint qa = q0 + aq;
   [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
     const uint row = m0 + ai0 + r * (THREADS / BK);
-    ra[r] = row < m && qa < k ? a.v[a_index(row, qa)] : float16_t(0.0);
+    ra[r] = row < m && qa < q_end ? a.v[a_index(row, qa)] : float16_t(0.0);
   }
   [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
     const uint q = q0 + bq0 + r * (THREADS / BN);
-    rb[r] = col_ok && q < k ? b_value(q) : float16_t(0.0);
+    rb[r] = col_ok && q < q_end ? b_value(q) : float16_t(0.0);
   }
 }
 
@@ -176,12 +140,14 @@ void main() {
   const uint warp = gl_SubgroupID;
   const uint wm = (warp / WARPS_N) * 32, wn = (warp % WARPS_N) * 32;
 
-  load_step(0u);
-  for (uint q0 = 0; q0 < k; q0 += BK) {
+  const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
+  q_end = min(k, q_begin + pc.k_chunk);
+  load_step(q_begin);
+  for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) tile_a[(ai0 + r * (THREADS / BK)) * A_STRIDE + aq] = ra[r];
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) tile_b[(bq0 + r * (THREADS / BN)) * B_STRIDE + bj] = rb[r];
     barrier();
-    if (q0 + BK < k) load_step(q0 + BK);
+    if (q0 + BK < q_end) load_step(q0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       FRAG_A fa[2], fb[2];
       [[unroll]] for (int i = 0; i < 2; i++) coopMatLoadNV(fa[i], tile_a, (wm + 16 * i) * A_STRIDE + kk, A_STRIDE, false);
@@ -197,37 +163,33 @@ void main() {
   barrier();
 
   // ---- the epilogue: thread t writes column bj of rows bq0 + 2r (consecutive threads, consecutive
-  // columns: coalesced stores along y's rows)
+  // columns: coalesced stores along y's rows); a slice of a split K stores its float32 sums instead
   if (!col_ok) return;
+  const uint rows = BM / (THREADS / BN);
+  if (pc.splits > 1) {
+    const uint z = gl_WorkGroupID.z / pc.splits;
+    Partial part = Partial(pc.scratch_addr);
+    for (uint r = 0; r < rows; r++) {
+      const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+      if (row >= m) break;
+      part.v[((slice * pc.n_z + z) * m + row) * n + col] = tile_c[i * C_STRIDE + bj];
+    }
+    return;
+  }
 #if defined(CONV)
-  const uint c_out = uint(g.c_out);
-  const int activation = g.activation, residual = g.residual;
-  const float alpha = g.alpha, beta = g.beta;
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
-  const uint nb = col / out_plane, pix = col % out_plane;
-  const uint y_col = nb * c_out * out_plane + pix;
-  for (uint r = 0; r < BM / (THREADS / BN); r++) {
+  const uint y_col = (col / out_plane) * uint(g.c_out) * out_plane + col % out_plane;
+  for (uint r = 0; r < rows; r++) {
     const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
     if (row >= m) break;
-    const uint co = grp * m + row;
-    const uint e = y_col + co * out_plane;
-    float v = tile_c[i * C_STRIDE + bj];
-    if (g.has_bias != 0) v += float(In(pc.bias_addr).v[co]);
-    if (residual == RES_ADD_THEN_ACT) v += float(In(pc.res_addr).v[e]);
-    v = activation_f(activation, v, alpha, beta);
-    if (residual == RES_ACT_THEN_ADD) v += float(In(pc.res_addr).v[e]);
-    Out(pc.y_addr).v[e] = float16_t(v);
+    const uint co = grp * m + row, e = y_col + co * out_plane;
+    Out(pc.y_addr).v[e] = conv_finish(g, co, e, tile_c[i * C_STRIDE + bj]);
   }
 #else
-  const float alpha = g.alpha, beta = g.beta;
-  const bool with_c = g.has_c != 0 && beta != 0.0; // beta = 0 ignores C (0 * inf would be NaN)
-  const uint c_row = uint(g.c_row), c_col = uint(g.c_col);
-  for (uint r = 0; r < BM / (THREADS / BN); r++) {
+  for (uint r = 0; r < rows; r++) {
     const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
     if (row >= m) break;
-    float v = alpha * tile_c[i * C_STRIDE + bj];
-    if (with_c) v += beta * float(In(pc.c_addr).v[row * c_row + col * c_col]);
-    Out(pc.y_addr).v[batch * m * n + row * n + col] = float16_t(v);
+    Out(pc.y_addr).v[batch * m * n + row * n + col] = gemm_finish(g, row, col, tile_c[i * C_STRIDE + bj]);
   }
 #endif
 }

@@ -1,0 +1,68 @@
+// gfxep Vulkan backend — what mm_coop.comp (float16 products on cooperative matrices) and
+// mm_reduce.comp (the sum of its split-K slices) share: the operands, the push constants, each
+// product's Geom block, and the epilogue that turns a float32 sum into an output element.
+// Define CONV or GEMM before including.
+
+layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer In { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) writeonly buffer Out { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Partial { float v[]; };
+
+// Split-K (vk_nn.c's coop_push): with splits > 1, workgroup z = product * splits + slice, slice s
+// sums K from s * k_chunk, and writes its float32 block to scratch[((s * n_z + product) * m + row) *
+// n + col]; mm_reduce.comp then adds the slices and finishes. n_z: the products (groups or batch).
+#define SPLIT_PUSH uvec2 scratch_addr; uint splits, k_chunk, n_z, pad;
+
+#if defined(CONV)
+layout(push_constant) uniform Push {
+  uvec2 x_addr, w_addr, bias_addr, res_addr, y_addr, geom_addr;
+  SPLIT_PUSH
+} pc;
+
+// ir_conv_residual's codes (ir/graph.h)
+#define RES_ADD_THEN_ACT 1
+#define RES_ACT_THEN_ADD 2
+
+// vk_nn.c's conv_coop_geom_gpu
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int m, n, k, c_in;          // M = c_out per group, N = batch * out_h * out_w, K = c_in_g * k_h * k_w
+  int c_in_g, c_out, in_h, in_w;
+  int k_h, k_w, out_h, out_w;
+  int stride_h, stride_w, dil_h, dil_w;
+  int pad_top, pad_left, activation, residual;
+  int has_bias, pad0;
+  float alpha, beta;
+  uvec2 taps[]; // per row q of B: (ci*in_h*in_w + ky*dil_h*in_w + kx*dil_w, ky*dil_h << 16 | kx*dil_w)
+};
+#else
+layout(push_constant) uniform Push {
+  uvec2 a_addr, b_addr, c_addr, y_addr, geom_addr;
+  SPLIT_PUSH
+} pc;
+
+// vk_nn.c's gemm_geom_gpu, followed by the offset table of the batch
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t m, n, k;
+  int64_t a_row, a_col, b_row, b_col, c_row, c_col;
+  float alpha, beta;
+  int has_c, pad0;
+  int64_t offsets[];
+};
+#endif
+
+#if defined(CONV)
+// output element e of channel co: act(acc + bias [+ r]) [+ r]
+float16_t conv_finish(Geom g, uint co, uint e, float v) {
+  if (g.has_bias != 0) v += float(In(pc.bias_addr).v[co]);
+  if (g.residual == RES_ADD_THEN_ACT) v += float(In(pc.res_addr).v[e]);
+  v = activation_f(g.activation, v, g.alpha, g.beta);
+  if (g.residual == RES_ACT_THEN_ADD) v += float(In(pc.res_addr).v[e]);
+  return float16_t(v);
+}
+#else
+// alpha * acc + beta * C[row][col] (beta = 0 ignores C: 0 * inf would be NaN)
+float16_t gemm_finish(Geom g, uint row, uint col, float v) {
+  v *= g.alpha;
+  if (g.has_c != 0 && g.beta != 0.0) v += g.beta * float(In(pc.c_addr).v[row * uint(g.c_row) + col * uint(g.c_col)]);
+  return float16_t(v);
+}
+#endif
