@@ -239,7 +239,7 @@ gfx_status vk_prepare_elementwise(vk_device* d, const ir_node* node, const gfx_s
         stride *= dim;
       }
     }
-    gfx_status s = vk_buffer_create(d, sizeof g, 1, &st->geom);
+    gfx_status s = vk_buffer_create(d, sizeof g, VK_MEM_CONSTANTS, &st->geom);
     if (s) {
       pthread_mutex_destroy(&st->lock);
       free(st);

@@ -157,9 +157,16 @@ gfx_status vk_device_create_own(vk_device* d);
 
 /* ---- memory (vk_memory.c) ---- */
 
-/* A buffer with SHADER_DEVICE_ADDRESS usage; host_visible picks HOST_VISIBLE|HOST_COHERENT memory
- * (mapped), otherwise DEVICE_LOCAL is preferred (and mapped too when it happens to be host-visible). */
-gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int host_visible, vk_buffer* out);
+/* What a buffer's memory is for (vk_buffer_create). */
+enum {
+  VK_MEM_DEVICE = 0,    /* DEVICE_LOCAL preferred (mapped too when it happens to be host-visible) */
+  VK_MEM_HOST = 1,      /* HOST_VISIBLE|HOST_COHERENT, HOST_CACHED preferred (mapped): staging, read back */
+  VK_MEM_CONSTANTS = 2, /* written once by the host, read by every kernel run (geometry blocks, tables):
+                         * HOST_VISIBLE|HOST_COHERENT, DEVICE_LOCAL preferred (mapped) so that shaders
+                         * read them from device memory, not across the bus */
+};
+/* A buffer with SHADER_DEVICE_ADDRESS usage, its memory picked by `kind` (VK_MEM_*). */
+gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int kind, vk_buffer* out);
 void vk_buffer_destroy(vk_device* d, vk_buffer* b);
 
 /* The allocation holding [addr, addr + bytes), device addresses (host = 0) or host_alloc pointers

@@ -133,7 +133,7 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
   if (st->kind == IR_LAYOUT_SHAPE) {
     int64_t values[GFX_MAX_RANK];
     ir_shape_values(node, &in[0], values, &st->n_shape_values);
-    if (st->n_shape_values > 0) s = vk_buffer_create(d, sizeof(int64_t) * (size_t)st->n_shape_values, 1, &st->shape_values);
+    if (st->n_shape_values > 0) s = vk_buffer_create(d, sizeof(int64_t) * (size_t)st->n_shape_values, VK_MEM_CONSTANTS, &st->shape_values);
     if (!s && st->n_shape_values > 0) memcpy(st->shape_values.mapped, values, sizeof(int64_t) * (size_t)st->n_shape_values);
   } else if (st->kind == IR_LAYOUT_GATHER) {
     ir_gather_geom g;
@@ -157,7 +157,7 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
     st->n_plans = ir_layout_plan_count(node);
     s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
     if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
-    if (!s && st->n_plans > 0) s = vk_buffer_create(d, sizeof(gpu_plan) * (size_t)st->n_plans, 1, &st->plans);
+    if (!s && st->n_plans > 0) s = vk_buffer_create(d, sizeof(gpu_plan) * (size_t)st->n_plans, VK_MEM_CONSTANTS, &st->plans);
     for (int k = 0; !s && k < st->n_plans; k++) {
       ir_copy_plan plan;
       s = ir_layout_plan(node, in, out, k, &plan);

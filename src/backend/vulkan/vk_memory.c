@@ -44,7 +44,8 @@ static int pick_type(const VkPhysicalDeviceMemoryProperties* mp, uint32_t bits, 
   return fallback;
 }
 
-gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int host_visible, vk_buffer* out) {
+gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int kind, vk_buffer* out) {
+  const int host_visible = kind != VK_MEM_DEVICE;
   memset(out, 0, sizeof *out);
   if (size == 0) size = 4;
   if (d->max_alloc && size > d->max_alloc)
@@ -60,8 +61,9 @@ gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int host_visible, v
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(d->device, out->buffer, &req);
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int type = host_visible ? pick_type(&d->mem_props, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-                          : pick_type(&d->mem_props, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  int type = kind == VK_MEM_HOST        ? pick_type(&d->mem_props, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+             : kind == VK_MEM_CONSTANTS ? pick_type(&d->mem_props, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+                                        : pick_type(&d->mem_props, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (type < 0) {
     vkDestroyBuffer(d->device, out->buffer, NULL);
     out->buffer = VK_NULL_HANDLE;
@@ -74,8 +76,18 @@ gfx_status vk_buffer_create(vk_device* d, VkDeviceSize size, int host_visible, v
                               .pNext = &flags,
                               .allocationSize = req.size,
                               .memoryTypeIndex = (uint32_t)type};
-  gfx_status s = vk_check(vkAllocateMemory(d->device, &mai, NULL, &out->memory),
-                          "vkAllocateMemory(%" PRIu64 " bytes, type %d) on device %d", (uint64_t)req.size, type, d->index);
+  VkResult r = vkAllocateMemory(d->device, &mai, NULL, &out->memory);
+  if (r != VK_SUCCESS && kind == VK_MEM_CONSTANTS) {
+    /* the host-visible part of device memory (a PCI BAR) can be small: constants then live in host
+     * memory, read across the bus, as they would on a device without it */
+    int fallback = pick_type(&d->mem_props, req.memoryTypeBits & ~(1u << type), host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (fallback >= 0) {
+      type = fallback;
+      mai.memoryTypeIndex = (uint32_t)type;
+      r = vkAllocateMemory(d->device, &mai, NULL, &out->memory);
+    }
+  }
+  gfx_status s = vk_check(r, "vkAllocateMemory(%" PRIu64 " bytes, type %d) on device %d", (uint64_t)req.size, type, d->index);
   if (!s)
     s = vk_check(vkBindBufferMemory(d->device, out->buffer, out->memory, 0), "vkBindBufferMemory on device %d", d->index);
   VkMemoryPropertyFlags f = d->mem_props.memoryTypes[type].propertyFlags;
@@ -186,7 +198,7 @@ static gfx_status new_alloc(vk_device* d, size_t bytes, int host, vk_alloc** out
   vk_alloc* a = calloc(1, sizeof *a);
   if (!a) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for an allocation record");
   VkDeviceSize size = host ? (VkDeviceSize)bytes : (VkDeviceSize)bytes + VK_ALLOC_ALIGNMENT;
-  gfx_status s = vk_buffer_create(d, size, host, &a->buf);
+  gfx_status s = vk_buffer_create(d, size, host ? VK_MEM_HOST : VK_MEM_DEVICE, &a->buf);
   if (s) {
     free(a);
     return s;
@@ -287,7 +299,7 @@ void vk_memory_counts(vk_device* d, size_t* n_device, size_t* n_host) {
 }
 
 gfx_status vk_memory_init(vk_device* d) {
-  GFX_TRY(vk_buffer_create(d, 256, 1, &d->zeros));
+  GFX_TRY(vk_buffer_create(d, 256, VK_MEM_HOST, &d->zeros));
   memset(d->zeros.mapped, 0, 256);
   return NULL;
 }

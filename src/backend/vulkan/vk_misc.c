@@ -207,7 +207,7 @@ static gfx_status prepare_where(vk_device* d, const ir_node* node, const gfx_sha
       stride *= dim;
     }
   }
-  GFX_TRY(vk_buffer_create(d, sizeof g, 1, &st->geom));
+  GFX_TRY(vk_buffer_create(d, sizeof g, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, &g, sizeof g);
   return NULL;
 }

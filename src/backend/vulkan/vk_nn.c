@@ -241,7 +241,7 @@ static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, co
   if (max_groups > 65535) max_groups = 65535;
   st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
   st->groups[1] = st->groups[2] = 1;
-  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  GFX_TRY(vk_buffer_create(d, bytes, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, geom, bytes);
   return NULL;
 }
@@ -274,7 +274,7 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
                              .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
     GFX_TRY(coop_pipe(d, node, 1, m, n, k, g.group, scratch_bytes, st));
     st->count = gg.w.count;
-    GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, 1, &st->geom));
+    GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
     memcpy(st->geom.mapped, &cg, sizeof cg);
     /* row q = (ci, ky, kx) of the gathered input: its offset from the column's tap (0, 0) of channel 0,
      * and its (dy, dx) for the bounds test */
@@ -385,7 +385,7 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
                      "beyond the dispatch limits", label(node), ir_op_name(node->op), (long long)gg.m, (long long)gg.n,
                      (long long)gg.k, (long long)batch);
   const size_t bytes = sizeof gg + sizeof(int64_t) * 2 * (size_t)batch;
-  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  GFX_TRY(vk_buffer_create(d, bytes, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, &gg, sizeof gg);
   int64_t* offsets = (int64_t*)(void*)((char*)st->geom.mapped + sizeof gg);
   if (node->op == GFX_OP_MATMUL) batch_offsets(&in[0], &in[1], &out[0], gg.m * gg.k, gg.k * gg.n, offsets);

@@ -102,7 +102,7 @@ gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
 static uint32_t clamp_groups(int64_t n) { return n < 1 ? 1 : n > (int64_t)MAX_GROUPS ? MAX_GROUPS : (uint32_t)n; }
 
 static gfx_status fill_geom(vk_device* d, red_state* st, const void* g, size_t bytes) {
-  GFX_TRY(vk_buffer_create(d, bytes, 1, &st->geom));
+  GFX_TRY(vk_buffer_create(d, bytes, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, g, bytes);
   return NULL;
 }

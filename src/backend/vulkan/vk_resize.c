@@ -155,7 +155,7 @@ static gfx_status prepare_resize(vk_device* d, const ir_node* node, const gfx_sh
                      (long long)g.h.out, (long long)g.w.out);
   st->taps = g.mode == IR_RESIZE_NEAREST ? 1 : g.mode == IR_RESIZE_LINEAR ? 2 : 4;
   const size_t entries = (size_t)(g.h.out + g.w.out);
-  GFX_TRY(vk_buffer_create(d, sizeof(gpu_tap) * entries, 1, &st->table));
+  GFX_TRY(vk_buffer_create(d, sizeof(gpu_tap) * entries, VK_MEM_CONSTANTS, &st->table));
   gpu_tap* t = st->table.mapped;
   for (int64_t y = 0; y < g.h.out; y++) axis_taps(&g, &g.h, y, &t[y]);
   for (int64_t x = 0; x < g.w.out; x++) axis_taps(&g, &g.w, x, &t[g.h.out + x]);

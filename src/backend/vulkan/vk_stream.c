@@ -497,7 +497,7 @@ gfx_status vk_stream_staging(vk_stream* s, VkDeviceSize bytes, vk_buffer** out) 
     staging* g = &s->stg[s->n_stg];
     memset(g, 0, sizeof *g);
     VkDeviceSize size = bytes < 65536 ? 65536 : bytes;
-    GFX_TRY(gfx_status_wrap(vk_buffer_create(s->d, size, 1, &g->buf), "staging buffer of %" PRIu64 " bytes",
+    GFX_TRY(gfx_status_wrap(vk_buffer_create(s->d, size, VK_MEM_HOST, &g->buf), "staging buffer of %" PRIu64 " bytes",
                             (uint64_t)size));
     s->n_stg++;
     best = g;
