@@ -157,6 +157,8 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
     st->n_plans = ir_layout_plan_count(node);
     s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
     if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
+    if (!s) s = vk_check_elements_u32(node, in, node->n_inputs);
+    if (!s) s = vk_check_elements_u32(node, out, node->n_outputs);
     if (!s && st->n_plans > 0) s = vk_buffer_create(d, sizeof(gpu_plan) * (size_t)st->n_plans, VK_MEM_CONSTANTS, &st->plans);
     for (int k = 0; !s && k < st->n_plans; k++) {
       ir_copy_plan plan;
@@ -168,7 +170,11 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
       g.mode = (int32_t)plan.mode;
       g.count = plan.count;
       g.dst_offset = plan.dst_offset;
-      for (int i = 0; i < plan.rank; i++) {
+      for (int i = 0; !s && i < plan.rank; i++) /* copy_plan.comp's 32-bit coordinates */
+        if (plan.src_extent[i] > INT32_MAX ||
+            llabs(plan.src_start[i]) + (plan.dims[i] > 0 ? plan.dims[i] - 1 : 0) * llabs(plan.src_step[i]) > INT32_MAX)
+          s = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a copy plan whose source coordinates pass 2^31 (dim %d)", i);
+      for (int i = 0; !s && i < plan.rank; i++) {
         g.dims[i] = plan.dims[i];
         g.dst_strides[i] = plan.dst_strides[i];
         g.src_extent[i] = plan.src_extent[i];

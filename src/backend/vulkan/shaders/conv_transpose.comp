@@ -43,36 +43,46 @@ void main() {
   Geom g = Geom(pc.geom_addr);
   In x = In(pc.x_addr);
   In w = In(pc.w_addr);
+  // the geometry in registers once: loads through a buffer reference may alias the output store, so a
+  // compiler reloads them in every iteration otherwise
   const int64_t count = g.count;
-  const int c_in_g = g.c_in / g.group, c_out_g = g.c_out / g.group;
+  const int c_in = g.c_in, c_out = g.c_out, group = g.group;
+  const int in_h = g.in_h, in_w = g.in_w, k_h = g.k_h, k_w = g.k_w;
+  const int out_h = g.out_h, out_w = g.out_w, stride_h = g.stride_h, stride_w = g.stride_w;
+  const int dil_h = g.dil_h, dil_w = g.dil_w, pad_top = g.pad_top, pad_left = g.pad_left;
+  const int activation = g.activation, has_bias = g.has_bias;
+  const float alpha = g.alpha, beta = g.beta;
+  const int c_in_g = c_in / group, c_out_g = c_out / group;
+  const uint in_plane = uint(in_h) * uint(in_w), k_plane = uint(k_h) * uint(k_w);
+  const uint w_channel = uint(c_out_g) * k_plane; // w's step from one input channel to the next
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < count; e += step) {
-    int64_t r = e;
-    const int ox = int(r % g.out_w); r /= g.out_w;
-    const int oy = int(r % g.out_h); r /= g.out_h;
-    const int co = int(r % g.c_out); r /= g.c_out;
-    const int64_t nb = r;
+    // every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets from here on
+    uint r = uint(e);
+    const int ox = int(r % uint(out_w)); r /= uint(out_w);
+    const int oy = int(r % uint(out_h)); r /= uint(out_h);
+    const int co = int(r % uint(c_out)); r /= uint(c_out);
+    const uint nb = r;
     const int grp = co / c_out_g, cog = co % c_out_g;
+    const uint x_base = (nb * uint(c_in) + uint(grp * c_in_g)) * in_plane;
+    const uint w_base = (uint(grp * c_in_g) * uint(c_out_g) + uint(cog)) * k_plane;
     float acc = 0.0;
-    for (int cg = 0; cg < c_in_g; cg++) {
-      const int ci = grp * c_in_g + cg;
-      const int64_t x_plane = (nb * g.c_in + ci) * int64_t(g.in_h) * int64_t(g.in_w);
-      const int64_t w_plane = (int64_t(ci) * c_out_g + cog) * int64_t(g.k_h) * int64_t(g.k_w);
-      for (int ky = 0; ky < g.k_h; ky++) {
-        const int th = oy + g.pad_top - ky * g.dil_h;
-        if (th < 0 || th % g.stride_h != 0) continue;
-        const int iy = th / g.stride_h;
-        if (iy >= g.in_h) continue;
-        for (int kx = 0; kx < g.k_w; kx++) {
-          const int tw = ox + g.pad_left - kx * g.dil_w;
-          if (tw < 0 || tw % g.stride_w != 0) continue;
-          const int ix = tw / g.stride_w;
-          if (ix >= g.in_w) continue;
-          acc += float(x.v[uint(x_plane + int64_t(iy) * g.in_w + ix)]) * float(w.v[uint(w_plane + ky * g.k_w + kx)]);
-        }
+    // the taps that reach this output are found once, then summed over the input channels
+    for (int ky = 0; ky < k_h; ky++) {
+      const int th = oy + pad_top - ky * dil_h;
+      if (th < 0 || th % stride_h != 0) continue;
+      const int iy = th / stride_h;
+      if (iy >= in_h) continue;
+      for (int kx = 0; kx < k_w; kx++) {
+        const int tw = ox + pad_left - kx * dil_w;
+        if (tw < 0 || tw % stride_w != 0) continue;
+        const int ix = tw / stride_w;
+        if (ix >= in_w) continue;
+        uint xi = x_base + uint(iy) * uint(in_w) + uint(ix), wi = w_base + uint(ky * k_w + kx);
+        for (int cg = 0; cg < c_in_g; cg++, xi += in_plane, wi += w_channel) acc += float(x.v[xi]) * float(w.v[wi]);
       }
     }
-    if (g.has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
-    Out(pc.y_addr).v[uint(e)] = ELEM(activation_f(g.activation, acc, g.alpha, g.beta));
+    if (has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
+    Out(pc.y_addr).v[uint(e)] = ELEM(activation_f(activation, acc, alpha, beta));
   }
 }

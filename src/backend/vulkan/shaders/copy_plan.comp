@@ -3,10 +3,11 @@
 //
 // One source, compiled once per element size (-DELEM_SIZE=1, 2, 4 or 8): elements are moved as
 // bits, so every element type is exact. The plan (box dims, destination strides, source start /
-// step / extent / strides, the out-of-range mode and the constant) is read by device address; each
-// invocation walks the box with a grid stride and 64-bit index arithmetic (tensors below 2^32
-// elements).
+// step / extent / strides, the out-of-range mode and the constant) is read by device address once
+// per invocation; each invocation walks the box with a grid stride and 32-bit index arithmetic
+// (tensors below 2^32 elements).
 #version 460
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -57,21 +58,21 @@ layout(buffer_reference, std430, buffer_reference_align = ELEM_SIZE) writeonly b
 
 // c mod n in [0, n) for any sign of c: GLSL leaves % undefined for negative operands (NVIDIA's
 // driver and lavapipe differ), so it is only applied to non-negative values here.
-int64_t pos_mod(int64_t c, int64_t n) {
+int pos_mod(int c, int n) {
   if (c >= 0) return c % n;
-  int64_t k = (-c) % n;
+  int k = (-c) % n;
   return k == 0 ? 0 : n - k;
 }
 
 // ir_resolve_coord (ir/layout.h) in GLSL: a source coordinate outside [0, n) by the plan's mode,
 // -1 for the constant. Kept step for step with the C definition, which the other backends share.
-int64_t resolve(int64_t c, int64_t n, int mode) {
+int resolve(int c, int n, int mode) {
   if (c >= 0 && c < n) return c;
   if (mode == MODE_EDGE) return c < 0 ? 0 : n - 1;
   if (mode == MODE_REFLECT) {
     if (n == 1) return 0;
-    int64_t period = 2 * (n - 1);
-    int64_t m = pos_mod(c, period);
+    int period = 2 * (n - 1);
+    int m = pos_mod(c, period);
     return m < n ? m : period - m;
   }
   if (mode == MODE_WRAP) return pos_mod(c, n);
@@ -86,19 +87,35 @@ void main() {
   const int mode = p.mode;
   const int64_t count = p.count;
   const ELEM constant = ELEM(p.value);
+  // The plan in registers once (the loops over MAX_RANK unroll, so the arrays stay registers): loads
+  // through a buffer reference may alias the store, so a compiler reloads them per element otherwise.
+  // 32-bit arithmetic: tensors have fewer than 2^32 elements and the plan's coordinates fit in int
+  // (vk_layout.c checks); offsets wrap like the 64-bit sums they stand for.
+  uint dims[MAX_RANK], dst_strides[MAX_RANK], src_strides[MAX_RANK];
+  int src_start[MAX_RANK], src_step[MAX_RANK], src_extent[MAX_RANK];
+  [[unroll]] for (int k = 0; k < MAX_RANK; k++) {
+    const bool used = k < rank;
+    dims[k] = used ? uint(p.dims[k]) : 1u;
+    dst_strides[k] = used ? uint(p.dst_strides[k]) : 0u;
+    src_strides[k] = used ? uint(p.src_strides[k]) : 0u;
+    src_start[k] = used ? int(p.src_start[k]) : 0;
+    src_step[k] = used ? int(p.src_step[k]) : 0;
+    src_extent[k] = used ? int(p.src_extent[k]) : 1;
+  }
+  const uint dst_offset = uint(p.dst_offset);
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t linear = int64_t(gl_GlobalInvocationID.x); linear < count; linear += step) {
-    int64_t rest = linear, s = 0, d = p.dst_offset;
+    uint rest = uint(linear), s = 0, d = dst_offset;
     bool outside = false;
-    for (int k = rank - 1; k >= 0; k--) {
-      const int64_t n = p.dims[k];
-      const int64_t i = rest % n;
-      rest /= n;
-      d += i * p.dst_strides[k];
-      const int64_t c = resolve(p.src_start[k] + i * p.src_step[k], p.src_extent[k], mode);
+    [[unroll]] for (int k = MAX_RANK - 1; k >= 0; k--) {
+      if (k >= rank) continue;
+      const uint i = rest % dims[k];
+      rest /= dims[k];
+      d += i * dst_strides[k];
+      const int c = resolve(src_start[k] + int(i) * src_step[k], src_extent[k], mode);
       if (c < 0) outside = true;
-      else s += c * p.src_strides[k];
+      else s += uint(c) * src_strides[k];
     }
-    dst.v[uint(d)] = outside ? constant : src.v[uint(s)];
+    dst.v[d] = outside ? constant : src.v[s];
   }
 }
