@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """gfxep's backends side by side on the model zoo: every zoo model (tools/make_zoo.py) in float32 and
 float16 through gfxep-bench (inputs and outputs in device memory) on the CUDA backend, the Vulkan
-backend, and the Vulkan backend without its cooperative-matrix kernels (GFXEP_VULKAN_NO_COOPMAT=1),
-in one run on one GPU. Prints a table and one JSON line; --json writes the records.
+backend, the Vulkan backend without its cooperative-matrix kernels (GFXEP_VULKAN_NO_COOPMAT=1: the
+portable tiled kernels), and with its direct kernels only (the products before the block kernels), in one
+run on one GPU. Prints a table and one JSON line; --json writes the records.
 
     python3 bench/backend_bench.py --bench BUILD/gfxep-bench --zoo ZOO_DIR [--runs 50] [--json FILE]
 
@@ -23,12 +24,14 @@ from profile_summary import summarize_profile  # noqa: E402
 CONFIGS = [  # (name, gfxep-bench backend, extra environment)
     ("cuda", "cuda", {}),
     ("vulkan", "vulkan", {}),
-    ("vulkan_portable", "vulkan", {"GFXEP_VULKAN_NO_COOPMAT": "1"}),
+    ("vulkan_portable", "vulkan", {"GFXEP_VULKAN_NO_COOPMAT": "1"}),  # the tiled kernels, no tensor cores
+    ("vulkan_direct", "vulkan", {"GFXEP_VULKAN_NO_COOPMAT": "1", "GFXEP_VULKAN_NO_TILED": "1"}),
 ]
 
 
 def bench(args, backend, env_extra, path, profile):
-    cmd = [args.bench, "--backend", backend, "--runs", str(args.runs), "--profile", profile, path]
+    cmd = [args.bench, "--backend", backend, "--runs", str(args.runs)] + \
+        ([] if args.no_profile else ["--profile", profile]) + [path]
     env = dict(os.environ, **env_extra)
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -49,6 +52,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--profiles", default="/tmp/gfxep-backend-bench", help="where ORT's profiles go")
+    ap.add_argument("--no-profile", action="store_true", help="time only (no profiled session per run)")
     args = ap.parse_args()
     os.makedirs(args.profiles, exist_ok=True)
     manifest = json.load(open(os.path.join(args.zoo, "zoo.json")))
@@ -68,14 +72,14 @@ def main():
                 print(f"# {m['model']} {prec} {name}: " +
                       (f"{r['latency_ms']['p50']:.3f} ms" if r else f"failed: {err[-200:]}"), file=sys.stderr, flush=True)
             c = rec["cuda"].get("latency_ms")
-            for name in ("vulkan", "vulkan_portable"):
+            for name in ("vulkan", "vulkan_portable", "vulkan_direct"):
                 v = rec[name].get("latency_ms")
                 if c and v:
                     rec[f"{name}_over_cuda"] = v["p50"] / c["p50"]
             records.append(rec)
     goal = {"fp16": 1.25, "fp32": 1.5}
     print(f"{'model':<15} {'prec':<5} {'cuda p50':>9} {'vk p50':>9} {'vk p99':>9} {'vk/cuda':>8} {'portable':>9} "
-          f"{'port/cuda':>9} {'coop gain':>9} {'vk enq us':>9} {'nodes vk':>9} goal")
+          f"{'port/cuda':>9} {'direct':>9} {'dir/cuda':>9} {'vk enq us':>9} {'nodes vk':>9} goal")
     for r in records:
         def p(name, q="p50"):
             x = r[name].get("latency_ms")
@@ -85,7 +89,7 @@ def main():
         ratio = r.get("vulkan_over_cuda", float("nan"))
         print(f"{r['model']:<15} {r['precision']:<5} {p('cuda'):>9.3f} {p('vulkan'):>9.3f} {p('vulkan', 'p99'):>9.3f} "
               f"{ratio:>8.2f} {p('vulkan_portable'):>9.3f} {r.get('vulkan_portable_over_cuda', float('nan')):>9.2f} "
-              f"{p('vulkan_portable') / p('vulkan') if p('vulkan') == p('vulkan') else float('nan'):>9.2f} "
+              f"{p('vulkan_direct'):>9.3f} {r.get('vulkan_direct_over_cuda', float('nan')):>9.2f} "
               f"{vk['enqueue_us']['p50'] if 'enqueue_us' in vk else float('nan'):>9.1f} {nodes:>9} "
               f"{'met' if ratio <= goal[r['precision']] else 'missed'} (<= {goal[r['precision']]})")
     print("\nwhere the device time goes (ORT profile, node by node, us per run: total; by operator; slowest nodes):")
@@ -98,10 +102,9 @@ def main():
                 print(f"{'':<38} slowest: " + ", ".join(f"{k} {v:.0f}" for k, v in pr["slowest_nodes_us"].items()))
     failed = sum(1 for r in records for n, _, _ in CONFIGS if "error" in r[n])
     summary = {"backend_bench": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
-                                  if k in ("model", "precision", "vulkan_over_cuda", "vulkan_portable_over_cuda")} |
-                                 {"cuda_p50": r["cuda"].get("latency_ms", {}).get("p50"),
-                                  "vulkan_p50": r["vulkan"].get("latency_ms", {}).get("p50"),
-                                  "vulkan_portable_p50": r["vulkan_portable"].get("latency_ms", {}).get("p50")}
+                                  if k in ("model", "precision", "vulkan_over_cuda", "vulkan_portable_over_cuda",
+                                           "vulkan_direct_over_cuda")} |
+                                 {f"{n}_p50": r[n].get("latency_ms", {}).get("p50") for n, _, _ in CONFIGS}
                                  for r in records], "bench_failures": failed}
     print(json.dumps(summary))
     if args.json:

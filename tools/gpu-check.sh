@@ -100,7 +100,7 @@ fi
 # the Vulkan backend on the GPU's own Vulkan driver: the backend table, every op family against the
 # reference backend, every op case through ORT against its CPU EP, and models through gfxep-run
 step vulkan_backend 120 "$pack/bin/test_vulkan_backend"
-step vulkan_features 30 bash -c "'$pack/bin/gfxep-info' | grep -E 'gfxep\.(backend|device_name|features) '"
+step vulkan_features 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-info' | grep -E 'gfxep\.(backend|device_name|features) '"
 step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
 # the products again on the portable kernels, where the device has cooperative matrices
 step backend_ops_vulkan_portable 300 env GFXEP_VULKAN_NO_COOPMAT=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
@@ -121,10 +121,11 @@ step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/t
   --size full --runs 5 --out /tmp/gfxep-zoo-vulkan
 cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 # the backends side by side on the full-size zoo, device-resident, in one run: CUDA, Vulkan (with its
-# cooperative-matrix kernels where the device has them) and Vulkan's portable kernels
+# cooperative-matrix kernels where the device has them), Vulkan without them (the tiled kernels) and
+# Vulkan's direct kernels (GFXEP_BENCH_ARGS: more arguments, e.g. --no-profile --only espcn_x2)
 step backend_bench 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench --size full \
   >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench --runs 50 \
-  --json '$logs/backend_bench.json'"
+  --json '$logs/backend_bench.json' ${GFXEP_BENCH_ARGS:-}"
 # one model on both backends with device-resident inputs and outputs (gfxep-bench): the Vulkan
 # backend's Run on the host and its latency beside the CUDA backend's, same weights and shapes
 for m in denoise_small conv_net; do

@@ -329,8 +329,14 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_COOP_F16,
   VK_SHADER_CONV_COOP_NARROW_F16, /* the same with 32x128 blocks, for products of at most 32 rows */
   VK_SHADER_GEMM_COOP_NARROW_F16,
-  VK_SHADER_CONV_COOP_REDUCE_F16, /* mm_reduce.comp: the slices of a split K added, then the epilogue */
-  VK_SHADER_GEMM_COOP_REDUCE_F16,
+  VK_SHADER_CONV_TILED_F32, /* mm_tiled.comp (vk_nn.c): the portable register-blocked products */
+  VK_SHADER_CONV_TILED_F16,
+  VK_SHADER_GEMM_TILED_F32,
+  VK_SHADER_GEMM_TILED_F16,
+  VK_SHADER_CONV_SPLIT_SUM_F32, /* mm_reduce.comp: the slices of a split K added, then the epilogue */
+  VK_SHADER_CONV_SPLIT_SUM_F16,
+  VK_SHADER_GEMM_SPLIT_SUM_F32,
+  VK_SHADER_GEMM_SPLIT_SUM_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 

@@ -5,11 +5,18 @@
  * geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry, ir_gemm_geometry) into a
  * small host-visible block the shader reads by address; node_run records one dispatch. Tensors of
  * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
- * The fast path, where the device has cooperative matrices (has_coopmat): float16 Conv as an implicit
- * GEMM and float16 MatMul/Gemm on 16x16x16 tensor-core tiles with float32 accumulation
- * (shaders/mm_coop.comp, 64x64 output blocks, 32x128 for at most 32 rows such as convolutions with few
- * output channels), for every shape big enough to fill a tile's rows and
- * columns in part (use_coop); depthwise and tiny products keep the portable kernels.
+ * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
+ * a block go to one of two block kernels that share their operand loads, split K and epilogue
+ * (mm_common.glsl, mm_load.glsl):
+ *  - float16 where the device has cooperative matrices (has_coopmat): 16x16x16 tensor-core tiles with
+ *    float32 accumulation (shaders/mm_coop.comp, 64x64 output blocks, 32x128 for at most 32 rows such
+ *    as convolutions with few output channels; use_coop);
+ *  - everywhere else, float32 and float16: a register-blocked tiled product (shaders/mm_tiled.comp,
+ *    64x64 blocks, 4x4 outputs per invocation; use_tiled).
+ * Products of few blocks and a long K (ResNet's last stages) split K over more workgroups on GPUs and
+ * add the slices in shaders/mm_reduce.comp, through the node's scratch (choose_splits). Depthwise and
+ * tiny products keep the direct kernels (GFXEP_VULKAN_NO_TILED=1 keeps them for every product the
+ * tensor cores do not take).
  * ConvTranspose (shaders/conv_transpose.comp): a direct gathered kernel on ir_conv_transpose_geometry
  * (pads resolved from pads, auto_pad or output_shape; output_padding), float32 accumulation, bias and
  * the fused activation; 1-D as 2-D. A residual input is Conv's only (declined for ConvTranspose).
@@ -27,7 +34,8 @@
 #define COOP_BLOCK 64
 #define COOP_NARROW_ROWS 32
 #define COOP_NARROW_COLS 128
-#define COOP_STEP 32            /* mm_coop.comp's BK */
+#define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
+#define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 /* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
  * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
 #define COOP_TARGET_GROUPS 264
@@ -51,8 +59,8 @@ typedef struct conv_geom_gpu {
 } conv_geom_gpu;
 _Static_assert(sizeof(conv_geom_gpu) == 96, "conv_geom_gpu layout (conv.comp's Geom)");
 
-/* mm_coop.comp's Geom block for Conv (the implicit GEMM of one group), followed by its tap table */
-typedef struct conv_coop_geom_gpu {
+/* the block kernels' Geom block for Conv (the implicit GEMM of one group), followed by its tap table */
+typedef struct conv_block_geom_gpu {
   int32_t m, n, k, c_in;
   int32_t c_in_g, c_out, in_h, in_w;
   int32_t k_h, k_w, out_h, out_w;
@@ -60,10 +68,10 @@ typedef struct conv_coop_geom_gpu {
   int32_t pad_top, pad_left, activation, residual;
   int32_t has_bias, pad0;
   float alpha, beta;
-} conv_coop_geom_gpu;
-_Static_assert(sizeof(conv_coop_geom_gpu) == 96, "conv_coop_geom_gpu layout (mm_coop.comp's Geom)");
+} conv_block_geom_gpu;
+_Static_assert(sizeof(conv_block_geom_gpu) == 96, "conv_block_geom_gpu layout (mm_common.glsl's Geom)");
 
-/* gemm.comp's Geom block, followed by the offset table (mm_coop.comp's too) */
+/* gemm.comp's Geom block, followed by the offset table (the block kernels' too) */
 typedef struct gemm_geom_gpu {
   int64_t m, n, k;
   int64_t a_row, a_col, b_row, b_col, c_row, c_col;
@@ -91,7 +99,7 @@ typedef struct gemm_push {
   uint64_t a, b, c, y, geom;
 } gemm_push;
 
-/* mm_coop.comp's and mm_reduce.comp's SPLIT_PUSH, after the product's own push constants */
+/* mm_common.glsl's SPLIT_PUSH, after the product's own push constants */
 typedef struct split_push {
   uint64_t scratch;
   uint32_t splits, k_chunk, n_z, pad;
@@ -103,7 +111,7 @@ typedef struct nn_state {
   vk_pipe* pipe;
   int64_t count;              /* Conv: output elements */
   uint32_t groups[3];         /* the dispatch */
-  int coop;                   /* on mm_coop.comp */
+  int block;                  /* on mm_coop.comp or mm_tiled.comp */
   uint32_t splits, k_chunk, n_z; /* its split K (splits 1: none) over n_z products (groups or batch) */
   vk_pipe* reduce;            /* mm_reduce.comp, where splits > 1 */
   int64_t reduce_count;       /* the elements it finishes */
@@ -162,13 +170,27 @@ static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, in
          batch <= (int64_t)max[2];
 }
 
+/* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
+ * deep, float32 or float16 (with shaderFloat16), and a dispatch that fits. */
+static int use_tiled(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  if (getenv("GFXEP_VULKAN_NO_TILED")) return 0;
+  if (dtype != GFX_DTYPE_F32 && !(dtype == GFX_DTYPE_F16 && d->has_f16)) return 0;
+  if (m < 16 || n < 16 || k < 8) return 0;
+  const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
+  return (n + TILED_BLOCK - 1) / TILED_BLOCK <= (int64_t)max[0] && (m + TILED_BLOCK - 1) / TILED_BLOCK <= (int64_t)max[1] &&
+         batch <= (int64_t)max[2];
+}
+
 /* How many slices K splits into for a product of `blocks` workgroups (1: none), and the scratch they
  * need for m x n in `batch` products; none where scratch cannot be asked for or would be too large. */
 static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, int64_t k, int64_t batch,
                           size_t* scratch_bytes, nn_state* st) {
   const int64_t steps = (k + COOP_STEP - 1) / COOP_STEP;
   int64_t splits = 1;
-  if (scratch_bytes && blocks < COOP_TARGET_GROUPS && !getenv("GFXEP_VULKAN_NO_SPLIT_K")) {
+  /* a CPU implementation (lavapipe) runs a few workgroups at a time anyway: no split there, unless
+   * GFXEP_VULKAN_SPLIT_K=1 asks for it (the tests of the split on such a device) */
+  const int wanted = !d->info.software || getenv("GFXEP_VULKAN_SPLIT_K");
+  if (scratch_bytes && blocks < COOP_TARGET_GROUPS && wanted && !getenv("GFXEP_VULKAN_NO_SPLIT_K")) {
     splits = (COOP_TARGET_GROUPS + blocks - 1) / blocks;
     if (splits > steps / 4) splits = steps / 4;
     if (splits > COOP_MAX_SPLITS) splits = COOP_MAX_SPLITS;
@@ -187,25 +209,33 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
   if (splits > 1) *scratch_bytes = (size_t)bytes;
 }
 
-/* The cooperative-matrix pipeline for an m x n x k product (in `batch` products), its dispatch and
- * its split K. */
-static gfx_status coop_pipe(vk_device* d, const ir_node* node, int conv, int64_t m, int64_t n, int64_t k, int64_t batch,
-                            size_t* scratch_bytes, nn_state* st) {
-  const int narrow = m <= COOP_NARROW_ROWS;
-  const vk_shader_id shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
-                                   : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
-  const int64_t rows = narrow ? COOP_NARROW_ROWS : COOP_BLOCK, cols = narrow ? COOP_NARROW_COLS : COOP_BLOCK;
+/* The block-kernel pipeline (mm_coop.comp where coop, else mm_tiled.comp) for an m x n x k product (in
+ * `batch` products) of dtype, its dispatch and its split K. */
+static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
+                             int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
+  const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
+  vk_shader_id shader;
+  if (coop)
+    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
+                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
+  else
+    shader = conv ? (f32 ? VK_SHADER_CONV_TILED_F32 : VK_SHADER_CONV_TILED_F16)
+                  : (f32 ? VK_SHADER_GEMM_TILED_F32 : VK_SHADER_GEMM_TILED_F16);
+  const int64_t rows = !coop ? TILED_BLOCK : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
+  const int64_t cols = !coop ? TILED_BLOCK : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
-  st->coop = 1;
+  st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
   st->groups[1] = (uint32_t)((m + rows - 1) / rows);
   choose_splits(d, (int64_t)st->groups[0] * st->groups[1] * batch, m, n, k, batch, scratch_bytes, st);
   st->groups[2] = (uint32_t)batch * st->splits;
   if (st->splits > 1)
-    GFX_TRY(vk_pipeline_get(d, conv ? VK_SHADER_CONV_COOP_REDUCE_F16 : VK_SHADER_GEMM_COOP_REDUCE_F16, NULL, 0,
-                            &st->reduce));
-  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on cooperative matrices, %lldx%lld blocks, K in %u slices",
-          label(node), ir_op_name(node->op), (long long)rows, (long long)cols, st->splits);
+    GFX_TRY(vk_pipeline_get(d, conv ? (f32 ? VK_SHADER_CONV_SPLIT_SUM_F32 : VK_SHADER_CONV_SPLIT_SUM_F16)
+                                    : (f32 ? VK_SHADER_GEMM_SPLIT_SUM_F32 : VK_SHADER_GEMM_SPLIT_SUM_F16),
+                            NULL, 0, &st->reduce));
+  gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on %s, %lldx%lld blocks, K in %u slices", label(node),
+          ir_op_name(node->op), coop ? "cooperative matrices" : "the tiled kernel", (long long)rows, (long long)cols,
+          st->splits);
   return NULL;
 }
 
@@ -265,14 +295,16 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
    * K = its input channels x the kernel window */
   const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];
   const int fits_taps = (g.kernel[0] - 1) * g.dilations[0] < 65536 && (g.kernel[1] - 1) * g.dilations[1] < 65536;
-  if (fits_taps && use_coop(d, dtype_of(node->op, &node->params), m, n, k, g.group)) {
-    conv_coop_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
+  const int dtype = dtype_of(node->op, &node->params);
+  const int coop = fits_taps && use_coop(d, dtype, m, n, k, g.group);
+  if (coop || (fits_taps && use_tiled(d, dtype, m, n, k, g.group))) {
+    conv_block_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
                              .c_in_g = gg.w.c_in / gg.w.group, .c_out = gg.w.c_out, .in_h = gg.w.in_h, .in_w = gg.w.in_w,
                              .k_h = gg.w.k_h, .k_w = gg.w.k_w, .out_h = gg.w.out_h, .out_w = gg.w.out_w,
                              .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
                              .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
                              .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
-    GFX_TRY(coop_pipe(d, node, 1, m, n, k, g.group, scratch_bytes, st));
+    GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g.group, scratch_bytes, st));
     st->count = gg.w.count;
     GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
     memcpy(st->geom.mapped, &cg, sizeof cg);
@@ -394,9 +426,10 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   st->groups[1] = (uint32_t)((gg.m + GEMM_TILE - 1) / GEMM_TILE);
   st->groups[2] = (uint32_t)batch;
   st->count = gg.m * gg.n * batch;
-  if (use_coop(d, dtype_of(node->op, &node->params), gg.m, gg.n, gg.k, batch)) {
-    GFX_TRY(coop_pipe(d, node, 0, gg.m, gg.n, gg.k, batch, scratch_bytes, st));
-  }
+  const int dtype = dtype_of(node->op, &node->params);
+  const int coop = use_coop(d, dtype, gg.m, gg.n, gg.k, batch);
+  if (coop || use_tiled(d, dtype, gg.m, gg.n, gg.k, batch))
+    GFX_TRY(block_pipe(d, node, coop, 0, dtype, gg.m, gg.n, gg.k, batch, scratch_bytes, st));
   return NULL;
 }
 
@@ -476,7 +509,7 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     memcpy(push, &pc, sizeof pc);
     push_bytes = sizeof pc;
   }
-  if (st->coop) { /* mm_coop.comp's SPLIT_PUSH follows the product's push constants */
+  if (st->block) { /* the block kernels' SPLIT_PUSH follows the product's push constants */
     if (st->splits > 1 && (!ctx->scratch || ctx->scratch_bytes < (size_t)st->reduce_count * st->splits * sizeof(float)))
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): its split K needs %zu bytes of scratch, "
                        "the run gave %zu", label(node), ir_op_name(node->op),

@@ -1,10 +1,17 @@
 // gfxep Vulkan backend — what mm_coop.comp (float16 products on cooperative matrices) and
 // mm_reduce.comp (the sum of its split-K slices) share: the operands, the push constants, each
 // product's Geom block, and the epilogue that turns a float32 sum into an output element.
-// Define CONV or GEMM before including.
+// Define CONV or GEMM before including, and T_F32 for float32 operands (float16 otherwise).
 
-layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer In { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 2) writeonly buffer Out { float16_t v[]; };
+#if defined(T_F32)
+#define ELEM float
+#define ELEM_ALIGN 4
+#else
+#define ELEM float16_t
+#define ELEM_ALIGN 2
+#endif
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Partial { float v[]; };
 
 // Split-K (vk_nn.c's coop_push): with splits > 1, workgroup z = product * splits + slice, slice s
@@ -51,18 +58,18 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
 
 #if defined(CONV)
 // output element e of channel co: act(acc + bias [+ r]) [+ r]
-float16_t conv_finish(Geom g, uint co, uint e, float v) {
+ELEM conv_finish(Geom g, uint co, uint e, float v) {
   if (g.has_bias != 0) v += float(In(pc.bias_addr).v[co]);
   if (g.residual == RES_ADD_THEN_ACT) v += float(In(pc.res_addr).v[e]);
   v = activation_f(g.activation, v, g.alpha, g.beta);
   if (g.residual == RES_ACT_THEN_ADD) v += float(In(pc.res_addr).v[e]);
-  return float16_t(v);
+  return ELEM(v);
 }
 #else
 // alpha * acc + beta * C[row][col] (beta = 0 ignores C: 0 * inf would be NaN)
-float16_t gemm_finish(Geom g, uint row, uint col, float v) {
+ELEM gemm_finish(Geom g, uint row, uint col, float v) {
   v *= g.alpha;
   if (g.has_c != 0 && g.beta != 0.0) v += g.beta * float(In(pc.c_addr).v[row * uint(g.c_row) + col * uint(g.c_col)]);
-  return float16_t(v);
+  return ELEM(v);
 }
 #endif

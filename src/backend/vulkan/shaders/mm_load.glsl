@@ -1,0 +1,79 @@
+// gfxep Vulkan backend — how mm_coop.comp and mm_tiled.comp fetch their operands: one invocation's
+// share of each K step of A and B, global -> registers, the Conv's B gathered through its tap table.
+// Include after mm_common.glsl with BM, BN, BK, THREADS, A_LOADS and B_LOADS defined.
+
+// Per invocation (private), set once by setup(): the operands, the sizes, and where this invocation
+// loads. A: column aq of rows ai0 + 4r (consecutive invocations, consecutive K: coalesced); B: column
+// bj of rows bq0 + 2r (consecutive invocations, consecutive columns).
+In a, b;
+uint m, n, k, q_end, m0, n0, a_base;
+uint aq, ai0, bj, bq0, col;
+bool col_ok;
+ELEM ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shared memory
+#if defined(CONV)
+Geom geom;
+uint grp, in_h, in_w, x_pixel; // x_pixel: the input offset of tap (0, 0) of channel 0 for this column
+int iy0, ix0;
+#else
+uint batch, b_base, a_row, a_col, b_row, b_col;
+#endif
+
+void setup(Geom g) {
+  const uint t = gl_LocalInvocationID.x;
+  m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  aq = t % BK, ai0 = t / BK;
+  bj = t % BN, bq0 = t / BN;
+  col = n0 + bj;
+#if defined(CONV)
+  a = In(pc.w_addr);
+  b = In(pc.x_addr);
+  m = uint(g.m), n = uint(g.n), k = uint(g.k);
+  grp = gl_WorkGroupID.z / pc.splits;
+  a_base = grp * m * k; // this group's weights: m rows of k
+  geom = g;
+  in_h = uint(g.in_h), in_w = uint(g.in_w);
+  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  col_ok = col < n;
+  const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
+  iy0 = int(pix / uint(g.out_w)) * g.stride_h - g.pad_top;
+  ix0 = int(pix % uint(g.out_w)) * g.stride_w - g.pad_left;
+  // unsigned arithmetic wraps: a negative (iy0, ix0) in the padding still adds up to in-bounds taps
+  x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_h * in_w + uint(iy0 * int(in_w) + ix0);
+#else
+  a = In(pc.a_addr);
+  b = In(pc.b_addr);
+  m = uint(g.m), n = uint(g.n), k = uint(g.k);
+  batch = gl_WorkGroupID.z / pc.splits;
+  a_base = uint(g.offsets[2 * batch]), b_base = uint(g.offsets[2 * batch + 1]);
+  a_row = uint(g.a_row), a_col = uint(g.a_col), b_row = uint(g.b_row), b_col = uint(g.b_col);
+  col_ok = col < n;
+#endif
+}
+
+#if defined(CONV)
+uint a_index(uint row, uint q) { return a_base + row * k + q; }
+// B's element (q, col): the input under tap (ky, kx) of channel ci for this output pixel; 0 in the padding
+ELEM b_value(uint q) {
+  const uvec2 tap = geom.taps[q]; // the same q for a whole subgroup: one broadcast load
+  const int iy = iy0 + int(tap.y >> 16), ix = ix0 + int(tap.y & 0xffffu);
+  if (uint(iy) >= in_h || uint(ix) >= in_w) return ELEM(0.0); // negative wraps to large
+  return b.v[x_pixel + tap.x];
+}
+#else
+uint a_index(uint row, uint q) { return a_base + row * a_row + q * a_col; }
+ELEM b_value(uint q) { return b.v[b_base + q * b_row + col * b_col]; }
+#endif
+
+// global -> registers for the step at q0
+void load_step(uint q0) {
+  const uint qa = q0 + aq;
+  [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
+    const uint row = m0 + ai0 + r * (THREADS / BK);
+    ra[r] = row < m && qa < q_end ? a.v[a_index(row, qa)] : ELEM(0.0);
+  }
+  [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
+    const uint q = q0 + bq0 + r * (THREADS / BN);
+    rb[r] = col_ok && q < q_end ? b_value(q) : ELEM(0.0);
+  }
+}
+
