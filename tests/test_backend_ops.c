@@ -763,6 +763,14 @@ static void coop_cases(gfx_dev* gpu, void* stream) {
              (long long)sc[5]);
     run_case(gpu, stream, &c);
   }
+  for (int f16 = 0; f16 < 2; f16++) { /* a MatMul of many blocks (the tiled kernel without a split) */
+    ew_case c = case_of(GFX_OP_MATMUL, f16 ? GFX_DTYPE_F16 : GFX_DTYPE_F32, 2,
+                        (gfx_shape[]){SHAPE(520, 300), SHAPE(300, 610)});
+    c.scale = 1.0;
+    c.node.params.gemm = (ir_gemm_params){.alpha = 1.0f, .dtype = c.out_dtype};
+    snprintf(c.label, sizeof c.label, "MatMul %s [520 x 300] x [300 x 610]", f16 ? "fp16" : "fp32");
+    run_case(gpu, stream, &c);
+  }
   { /* a MatMul of two batches, 64 x 2000 x 70: K split */
     ew_case c = case_of(GFX_OP_MATMUL, GFX_DTYPE_F16, 2, (gfx_shape[]){SHAPE(2, 64, 2000), SHAPE(2, 2000, 70)});
     c.scale = 1.0;

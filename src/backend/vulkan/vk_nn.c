@@ -8,9 +8,9 @@
  * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
  * a block go to one of two block kernels that share their operand loads, split K and epilogue
  * (mm_common.glsl, mm_load.glsl):
- *  - float16 where the device has cooperative matrices (has_coopmat): 16x16x16 tensor-core tiles with
- *    float32 accumulation (shaders/mm_coop.comp, 64x64 output blocks, 32x128 for at most 32 rows such
- *    as convolutions with few output channels; use_coop);
+ *  - float16 MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
+ *    tensor-core tiles with float32 accumulation (shaders/mm_coop.comp, 64x64 output blocks, 32x128
+ *    for at most 32 rows; use_coop); Conv too with GFXEP_VULKAN_COOP_CONV=1;
  *  - everywhere else, float32 and float16: a register-blocked tiled product (shaders/mm_tiled.comp,
  *    64x64 blocks, 4x4 outputs per invocation; use_tiled).
  * Products of few blocks and a long K (ResNet's last stages) split K over more workgroups on GPUs and
@@ -160,9 +160,13 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
 
 /* Whether a float16 product of m x n x k (in `batch` independent products) goes to mm_coop.comp: the
  * device has cooperative matrices, the product fills at least an eighth of a 16-row tile and one
- * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits. */
-static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
+ * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits.
+ * Convolutions stay on mm_tiled.comp unless GFXEP_VULKAN_COOP_CONV=1: on the H200 the tiled kernel ran
+ * the float16 convolution nets faster than mm_coop.comp's gathered tiles (docs/performance.md), while
+ * MatMul and Gemm ran faster on the tensor cores. */
+static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (!d->has_coopmat || dtype != GFX_DTYPE_F16) return 0;
+  if (conv && !getenv("GFXEP_VULKAN_COOP_CONV")) return 0;
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
   /* the narrowest blocks make the most columns of blocks, the widest the most rows */
@@ -171,11 +175,17 @@ static int use_coop(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, in
 }
 
 /* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
- * deep, float32 or float16 (with shaderFloat16), and a dispatch that fits. */
-static int use_tiled(vk_device* d, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
+ * deep, float32 or float16 (with shaderFloat16), and a dispatch that fits. A MatMul/Gemm of few 64x64
+ * blocks and a short K (a transformer's at 197 tokens: 12 to 48 blocks, K up to 768) keeps gemm.comp,
+ * whose 16x16 tiles spread over more of the GPU: ViT-tiny in float32 ran 2.18 ms that way on the H200
+ * against 2.69 ms tiled. Convolutions always go tiled: the direct kernel was 3 to 5x slower on every
+ * convolution net measured there. */
+static int use_tiled(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (getenv("GFXEP_VULKAN_NO_TILED")) return 0;
   if (dtype != GFX_DTYPE_F32 && !(dtype == GFX_DTYPE_F16 && d->has_f16)) return 0;
   if (m < 16 || n < 16 || k < 8) return 0;
+  const int64_t blocks = (m + TILED_BLOCK - 1) / TILED_BLOCK * ((n + TILED_BLOCK - 1) / TILED_BLOCK) * batch;
+  if (!conv && blocks < 64 && k < 1024) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
   return (n + TILED_BLOCK - 1) / TILED_BLOCK <= (int64_t)max[0] && (m + TILED_BLOCK - 1) / TILED_BLOCK <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
@@ -296,8 +306,8 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];
   const int fits_taps = (g.kernel[0] - 1) * g.dilations[0] < 65536 && (g.kernel[1] - 1) * g.dilations[1] < 65536;
   const int dtype = dtype_of(node->op, &node->params);
-  const int coop = fits_taps && use_coop(d, dtype, m, n, k, g.group);
-  if (coop || (fits_taps && use_tiled(d, dtype, m, n, k, g.group))) {
+  const int coop = fits_taps && use_coop(d, 1, dtype, m, n, k, g.group);
+  if (coop || (fits_taps && use_tiled(d, 1, dtype, m, n, k, g.group))) {
     conv_block_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
                              .c_in_g = gg.w.c_in / gg.w.group, .c_out = gg.w.c_out, .in_h = gg.w.in_h, .in_w = gg.w.in_w,
                              .k_h = gg.w.k_h, .k_w = gg.w.k_w, .out_h = gg.w.out_h, .out_w = gg.w.out_w,
@@ -427,8 +437,8 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   st->groups[2] = (uint32_t)batch;
   st->count = gg.m * gg.n * batch;
   const int dtype = dtype_of(node->op, &node->params);
-  const int coop = use_coop(d, dtype, gg.m, gg.n, gg.k, batch);
-  if (coop || use_tiled(d, dtype, gg.m, gg.n, gg.k, batch))
+  const int coop = use_coop(d, 0, dtype, gg.m, gg.n, gg.k, batch);
+  if (coop || use_tiled(d, 0, dtype, gg.m, gg.n, gg.k, batch))
     GFX_TRY(block_pipe(d, node, coop, 0, dtype, gg.m, gg.n, gg.k, batch, scratch_bytes, st));
   return NULL;
 }
