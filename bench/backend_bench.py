@@ -16,11 +16,10 @@ gpu_ms (CUDA events) exists on the CUDA backend only, so the ratios use latency 
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profile_summary import summarize_profile  # noqa: E402
+from bench_common import run_gfxep_bench, summarize_profile  # noqa: E402
 
 CONFIGS = [  # (name, gfxep-bench backend, extra environment)
     ("cuda", "cuda", {}),
@@ -33,15 +32,7 @@ CONFIGS = [  # (name, gfxep-bench backend, extra environment)
 def bench(args, backend, env_extra, path, profile):
     cmd = [args.bench, "--backend", backend, "--runs", str(args.runs)] + \
         ([] if args.no_profile else ["--profile", profile]) + [path]
-    env = dict(os.environ, **env_extra)
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {args.timeout} s"
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode == 0 and lines:
-        return json.loads(lines[-1]), None
-    return None, ((p.stderr or p.stdout)[-400:] or f"exit {p.returncode}").strip()
+    return run_gfxep_bench(cmd, dict(os.environ, **env_extra), args.timeout)
 
 
 def write_markdown(records, path, title):

@@ -29,7 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profile_summary import summarize_profile  # noqa: E402
+from bench_common import run_gfxep_bench, summarize_profile  # noqa: E402
 
 
 def log(msg):
@@ -434,14 +434,7 @@ def run_bench(args, env, path, options=None, profile=None):
     """gfxep-bench on one model: (its JSON record, None) or (None, why it failed)."""
     cmd = [args.bench, "--runs", str(args.runs)] + (["--options", options] if options else []) + \
         (["--profile", profile] if profile else []) + [path]
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return None, f"gfxep-bench timed out after {args.timeout} s"
-    line = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode == 0 and line:
-        return json.loads(line[-1]), None
-    return None, (p.stderr or p.stdout)[-800:] or f"gfxep-bench exited with {p.returncode}"
+    return run_gfxep_bench(cmd, env, args.timeout)
 
 
 def memory_report(args, env, path, models_dir):

@@ -1,7 +1,21 @@
-"""Where gfxep's device time goes, from ONNX Runtime's profile of a gfxep-bench --profile run (each
-gfxep node is one event with its device time: CUDA events or Vulkan timestamps)."""
+"""What the benchmark scripts share: running gfxep-bench for its JSON record, and where gfxep's device
+time goes, from ONNX Runtime's profile of a gfxep-bench --profile run (each gfxep node is one event with
+its device time: CUDA events or Vulkan timestamps)."""
 import json
 import os
+import subprocess
+
+
+def run_gfxep_bench(cmd, env, timeout):
+    """gfxep-bench's command line run once: (its JSON record, None) or (None, why it failed)."""
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"gfxep-bench timed out after {timeout} s"
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode == 0 and lines:
+        return json.loads(lines[-1]), None
+    return None, ((p.stderr or p.stdout)[-800:] or f"gfxep-bench exited with {p.returncode}").strip()
 
 
 def summarize_profile(path):
