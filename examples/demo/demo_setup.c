@@ -78,22 +78,27 @@ static int find_backend(demo_ctx* c, const char* registration, const char* backe
   return 0;
 }
 
-/* The backend asked for, or with "auto" the first of cuda (plain "gfxep" registration), a Vulkan GPU
- * and the reference backend. A CPU Vulkan (lavapipe) only when vulkan is asked for: its portable
- * kernels are far slower there than the reference backend's copy-through-host frames. */
+/* The backend asked for, or with "auto" the first of: cuda (plain "gfxep" registration), a Vulkan GPU,
+ * a CPU Vulkan (lavapipe: the zero-copy pipeline still runs, on the CPU, at a small resolution; its
+ * tiled convolutions keep it about as fast as the reference backend's copy-through-host frames) and
+ * the reference backend. */
 static int choose_device(demo_ctx* c, const demo_options* o, char* err, size_t n) {
   static const struct {
     const char* backend;
     const char* registration;
-  } order[] = {{"cuda", "gfxep"}, {"vulkan", "gfxep.vulkan"}, {"reference", "gfxep.reference"}};
+    int gpu_only; /* with auto */
+  } order[] = {{"cuda", "gfxep", 0},
+               {"vulkan", "gfxep.vulkan", 1},
+               {"vulkan", "gfxep.vulkan", 0},
+               {"reference", "gfxep.reference", 0}};
   const char* want = o->backend ? o->backend : "auto";
+  const int automatic = !strcmp(want, "auto");
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-    if (strcmp(want, "auto") != 0 && strcmp(want, order[i].backend) != 0) continue;
-    int gpu_only = !strcmp(want, "auto") && !strcmp(order[i].backend, "vulkan");
-    int found = find_backend(c, order[i].registration, order[i].backend, gpu_only, err, n);
+    if (!automatic && (strcmp(want, order[i].backend) != 0 || order[i].gpu_only)) continue;
+    int found = find_backend(c, order[i].registration, order[i].backend, automatic && order[i].gpu_only, err, n);
     if (found) return found < 0 ? -1 : 0;
   }
-  snprintf(err, n, "gfxep offers no %s device here", strcmp(want, "auto") ? want : "cuda, vulkan or reference");
+  snprintf(err, n, "gfxep offers no %s device here", automatic ? "cuda, vulkan or reference" : want);
   return -1;
 }
 
@@ -132,6 +137,9 @@ int demo_open(demo_ctx* c, demo_options* o, char* err, size_t n) {
            "reference backend (plain C on the CPU, slow by design) at a small resolution.\n");
     if (o->mode & DEMO_INTEROP) o->mode = DEMO_HOST;
   }
+  if (c->zero_copy && c->software)
+    printf("No GPU is offered by gfxep here: running the zero-copy pipeline on a CPU implementation of Vulkan\n"
+           "(gfxep's Vulkan backend on the renderer's own VkDevice) at a small resolution.\n");
   c->width = o->width ? o->width : c->software ? 160 : 1920;
   c->height = o->height ? o->height : c->software ? 96 : 1080;
   c->frames = o->frames > 0 ? o->frames : c->software ? 30 : 300;
