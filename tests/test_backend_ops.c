@@ -336,7 +336,9 @@ static void unary_cases(gfx_dev* gpu, void* stream) {
   static const gfx_op ops[] = {GFX_OP_RELU, GFX_OP_LEAKY_RELU, GFX_OP_SIGMOID, GFX_OP_TANH, GFX_OP_HARD_SIGMOID,
                                GFX_OP_HARD_SWISH, GFX_OP_CLIP, GFX_OP_ELU, GFX_OP_SELU, GFX_OP_GELU, GFX_OP_ERF,
                                GFX_OP_SOFTPLUS, GFX_OP_SQRT, GFX_OP_EXP, GFX_OP_LOG, GFX_OP_NEG, GFX_OP_ABS,
-                               GFX_OP_RECIPROCAL, GFX_OP_IDENTITY};
+                               GFX_OP_RECIPROCAL, GFX_OP_IDENTITY, GFX_OP_FLOOR, GFX_OP_CEIL, GFX_OP_ROUND,
+                               GFX_OP_SIGN, GFX_OP_SIN, GFX_OP_COS, GFX_OP_SOFTSIGN, GFX_OP_MISH, GFX_OP_CELU,
+                               GFX_OP_THRESHOLDED_RELU};
   gfx_shape s[1] = {SHAPE(3, 517)};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
     for (int t = 0; t < 5; t++) {
@@ -357,8 +359,12 @@ static void unary_cases(gfx_dev* gpu, void* stream) {
         p->gelu_tanh = 1;
         run_case(gpu, stream, &c);
       }
-      if (ops[k] == GFX_OP_SOFTPLUS || ops[k] == GFX_OP_SIGMOID) {
+      if (ops[k] == GFX_OP_SOFTPLUS || ops[k] == GFX_OP_SIGMOID || ops[k] == GFX_OP_MISH) {
         c.scale = 200.0; /* far out: no overflow */
+        run_case(gpu, stream, &c);
+      }
+      if (ops[k] == GFX_OP_SIN || ops[k] == GFX_OP_COS) {
+        c.scale = 3000.0; /* many periods: the argument reduction */
         run_case(gpu, stream, &c);
       }
     }

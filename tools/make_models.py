@@ -79,17 +79,17 @@ def main(out_dir):
          [weight("w", [16, 8]), weight("bias", [5], 0.1)],
          "MatMul with broadcast batch dims, then a batched MatMul of two activations")
 
-    # an unsupported node (Sin) between supported ones: two gfxep partitions around ORT's CPU EP
+    # an unsupported node (Atan) between supported ones: two gfxep partitions around ORT's CPU EP
     save(out_dir, "partial",
          [conv("conv1", "x", "w1", "b1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
           helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-          helper.make_node("Sin", ["r1"], ["g"], name="gate_on_cpu"),
+          helper.make_node("Atan", ["r1"], ["g"], name="gate_on_cpu"),
           helper.make_node("Mul", ["r1", "g"], ["m"], name="gated"),
           conv("conv2", "m", "w2", None, "c2", kernel_shape=[1, 1]),
           helper.make_node("Add", ["c2", "x3"], ["y"], name="skip")],
          [tensor("x", [1, 3, 16, 16]), tensor("x3", [1, 3, 16, 16])], [tensor("y", [1, 3, 16, 16])],
          [weight("w1", [6, 3, 3, 3]), weight("b1", [6], 0.1), weight("w2", [3, 6, 1, 1])],
-         "Sin is left to ONNX Runtime; gfxep takes the rest in two partitions")
+         "Atan is left to ONNX Runtime; gfxep takes the rest in two partitions")
 
     # attributes or ranks gfxep does not handle: the nodes must stay with ORT and still be right
     save(out_dir, "unsupported",

@@ -209,6 +209,16 @@ def unary_cases():
         "Abs": (-2, 2, [6, 13], {}),
         "Reciprocal": (0.25, 2, [6, 13], {}),
         "Identity": (-2, 2, [1, 13, 16], {}),
+        "Floor": (-3, 3, [6, 13], {}),
+        "Ceil": (-3, 3, [6, 13], {}),
+        "Round": (-3, 3, [11], {}),
+        "Sign": (-2, 2, [9, 13], {}),
+        "Sin": (-6, 6, [7], {}),
+        "Cos": (-6, 6, [7], {}),
+        "Softsign": (-4, 4, [1], {}),
+        "Mish": (-5, 5, [18], {}),
+        "Celu": (-3, 2, [12], {"alpha": 0.7}),
+        "ThresholdedRelu": (-2, 2, [10], {"alpha": 0.4}),
     }
     out = []
     for op, (lo, hi, opsets, attrs) in specs.items():
@@ -220,6 +230,9 @@ def unary_cases():
         out.append(Case(op, opsets[-1], [In([3, 37, 11], lo, hi)], dict(attrs), tag="odd"))
     # Reciprocal of negatives, Sqrt and Log of larger values
     out.append(Case("Reciprocal", 13, [In([4, 9], -2, -0.25)], tag="neg"))
+    # Sin and Cos over many periods (the argument reduction)
+    out.append(Case("Sin", 7, [In([3, 40], -200, 200)], tag="wide"))
+    out.append(Case("Cos", 7, [In([3, 40], -200, 200)], tag="wide"))
     out.append(Case("Gelu", 20, [In([2, 3, 7], -3, 3)], {}, dtypes=(F32, F16)))
     out.append(Case("Gelu", 20, [In([5, 16], -3, 3)], {"approximate": "tanh"}, dtypes=(F32, F16), tag="tanh"))
     # PRelu: slope broadcast per channel, scalar, full shape

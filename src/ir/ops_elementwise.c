@@ -60,8 +60,14 @@ static gfx_status parse_unary_attrs(const ir_node_desc* d, gfx_op op, ir_element
       GFX_TRY(ir_attr_float(d, "alpha", 0.2f, &p->alpha));
       return ir_attr_float(d, "beta", 0.5f, &p->beta);
     case GFX_OP_ELU:
+    case GFX_OP_THRESHOLDED_RELU:
       GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", NULL}));
       return ir_attr_float(d, "alpha", 1.0f, &p->alpha);
+    case GFX_OP_CELU:
+      GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", NULL}));
+      GFX_TRY(ir_attr_float(d, "alpha", 1.0f, &p->alpha));
+      if (!(p->alpha != 0.0f)) return IR_UNSUPPORTED(d, "alpha %g: Celu divides by it", (double)p->alpha);
+      return NULL;
     case GFX_OP_SELU:
       GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", "gamma", NULL}));
       GFX_TRY(ir_attr_float(d, "alpha", 1.67326319217681884765625f, &p->alpha));

@@ -151,6 +151,16 @@ static double unary_float(gfx_op op, const ir_elementwise_params* p, double x) {
     case GFX_OP_NEG: return -x;
     case GFX_OP_ABS: return fabs(x);
     case GFX_OP_RECIPROCAL: return 1.0 / x;
+    case GFX_OP_FLOOR: return floor(x);
+    case GFX_OP_CEIL: return ceil(x);
+    case GFX_OP_ROUND: return nearbyint(x); /* the default rounding mode: halves to even */
+    case GFX_OP_SIGN: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; /* 0 and NaN pass through */
+    case GFX_OP_SIN: return sin(x);
+    case GFX_OP_COS: return cos(x);
+    case GFX_OP_SOFTSIGN: return x / (1.0 + fabs(x));
+    case GFX_OP_MISH: return x * tanh(fmax(x, 0.0) + log1p(exp(-fabs(x))));
+    case GFX_OP_CELU: return fmax(x, 0.0) + fmin(0.0, p->alpha * expm1(x / p->alpha));
+    case GFX_OP_THRESHOLDED_RELU: return x > p->alpha ? x : (isnan(x) ? x : 0.0);
     default: return NAN;
   }
 }

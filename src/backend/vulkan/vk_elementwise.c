@@ -72,6 +72,16 @@ static int ew_code(gfx_op op) {
     case GFX_OP_NEG: return EW_NEG;
     case GFX_OP_ABS: return EW_ABS;
     case GFX_OP_RECIPROCAL: return EW_RECIPROCAL;
+    case GFX_OP_FLOOR: return EW_FLOOR;
+    case GFX_OP_CEIL: return EW_CEIL;
+    case GFX_OP_ROUND: return EW_ROUND;
+    case GFX_OP_SIGN: return EW_SIGN;
+    case GFX_OP_SIN: return EW_SIN;
+    case GFX_OP_COS: return EW_COS;
+    case GFX_OP_SOFTSIGN: return EW_SOFTSIGN;
+    case GFX_OP_MISH: return EW_MISH;
+    case GFX_OP_CELU: return EW_CELU;
+    case GFX_OP_THRESHOLDED_RELU: return EW_THRESHOLDED_RELU;
     case GFX_OP_ADD: return EW_ADD;
     case GFX_OP_SUB: return EW_SUB;
     case GFX_OP_MUL: return EW_MUL;

@@ -124,6 +124,16 @@ float unary_f(float x) {
     case EW_NEG: return -x;
     case EW_ABS: return abs(x);
     case EW_RECIPROCAL: return 1.0 / x;
+    case EW_FLOOR: return floor(x);
+    case EW_CEIL: return ceil(x);
+    case EW_ROUND: return roundEven(x);
+    case EW_SIGN: return sign(x);
+    case EW_SIN: return sin_f(x);
+    case EW_COS: return cos_f(x);
+    case EW_SOFTSIGN: return x / (1.0 + abs(x));
+    case EW_MISH: return x * tanh_f((x > 0.0 ? x : 0.0) + log(1.0 + exp(-abs(x))));
+    case EW_CELU: return (x > 0.0 ? x : 0.0) + min(0.0, pc.alpha * (exp(x / pc.alpha) - 1.0));
+    case EW_THRESHOLDED_RELU: return x > pc.alpha ? x : 0.0;
   }
   return NAN_F;
 }

@@ -23,6 +23,16 @@
 #define EW_NEG 16
 #define EW_ABS 17
 #define EW_RECIPROCAL 18
+#define EW_FLOOR 19
+#define EW_CEIL 20
+#define EW_ROUND 21
+#define EW_SIGN 22
+#define EW_SIN 23
+#define EW_COS 24
+#define EW_SOFTSIGN 25
+#define EW_MISH 26
+#define EW_CELU 27
+#define EW_THRESHOLDED_RELU 28
 
 #define EW_FIRST_NARY 32
 #define EW_ADD 32

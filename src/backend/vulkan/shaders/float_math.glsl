@@ -75,3 +75,35 @@ float activation_f(int act, float x, float alpha, float beta) {
   }
   return x;
 }
+
+// sin and cos the same on every driver (the built-ins' precision is each driver's choice): x reduced
+// by a multiple k of pi/2 in three parts (Cody-Waite: the products are exact for |k| up to about 1e4,
+// so the result stays within a few ulps for |x| up to about 1e4), then the float minimax polynomials
+// of sin and cos on [-pi/4, pi/4]; NaN and infinities give NaN.
+float sin_poly(float r) {
+  float r2 = r * r;
+  return r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4));
+}
+float cos_poly(float r) {
+  float r2 = r * r;
+  return 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
+}
+int quadrant_of(float x, out float r) {
+  float k = roundEven(x * 0.63661977236758134); // 2 / pi
+  r = x - k * 1.5703125;
+  r = r - k * 4.837512969970703125e-4;
+  r = r - k * 7.54978995489188216e-8;
+  return isinf(k) || isnan(k) ? 0 : int(mod(k, 4.0));
+}
+float sin_f(float x) {
+  float r;
+  int q = quadrant_of(x, r);
+  float v = (q & 1) == 0 ? sin_poly(r) : cos_poly(r);
+  return q >= 2 ? -v : v;
+}
+float cos_f(float x) {
+  float r;
+  int q = quadrant_of(x, r);
+  float v = (q & 1) == 0 ? cos_poly(r) : sin_poly(r);
+  return q == 1 || q == 2 ? -v : v;
+}
