@@ -372,7 +372,8 @@ static void unary_cases(gfx_dev* gpu, void* stream) {
 
 static void broadcast_cases(gfx_dev* gpu, void* stream) {
   static const gfx_op ops[] = {GFX_OP_ADD, GFX_OP_SUB, GFX_OP_MUL, GFX_OP_DIV, GFX_OP_POW, GFX_OP_MIN, GFX_OP_MAX,
-                               GFX_OP_SUM, GFX_OP_MEAN, GFX_OP_PRELU, GFX_OP_EQUAL, GFX_OP_GREATER, GFX_OP_LESS};
+                               GFX_OP_SUM, GFX_OP_MEAN, GFX_OP_PRELU, GFX_OP_EQUAL, GFX_OP_GREATER, GFX_OP_LESS,
+                               GFX_OP_GREATER_OR_EQUAL, GFX_OP_LESS_OR_EQUAL};
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(4, 33, 17), SHAPE(1)},         {SHAPE(1), SHAPE(4, 33, 17)},
                                {SHAPE(4, 1, 17), SHAPE(33, 1)},      {SHAPE(2, 3, 4, 5), SHAPE(3, 1, 5)}};
@@ -380,7 +381,8 @@ static void broadcast_cases(gfx_dev* gpu, void* stream) {
     for (int t = 0; t < 5; t++)
       for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
         gfx_op op = ops[k];
-        int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS;
+        int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS || op == GFX_OP_GREATER_OR_EQUAL ||
+                      op == GFX_OP_LESS_OR_EQUAL;
         int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN ||
                      op == GFX_OP_MAX || compare;
         if (t >= 3 && !int_ok) continue;

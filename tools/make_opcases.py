@@ -279,9 +279,10 @@ def binary_cases():
         out.append(Case(op, 8 if op in ("Sum", "Mean") else 12, [In([2, 3, 4]), In([3, 1]), In([4])], tag="three"))
         out.append(Case(op, 13, [In([2, 5]), In([2, 5]), In([1, 5]), In([2, 1])], tag="four"))
     # comparisons: integer-valued inputs so equal values occur
-    for op in ("Equal", "Greater", "Less"):
+    for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"):
         out.append(Case(op, 13, [In([3, 4, 5], -2, 2, integer=True), In([4, 1], -2, 2, integer=True)]))
-        out.append(Case(op, 7 if op != "Equal" else 11, [In([6, 7], -2, 2, integer=True),
+        opset = {"Equal": 11, "Greater": 7, "Less": 7}.get(op, 12)  # the first opset with float inputs
+        out.append(Case(op, opset, [In([6, 7], -2, 2, integer=True),
                                                           In([6, 7], -2, 2, integer=True)], tag="same"))
     out.append(Case("Where", 9, [In([3, 4], 0, 1, elem=TensorProto.BOOL), In([3, 4]), In([3, 4])]))
     out.append(Case("Where", 16, [In([2, 1, 5], 0, 1, elem=TensorProto.BOOL), In([3, 1]), In([1])], tag="bc"))

@@ -146,7 +146,9 @@ gfx_status ir_parse_binary(const ir_node_desc* d, ir_params* p) {
     case GFX_OP_POW: return parse_pow(d);
     case GFX_OP_EQUAL:
     case GFX_OP_GREATER:
-    case GFX_OP_LESS: return parse_compare(d);
+    case GFX_OP_LESS:
+    case GFX_OP_GREATER_OR_EQUAL:
+    case GFX_OP_LESS_OR_EQUAL: return parse_compare(d);
     default: return IR_UNSUPPORTED(d, "not a binary op");
   }
 }

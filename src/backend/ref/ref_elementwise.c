@@ -206,7 +206,10 @@ gfx_status ref_run_unary(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
 
 /* ---- binary, variadic, comparisons ---- */
 
-static int is_compare(gfx_op op) { return op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS; }
+static int is_compare(gfx_op op) {
+  return op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS || op == GFX_OP_GREATER_OR_EQUAL ||
+         op == GFX_OP_LESS_OR_EQUAL;
+}
 
 /* NaN propagates through Min and Max (fmin/fmax would drop it). */
 static double min_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
@@ -224,6 +227,8 @@ static double nary_float(gfx_op op, const double* v, int n) {
     case GFX_OP_EQUAL: return v[0] == v[1];
     case GFX_OP_GREATER: return v[0] > v[1];
     case GFX_OP_LESS: return v[0] < v[1];
+    case GFX_OP_GREATER_OR_EQUAL: return v[0] >= v[1];
+    case GFX_OP_LESS_OR_EQUAL: return v[0] <= v[1];
     case GFX_OP_MIN:
     case GFX_OP_MAX:
     case GFX_OP_SUM:
@@ -245,6 +250,8 @@ static int64_t nary_int(gfx_op op, const int64_t* v, int n) {
     case GFX_OP_EQUAL: return v[0] == v[1];
     case GFX_OP_GREATER: return v[0] > v[1];
     case GFX_OP_LESS: return v[0] < v[1];
+    case GFX_OP_GREATER_OR_EQUAL: return v[0] >= v[1];
+    case GFX_OP_LESS_OR_EQUAL: return v[0] <= v[1];
     case GFX_OP_MIN:
     case GFX_OP_MAX: {
       int64_t r = v[0];

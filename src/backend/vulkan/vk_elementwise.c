@@ -95,11 +95,16 @@ static int ew_code(gfx_op op) {
     case GFX_OP_EQUAL: return EW_EQUAL;
     case GFX_OP_GREATER: return EW_GREATER;
     case GFX_OP_LESS: return EW_LESS;
+    case GFX_OP_GREATER_OR_EQUAL: return EW_GREATER_OR_EQUAL;
+    case GFX_OP_LESS_OR_EQUAL: return EW_LESS_OR_EQUAL;
     default: return 0;
   }
 }
 
-static int is_compare(gfx_op op) { return op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS; }
+static int is_compare(gfx_op op) {
+  return op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS || op == GFX_OP_GREATER_OR_EQUAL ||
+         op == GFX_OP_LESS_OR_EQUAL;
+}
 static int is_variadic(gfx_op op) {
   return op == GFX_OP_MIN || op == GFX_OP_MAX || op == GFX_OP_SUM || op == GFX_OP_MEAN;
 }

@@ -200,6 +200,8 @@ T combine(T v[EW_MAX_IN]) {
     case EW_EQUAL: return a == b ? T(1) : T(0);
     case EW_GREATER: return a > b ? T(1) : T(0);
     case EW_LESS: return a < b ? T(1) : T(0);
+    case EW_GREATER_OR_EQUAL: return a >= b ? T(1) : T(0);
+    case EW_LESS_OR_EQUAL: return a <= b ? T(1) : T(0);
 #if defined(FLOAT_MATH)
     case EW_DIV: return a / b;
     case EW_POW: return pow_f(a, b);

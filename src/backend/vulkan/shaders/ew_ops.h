@@ -48,6 +48,8 @@
 #define EW_EQUAL 42
 #define EW_GREATER 43
 #define EW_LESS 44
+#define EW_GREATER_OR_EQUAL 45
+#define EW_LESS_OR_EQUAL 46
 
 /* element type of Pow's exponent (specialization constant 2) */
 #define EW_EXP_SAME 0
