@@ -25,7 +25,7 @@ f32=lambda a: np.asarray(a, dtype=np.float32)
 rng=np.random.default_rng(0)
 X=[2,3,4,5]
 # reductions
-for op in ['ReduceSum','ReduceMean','ReduceMax','ReduceMin','ReduceL2']:
+for op in ['ReduceSum','ReduceMean','ReduceMax','ReduceMin','ReduceL2','ReduceL1','ReduceSumSquare']:
     for opset in [11,13,18]:
         axes_in = opset >= (13 if op=='ReduceSum' else 18)
         for axes, kd in [((1,3),1),((0,2),0),((-1,),0),((-3,-1),1),((0,1,2,3),0),(None,1),((1,2),0)]:
@@ -36,7 +36,7 @@ for op in ['ReduceSum','ReduceMean','ReduceMax','ReduceMin','ReduceL2']:
                 if axes_in: consts=[('axes', i64(*axes))]
                 else: attrs['axes']=list(axes)
             model(tag, op, X, None, attrs, opset, consts)
-    if op != 'ReduceL2':
+    if op not in ('ReduceL2','ReduceL1','ReduceSumSquare'):
         model(f"{op}_18_noop", op, X, None, {'keepdims':1,'noop_with_empty_axes':1}, 18)
 model("ReduceSum_13_noop", 'ReduceSum', X, None, {'keepdims':0,'noop_with_empty_axes':1}, 13)
 model("ReduceSum_13_emptyaxes", 'ReduceSum', X, None, {'keepdims':0}, 13, [('axes', np.zeros((0,),np.int64))])

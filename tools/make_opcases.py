@@ -401,8 +401,8 @@ def reduce_cases():
     out = []
     i64 = lambda v: Const(np.array(v, np.int64))
     red_tol = (1e-5, 2e-4)  # sums over up to ~100 terms in another order: a few ulps of the total
-    for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"):
-        tol = red_tol if op in ("ReduceSum", "ReduceMean", "ReduceL2") else None
+    for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceL1", "ReduceSumSquare"):
+        tol = red_tol if op in ("ReduceSum", "ReduceMean", "ReduceL2", "ReduceL1", "ReduceSumSquare") else None
         if op == "ReduceSum":
             # axes as an input from opset 13 (attribute before); noop_with_empty_axes
             out.append(Case(op, 11, [In([3, 4, 5])], {"axes": [1], "keepdims": 1}, tol=tol))

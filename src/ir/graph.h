@@ -157,6 +157,8 @@ typedef enum ir_reduce_kind {
   IR_REDUCE_MAX,
   IR_REDUCE_MIN,
   IR_REDUCE_L2,
+  IR_REDUCE_L1,
+  IR_REDUCE_SUM_SQUARE,
 } ir_reduce_kind;
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool. Axes are kept as written (possibly

@@ -88,8 +88,10 @@ static gfx_status parse_reduce(const ir_node_desc* d, ir_params* p, ir_reduce_ki
   }
   r.n_axes = (int8_t)n;
   if (n == 0 && noop) {
-    /* ReduceL2's "no reduction" is ambiguous (|x| or x): leave it to ONNX Runtime */
-    if (kind == IR_REDUCE_L2) return IR_UNSUPPORTED(d, "noop_with_empty_axes = 1 without axes is not handled");
+    /* "no reduction" of ReduceL2, ReduceL1 and ReduceSumSquare is ambiguous (x, or |x| and x^2): leave
+     * it to ONNX Runtime */
+    if (kind == IR_REDUCE_L2 || kind == IR_REDUCE_L1 || kind == IR_REDUCE_SUM_SQUARE)
+      return IR_UNSUPPORTED(d, "noop_with_empty_axes = 1 without axes is not handled");
     r.noop = 1;
   }
   p->reduce = r;
@@ -101,6 +103,10 @@ gfx_status ir_parse_reduce_mean(const ir_node_desc* d, ir_params* p) { return pa
 gfx_status ir_parse_reduce_max(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MAX); }
 gfx_status ir_parse_reduce_min(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MIN); }
 gfx_status ir_parse_reduce_l2(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L2); }
+gfx_status ir_parse_reduce_l1(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L1); }
+gfx_status ir_parse_reduce_sum_square(const ir_node_desc* d, ir_params* p) {
+  return parse_reduce(d, p, IR_REDUCE_SUM_SQUARE);
+}
 
 static gfx_status parse_global_pool(const ir_node_desc* d, ir_params* p, ir_reduce_kind kind) {
   GFX_TRY(ir_check_io(d, 1, 1, 1));

@@ -126,7 +126,10 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   static const int kinds[] = {[IR_REDUCE_SUM] = CUDA_REDUCE_SUM, [IR_REDUCE_MEAN] = CUDA_REDUCE_MEAN,
                               [IR_REDUCE_MAX] = CUDA_REDUCE_MAX, [IR_REDUCE_MIN] = CUDA_REDUCE_MIN,
                               [IR_REDUCE_L2] = CUDA_REDUCE_L2};
-  a.kind = kinds[node->params.reduce.kind];
+  const int kind = (int)node->params.reduce.kind;
+  if (kind < 0 || kind > IR_REDUCE_L2) /* ReduceL1, ReduceSumSquare: declined by supports_node */
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "reduction kind %d has no CUDA kernel", kind));
+  a.kind = kinds[kind];
   a.n_kept = g.n_kept;
   a.n_red = g.n_red;
   a.out_count = g.out_count;

@@ -66,7 +66,8 @@ static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t 
     const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
     switch (kind) {
       case IR_REDUCE_SUM: case IR_REDUCE_MEAN: acc += v; break;
-      case IR_REDUCE_L2: acc += v * v; break;
+      case IR_REDUCE_L2: case IR_REDUCE_SUM_SQUARE: acc += v * v; break;
+      case IR_REDUCE_L1: acc += fabs(v); break;
       /* a NaN anywhere makes the result NaN */
       case IR_REDUCE_MAX: if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
       case IR_REDUCE_MIN: if (v < acc || isnan(v)) acc = isnan(acc) ? acc : v; break;

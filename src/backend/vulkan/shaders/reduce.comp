@@ -55,6 +55,8 @@ shared float red[GROUP];
 #define R_MAX 2
 #define R_MIN 3
 #define R_L2 4
+#define R_L1 5
+#define R_SUM_SQUARE 6
 
 float combine2(float a, float b, int op) { return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b; }
 
@@ -127,7 +129,9 @@ void main() {
     float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : 0.0;
     for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
       const float v = load_x(base + offset_of(r, g.n_red, false, g));
-      acc = kind == R_MAX ? nan_max(acc, v) : kind == R_MIN ? nan_min(acc, v) : acc + (kind == R_L2 ? v * v : v);
+      acc = kind == R_MAX   ? nan_max(acc, v)
+            : kind == R_MIN ? nan_min(acc, v)
+                            : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
     }
     acc = group_combine(acc, combine);
     if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
