@@ -417,6 +417,15 @@ def reduce_cases():
             out.append(Case(op, 13, [In([4, 6])], tol=tol, tag="all"))
         out.append(Case(op, 13, [In([2, 64, 3], 0, 1)], {"axes": [1]} if op != "ReduceSum" else {},
                         tol=tol, tag="long"))
+    # ArgMax / ArgMin (int64 output): axes, keepdims, and ties (integer-valued inputs) with
+    # select_last_index both ways
+    for op in ("ArgMax", "ArgMin"):
+        out.append(Case(op, 11, [In([3, 4, 5])], {"axis": 1}))
+        out.append(Case(op, 13, [In([2, 3, 7])], {"axis": -1, "keepdims": 0}, tag="last_axis"))
+        out.append(Case(op, 13, [In([5, 6], -2, 2, integer=True)], {"axis": 0}, tag="ties_first"))
+        out.append(Case(op, 12, [In([5, 6], -2, 2, integer=True)], {"axis": 0, "select_last_index": 1},
+                        tag="ties_last"))
+        out.append(Case(op, 13, [In([2, 1, 40])], {"axis": 2, "keepdims": 1}, tag="long"))
     out.append(Case("Softmax", 13, [In([2, 3, 5])], {"axis": 1}))
     out.append(Case("Softmax", 13, [In([4, 7], -5, 5)], tag="last"))
     out.append(Case("Softmax", 11, [In([2, 3, 4])], {"axis": 1}, tag="coerced",

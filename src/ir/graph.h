@@ -159,6 +159,8 @@ typedef enum ir_reduce_kind {
   IR_REDUCE_L2,
   IR_REDUCE_L1,
   IR_REDUCE_SUM_SQUARE,
+  IR_REDUCE_ARGMAX, /* the index (int64) of the first (or, with select_last, last) extreme along one axis */
+  IR_REDUCE_ARGMIN,
 } ir_reduce_kind;
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool. Axes are kept as written (possibly
@@ -169,6 +171,7 @@ typedef struct ir_reduce_params {
   int8_t keepdims;
   int8_t noop;                   /* noop_with_empty_axes and no axes: the output is the input */
   int8_t global_pool;            /* reduce every dim from 2 on, keepdims */
+  int8_t select_last;            /* ArgMax/ArgMin: the last index among equal extremes */
   int8_t axes[GFX_MAX_RANK];
 } ir_reduce_params;
 

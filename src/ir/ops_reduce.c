@@ -104,6 +104,32 @@ gfx_status ir_parse_reduce_max(const ir_node_desc* d, ir_params* p) { return par
 gfx_status ir_parse_reduce_min(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MIN); }
 gfx_status ir_parse_reduce_l2(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L2); }
 gfx_status ir_parse_reduce_l1(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L1); }
+
+/* ArgMax / ArgMin: one axis (attribute, default 0), keepdims, select_last_index (opset 12; absent
+ * before, which means 0); a float input and an int64 output. */
+static gfx_status parse_arg(const ir_node_desc* d, ir_params* p, ir_reduce_kind kind) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "keepdims", "select_last_index", NULL}));
+  GFX_TRY(ir_check_input_type(d, 0, IR_TYPES_FLOAT));
+  if (d->output_dtypes[0] != GFX_DTYPE_I64)
+    return IR_UNSUPPORTED(d, "output 0 is %s; int64 is expected", gfx_dtype_name(d->output_dtypes[0]));
+  int64_t axis = 0;
+  GFX_TRY(ir_attr_int(d, "axis", 0, &axis));
+  const int rank = d->input_shapes[0].rank;
+  const int lo = rank >= 0 ? -rank : -GFX_MAX_RANK, hi = rank >= 0 ? rank : GFX_MAX_RANK;
+  if (axis < lo || axis >= hi) return IR_UNSUPPORTED(d, "axis %lld is outside [%d, %d)", (long long)axis, lo, hi);
+  ir_reduce_params r;
+  memset(&r, 0, sizeof r);
+  r.kind = kind;
+  r.n_axes = 1;
+  r.axes[0] = (int8_t)axis;
+  GFX_TRY(check_binary_flag(d, "keepdims", 1, &r.keepdims));
+  GFX_TRY(check_binary_flag(d, "select_last_index", 0, &r.select_last));
+  p->reduce = r;
+  return NULL;
+}
+gfx_status ir_parse_arg_max(const ir_node_desc* d, ir_params* p) { return parse_arg(d, p, IR_REDUCE_ARGMAX); }
+gfx_status ir_parse_arg_min(const ir_node_desc* d, ir_params* p) { return parse_arg(d, p, IR_REDUCE_ARGMIN); }
 gfx_status ir_parse_reduce_sum_square(const ir_node_desc* d, ir_params* p) {
   return parse_reduce(d, p, IR_REDUCE_SUM_SQUARE);
 }

@@ -240,6 +240,8 @@ static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     case GFX_OP_LESS_OR_EQUAL:
     case GFX_OP_REDUCE_L1:
     case GFX_OP_REDUCE_SUM_SQUARE:
+    case GFX_OP_ARG_MAX:
+    case GFX_OP_ARG_MIN:
       return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s has no CUDA kernel yet", ir_op_name(q->op));
     default: return NULL;
   }

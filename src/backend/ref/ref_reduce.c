@@ -45,6 +45,8 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
     snprintf(what, sizeof what, "input %d", i);
     GFX_TRY(check_float_tensor(what, &in[i], dtype));
   }
+  /* ArgMax / ArgMin write int64 indices (checked where they run) */
+  if (node->op == GFX_OP_ARG_MAX || node->op == GFX_OP_ARG_MIN) return NULL;
   return check_float_tensor("output 0", &out[0], dtype);
 }
 
@@ -68,6 +70,7 @@ static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t 
       case IR_REDUCE_SUM: case IR_REDUCE_MEAN: acc += v; break;
       case IR_REDUCE_L2: case IR_REDUCE_SUM_SQUARE: acc += v * v; break;
       case IR_REDUCE_L1: acc += fabs(v); break;
+      case IR_REDUCE_ARGMAX: case IR_REDUCE_ARGMIN: break; /* arg_one's, never here */
       /* a NaN anywhere makes the result NaN */
       case IR_REDUCE_MAX: if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
       case IR_REDUCE_MIN: if (v < acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
@@ -76,6 +79,20 @@ static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t 
   if (kind == IR_REDUCE_MEAN) acc /= (double)g->reduce_count; /* an empty mean is 0/0 = NaN */
   if (kind == IR_REDUCE_L2) acc = sqrt(acc);
   return acc;
+}
+
+/* ArgMax / ArgMin over the one reduced axis: the first extreme, or with select_last the last; a NaN
+ * never compares better, so it is chosen only where it comes first. */
+static int64_t arg_one(ir_reduce_kind kind, int select_last, const void* x, int dtype, int64_t base,
+                       const ir_reduce_geom* g) {
+  int64_t best_i = 0;
+  double best = g->reduce_count > 0 ? ref_load(x, dtype, base) : 0.0;
+  for (int64_t r = 1; r < g->reduce_count; r++) {
+    const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
+    const int better = kind == IR_REDUCE_ARGMAX ? (select_last ? v >= best : v > best) : (select_last ? v <= best : v < best);
+    if (better) best = v, best_i = r;
+  }
+  return best_i;
 }
 
 gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
@@ -90,9 +107,22 @@ gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gf
     if (n > 0) memcpy(out[0].data, in[0].data, (size_t)n * gfx_dtype_size(dtype));
     return NULL;
   }
+  const ir_reduce_kind kind = node->params.reduce.kind;
+  if (kind == IR_REDUCE_ARGMAX || kind == IR_REDUCE_ARGMIN) {
+    if (g.reduce_count == 0 && g.out_count > 0)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: %s over an axis of size 0 has no index to give",
+                       ir_op_name(node->op));
+    if (out[0].dtype != GFX_DTYPE_I64)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: %s output is %s; int64 is expected",
+                       ir_op_name(node->op), gfx_dtype_name(out[0].dtype));
+    for (int64_t o = 0; o < g.out_count; o++)
+      ((int64_t*)out[0].data)[o] =
+          arg_one(kind, node->params.reduce.select_last, in[0].data, dtype, offset_of(o, g.n_kept, g.kept_dims, g.kept_strides), &g);
+    return NULL;
+  }
   for (int64_t o = 0; o < g.out_count; o++) {
     const int64_t base = offset_of(o, g.n_kept, g.kept_dims, g.kept_strides);
-    ref_store(out[0].data, dtype, o, reduce_one(node->params.reduce.kind, in[0].data, dtype, base, &g));
+    ref_store(out[0].data, dtype, o, reduce_one(kind, in[0].data, dtype, base, &g));
   }
   return NULL;
 }

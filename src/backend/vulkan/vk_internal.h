@@ -30,7 +30,7 @@
 #include "backend/backend.h"
 
 #define VK_MAX_DEVICES 16
-#define VK_SHADER_COUNT_MAX 64 /* room for every vk_shader_id */
+#define VK_SHADER_COUNT_MAX 96 /* room for every vk_shader_id */
 #define VK_ALLOC_ALIGNMENT 256
 /* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
  * drivers); the wait then fails with a status instead. */
@@ -337,6 +337,8 @@ typedef enum vk_shader_id {
   VK_SHADER_CONV_SPLIT_SUM_F16,
   VK_SHADER_GEMM_SPLIT_SUM_F32,
   VK_SHADER_GEMM_SPLIT_SUM_F16,
+  VK_SHADER_ARGMAX_F32, /* argmax.comp (vk_reduce.c): ArgMax and ArgMin */
+  VK_SHADER_ARGMAX_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 

@@ -2,7 +2,8 @@
  *
  * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_reduce.h) into a small
  * host-visible block the shader reads by address; node_run records one dispatch: a workgroup per
- * output element or row (Reduce, Softmax, normalizations), an invocation per output (pooling).
+ * output element or row (Reduce, Softmax, normalizations), an invocation per output (pooling;
+ * ArgMax/ArgMin, shaders/argmax.comp, int64 indices).
  * float32 and (with shaderFloat16 + 16-bit storage) float16; tensors below 2^32 elements.
  */
 #include <stdio.h>
@@ -17,7 +18,7 @@
 
 typedef struct reduce_geom_gpu {
   int64_t out_count, reduce_count;
-  int32_t kind, n_kept, n_red, pad0;
+  int32_t kind, n_kept, n_red, select_last; /* select_last: ArgMax/ArgMin (argmax.comp) */
   int64_t kept_dims[GFX_MAX_RANK], kept_strides[GFX_MAX_RANK];
   int64_t red_dims[GFX_MAX_RANK], red_strides[GFX_MAX_RANK];
 } reduce_geom_gpu;
@@ -63,6 +64,8 @@ static int family_index(vk_family f) {
   }
 }
 
+static int is_arg(gfx_op op) { return op == GFX_OP_ARG_MAX || op == GFX_OP_ARG_MIN; }
+
 static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
   static const vk_shader_id f32[4] = {VK_SHADER_REDUCE_F32, VK_SHADER_SOFTMAX_F32, VK_SHADER_NORM_F32, VK_SHADER_POOL_F32};
   static const vk_shader_id f16[4] = {VK_SHADER_REDUCE_F16, VK_SHADER_SOFTMAX_F16, VK_SHADER_NORM_F16, VK_SHADER_POOL_F16};
@@ -77,6 +80,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
   if (!d->has_int64)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
                      d->info.name);
+  if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
+    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : VK_SHADER_ARGMAX_F16;
+    return NULL;
+  }
   if (dtype == GFX_DTYPE_F32) {
     *out = sg ? f32_sg[f] : f32[f];
     return NULL;
@@ -120,9 +127,15 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
       memset(&gg, 0, sizeof gg);
       gg.out_count = g.out_count, gg.reduce_count = g.reduce_count;
       gg.kind = (int32_t)node->params.reduce.kind, gg.n_kept = g.n_kept, gg.n_red = g.n_red;
+      gg.select_last = node->params.reduce.select_last;
       for (int i = 0; i < g.n_kept; i++) gg.kept_dims[i] = g.kept_dims[i], gg.kept_strides[i] = g.kept_strides[i];
       for (int i = 0; i < g.n_red; i++) gg.red_dims[i] = g.red_dims[i], gg.red_strides[i] = g.red_strides[i];
       st->groups = clamp_groups(g.out_count);
+      if (is_arg(node->op)) { /* an invocation per output, 256 to a workgroup */
+        if (g.reduce_count == 0 && g.out_count > 0)
+          return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s over an axis of size 0 has no index to give", ir_op_name(node->op));
+        st->groups = clamp_groups((g.out_count + RED_GROUP - 1) / RED_GROUP);
+      }
       return fill_geom(d, st, &gg, sizeof gg);
     }
     case VK_FAM_SOFTMAX: {
@@ -192,7 +205,7 @@ gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s) run without its state or tensors",
                      label(node), ir_op_name(node->op));
   const int dtype = in[0].dtype;
-  if (out[0].dtype != dtype)
+  if (out[0].dtype != (is_arg(node->op) ? GFX_DTYPE_I64 : dtype))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output is %s, input %s", label(node),
                      ir_op_name(node->op), gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype));
   if (st->copy) {

@@ -90,6 +90,12 @@ static const uint32_t gemm_split_sum_f32[] =
 static const uint32_t gemm_split_sum_f16[] =
 #include "gemm_split_sum_f16.spv.inc"
     ;
+static const uint32_t argmax_f32[] =
+#include "argmax_f32.spv.inc"
+    ;
+static const uint32_t argmax_f16[] =
+#include "argmax_f16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -264,4 +270,6 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_CONV_SPLIT_SUM_F16, "mm_reduce.comp (Conv, float16, split-K sums)", conv_split_sum_f16),
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F32, "mm_reduce.comp (MatMul/Gemm, float32, split-K sums)", gemm_split_sum_f32),
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F16, "mm_reduce.comp (MatMul/Gemm, float16, split-K sums)", gemm_split_sum_f16),
+    BLOB(VK_SHADER_ARGMAX_F32, "argmax.comp (ArgMax/ArgMin, float32)", argmax_f32),
+    BLOB(VK_SHADER_ARGMAX_F16, "argmax.comp (ArgMax/ArgMin, float16)", argmax_f16),
 };
