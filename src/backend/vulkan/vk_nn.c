@@ -1,10 +1,11 @@
-/* gfxep Vulkan backend — Conv (shaders/conv.comp), MatMul and Gemm (shaders/gemm.comp).
+/* gfxep Vulkan backend — Conv, ConvTranspose, MatMul and Gemm.
  *
- * The portable kernels: a direct convolution and a 16x16-tiled matrix product, float32 accumulation,
- * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. node_prepare resolves the
- * geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry, ir_gemm_geometry) into a
- * small host-visible block the shader reads by address; node_run records one dispatch. Tensors of
- * 2^32 elements or more are refused at prepare (the shaders index with 32 bits).
+ * node_prepare resolves the geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry,
+ * ir_gemm_geometry) into a small block of kernel constants the shader reads by address, and picks the
+ * kernel; node_run records its dispatch (two with a split K). float32 accumulation everywhere,
+ * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. Tensors of 2^32 elements or
+ * more are refused at prepare (the shaders index with 32 bits). The direct kernels: a convolution
+ * per output element (shaders/conv.comp) and a 16x16-tiled matrix product (shaders/gemm.comp).
  * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
  * a block go to one of two block kernels that share their operand loads, split K and epilogue
  * (mm_common.glsl, mm_load.glsl):
