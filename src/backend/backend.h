@@ -44,7 +44,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-#define GFX_BACKEND_ABI_VERSION 4
+#define GFX_BACKEND_ABI_VERSION 5
 
 typedef struct gfx_backend gfx_backend;
 
@@ -54,6 +54,14 @@ typedef struct gfx_dev {
   const gfx_backend* backend;
   int index;  /* its position in the backend's device list */
   void* impl; /* the backend's own state */
+  /* Set by the wrappers (backend/wrap.c) when a call reports GFX_ERR_DEVICE_LOST, cleared when the
+   * device is recovered; `lost_reason` keeps the first report. Guarded by lost_lock in wrap.c. */
+  int lost;
+  char lost_reason[320];
+  /* Set while a stream of the device waits on an imported semaphore past the watchdog's limit: the
+   * wrappers then hold back frees that would block on the stalled work (wrap.c). */
+  int stalled;
+  long live_allocations; /* mem_alloc results not yet freed, counted by the wrappers (recovery needs 0) */
 } gfx_dev;
 
 typedef struct gfx_device_info {
@@ -150,6 +158,10 @@ enum {
   /* Device addresses are host pointers: the reference backend. Its devices are offered only when
    * the registration asks for the backend by name, so it never displaces ORT's own CPU EP. */
   GFX_BACKEND_HOST_MEMORY = 1 << 0,
+  /* Work queued on a stream waits in a host-side recording until a flush, and imported-semaphore
+   * waits and signals ride on the next submission (Vulkan): a stamp written just before a signal
+   * runs in the signal's submission, and one written before a wait runs after that wait. */
+  GFX_BACKEND_DEFERRED_SUBMIT = 1 << 1,
 };
 
 struct gfx_backend {
@@ -251,6 +263,30 @@ struct gfx_backend {
   /* (optional) Keeps the device from starting the stream's next work for about `us` microseconds, so
    * that work queued meanwhile runs back to back (timing without the host's launch gaps). */
   gfx_status (*stream_hold)(gfx_dev* dev, void* stream, double us);
+
+  /* ---- frame stamps (optional: per-frame GPU timings, without host waits) ---- */
+  /* `count` device timestamps. */
+  gfx_status (*stamps_create)(gfx_dev* dev, int count, void** out);
+  void (*stamps_destroy)(gfx_dev* dev, void* stamps);
+  /* Queues writing the device's clock into `slot` once the work queued on the stream before it is
+   * done. Never flushes and never waits; not allowed while the stream is being captured. A slot may be
+   * written again once its last value was read (or abandoned). */
+  gfx_status (*stamp_write)(gfx_dev* dev, void* stamps, int slot, void* stream);
+  /* Device microseconds from slot a to slot b, never waiting: GFX_ERR_NOT_READY while either write
+   * has not happened on the device yet. */
+  gfx_status (*stamps_elapsed_us)(gfx_dev* dev, void* stamps, int a, int b, double* us);
+
+  /* ---- faults (all optional) ---- */
+  /* The current value of an imported timeline semaphore, read without waiting (for the watchdog's
+   * report); GFX_ERR_NOT_SUPPORTED where the API cannot read it (CUDA). */
+  gfx_status (*semaphore_value)(gfx_dev* dev, void* semaphore, uint64_t* value);
+  /* For fault-injection tests: makes the device fail the way a lost device does, from work queued on
+   * `stream` on (CUDA: a kernel that traps, a real sticky error; Vulkan and reference: simulated, every
+   * later call reports the loss). */
+  gfx_status (*inject_device_loss)(gfx_dev* dev, void* stream);
+  /* Brings a lost device back once nothing of gfxep's lives on it any more (CUDA: cudaDeviceReset and
+   * new library handles). Without it a lost device stays lost for the life of the process. */
+  gfx_status (*device_recover)(gfx_dev* dev);
 
   /* ---- recorded partitions (all optional: the default records nothing) ---- */
   /* Records the work queued on stream between begin and end instead of running it; end turns it into

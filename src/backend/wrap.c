@@ -1,25 +1,173 @@
 /* gfxep — gfx_backend_* wrappers: one call per slot, defaults for the optional ones. */
 #include "backend/wrap.h"
 
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
 static const gfx_backend* be(const gfx_dev* dev) { return dev->backend; }
 
 static gfx_status missing(const gfx_dev* dev, const char* what) {
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend has no %s", be(dev)->name, what);
 }
+static gfx_status missing_fault(const gfx_dev* dev) { return missing(dev, "fault injection"); }
+
+/* ---- device loss ----
+ * Every call that can meet a lost device passes its status through seen(): the first
+ * GFX_ERR_DEVICE_LOST marks the device, and from then on gfx_backend_check_alive() refuses new work
+ * on it with that first report, so a Run fails at once with the cause instead of with whatever the
+ * driver says next. */
+static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mark_lost(gfx_dev* dev, const char* why) {
+  pthread_mutex_lock(&lost_lock);
+  int first = !dev->lost;
+  if (first) {
+    snprintf(dev->lost_reason, sizeof dev->lost_reason, "%s", why);
+    dev->lost = 1;
+  }
+  pthread_mutex_unlock(&lost_lock);
+  if (first) gfx_log(GFX_LOG_ERROR, "gfxep: %s device %d is lost: %s", be(dev)->name, dev->index, why);
+}
+
+static gfx_status seen(gfx_dev* dev, gfx_status s) {
+  if (s && gfx_status_code(s) == GFX_ERR_DEVICE_LOST) mark_lost(dev, gfx_status_message(s));
+  return s;
+}
+
+int gfx_backend_is_lost(gfx_dev* dev) {
+  pthread_mutex_lock(&lost_lock);
+  int lost = dev->lost;
+  pthread_mutex_unlock(&lost_lock);
+  return lost;
+}
+
+gfx_status gfx_backend_check_alive(gfx_dev* dev) {
+  if (!dev) return NULL;
+  pthread_mutex_lock(&lost_lock);
+  gfx_status s = dev->lost ? gfx_error(GFX_ERR_DEVICE_LOST,
+                                       "%s device %d was lost (%s); release the sessions and resources on it, then "
+                                       "create new ones",
+                                       be(dev)->name, dev->index, dev->lost_reason)
+                           : NULL;
+  pthread_mutex_unlock(&lost_lock);
+  return s;
+}
+
+/* ---- stalled devices ----
+ * cudaFree and cudaFreeHost wait for the whole device, and releasing an imported semaphore that a
+ * queued wait still uses is not allowed: while a device is stalled (a wait past the watchdog's limit),
+ * these releases are kept in a list and carried out when it resumes, so that releasing a session
+ * never hangs on a producer that does not signal. */
+typedef struct deferred_free {
+  gfx_dev* dev;
+  int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore */
+  void* a;
+  void* b;
+  struct deferred_free* next;
+} deferred_free;
+static deferred_free* deferred;
+
+static int defer(gfx_dev* dev, int kind, void* a, void* b) {
+  pthread_mutex_lock(&lost_lock);
+  int held = 0;
+  if (dev->stalled) {
+    deferred_free* d = malloc(sizeof *d);
+    if (d) {
+      *d = (deferred_free){dev, kind, a, b, deferred};
+      deferred = d;
+      held = 1;
+    }
+  }
+  pthread_mutex_unlock(&lost_lock);
+  return held;
+}
+
+void gfx_backend_set_stalled(gfx_dev* dev, int stalled) {
+  pthread_mutex_lock(&lost_lock);
+  dev->stalled = stalled;
+  deferred_free* mine = NULL;
+  if (!stalled)
+    for (deferred_free** p = &deferred; *p;) {
+      deferred_free* d = *p;
+      if (d->dev == dev) {
+        *p = d->next;
+        d->next = mine;
+        mine = d;
+      } else {
+        p = &d->next;
+      }
+    }
+  pthread_mutex_unlock(&lost_lock);
+  if (stalled) gfx_log(GFX_LOG_WARNING, "gfxep: %s device %d is stalled: releases are held until it resumes", be(dev)->name, dev->index);
+  int n = 0;
+  while (mine) {
+    deferred_free* d = mine;
+    mine = d->next;
+    switch (d->kind) {
+      case 0: be(dev)->mem_free(dev, d->a); break;
+      case 1: be(dev)->host_free(dev, d->a); break;
+      case 2: if (be(dev)->release_memory) be(dev)->release_memory(dev, d->a, d->b); break;
+      default: if (be(dev)->release_semaphore) be(dev)->release_semaphore(dev, d->a); break;
+    }
+    free(d);
+    n++;
+  }
+  if (n) gfx_log(GFX_LOG_INFO, "gfxep: %s device %d resumed: %d held releases done", be(dev)->name, dev->index, n);
+}
+
+gfx_status gfx_backend_inject_device_loss(gfx_dev* dev, void* stream) {
+  if (!be(dev)->inject_device_loss) return missing_fault(dev);
+  return seen(dev, be(dev)->inject_device_loss(dev, stream));
+}
+
+gfx_status gfx_backend_recover(gfx_dev* dev) {
+  if (!gfx_backend_is_lost(dev)) return NULL;
+  long held = __atomic_load_n(&dev->live_allocations, __ATOMIC_RELAXED);
+  if (held > 0)
+    return gfx_error(GFX_ERR_DEVICE_LOST,
+                     "%s device %d was lost (%s) and cannot be brought back while %ld of its allocations are held "
+                     "(tensors, sessions or imported memory not yet released)",
+                     be(dev)->name, dev->index, dev->lost_reason, held);
+  if (!be(dev)->device_recover)
+    return gfx_error(GFX_ERR_DEVICE_LOST, "%s device %d was lost and the %s backend cannot bring it back", be(dev)->name,
+                     dev->index, be(dev)->name);
+  gfx_status s = be(dev)->device_recover(dev);
+  if (s) return gfx_status_wrap(s, "recovering %s device %d", be(dev)->name, dev->index);
+  pthread_mutex_lock(&lost_lock);
+  dev->lost = 0;
+  dev->lost_reason[0] = 0;
+  pthread_mutex_unlock(&lost_lock);
+  gfx_log(GFX_LOG_INFO, "gfxep: %s device %d recovered after its loss", be(dev)->name, dev->index);
+  return NULL;
+}
+
 
 const char* gfx_backend_name(const gfx_dev* dev) { return be(dev)->name; }
 size_t gfx_backend_alignment(const gfx_dev* dev) { return be(dev)->alignment ? be(dev)->alignment : 256; }
 gfx_status gfx_backend_device_info(gfx_dev* dev, gfx_device_info* out) { return be(dev)->device_info(dev, out); }
 
-gfx_status gfx_backend_mem_alloc(gfx_dev* dev, size_t bytes, void** out) { return be(dev)->mem_alloc(dev, bytes, out); }
-void gfx_backend_mem_free(gfx_dev* dev, void* addr) { be(dev)->mem_free(dev, addr); }
+gfx_status gfx_backend_mem_alloc(gfx_dev* dev, size_t bytes, void** out) {
+  gfx_status s = seen(dev, be(dev)->mem_alloc(dev, bytes, out));
+  if (!s) __atomic_add_fetch(&dev->live_allocations, 1, __ATOMIC_RELAXED);
+  return s;
+}
+void gfx_backend_mem_free(gfx_dev* dev, void* addr) {
+  if (addr) __atomic_sub_fetch(&dev->live_allocations, 1, __ATOMIC_RELAXED);
+  if (!defer(dev, 0, addr, NULL)) be(dev)->mem_free(dev, addr);
+}
 gfx_status gfx_backend_host_alloc(gfx_dev* dev, size_t bytes, void** out) { return be(dev)->host_alloc(dev, bytes, out); }
-void gfx_backend_host_free(gfx_dev* dev, void* ptr) { be(dev)->host_free(dev, ptr); }
+void gfx_backend_host_free(gfx_dev* dev, void* ptr) {
+  if (!defer(dev, 1, ptr, NULL)) be(dev)->host_free(dev, ptr);
+}
 gfx_status gfx_backend_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
-  return be(dev)->copy(dev, dst, src, bytes, kind, stream);
+  return seen(dev, be(dev)->copy(dev, dst, src, bytes, kind, stream));
 }
 gfx_status gfx_backend_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream) {
-  return be(dev)->memset_zero(dev, dst, bytes, stream);
+  return seen(dev, be(dev)->memset_zero(dev, dst, bytes, stream));
 }
 gfx_status gfx_backend_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes) {
   return be(dev)->mem_info(dev, free_bytes, total_bytes);
@@ -27,21 +175,21 @@ gfx_status gfx_backend_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_
 
 gfx_status gfx_backend_stream_create(gfx_dev* dev, void** out) { return be(dev)->stream_create(dev, out); }
 void gfx_backend_stream_destroy(gfx_dev* dev, void* stream) { be(dev)->stream_destroy(dev, stream); }
-gfx_status gfx_backend_stream_sync(gfx_dev* dev, void* stream) { return be(dev)->stream_sync(dev, stream); }
+gfx_status gfx_backend_stream_sync(gfx_dev* dev, void* stream) { return seen(dev, be(dev)->stream_sync(dev, stream)); }
 gfx_status gfx_backend_stream_flush(gfx_dev* dev, void* stream) {
-  return be(dev)->stream_flush ? be(dev)->stream_flush(dev, stream) : NULL;
+  return be(dev)->stream_flush ? seen(dev, be(dev)->stream_flush(dev, stream)) : NULL;
 }
 gfx_status gfx_backend_event_create(gfx_dev* dev, void** out) { return be(dev)->event_create(dev, out); }
 void gfx_backend_event_destroy(gfx_dev* dev, void* event) { be(dev)->event_destroy(dev, event); }
 gfx_status gfx_backend_event_record(gfx_dev* dev, void* event, void* stream) {
-  return be(dev)->event_record(dev, event, stream);
+  return seen(dev, be(dev)->event_record(dev, event, stream));
 }
 gfx_status gfx_backend_stream_wait_event(gfx_dev* dev, void* stream, void* event) {
   return be(dev)->stream_wait_event(dev, stream, event);
 }
-gfx_status gfx_backend_event_sync(gfx_dev* dev, void* event) { return be(dev)->event_sync(dev, event); }
+gfx_status gfx_backend_event_sync(gfx_dev* dev, void* event) { return seen(dev, be(dev)->event_sync(dev, event)); }
 int gfx_backend_event_done(gfx_dev* dev, void* event) { return be(dev)->event_done(dev, event); }
-gfx_status gfx_backend_device_sync(gfx_dev* dev) { return be(dev)->device_sync(dev); }
+gfx_status gfx_backend_device_sync(gfx_dev* dev) { return seen(dev, be(dev)->device_sync(dev)); }
 
 gfx_status gfx_backend_supports_node(gfx_dev* dev, const gfx_node_query* q) {
   return be(dev)->supports_node ? be(dev)->supports_node(dev, q) : NULL;
@@ -57,7 +205,7 @@ void gfx_backend_node_release(gfx_dev* dev, void* state) {
 }
 gfx_status gfx_backend_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                 void* state) {
-  return be(ctx->dev)->node_run(ctx, node, in, out, state);
+  return seen(ctx->dev, be(ctx->dev)->node_run(ctx, node, in, out, state));
 }
 
 int gfx_backend_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind) {
@@ -70,7 +218,7 @@ gfx_status gfx_backend_import_memory(gfx_dev* dev, const gfx_ext_memory_desc* de
   return be(dev)->import_memory ? be(dev)->import_memory(dev, desc, import, mapped) : missing(dev, "memory import");
 }
 void gfx_backend_release_memory(gfx_dev* dev, void* import, void* mapped) {
-  if (be(dev)->release_memory) be(dev)->release_memory(dev, import, mapped);
+  if (be(dev)->release_memory && !defer(dev, 2, import, mapped)) be(dev)->release_memory(dev, import, mapped);
 }
 int gfx_backend_can_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kind) {
   return be(dev)->can_import_semaphore ? be(dev)->can_import_semaphore(dev, kind) : 0;
@@ -80,14 +228,14 @@ gfx_status gfx_backend_import_semaphore(gfx_dev* dev, gfx_ext_semaphore_kind kin
                                    : missing(dev, "semaphore import");
 }
 void gfx_backend_release_semaphore(gfx_dev* dev, void* semaphore) {
-  if (be(dev)->release_semaphore) be(dev)->release_semaphore(dev, semaphore);
+  if (be(dev)->release_semaphore && !defer(dev, 3, semaphore, NULL)) be(dev)->release_semaphore(dev, semaphore);
 }
 gfx_status gfx_backend_wait_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
-  return be(dev)->wait_semaphore ? be(dev)->wait_semaphore(dev, semaphore, value, stream)
+  return be(dev)->wait_semaphore ? seen(dev, be(dev)->wait_semaphore(dev, semaphore, value, stream))
                                  : missing(dev, "semaphore wait");
 }
 gfx_status gfx_backend_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
-  return be(dev)->signal_semaphore ? be(dev)->signal_semaphore(dev, semaphore, value, stream)
+  return be(dev)->signal_semaphore ? seen(dev, be(dev)->signal_semaphore(dev, semaphore, value, stream))
                                    : missing(dev, "semaphore signal");
 }
 gfx_status gfx_backend_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* config, char* note,
@@ -121,8 +269,32 @@ gfx_status gfx_backend_capture_end(gfx_dev* dev, void* stream, void** graph) {
   return gfx_backend_can_capture(dev) ? be(dev)->capture_end(dev, stream, graph) : missing(dev, "recorded partitions");
 }
 gfx_status gfx_backend_graph_launch(gfx_dev* dev, void* graph, void* stream) {
-  return gfx_backend_can_capture(dev) ? be(dev)->graph_launch(dev, graph, stream) : missing(dev, "recorded partitions");
+  return gfx_backend_can_capture(dev) ? seen(dev, be(dev)->graph_launch(dev, graph, stream))
+                                      : missing(dev, "recorded partitions");
 }
 void gfx_backend_graph_destroy(gfx_dev* dev, void* graph) {
   if (graph && be(dev)->graph_destroy) be(dev)->graph_destroy(dev, graph);
 }
+
+int gfx_backend_has_stamps(const gfx_dev* dev) {
+  return be(dev)->stamps_create && be(dev)->stamps_destroy && be(dev)->stamp_write && be(dev)->stamps_elapsed_us;
+}
+gfx_status gfx_backend_stamps_create(gfx_dev* dev, int count, void** out) {
+  *out = NULL;
+  return gfx_backend_has_stamps(dev) ? be(dev)->stamps_create(dev, count, out) : missing(dev, "frame stamps");
+}
+void gfx_backend_stamps_destroy(gfx_dev* dev, void* stamps) {
+  if (stamps && be(dev)->stamps_destroy) be(dev)->stamps_destroy(dev, stamps);
+}
+gfx_status gfx_backend_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream) {
+  return be(dev)->stamp_write ? seen(dev, be(dev)->stamp_write(dev, stamps, slot, stream)) : missing(dev, "frame stamps");
+}
+gfx_status gfx_backend_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us) {
+  return be(dev)->stamps_elapsed_us ? seen(dev, be(dev)->stamps_elapsed_us(dev, stamps, a, b, us))
+                                    : missing(dev, "frame stamps");
+}
+gfx_status gfx_backend_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* value) {
+  return be(dev)->semaphore_value ? be(dev)->semaphore_value(dev, semaphore, value)
+                                  : missing(dev, "way to read an imported semaphore's value");
+}
+int gfx_backend_deferred_submit(const gfx_dev* dev) { return (be(dev)->flags & GFX_BACKEND_DEFERRED_SUBMIT) != 0; }

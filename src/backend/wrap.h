@@ -61,6 +61,26 @@ gfx_status gfx_backend_timer_elapsed_us(gfx_dev* dev, void* start, void* end, do
 int gfx_backend_has_stream_hold(const gfx_dev* dev);
 gfx_status gfx_backend_stream_hold(gfx_dev* dev, void* stream, double us);
 
+/* Frame stamps (per-frame GPU timings); defaults: GFX_ERR_NOT_SUPPORTED. */
+int gfx_backend_has_stamps(const gfx_dev* dev);
+gfx_status gfx_backend_stamps_create(gfx_dev* dev, int count, void** out);
+void gfx_backend_stamps_destroy(gfx_dev* dev, void* stamps);
+gfx_status gfx_backend_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
+gfx_status gfx_backend_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+int gfx_backend_deferred_submit(const gfx_dev* dev); /* GFX_BACKEND_DEFERRED_SUBMIT */
+
+/* Faults. A call whose status says GFX_ERR_DEVICE_LOST marks the device lost; check_alive then
+ * returns a status naming the first loss (NULL while the device is well). recover brings it back
+ * where the backend can (NULL when it was not lost). */
+int gfx_backend_is_lost(gfx_dev* dev);
+gfx_status gfx_backend_check_alive(gfx_dev* dev);
+gfx_status gfx_backend_recover(gfx_dev* dev);
+gfx_status gfx_backend_inject_device_loss(gfx_dev* dev, void* stream);
+gfx_status gfx_backend_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* value);
+/* The watchdog's verdict: while stalled, frees and releases that could block are held, and carried
+ * out when it is cleared. */
+void gfx_backend_set_stalled(gfx_dev* dev, int stalled);
+
 /* Recorded partitions; defaults: GFX_ERR_NOT_SUPPORTED. */
 int gfx_backend_can_capture(const gfx_dev* dev);
 gfx_status gfx_backend_capture_begin(gfx_dev* dev, void* stream);

@@ -16,6 +16,9 @@ typedef enum gfx_code {
   GFX_ERR_OUT_OF_MEMORY,    /* device or host allocation failed */
   GFX_ERR_DEVICE,           /* the GPU runtime reported an error */
   GFX_ERR_INTERNAL,         /* a gfxep invariant was broken: a bug */
+  GFX_ERR_NOT_READY,        /* asked without waiting, and the device has not got there yet */
+  GFX_ERR_DEVICE_LOST,      /* the device is gone (a sticky CUDA error, VK_ERROR_DEVICE_LOST): every later
+                             * call on it fails the same way until it is recovered */
 } gfx_code;
 
 typedef struct gfx_status_s* gfx_status;

@@ -47,6 +47,8 @@ static void* ORT_API_CALL alloc(OrtAllocator* this_, size_t size) {
 static void ORT_API_CALL free_(OrtAllocator* this_, void* p) {
   gfx_allocator* a = (gfx_allocator*)(void*)this_;
   gfx_status s = gfx_pool_free(a->pool, p);
+  /* a lost device's memory is gone: keep no cached blocks that a recovered device would hand out */
+  if (gfx_backend_is_lost(a->device->dev)) gfx_pool_trim(a->pool);
   if (s) {
     gfx_ort_log(NULL, ORT_LOGGING_LEVEL_ERROR, "gfxep: %s", gfx_status_message(s));
     gfx_status_free(s);

@@ -13,6 +13,7 @@
 #include "ir/fuse.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
+#include "ort/frame_timing.h"
 #include "ort/profiler.h"
 
 typedef struct compute_info {
@@ -375,6 +376,7 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
   }
   void* stream = NULL;
   int captured = 0, pin_id = -1;
+  if (!s) s = gfx_to_ort(gfx_backend_check_alive(ci->ep->device->dev));
   if (!s) s = gfx_ort->KernelContext_GetGPUComputeStream(ctx, &stream);
   if (!s && ci->ep->options.graphs == GFX_GRAPHS_ORT) s = gfx_capture_compute(ci->ep, stream, &captured, &pin_id);
   if (!s) {
@@ -383,6 +385,13 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     uint64_t correlation = 0;
     /* a captured run is never profiled: the profiler's timers wait for the device */
     gfx_profiler* p = captured ? NULL : gfx_profiler_for_compute(ci->ep, &correlation);
+    if (!captured && ci->ep->options.frame_timings && ci->ep->options.graphs != GFX_GRAPHS_ORT)
+      gfx_frames_compute(ci->ep, stream);
+    if (!captured && ci->ep->inject_loss_at_run && atomic_load(&ci->ep->runs) == ci->ep->inject_loss_at_run)
+      s = gfx_to_ort(gfx_backend_inject_device_loss(ci->ep->device->dev, stream));
+    if (s) {
+      /* the injected fault: the Run fails as on a real loss */
+    } else
     if (captured) s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
     else if (p) s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
     else s = gfx_to_ort(gfx_model_run(ci->model, stream, in, output_for, ctx));

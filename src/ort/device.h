@@ -24,6 +24,11 @@ typedef struct gfx_device {
   uint32_t mem_vendor_id;        /* what the memory infos carry, to recognise our memory */
   int mem_device_id;
   int interop_ready;             /* InitGraphicsInterop done (guarded by the set's lock) */
+  /* per-frame timings (frame_timing.c), created with the first session that wants them (under the
+   * set's lock); frame_log_failed: the backend could not, said once */
+  struct gfx_frame_log* frame_log;
+  int frame_log_failed;
+  int live_eps;                  /* sessions on the device (guarded by the set's lock), for recovery */
 } gfx_device;
 
 typedef struct gfx_device_set {

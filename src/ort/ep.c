@@ -1,5 +1,6 @@
 /* gfxep — the OrtEp: session-level entry points other than partitioning and compiling. */
 #include "ort/ep.h"
+#include "ort/frame_timing.h"
 #include "ort/profiler.h"
 
 #include <stdlib.h>
@@ -15,7 +16,10 @@ static const char* ORT_API_CALL get_name(const OrtEp* this_ptr) {
 static OrtStatus* ORT_API_CALL on_run_start(OrtEp* this_ptr, const OrtRunOptions* run_options) {
   gfx_ep* ep = as_ep(this_ptr);
   gfx_ep_forget_last_stream(ep);
+  ORT_TRY(gfx_to_ort(gfx_backend_check_alive(ep->device->dev)));
+  atomic_fetch_add(&ep->runs, 1);
   if (ep->options.graphs == GFX_GRAPHS_ORT) return gfx_capture_run_start(ep, run_options);
+  if (ep->options.frame_timings) gfx_frames_run_start(ep, run_options);
   return NULL;
 }
 
@@ -26,8 +30,9 @@ static OrtStatus* ORT_API_CALL on_run_end(OrtEp* this_ptr, const OrtRunOptions* 
   gfx_ep* ep = as_ep(this_ptr);
   /* a capture run ends its capture and launches the graph before anything waits for the stream */
   if (ep->options.graphs == GFX_GRAPHS_ORT) ORT_TRY(gfx_capture_run_end(ep));
-  if (!sync_stream) return NULL;
   void* stream = gfx_ep_last_stream(ep);
+  if (ep->options.frame_timings && ep->options.graphs != GFX_GRAPHS_ORT) gfx_frames_run_end(ep, stream);
+  if (!sync_stream) return NULL;
   if (stream) return gfx_to_ort(gfx_backend_stream_sync(ep->device->dev, stream));
   return gfx_to_ort(gfx_backend_device_sync(ep->device->dev));
 }
@@ -77,6 +82,30 @@ static OrtStatus* ORT_API_CALL get_kernel_registry(OrtEp* this_ptr, const OrtKer
   return s;
 }
 
+/* Counts the session on its device; a lost device is brought back first when nothing of gfxep's is left
+ * on it (CUDA: cudaDeviceReset), else the session is refused with the reason. Sets up the frame log. */
+static OrtStatus* enter_device(gfx_ep* ep) {
+  gfx_device* d = ep->device;
+  pthread_mutex_lock(&ep->devices->lock);
+  gfx_status s = NULL;
+  if (gfx_backend_is_lost(d->dev)) {
+    if (d->live_eps > 0)
+      s = gfx_backend_check_alive(d->dev);
+    else {
+      gfx_frame_log_destroy(d); /* its stamps belong to the lost context */
+      d->frame_log_failed = 0;
+      s = gfx_backend_recover(d->dev);
+    }
+  }
+  if (!s) {
+    d->live_eps++;
+    if (ep->options.frame_timings && ep->options.graphs != GFX_GRAPHS_ORT && gfx_frame_log_for(d))
+      gfx_frame_log_set_timeout(d, ep->options.wait_timeout_ms);
+  }
+  pthread_mutex_unlock(&ep->devices->lock);
+  return gfx_to_ort(s);
+}
+
 OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,
                          OrtEp** out) {
   *out = NULL;
@@ -105,7 +134,17 @@ OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessio
     b->CreateProfiler = gfx_ep_create_profiler;
   }
   pthread_mutex_init(&ep->profilers_lock, NULL);
-  OrtStatus* s = gfx_capture_init(ep);
+  static atomic_uint_fast64_t sessions;
+  ep->session_id = atomic_fetch_add(&sessions, 1) + 1;
+  atomic_init(&ep->runs, 0);
+  const char* inject = getenv("GFXEP_INJECT_DEVICE_LOSS_AT_RUN");
+  if (inject) ep->inject_loss_at_run = strtoull(inject, NULL, 10);
+  OrtStatus* s = enter_device(ep);
+  if (s) {
+    free(ep);
+    return s;
+  }
+  s = gfx_capture_init(ep);
   if (s) {
     gfx_ep_destroy(b);
     return s;
@@ -120,5 +159,8 @@ void gfx_ep_destroy(OrtEp* e) {
   gfx_ep_forget_last_stream(NULL);
   gfx_capture_destroy(ep);
   pthread_mutex_destroy(&ep->profilers_lock);
+  pthread_mutex_lock(&ep->devices->lock);
+  ep->device->live_eps--;
+  pthread_mutex_unlock(&ep->devices->lock);
   free(ep);
 }

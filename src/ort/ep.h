@@ -2,6 +2,8 @@
 #ifndef GFXEP_ORT_EP_H
 #define GFXEP_ORT_EP_H
 
+#include <stdatomic.h>
+
 #include "backend/wrap.h"
 #include "ort/device_objects.h"
 #include "ort/options.h"
@@ -42,6 +44,9 @@ typedef struct gfx_ep {
   } capture;
   struct gfx_model** models; /* every compiled partition, to unpin their workspaces */
   int n_models, cap_models;
+  uint64_t session_id;          /* process-unique, for the frame timings */
+  atomic_uint_fast64_t runs;    /* Runs started, for the frame timings */
+  uint64_t inject_loss_at_run;  /* GFXEP_INJECT_DEVICE_LOSS_AT_RUN: fault-injection tests (0: never) */
 } gfx_ep;
 
 OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessionOptions* so, const OrtLogger* logger,

@@ -12,6 +12,7 @@
  * test oracle nor a CPU implementation of a GPU API displaces ORT's own CPU EP unless asked for.
  */
 #include "ort/factory.h"
+#include "ort/frame_timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,7 @@ void gfx_factory_destroy(gfx_factory* f) {
     if (d->mem_default) gfx_ort->ReleaseMemoryInfo(d->mem_default);
     if (d->mem_host) gfx_ort->ReleaseMemoryInfo(d->mem_host);
     if (d->owned_hw) gfx_ep_api->ReleaseHardwareDevice(d->owned_hw);
+    gfx_frame_log_destroy(d);
   }
   if (f->set.kernels) gfx_ep_api->ReleaseKernelRegistry(f->set.kernels);
   pthread_mutex_destroy(&f->set.lock);

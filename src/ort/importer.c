@@ -18,6 +18,7 @@
 #include "interop/tensor_view.h"
 #include "backend/wrap.h"
 #include "ort/device_objects.h"
+#include "ort/frame_timing.h"
 
 /* 1.29's enum values, and 1.30's addition (absent from the 1.29 headers gfxep is built against). */
 #define MEMORY_TYPE_HOST_ALLOCATION 4
@@ -302,7 +303,11 @@ static OrtStatus* ORT_API_CALL wait_semaphore(OrtExternalResourceImporterImpl* t
   gfx_semaphore* s;
   void* native;
   ORT_TRY(sync_args(as_importer(this_ptr), "WaitSemaphore", handle, stream, &s, &native));
-  return gfx_to_ort(gfx_backend_wait_semaphore(s->dev, s->semaphore, value, native));
+  ORT_TRY(gfx_to_ort(gfx_backend_check_alive(s->dev)));
+  gfx_frames_wait(s->device, native, s->semaphore, value, 0);
+  ORT_TRY(gfx_to_ort(gfx_backend_wait_semaphore(s->dev, s->semaphore, value, native)));
+  gfx_frames_wait(s->device, native, s->semaphore, value, 1);
+  return NULL;
 }
 
 static OrtStatus* ORT_API_CALL signal_semaphore(OrtExternalResourceImporterImpl* this_ptr,
@@ -311,7 +316,11 @@ static OrtStatus* ORT_API_CALL signal_semaphore(OrtExternalResourceImporterImpl*
   gfx_semaphore* s;
   void* native;
   ORT_TRY(sync_args(as_importer(this_ptr), "SignalSemaphore", handle, stream, &s, &native));
-  return gfx_to_ort(gfx_backend_signal_semaphore(s->dev, s->semaphore, value, native));
+  ORT_TRY(gfx_to_ort(gfx_backend_check_alive(s->dev)));
+  gfx_frames_signal(s->device, native, 0);
+  ORT_TRY(gfx_to_ort(gfx_backend_signal_semaphore(s->dev, s->semaphore, value, native)));
+  gfx_frames_signal(s->device, native, 1);
+  return NULL;
 }
 
 static void ORT_API_CALL importer_release(OrtExternalResourceImporterImpl* this_ptr) { free(this_ptr); }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef OrtStatus* (*option_setter)(gfx_ep_options* o, const char* key, const char* value);
@@ -53,10 +54,41 @@ static OrtStatus* set_precision(gfx_ep_options* o, const char* key, const char* 
   return NULL;
 }
 
+static OrtStatus* set_session_name(gfx_ep_options* o, const char* key, const char* value) {
+  if (strlen(value) >= sizeof o->session_name)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: option '%s' = '%s' is longer than %zu characters", key, value,
+                         sizeof o->session_name - 1);
+  snprintf(o->session_name, sizeof o->session_name, "%s", value);
+  return NULL;
+}
+
+static OrtStatus* set_frame_timings(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "1") == 0) o->frame_timings = 1;
+  else if (strcmp(value, "0") == 0) o->frame_timings = 0;
+  else return bad_value(key, value, "0, 1");
+  return NULL;
+}
+
+/* Milliseconds, decimal digits only, at most one day. */
+static OrtStatus* set_wait_timeout(gfx_ep_options* o, const char* key, const char* value) {
+  int ok = value[0] >= '0' && value[0] <= '9';
+  char* end = NULL;
+  errno = 0;
+  unsigned long long v = ok ? strtoull(value, &end, 10) : 0;
+  if (!ok || errno || *end || v > 86400000ull)
+    return gfx_ort_error(ORT_INVALID_ARGUMENT,
+                         "gfxep: option '%s' = '%s' is not a number of milliseconds from 0 to 86400000", key, value);
+  o->wait_timeout_ms = (unsigned)v;
+  return NULL;
+}
+
 static const struct {
   const char* key;
   option_setter set;
 } known[] = {
+    {"session_name", set_session_name},
+    {"frame_timings", set_frame_timings},
+    {"wait_timeout_ms", set_wait_timeout},
     {"allocator", set_allocator},
     {"log_partition", set_log_partition},
     {"graphs", set_graphs},
@@ -69,6 +101,8 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
   memset(out, 0, sizeof *out);
   out->caching_allocator = 1;
   out->graphs = GFX_GRAPHS_OWN;
+  out->frame_timings = 1;
+  out->wait_timeout_ms = 5000;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
   const char* const* keys = NULL;
@@ -85,7 +119,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
                         "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, graphs "
-                        "(alias cuda_graph), precision)",
+                        "(alias cuda_graph), precision, session_name, frame_timings, wait_timeout_ms)",
                         key);
     else
       s = known[k].set(out, key, values[i]);

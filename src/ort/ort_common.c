@@ -16,6 +16,7 @@ static OrtErrorCode to_ort_code(gfx_code c) {
     case GFX_ERR_NOT_SUPPORTED: return ORT_NOT_IMPLEMENTED;
     case GFX_ERR_OUT_OF_MEMORY: return ORT_FAIL;
     case GFX_ERR_DEVICE: return ORT_EP_FAIL;
+    case GFX_ERR_DEVICE_LOST: return ORT_EP_FAIL;
     default: return ORT_FAIL;
   }
 }

@@ -80,6 +80,13 @@ static gfx_status load_kernels(int device) {
   return NULL;
 }
 
+void cuda_forget_context(int device) {
+  if (device < 0 || device >= CUDA_MAX_DEVICES) return;
+  atomic_store(&kernels_loaded[device], 0);
+  cuda_forget_handles(device);
+  current_device = -1;
+}
+
 gfx_status cuda_use_device(int device) {
   if (device == current_device) return NULL;
   GFX_TRY(check_ordinal(device));

@@ -14,6 +14,26 @@ static gfx_status library_error(gfx_code code, const char* library_message, cons
   return gfx_error(code, "%s: %s", what, library_message);
 }
 
+/* The errors after which the context is unusable until cudaDeviceReset (the CUDA runtime's "sticky"
+ * errors: a fault inside a kernel, or the device gone). */
+static int is_sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorContextIsDestroyed: return 1;
+    default: return 0;
+  }
+}
+
 gfx_status cuda_check(cudaError_t err, const char* what_fmt, ...) {
   if (err == cudaSuccess) return NULL;
   /* Reset the runtime's last error: this failure is reported here, through the status. */
@@ -22,8 +42,10 @@ gfx_status cuda_check(cudaError_t err, const char* what_fmt, ...) {
   snprintf(library_message, sizeof library_message, "%s (%s)", cudaGetErrorString(err), cudaGetErrorName(err));
   va_list ap;
   va_start(ap, what_fmt);
-  gfx_status s = library_error(err == cudaErrorMemoryAllocation ? GFX_ERR_OUT_OF_MEMORY : GFX_ERR_DEVICE,
-                               library_message, what_fmt, ap);
+  gfx_code code = err == cudaErrorMemoryAllocation ? GFX_ERR_OUT_OF_MEMORY
+                  : is_sticky(err)                 ? GFX_ERR_DEVICE_LOST
+                                                   : GFX_ERR_DEVICE;
+  gfx_status s = library_error(code, library_message, what_fmt, ap);
   va_end(ap);
   return s;
 }

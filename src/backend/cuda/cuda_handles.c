@@ -95,3 +95,18 @@ void cuda_dnn_release(int device, cudnnHandle_t handle) {
   if (!use) cudnnDestroy(handle);
   gfx_status_free(use);
 }
+
+/* The handles of a context that cudaDeviceReset destroyed cannot be destroyed any more (their
+ * context is gone): they are dropped, a few kilobytes of host memory each. */
+void cuda_forget_handles(int device) {
+  if (device < 0 || device >= CUDA_MAX_DEVICES) return;
+  gfx_status s = lock_handles();
+  if (s) {
+    gfx_log(GFX_LOG_WARNING, "%s", gfx_status_message(s));
+    gfx_status_free(s);
+    return;
+  }
+  blaslt_handles[device] = NULL;
+  dnn_pools[device].n_idle = 0;
+  unlock_handles();
+}

@@ -26,7 +26,8 @@
 /* ---- errors (cuda_errors.c) ---- */
 
 /* NULL when err is cudaSuccess; otherwise an error status "<what>: <cuda message> (<cuda name>)",
- * where <what> is the printf-style context. Allocation failures get GFX_ERR_OUT_OF_MEMORY, every
+ * where <what> is the printf-style context. Allocation failures get GFX_ERR_OUT_OF_MEMORY, the
+ * sticky errors that leave the context unusable (a fault in a kernel) GFX_ERR_DEVICE_LOST, every
  * other failure GFX_ERR_DEVICE. Also clears the runtime's (non-sticky) last error, so that a later
  * cudaGetLastError after a kernel launch reports that launch and not this old failure. */
 gfx_status cuda_check(cudaError_t err, const char* what_fmt, ...) GFX_CUDA_PRINTF(2, 3);
@@ -46,6 +47,19 @@ const gfx_backend* cuda_backend_table(void);
 /* Checks the ordinal and makes it the calling thread's current device. Every entry point that
  * touches a device calls this first. */
 gfx_status cuda_use_device(int device);
+
+/* After cudaDeviceReset: the context's library handles and loaded kernels are gone, and this thread
+ * must make the device current again (cuda_device.c, cuda_handles.c). */
+void cuda_forget_context(int device);
+void cuda_forget_handles(int device);
+
+/* ---- frame stamps and faults (cuda_faults.c) ---- */
+gfx_status cuda_stamps_create(gfx_dev* dev, int count, void** out);
+void cuda_stamps_destroy(gfx_dev* dev, void* stamps);
+gfx_status cuda_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
+gfx_status cuda_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+gfx_status cuda_inject_device_loss(gfx_dev* dev, void* stream);
+gfx_status cuda_device_recover(gfx_dev* dev);
 
 /* ---- graph capture (cuda_graph.c) ---- */
 /* Whether the calling thread is between cuda_capture_begin and cuda_capture_end. Library handles

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,14 @@
 
 #define REF_DEVICE_NAME "gfxep reference backend (CPU, plain C; test oracle)"
 #define REF_ALIGNMENT ((size_t)64) /* a cache line; enough for the widest host vector loads */
+
+/* Set by inject_device_loss: the kernels, copies and syncs then fail as on a lost device. */
+static atomic_int ref_lost;
+
+gfx_status ref_check_alive(const char* what) {
+  if (!atomic_load(&ref_lost)) return NULL;
+  return gfx_error(GFX_ERR_DEVICE_LOST, "reference backend: %s: device 0 is lost (simulated by inject_device_loss)", what);
+}
 
 gfx_status ref_check_device(int device) {
   if (device != 0)
@@ -135,6 +144,7 @@ static gfx_status ref_copy(gfx_dev* dev, void* dst, const void* src, size_t byte
   const int device = dev->index;
   (void)stream; /* synchronous */
   GFX_TRY(ref_check_device(device));
+  GFX_TRY(ref_check_alive("copy"));
   if (kind != GFX_COPY_HOST_TO_DEVICE && kind != GFX_COPY_DEVICE_TO_HOST && kind != GFX_COPY_DEVICE_TO_DEVICE)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: copy of unknown kind %d", (int)kind);
   if (bytes == 0) return NULL;
@@ -211,7 +221,8 @@ static void ref_stream_destroy(gfx_dev* dev, void* stream) {
 static gfx_status ref_stream_sync(gfx_dev* dev, void* stream) {
   const int device = dev->index;
   (void)stream; /* nothing is ever pending */
-  return ref_check_device(device);
+  GFX_TRY(ref_check_device(device));
+  return ref_check_alive("stream_sync");
 }
 
 static gfx_status ref_event_create(gfx_dev* dev, void** out) {
@@ -275,6 +286,66 @@ static gfx_status ref_timer_elapsed_us(gfx_dev* dev, void* start, void* end, dou
   return NULL;
 }
 
+/* ---- frame stamps: the host clock, since the work is done when each call returns ---- */
+
+typedef struct ref_stamps {
+  int count;
+  uint64_t ns[];  /* 0: never written */
+} ref_stamps;
+
+static gfx_status ref_stamps_create(gfx_dev* dev, int count, void** out) {
+  GFX_TRY(ref_check_device(dev->index));
+  if (count <= 0) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stamps_create: count %d", count);
+  ref_stamps* s = calloc(1, sizeof *s + (size_t)count * sizeof(uint64_t));
+  if (!s) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "reference backend: out of memory for %d stamps", count);
+  s->count = count;
+  *out = s;
+  return NULL;
+}
+
+static void ref_stamps_destroy(gfx_dev* dev, void* stamps) {
+  (void)dev;
+  free(stamps);
+}
+
+static gfx_status ref_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream) {
+  (void)stream;
+  ref_stamps* s = stamps;
+  GFX_TRY(ref_check_device(dev->index));
+  if (!s || slot < 0 || slot >= s->count)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stamp_write: slot %d outside the %d stamps", slot,
+                     s ? s->count : 0);
+  s->ns[slot] = monotonic_ns();
+  return NULL;
+}
+
+static gfx_status ref_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us) {
+  ref_stamps* s = stamps;
+  GFX_TRY(ref_check_device(dev->index));
+  if (!s || a < 0 || b < 0 || a >= s->count || b >= s->count)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stamps_elapsed_us: slots %d, %d outside the %d stamps",
+                     a, b, s ? s->count : 0);
+  if (!s->ns[a] || !s->ns[b])
+    return gfx_error(GFX_ERR_NOT_READY, "reference backend: stamp %d never written", !s->ns[a] ? a : b);
+  *us = ((double)s->ns[b] - (double)s->ns[a]) / 1e3;
+  return NULL;
+}
+
+/* ---- simulated device loss (fault-injection tests) ---- */
+
+static gfx_status ref_inject_device_loss(gfx_dev* dev, void* stream) {
+  (void)stream;
+  GFX_TRY(ref_check_device(dev->index));
+  atomic_store(&ref_lost, 1);
+  return ref_check_alive("inject_device_loss");
+}
+
+static gfx_status ref_device_recover(gfx_dev* dev) {
+  GFX_TRY(ref_check_device(dev->index));
+  atomic_store(&ref_lost, 0);
+  return NULL;
+}
+
 /* ---- the table ---- */
 
 static const gfx_backend ref_backend = {
@@ -311,6 +382,12 @@ static const gfx_backend ref_backend = {
     .event_sync = ref_event_sync,
     .event_done = ref_event_done,
     .device_sync = ref_device_sync,
+    .stamps_create = ref_stamps_create,
+    .stamps_destroy = ref_stamps_destroy,
+    .stamp_write = ref_stamp_write,
+    .stamps_elapsed_us = ref_stamps_elapsed_us,
+    .inject_device_loss = ref_inject_device_loss,
+    .device_recover = ref_device_recover,
 
     .node_prepare = ref_node_prepare,
     .node_release = ref_node_release,

@@ -153,6 +153,7 @@ gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   if (!ctx || !node) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: node_run given no %s",
                                       ctx ? "node" : "context");
   GFX_TRY(ref_check_device(ctx->dev->index));
+  GFX_TRY(ref_check_alive("node_run"));
   if (node->op <= GFX_OP_NONE || node->op >= GFX_OP_COUNT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "reference backend: op %d not implemented", (int)node->op);
   gfx_status s = run_table[node->op](ctx, node, in, out);

@@ -13,6 +13,8 @@ const gfx_backend* gfx_ref_backend_table(void);
 
 /* NULL for device 0, the only reference device; otherwise GFX_ERR_INVALID_ARGUMENT naming it. */
 gfx_status ref_check_device(int device);
+/* GFX_ERR_DEVICE_LOST after inject_device_loss (until recovered), else NULL. */
+gfx_status ref_check_alive(const char* what);
 
 /* The gfx_backend kernel entries (see backend.h). The reference kernels keep no per-node state and
  * need no scratch memory. */

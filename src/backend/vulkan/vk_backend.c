@@ -52,6 +52,7 @@ gfx_status vk_check(VkResult r, const char* what_fmt, ...) {
   vsnprintf(what, sizeof what, what_fmt, ap);
   va_end(ap);
   gfx_code code = r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? GFX_ERR_OUT_OF_MEMORY
+                  : r == VK_ERROR_DEVICE_LOST                                          ? GFX_ERR_DEVICE_LOST
                                                                                         : GFX_ERR_DEVICE;
   return gfx_error(code, "vulkan backend: %s: VkResult %d (%s)", what, (int)r, vk_result_name(r));
 }
@@ -189,7 +190,7 @@ static void vk_node_release_counted(gfx_dev* dev, void* state) {
 const gfx_backend vk_backend_table = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "vulkan",
-    .flags = 0,
+    .flags = GFX_BACKEND_DEFERRED_SUBMIT,
     .memory_name = "gfxep_vulkan",
     .memory_id_base = 32,
     .note = "Vulkan compute backend: portable GLSL kernels; ops it has no kernel for stay with ONNX Runtime",
@@ -216,6 +217,13 @@ const gfx_backend vk_backend_table = {
     .event_done = vk_event_done,
     .timer_create = vk_timer_create,
     .timer_elapsed_us = vk_timer_elapsed_us,
+    .stamps_create = vk_stamps_create,
+    .stamps_destroy = vk_stamps_destroy,
+    .stamp_write = vk_stamp_write,
+    .stamps_elapsed_us = vk_stamps_elapsed_us,
+    .semaphore_value = vk_semaphore_value,
+    .inject_device_loss = vk_inject_device_loss,
+    .device_recover = vk_device_recover,
     .device_sync = vk_device_sync,
     .supports_node = vk_supports_node,
     .node_prepare = vk_node_prepare_counted,

@@ -97,6 +97,7 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->has_8bit_storage = f12.storageBuffer8BitAccess != 0;
   d->has_int64 = f2.features.shaderInt64 != 0;
   d->has_int16 = f2.features.shaderInt16 != 0;
+  d->has_host_query_reset = f12.hostQueryReset != 0;
 
   uint32_t n_ext = 0;
   vkEnumerateDeviceExtensionProperties(phys, NULL, &n_ext, NULL);
@@ -278,7 +279,8 @@ gfx_status vk_device_create_own(vk_device* d) {
                                           .bufferDeviceAddress = VK_TRUE,
                                           .shaderFloat16 = d->has_float16_arith ? VK_TRUE : VK_FALSE,
                                           .storageBuffer8BitAccess = d->has_8bit_storage ? VK_TRUE : VK_FALSE,
-                                          .vulkanMemoryModel = d->has_coopmat ? VK_TRUE : VK_FALSE};
+                                          .vulkanMemoryModel = d->has_coopmat ? VK_TRUE : VK_FALSE,
+                                          .hostQueryReset = d->has_host_query_reset ? VK_TRUE : VK_FALSE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
                                                       .pNext = &f12,
                                                       .cooperativeMatrix = VK_TRUE};

@@ -95,6 +95,7 @@ typedef struct vk_device {
    * vulkanMemoryModel its shaders declare, float16, and subgroups of 32 (mm_coop.comp's four per
    * workgroup of 128); GFXEP_VULKAN_NO_COOPMAT=1 turns it off */
   int has_coopmat;
+  int has_host_query_reset; /* hostQueryReset (Vulkan 1.2): frame stamps reset their queries on the host */
   int has_budget;         /* VK_EXT_memory_budget */
   int has_ext_memory_fd, has_ext_semaphore_fd;
   int has_ext_memory_host;            /* VK_EXT_external_memory_host (enabled when present) */
@@ -138,6 +139,7 @@ typedef struct vk_device {
   /* what lives on the VkDevice besides allocations and streams: prepared node states (their pipelines),
    * events and imported semaphores, imported memory */
   atomic_int live_states, live_events, live_imports;
+  atomic_int fault_lost; /* inject_device_loss was called: every submit reports VK_ERROR_DEVICE_LOST */
 } vk_device;
 
 static inline vk_device* vk_dev(gfx_dev* dev) { return (vk_device*)dev->impl; }
@@ -243,6 +245,18 @@ gfx_status vk_event_wrap(vk_device* d, VkSemaphore sem, vk_event** out);
 gfx_status vk_stream_wait_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
 gfx_status vk_stream_signal_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
 size_t vk_stream_count(vk_device* d); /* streams created by stream_create and not destroyed */
+
+/* ---- frame stamps and faults (vk_faults.c) ---- */
+gfx_status vk_stamps_create(gfx_dev* dev, int count, void** out);
+void vk_stamps_destroy(gfx_dev* dev, void* stamps);
+gfx_status vk_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
+gfx_status vk_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+gfx_status vk_inject_device_loss(gfx_dev* dev, void* stream);
+gfx_status vk_device_recover(gfx_dev* dev);
+/* VK_ERROR_DEVICE_LOST as a status once a loss was injected, else NULL. */
+gfx_status vk_fault_check(vk_device* d, const char* what);
+/* The counter of an imported timeline semaphore, read without waiting (vk_stream.c). */
+gfx_status vk_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* value);
 
 /* ---- recorded partitions (vk_graph.c; the stream side in vk_stream.c) ---- */
 

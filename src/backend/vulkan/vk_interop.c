@@ -436,7 +436,7 @@ gfx_status vk_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, vo
 /* What the device had before it moved to the application's VkDevice. */
 typedef struct interop_state {
   uint32_t own_family;
-  int f16, float16_arith, storage16, storage8, int64, int16, coopmat;
+  int f16, float16_arith, storage16, storage8, int64, int16, coopmat, host_query_reset;
   int ext_memory_fd, ext_semaphore_fd, ext_memory_host, ext_memory_win32, ext_semaphore_win32;
 } interop_state;
 
@@ -512,6 +512,7 @@ static gfx_status read_u32(const gfx_interop_config* c, const char* key, uint32_
 typedef struct app_features {
   int float16, storage16, storage8, int64, int16;
   int coopmat; /* VK_NV_cooperative_matrix with its cooperativeMatrix feature, and vulkanMemoryModel */
+  int host_query_reset; /* hostQueryReset: per-frame GPU timings */
 } app_features;
 
 static gfx_status read_features(const gfx_interop_config* c, app_features* f) {
@@ -541,10 +542,12 @@ static gfx_status read_features(const gfx_interop_config* c, app_features* f) {
       f->int16 = 1;
     else if (strcmp(tok, "coopmat") == 0)
       f->coopmat = 1;
+    else if (strcmp(tok, "host_query_reset") == 0)
+      f->host_query_reset = 1;
     else
       return gfx_error(GFX_ERR_INVALID_ARGUMENT,
                        "vulkan backend: InitGraphicsInterop: %s = '%s': '%s' is not one of float16, storage16, storage8, "
-                       "int64, int16, coopmat",
+                       "int64, int16, coopmat, host_query_reset",
                        KEY_FEATURES, v, tok);
   }
   return NULL;
@@ -702,6 +705,7 @@ static gfx_status return_to_own(vk_device* d, interop_state* is) {
   d->has_int64 = is->int64;
   d->has_int16 = is->int16;
   d->has_coopmat = is->coopmat;
+  d->has_host_query_reset = is->host_query_reset;
   d->has_ext_memory_fd = is->ext_memory_fd;
   d->has_ext_semaphore_fd = is->ext_semaphore_fd;
   d->has_ext_memory_host = is->ext_memory_host;
@@ -773,6 +777,7 @@ gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* conf
                         .int64 = d->has_int64,
                         .int16 = d->has_int16,
                         .coopmat = d->has_coopmat,
+                        .host_query_reset = d->has_host_query_reset,
                         .ext_memory_fd = d->has_ext_memory_fd,
                         .ext_semaphore_fd = d->has_ext_semaphore_fd,
                         .ext_memory_host = d->has_ext_memory_host,
@@ -800,6 +805,7 @@ gfx_status vk_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* conf
   d->has_int64 = is->int64 && a.features.int64;
   d->has_int16 = is->int16 && a.features.int16;
   d->has_coopmat = is->coopmat && a.features.coopmat && d->has_f16;
+  d->has_host_query_reset = is->host_query_reset && a.features.host_query_reset;
 #ifdef _WIN32
   d->has_ext_memory_fd = d->has_ext_semaphore_fd = 0;
   d->has_ext_memory_win32 = is->ext_memory_win32 && gdpa(a.device, "vkGetMemoryWin32HandleKHR") != NULL;

@@ -357,6 +357,7 @@ void vk_cmd_barrier(VkCommandBuffer cb) {
 static gfx_status flush(vk_stream* s, VkSemaphore extra, uint64_t extra_value) {
   vk_device* d = s->d;
   if (!s->recording && !s->n_waits && !extra && !s->n_sigs) return NULL;
+  GFX_TRY(vk_fault_check(d, "vkQueueSubmit"));
   if (!GROW(s->inflight, s->cap_inflight, s->n_inflight)) return oom("a submit");
   if (s->n_held + s->n_waits + s->n_sigs > s->cap_held) {
     size_t need = s->n_held + s->n_waits + s->n_sigs;
@@ -788,4 +789,12 @@ gfx_status vk_device_sync(gfx_dev* dev) {
   pthread_mutex_unlock(&d->streams_lock);
   if (st) return gfx_status_wrap(st, "device_sync");
   return vk_stream_sync(dev, NULL);
+}
+
+gfx_status vk_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* value) {
+  if (!dev || !semaphore || !value)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: semaphore_value: NULL argument");
+  vk_event* ev = semaphore;
+  return vk_check(vkGetSemaphoreCounterValue(ev->d->device, ev->sem, value), "vkGetSemaphoreCounterValue on device %d",
+                  ev->d->index);
 }
