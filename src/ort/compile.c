@@ -395,6 +395,8 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     if (captured) s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
     else if (p) s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
     else s = gfx_to_ort(gfx_model_run(ci->model, stream, in, output_for, ctx));
+    if (!s && !captured && ci->ep->options.frame_timings && ci->ep->options.graphs != GFX_GRAPHS_ORT)
+      gfx_frames_compute_done(ci->ep, stream);
   }
   if (in != inputs) free(in);
   return s;

@@ -220,11 +220,15 @@ static _Thread_local struct {
   int index;      /* the frame of this Run, -1 none */
   uint64_t frame; /* its number, to see that the slot still holds it */
   int begun;
+  int computes;   /* partitions of the Run queued so far */
+  int ended;      /* RUN_END written */
 } run_mark;
 
 void gfx_frames_run_start(gfx_ep* ep, const OrtRunOptions* run_options) {
   run_mark.ep = ep;
   run_mark.begun = 0;
+  run_mark.computes = 0;
+  run_mark.ended = 0;
   run_mark.index = -1;
   if (!ep->device->frame_log) return;
   run_mark.run = atomic_load(&ep->runs);
@@ -261,9 +265,12 @@ void gfx_frames_compute(gfx_ep* ep, void* stream) {
   pthread_mutex_unlock(&log->lock);
 }
 
-void gfx_frames_run_end(gfx_ep* ep, void* stream) {
+/* Writes RUN_END; `flush` hands a deferred-submit backend's recording to the device, so the stamp
+ * does not wait for the next frame's submission. */
+static void end_run(gfx_ep* ep, void* stream, int flush) {
   gfx_frame_log* log = ep->device->frame_log;
-  if (!log || run_mark.ep != ep || !run_mark.begun || run_mark.index < 0) return;
+  if (!log || run_mark.ep != ep || !run_mark.begun || run_mark.index < 0 || run_mark.ended) return;
+  run_mark.ended = 1;
   pthread_mutex_lock(&log->lock);
   frame* f = &log->frames[run_mark.index];
   if (f->t.frame == run_mark.frame && stream) {
@@ -271,9 +278,7 @@ void gfx_frames_run_end(gfx_ep* ep, void* stream) {
     f->run_ended = 1;
     f->ep = NULL;
     f->t.host_run_us = (double)(gfx_profiler_now_ns() - run_mark.start_ns) / 1e3;
-    /* a deferred-submit backend may have submitted the Run already: the stamp must not wait for the
-     * next frame's submission */
-    if (gfx_backend_deferred_submit(log->device->dev)) {
+    if (flush && gfx_backend_deferred_submit(log->device->dev)) {
       gfx_status s = gfx_backend_stream_flush(log->device->dev, stream);
       if (s) gfx_log(GFX_LOG_WARNING, "gfxep: frame timings: %s", gfx_status_message(s));
       gfx_status_free(s);
@@ -283,6 +288,19 @@ void gfx_frames_run_end(gfx_ep* ep, void* stream) {
     f->t.frame = 0;
   }
   pthread_mutex_unlock(&log->lock);
+}
+
+/* After each Compute: on a deferred-submit backend the last partition of the Run writes RUN_END into
+ * the recording ORT's Flush submits, which costs no submission of its own. */
+void gfx_frames_compute_done(gfx_ep* ep, void* stream) {
+  if (run_mark.ep != ep || !run_mark.begun) return;
+  run_mark.computes++;
+  if (gfx_backend_deferred_submit(ep->device->dev) && run_mark.computes >= ep->n_partitions) end_run(ep, stream, 0);
+}
+
+/* OnRunEnd: RUN_END where no Compute wrote it (flushed then, on a deferred-submit backend). */
+void gfx_frames_run_end(gfx_ep* ep, void* stream) {
+  end_run(ep, stream, 1);
   run_mark.index = -1;
 }
 

@@ -34,6 +34,7 @@ void gfx_frames_signal(gfx_device* d, void* stream, int after);
  * Run's last Compute, NULL when no Compute ran). Nothing is written during a capture. */
 void gfx_frames_run_start(struct gfx_ep* ep, const OrtRunOptions* run_options);
 void gfx_frames_compute(struct gfx_ep* ep, void* stream);
+void gfx_frames_compute_done(struct gfx_ep* ep, void* stream);
 void gfx_frames_run_end(struct gfx_ep* ep, void* stream);
 
 #endif
