@@ -20,8 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
+#include "../include/gfxep.h"
 #include "ortkit.h"
 #include "vk_producer.h"
 
@@ -131,11 +135,16 @@ static int import_semaphore(vkp_sem* s, OrtExternalSemaphoreHandle** h) {
   return ok;
 }
 
+static const char* const* lane_keys;
+static const char* const* lane_values;
+static size_t lane_n_options;
+
 static int lane_create(lane* l, const char* model, int n_streams, float base) {
   memset(l, 0, sizeof *l);
   l->base = base;
   l->n_streams = n_streams;
-  if (!ort_ok(ortkit_session(&k, model, device, NULL, NULL, 0, &l->session), "session")) return 0;
+  if (!ort_ok(ortkit_session(&k, model, device, lane_keys, lane_values, lane_n_options, &l->session), "session"))
+    return 0;
   for (int s = 0; s < n_streams; s++) {
     if (!ort_ok(k.api->CreateSyncStreamForEpDevice(device, NULL, &l->streams[s]), "stream") ||
         !ort_ok(k.api->CreateRunOptions(&l->run_options[s]), "run options") ||
@@ -421,6 +430,120 @@ static void phase_unsignalled(const char* model) {
   lane_destroy(&l);
 }
 
+/* The watchdog: a wait that the producer never signals is reported through the frame timings (and
+ * ORT's log) within the session's wait_timeout_ms; releasing everything of gfxep's meanwhile returns
+ * at once (the releases that would block are held); once the producer signals, the frame drains and
+ * completes with its whole stall in gpu_wait_us. */
+static gfxep_read_frame_timings_fn read_frames;
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void phase_watchdog(const char* model) {
+  if (!read_frames) {
+    check(0, "watchdog: the plugin exports gfxep_read_frame_timings");
+    return;
+  }
+  static const char* keys[] = {"session_name", "wait_timeout_ms"};
+  static const char* values[] = {"watchdog", "300"};
+  lane_keys = keys;
+  lane_values = values;
+  lane_n_options = 2;
+  lane l;
+  arm("watchdog: setup", 60);
+  int created = lane_create(&l, model, 1, 0.0f);
+  lane_keys = lane_values = NULL;
+  lane_n_options = 0;
+  if (!created) {
+    lane_destroy(&l);
+    return;
+  }
+  gfxep_frame_timing f[64];
+  int before_n = read_frames(NULL, 0, f, 64);
+  uint64_t before = before_n > 0 ? f[before_n - 1].frame : 0;
+  const uint64_t v = 1;
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y"};
+  int ok = ort_ok(ia->WaitSemaphore(importer, l.ready_h, l.streams[0], v), "WaitSemaphore") &&
+           ort_ok(k.api->Run(l.session, l.run_options[0], in_names, (const OrtValue* const*)&l.x[0], 1, out_names, 1,
+                             &l.y[0]),
+                  "Run") &&
+           ort_ok(ia->SignalSemaphore(importer, l.done_h, l.streams[0], v), "SignalSemaphore");
+  vkp_sync copy = {.wait_sem = l.done, .wait_value = v, .signal_sem = l.read, .signal_value = v,
+                   .flags = acquire_flag};
+  ok = ok && !vkp_submit_copy(vk, l.out[0], 0, l.readback[0], 0, BYTES, &copy, err, sizeof err);
+  check(ok, "watchdog: Wait, Run and Signal queued");
+  /* the report: polled, never waiting on the GPU */
+  arm("watchdog: report", 20);
+  uint64_t t0 = ortkit_now_ns();
+  gfxep_frame_timing got = {0};
+  int reported = 0;
+  while (!reported && ortkit_now_ns() - t0 < 5000000000ull) {
+    int n = read_frames("watchdog", before, f, 64);
+    for (int i = 0; i < n; i++)
+      if (f[i].flags & GFXEP_FRAME_WAIT_TIMED_OUT) {
+        got = f[i];
+        reported = 1;
+      }
+    if (!reported) sleep_ms(10);
+  }
+  double seen_ms = (double)(ortkit_now_ns() - t0) / 1e6;
+  check(reported, "watchdog: the never-signalled wait is reported");
+  check(reported && got.wait_value == v && got.wait_stalled_ms >= 300.0 && got.run == 1 &&
+            !(got.flags & GFXEP_FRAME_COMPLETE),
+        "watchdog: the report names the value, the stall and the run");
+  printf("{\"watchdog\": {\"reported\": %d, \"seen_after_ms\": %.0f, \"stalled_ms\": %.0f, \"value\": %llu, "
+         "\"current_known\": %d}}\n",
+         reported, seen_ms, got.wait_stalled_ms, (unsigned long long)got.wait_value,
+         (got.flags & GFXEP_FRAME_WAIT_VALUE_KNOWN) != 0);
+  /* releasing gfxep's objects while the stream is stalled must not block */
+  arm("watchdog: release while stalled", 20);
+  t0 = ortkit_now_ns();
+  for (int i = 0; i < IN_FLIGHT; i++) {
+    k.api->ReleaseValue(l.x[i]);
+    k.api->ReleaseValue(l.y[i]);
+    ia->ReleaseExternalMemoryHandle(l.in_h[i]);
+    ia->ReleaseExternalMemoryHandle(l.out_h[i]);
+    l.x[i] = l.y[i] = NULL;
+    l.in_h[i] = l.out_h[i] = NULL;
+  }
+  ia->ReleaseExternalSemaphoreHandle(l.ready_h);
+  ia->ReleaseExternalSemaphoreHandle(l.done_h);
+  l.ready_h = l.done_h = NULL;
+  k.api->ReleaseRunOptions(l.run_options[0]);
+  k.api->ReleaseSyncStream(l.streams[0]);
+  l.run_options[0] = NULL;
+  l.streams[0] = NULL;
+  k.api->ReleaseSession(l.session);
+  l.session = NULL;
+  double release_ms = (double)(ortkit_now_ns() - t0) / 1e6;
+  check(release_ms < 2000.0, "watchdog: releasing everything while stalled returns at once");
+  /* the producer signals: the frame drains, the held releases are done, the frame completes */
+  arm("watchdog: drain", 30);
+  vkp_timeline_signal_host(l.ready, v, err, sizeof err);
+  int drained = !vkp_timeline_wait_host(l.read, v, WAIT_NS, err, sizeof err);
+  check(drained, "watchdog: the frame drains once the producer signals");
+  int complete = 0;
+  t0 = ortkit_now_ns();
+  while (!complete && ortkit_now_ns() - t0 < 2000000000ull) {
+    int n = read_frames("watchdog", before, f, 64);
+    for (int i = 0; i < n; i++)
+      if (f[i].frame == got.frame && (f[i].flags & GFXEP_FRAME_COMPLETE)) {
+        got = f[i];
+        complete = 1;
+      }
+    if (!complete) sleep_ms(10);
+  }
+  check(complete && (got.gpu_wait_us < 0 || got.gpu_wait_us >= 300000.0),
+        "watchdog: the frame completes, its stall in the wait time");
+  printf("{\"watchdog_drain\": {\"release_ms\": %.1f, \"complete\": %d, \"gpu_wait_us\": %.0f, \"gpu_run_us\": %.1f}}\n",
+         release_ms, complete, got.gpu_wait_us, got.gpu_run_us);
+  arm("watchdog: teardown", 30);
+  lane_destroy(&l);
+}
+
 /* Two sessions, the first alternating between two streams, frames interleaved. */
 static void phase_concurrency(const char* model) {
   lane a, b;
@@ -610,8 +733,13 @@ int main(void) {
   const char* dir = getenv("GFXEP_MODELS_DIR");
   snprintf(model, sizeof model, "%s/frame_affine.onnx", dir && dir[0] ? dir : GFXEP_MODELS_DIR);
 
+  void* lib = dlopen(ortkit_plugin_path_text(), RTLD_NOW | RTLD_NOLOAD);
+  read_frames = lib ? (gfxep_read_frame_timings_fn)dlsym(lib, GFXEP_READ_FRAME_TIMINGS) : NULL;
+
   phase_asynchrony(model);
   phase_unsignalled(model);
+  /* on the Vulkan backend a stalled queue holds the stream's deletion (bounded, 60 s): CUDA only */
+  if (!one_queue) phase_watchdog(model);
   phase_frames(model);
   if (one_queue) phase_frames_queue_order(model);
   phase_concurrency(model);

@@ -51,6 +51,7 @@ step interop_vulkan_own_device 240 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEN
 ortr=${ort130:-$ort129}
 step soak_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_soak"
 step faults_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_faults"
+step frames_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_frames"
 step concurrency_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_concurrency"
 step ort129_cuda_no_graphs 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_ort"
 step interop_vulkan_cuda_no_graphs 240 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=cuda_graph=0 "$pack/bin/test_interop_vulkan"

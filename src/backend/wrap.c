@@ -86,6 +86,13 @@ static int defer(gfx_dev* dev, int kind, void* a, void* b) {
   return held;
 }
 
+int gfx_backend_is_stalled(gfx_dev* dev) {
+  pthread_mutex_lock(&lost_lock);
+  int stalled = dev->stalled;
+  pthread_mutex_unlock(&lost_lock);
+  return stalled;
+}
+
 void gfx_backend_set_stalled(gfx_dev* dev, int stalled) {
   pthread_mutex_lock(&lost_lock);
   dev->stalled = stalled;

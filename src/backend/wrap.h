@@ -80,6 +80,7 @@ gfx_status gfx_backend_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* 
 /* The watchdog's verdict: while stalled, frees and releases that could block are held, and carried
  * out when it is cleared. */
 void gfx_backend_set_stalled(gfx_dev* dev, int stalled);
+int gfx_backend_is_stalled(gfx_dev* dev);
 
 /* Recorded partitions; defaults: GFX_ERR_NOT_SUPPORTED. */
 int gfx_backend_can_capture(const gfx_dev* dev);

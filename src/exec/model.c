@@ -171,8 +171,9 @@ static void instance_free(const gfx_model* m, instance* in) {
 static void workspace_free(const gfx_model* m, workspace* w) {
   if (!w) return;
   if (w->event) {
-    /* a pooled workspace may still be read by queued work: let the device finish first */
-    gfx_status_free(gfx_backend_event_sync(m->dev, w->event));
+    /* a pooled workspace may still be read by queued work: let the device finish first (not while the
+     * device is stalled on a wait that may never complete: the free below is then held until it resumes) */
+    if (!gfx_backend_is_stalled(m->dev)) gfx_status_free(gfx_backend_event_sync(m->dev, w->event));
     gfx_backend_event_destroy(m->dev, w->event);
   }
   if (w->base) gfx_backend_mem_free(m->dev, w->base);

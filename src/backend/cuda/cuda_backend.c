@@ -4,6 +4,10 @@
  * is linked statically and loads the driver (libcuda.so.1) itself at first use, so loading this
  * module on a machine without a driver or GPU works and simply reports zero devices.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <time.h>
+
 #include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_interop.h"
 #include "backend/cuda/cuda_hold.h"
@@ -120,10 +124,44 @@ static void cuda_stream_destroy(gfx_dev* dev, void* stream) {
   gfx_status_free(s);
 }
 
+/* Host waits are bounded: a stream stalled on an imported semaphore that is never signalled must give a
+ * status, not hang its caller. The query spins for the first 2 ms (what cudaStreamSynchronize does by
+ * default), then yields, then sleeps 100 us between queries, up to CUDA_WAIT_LIMIT_NS. */
+#define CUDA_WAIT_LIMIT_NS (60ull * 1000 * 1000 * 1000)
+
+static uint64_t cuda_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static void cuda_sleep_us(long us) {
+  struct timespec ts = {0, us * 1000L};
+  nanosleep(&ts, NULL);
+}
+static void cuda_yield(void) { sched_yield(); }
+
+static gfx_status bounded_wait(cudaError_t (*query)(void*), void* what, int device, const char* name) {
+  const uint64_t t0 = cuda_now_ns();
+  for (uint64_t now = t0;; now = cuda_now_ns()) {
+    cudaError_t err = query(what);
+    if (err != cudaErrorNotReady) return cuda_check(err, "%s on device %d", name, device);
+    (void)cudaGetLastError();
+    const uint64_t waited = now - t0;
+    if (waited > CUDA_WAIT_LIMIT_NS)
+      return gfx_error(GFX_ERR_DEVICE, "cuda backend: %s on device %d: not done after %.0f s (a wait on a semaphore that "
+                       "is never signalled?)", name, device, (double)waited / 1e9);
+    if (waited > 20000000ull) cuda_sleep_us(100);
+    else if (waited > 2000000ull) cuda_yield();
+  }
+}
+
+static cudaError_t query_stream(void* s) { return cudaStreamQuery((cudaStream_t)s); }
+static cudaError_t query_event(void* e) { return cudaEventQuery((cudaEvent_t)e); }
+
 static gfx_status cuda_stream_sync(gfx_dev* dev, void* stream) {
   const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
-  return cuda_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize on device %d", device);
+  return bounded_wait(query_stream, stream, device, "cudaStreamSynchronize");
 }
 
 /* ---- events ---- */
@@ -194,7 +232,7 @@ static gfx_status cuda_stream_wait_event(gfx_dev* dev, void* stream, void* event
 static gfx_status cuda_event_sync(gfx_dev* dev, void* event) {
   const int device = dev->index;
   GFX_TRY(cuda_use_device(device));
-  return cuda_check(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize on device %d", device);
+  return bounded_wait(query_event, event, device, "cudaEventSynchronize");
 }
 
 /* An error is reported as "done" (after logging it) so that the caller goes on to a wait or sync,
