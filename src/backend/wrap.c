@@ -33,9 +33,11 @@ static void mark_lost(gfx_dev* dev, const char* why) {
   if (first) gfx_log(GFX_LOG_ERROR, "gfxep: %s device %d is lost: %s", be(dev)->name, dev->index, why);
 }
 
+/* A lost device's status says so in words, whatever the driver's message. */
 static gfx_status seen(gfx_dev* dev, gfx_status s) {
-  if (s && gfx_status_code(s) == GFX_ERR_DEVICE_LOST) mark_lost(dev, gfx_status_message(s));
-  return s;
+  if (!s || gfx_status_code(s) != GFX_ERR_DEVICE_LOST) return s;
+  mark_lost(dev, gfx_status_message(s));
+  return gfx_status_wrap(s, "%s device %d is lost", be(dev)->name, dev->index);
 }
 
 int gfx_backend_is_lost(gfx_dev* dev) {
