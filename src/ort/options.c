@@ -101,7 +101,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
   memset(out, 0, sizeof *out);
   out->caching_allocator = 1;
   out->graphs = GFX_GRAPHS_OWN;
-  out->frame_timings = 1;
+  out->frame_timings = 0;
   out->wait_timeout_ms = 5000;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));

@@ -95,7 +95,9 @@ gfx_status cuda_inject_device_loss(gfx_dev* dev, void* stream) {
 
 gfx_status cuda_device_recover(gfx_dev* dev) {
   const int device = dev->index;
-  GFX_TRY(cuda_check(cudaSetDevice(device), "cudaSetDevice(%d)", device));
+  /* on a context with a sticky error cudaSetDevice itself reports it; the reset is what clears it */
+  (void)cudaSetDevice(device);
+  (void)cudaGetLastError();
   GFX_TRY(cuda_check(cudaDeviceReset(), "cudaDeviceReset on device %d", device));
   /* the reset destroyed the context: its library handles and loaded kernels are gone with it */
   cuda_forget_context(device);
