@@ -99,7 +99,9 @@ static OrtStatus* enter_device(gfx_ep* ep) {
   }
   if (!s) {
     d->live_eps++;
-    if (ep->options.frame_timings && ep->options.graphs != GFX_GRAPHS_ORT && gfx_frame_log_for(d))
+    /* the log also carries the watchdog: the waits are stamped whenever either is on */
+    if ((ep->options.frame_timings || ep->options.wait_timeout_ms) && ep->options.graphs != GFX_GRAPHS_ORT &&
+        gfx_frame_log_for(d))
       gfx_frame_log_set_timeout(d, ep->options.wait_timeout_ms);
   }
   pthread_mutex_unlock(&ep->devices->lock);
