@@ -446,11 +446,12 @@ static void phase_watchdog(const char* model) {
     check(0, "watchdog: the plugin exports gfxep_read_frame_timings");
     return;
   }
-  static const char* keys[] = {"session_name", "wait_timeout_ms"};
-  static const char* values[] = {"watchdog", "300"};
+  /* frame_timings: the Run's stamps name the session that the frame (and the report) belongs to */
+  static const char* keys[] = {"session_name", "wait_timeout_ms", "frame_timings"};
+  static const char* values[] = {"watchdog", "300", "1"};
   lane_keys = keys;
   lane_values = values;
-  lane_n_options = 2;
+  lane_n_options = 3;
   lane l;
   arm("watchdog: setup", 60);
   int created = lane_create(&l, model, 1, 0.0f);
