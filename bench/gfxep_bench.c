@@ -2,7 +2,7 @@
  * live in device memory, as they do in a renderer's frame loop.
  *
  *   gfxep-bench [--backend cuda|vulkan] [--runs N] [--warmup W] [--dyn D] [--options k=v,k=v]
- *               [--json FILE] [--profile PREFIX] [--verbose] model.onnx
+ *               [--json FILE] [--profile PREFIX] [--frame-timings] [--verbose] model.onnx
  * (--verbose: ONNX Runtime's log at INFO, which shows gfxep's fusions, graph captures and fallbacks)
  *
  * Inputs (float32 or float16, seeded uniform [-1, 1), uploaded with ORT's CopyTensors) and outputs are
@@ -15,6 +15,8 @@
  *   gpu_ms       CUDA events around the Run on the stream (the device's time per frame); CUDA backend
  *                only (null elsewhere: no application-visible device timer)
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
+ *   gfxep_gpu_ms with --frame-timings: the device time of each Run from gfxep's own per-frame timings
+ *                (include/gfxep.h), on every backend; enqueue_us then includes what writing them costs
  * --backend picks the device by its gfxep.backend (default cuda; vulkan registers as gfxep.vulkan,
  * which also offers a CPU implementation such as lavapipe).
  * Percentiles are over N runs after W warm-up runs (warm-up also records the partitions: with
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../include/gfxep.h"
 #include "core/half.h"
 #include "ortkit.h"
 
@@ -165,7 +168,7 @@ int main(int argc, char** argv) {
   const char* options = NULL;
   const char* backend = "cuda";
   int runs = 100, warmup = 10, depth = 8;
-  int verbose = 0;
+  int verbose = 0, frame_timings = 0;
   long dyn = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
@@ -176,8 +179,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    else if (!strcmp(argv[i], "--frame-timings")) frame_timings = 1;
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: gfxep-bench [--backend cuda|vulkan] [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] model.onnx\n");
+      fprintf(stderr, "usage: gfxep-bench [--backend cuda|vulkan] [--runs N] [--warmup W] [--dyn D] [--options k=v,...] [--json FILE] [--profile PREFIX] [--frame-timings] [--verbose] model.onnx\n");
       return 2;
     } else model = argv[i];
   }
@@ -221,6 +225,14 @@ int main(int argc, char** argv) {
       values[n_opt++] = eq + 1;
     }
   }
+  if (frame_timings && n_opt + 2 <= 16) {
+    keys[n_opt] = "frame_timings";
+    values[n_opt++] = "1";
+    keys[n_opt] = "session_name";
+    values[n_opt++] = "gfxep-bench";
+  }
+  gfxep_read_frame_timings_fn read_frames =
+      frame_timings ? (gfxep_read_frame_timings_fn)ortkit_plugin_symbol(GFXEP_READ_FRAME_TIMINGS) : NULL;
   OrtSession* sess = NULL;
   uint64_t t_create = ortkit_now_ns();
   if (failed(ortkit_session(&k, model, dev[0], keys, values, n_opt, &sess), "session")) return 2;
@@ -328,6 +340,10 @@ int main(int argc, char** argv) {
   double* enqueue_us = calloc((size_t)runs, sizeof(double));
   double* latency_ms = calloc((size_t)runs, sizeof(double));
   double* gpu_ms = calloc((size_t)runs, sizeof(double));
+  double* gfxep_ms = calloc((size_t)runs, sizeof(double));
+  int n_gfxep = 0;
+  uint64_t last_frame = 0;
+  gfxep_frame_timing frames[64];
   for (int r = -warmup; r < runs; r++) {
 #ifdef GFXEP_BENCH_CUDA
     if (on_cuda) cudaEventRecord(ev0, native);
@@ -340,6 +356,13 @@ int main(int argc, char** argv) {
 #endif
     if (wait_outputs(binding, stream)) return 2;
     uint64_t t2 = ortkit_now_ns();
+    /* the frames the GPU has finished: read every run (never waits), kept after the warm-up */
+    for (int n; read_frames && (n = read_frames("gfxep-bench", last_frame, frames, 64)) > 0;)
+      for (int i = 0; i < n; i++) {
+        last_frame = frames[i].frame;
+        if (r >= 0 && (frames[i].flags & GFXEP_FRAME_COMPLETE) && n_gfxep < runs)
+          gfxep_ms[n_gfxep++] = frames[i].gpu_run_us / 1e3;
+      }
     if (r < 0) continue;
     enqueue_us[r] = (double)(t1 - t0) / 1e3;
     latency_ms[r] = (double)(t2 - t0) / 1e6;
@@ -362,6 +385,10 @@ int main(int argc, char** argv) {
   char* profile_path = profile ? profile_runs(model, dev[0], profile, keys, values, n_opt, in_names, in_values, n_in,
                                              out_names, n_out)
                               : NULL;
+  char gfxep_json[128] = "null";
+  if (n_gfxep)
+    snprintf(gfxep_json, sizeof gfxep_json, "{\"p50\": %.4f, \"p99\": %.4f, \"n\": %d}", pct(gfxep_ms, n_gfxep, 0.5),
+             pct(gfxep_ms, n_gfxep, 0.99), n_gfxep);
   char gpu_json[96] = "null";
   if (pct(gpu_ms, runs, 0.5) >= 0)
     snprintf(gpu_json, sizeof gpu_json, "{\"p50\": %.4f, \"p99\": %.4f}", pct(gpu_ms, runs, 0.5), pct(gpu_ms, runs, 0.99));
@@ -369,10 +396,10 @@ int main(int argc, char** argv) {
   int len = snprintf(buf, sizeof buf,
                      "{\"profile\": \"%s\", \"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
                      "\"session_create_ms\": %.1f, \"latency_ms\": {\"p50\": %.4f, \"p99\": %.4f}, "
-                     "\"gpu_ms\": %s, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+                     "\"gpu_ms\": %s, \"gfxep_gpu_ms\": %s, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
                      "\"throughput_fps\": %.1f, \"options\": \"%s\", \"backend\": \"%s\"}",
                      profile_path ? profile_path : "", model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
-                     gpu_json, pct(enqueue_us, runs, 0.5), pct(enqueue_us, runs, 0.99), fps, options ? options : "",
+                     gpu_json, gfxep_json, pct(enqueue_us, runs, 0.5), pct(enqueue_us, runs, 0.99), fps, options ? options : "",
                      backend);
   printf("%s\n", buf);
   if (json) {
@@ -387,6 +414,7 @@ int main(int argc, char** argv) {
   free(enqueue_us);
   free(latency_ms);
   free(gpu_ms);
+  free(gfxep_ms);
 #ifdef GFXEP_BENCH_CUDA
   if (ev0) cudaEventDestroy(ev0);
   if (ev1) cudaEventDestroy(ev1);

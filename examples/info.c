@@ -108,6 +108,14 @@ static void print_interop(ortkit* k, const OrtEpDevice* d) {
     if (s) k->api->ReleaseStatus(s);
   }
   ia->ReleaseExternalResourceImporter(imp);
+  /* CUDA-in-Graphics: what InitGraphicsInterop can do on a CUDA device (gfxep.features cig_vulkan/cig_d3d12) */
+  const char* backend = ortkit_device_meta(k, d, "gfxep.backend");
+  if (backend && !strcmp(backend, "cuda")) {
+    const char* f = ortkit_device_meta(k, d, "gfxep.features");
+    int vk = f && strstr(f, "cig_vulkan"), dx = f && strstr(f, "cig_d3d12");
+    printf("    CUDA-in-Graphics: Vulkan %s, D3D12 %s%s\n", vk ? "yes" : "no", dx ? "yes" : "no",
+           vk || dx ? "" : " (interop runs on the primary CUDA context)");
+  }
 }
 
 static void print_device(ortkit* k, const OrtEpDevice* d, size_t index) {

@@ -13,7 +13,6 @@
  * device (vulkan, cuda). The watchdog on a never-signalled semaphore is tested where semaphores can be
  * imported (test_interop_vulkan, GPU).
  */
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -294,11 +293,10 @@ int main(void) {
     return 1;
   }
   /* the library ORT loaded: the reader is one of its exports */
-  void* lib = dlopen(ortkit_plugin_path_text(), RTLD_NOW | RTLD_NOLOAD);
-  read_frames = lib ? (gfxep_read_frame_timings_fn)dlsym(lib, GFXEP_READ_FRAME_TIMINGS) : NULL;
+  read_frames = (gfxep_read_frame_timings_fn)ortkit_plugin_symbol(GFXEP_READ_FRAME_TIMINGS);
   int rc;
   if (!read_frames) {
-    fprintf(stderr, "%s: no %s export (%s)\n", ortkit_plugin_path_text(), GFXEP_READ_FRAME_TIMINGS, dlerror());
+    fprintf(stderr, "%s: no %s export\n", ortkit_plugin_path_text(), GFXEP_READ_FRAME_TIMINGS);
     rc = 1;
   } else if (ortkit_find_devices(&k, backend, &device, 1) != 1) {
     int optional = strcmp(backend, "reference") != 0;
@@ -314,7 +312,6 @@ int main(void) {
     };
     rc = cmocka_run_group_tests(tests, NULL, NULL);
   }
-  if (lib) dlclose(lib);
   s = k.api->UnregisterExecutionProviderLibrary(k.env, registration());
   if (s) k.api->ReleaseStatus(s);
   ortkit_close(&k);

@@ -392,6 +392,25 @@ static void test_graphics_interop_init_rules(void** state) {
   blob.additional_options = opts;
   expect_error(ia->InitGraphicsInteropForEpDevice(d, &blob), ORT_INVALID_ARGUMENT, "not-a-pointer");
   k.api->ReleaseKeyValuePairs(opts);
+  /* CUDA-in-Graphics: the choice is checked, "require" fails with the reason where it cannot be had
+   * (no CIG on the device, or no queue data given: no blob is passed here), "off" always works */
+  OrtGraphicsInteropConfig cig = vk;
+  k.api->CreateKeyValuePairs(&opts);
+  k.api->AddKeyValuePair(opts, "gfxep.cuda_cig", "sometimes");
+  cig.additional_options = opts;
+  expect_error(ia->InitGraphicsInteropForEpDevice(d, &cig), ORT_INVALID_ARGUMENT, "not one of auto, off, require");
+  k.api->ReleaseKeyValuePairs(opts);
+  k.api->CreateKeyValuePairs(&opts);
+  k.api->AddKeyValuePair(opts, "gfxep.cuda_cig", "require");
+  cig.additional_options = opts;
+  expect_error(ia->InitGraphicsInteropForEpDevice(d, &cig), ORT_NOT_IMPLEMENTED, "require, but");
+  k.api->ReleaseKeyValuePairs(opts);
+  k.api->CreateKeyValuePairs(&opts);
+  k.api->AddKeyValuePair(opts, "gfxep.cuda_cig", "off");
+  cig.additional_options = opts;
+  expect_ok(ia->InitGraphicsInteropForEpDevice(d, &cig), "init, CIG off");
+  expect_ok(ia->DeinitGraphicsInteropForEpDevice(d), "deinit, CIG off");
+  k.api->ReleaseKeyValuePairs(opts);
   expect_ok(ia->InitGraphicsInteropForEpDevice(d, &vk), "init");
   expect_error(ia->InitGraphicsInteropForEpDevice(d, &vk), ORT_FAIL, "already initialized");
   expect_ok(ia->DeinitGraphicsInteropForEpDevice(d), "deinit");

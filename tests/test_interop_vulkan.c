@@ -23,8 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dlfcn.h>
-
 #include "../include/gfxep.h"
 #include "ortkit.h"
 #include "vk_producer.h"
@@ -734,13 +732,11 @@ int main(void) {
   const char* dir = getenv("GFXEP_MODELS_DIR");
   snprintf(model, sizeof model, "%s/frame_affine.onnx", dir && dir[0] ? dir : GFXEP_MODELS_DIR);
 
-  void* lib = dlopen(ortkit_plugin_path_text(), RTLD_NOW | RTLD_NOLOAD);
-  read_frames = lib ? (gfxep_read_frame_timings_fn)dlsym(lib, GFXEP_READ_FRAME_TIMINGS) : NULL;
+  read_frames = (gfxep_read_frame_timings_fn)ortkit_plugin_symbol(GFXEP_READ_FRAME_TIMINGS);
 
   phase_asynchrony(model);
   phase_unsignalled(model);
-  /* on the Vulkan backend a stalled queue holds the stream's deletion (bounded, 60 s): CUDA only */
-  if (!one_queue) phase_watchdog(model);
+  phase_watchdog(model);
   phase_frames(model);
   if (one_queue) phase_frames_queue_order(model);
   phase_concurrency(model);

@@ -19,8 +19,8 @@ set(win_env
 # gfxep.dll exports exactly what ONNX Runtime looks up
 if(GFXEP_OBJDUMP)
   add_test(NAME windows_exports COMMAND bash -c
-           "names=$(\"$1\" -p \"$2\" | awk '/\\[Ordinal\\/Name Pointer\\] Table/ {on = 1; next} on && /\\[/ {print $NF} on && !NF {exit}' | sort | tr '\\n' ' ');
-            echo \"exports: $names\"; [ \"$names\" = 'CreateEpFactories ReleaseEpFactory ' ]"
+           "names=$(\"$1\" -p \"$2\" | awk '/\\[Ordinal\\/Name Pointer\\] Table/ {on = 1; next} on && /\\[/ {print $NF} on && !NF {exit}' | LC_ALL=C sort | tr '\\n' ' ');
+            echo \"exports: $names\"; [ \"$names\" = 'CreateEpFactories ReleaseEpFactory gfxep_read_frame_timings ' ]"
            windows_exports "${GFXEP_OBJDUMP}" $<TARGET_FILE:gfxep>)
 endif()
 

@@ -109,6 +109,14 @@ const char* ortkit_plugin_path_text(void) {
 
 const ORTCHAR_T* ortkit_plugin_path(void) { return ortkit_ort_path(ortkit_plugin_path_text()); }
 
+void* ortkit_plugin_symbol(const char* name) {
+  static void* lib;
+  char err[512];
+  if (!lib) lib = gfx_dynlib_open(ortkit_plugin_path_text(), err, sizeof err);
+  if (!lib) fprintf(stderr, "ortkit: %s\n", err);
+  return lib ? gfx_dynlib_symbol(lib, name) : NULL;
+}
+
 int ortkit_open(ortkit* k, const char* lib_path, OrtLoggingLevel level, char* err, size_t err_size) {
   return ortkit_open_logged(k, lib_path, level, NULL, NULL, err, err_size);
 }

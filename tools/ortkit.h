@@ -31,6 +31,9 @@ void ortkit_close(ortkit* k);
 /* The plugin's absolute path: as ORT takes it (UTF-16 on Windows), and as text for messages. */
 const ORTCHAR_T* ortkit_plugin_path(void);
 const char* ortkit_plugin_path_text(void);
+/* An export of that plugin library besides CreateEpFactories (include/gfxep.h), or NULL. The library
+ * is opened once more for it and kept, which is what ORT's loaded copy is anyway. */
+void* ortkit_plugin_symbol(const char* name);
 /* A UTF-8 path as ORT's path arguments take it (the same pointer on POSIX; on Windows a converted
  * copy that stays valid for the next three calls on this thread). */
 const ORTCHAR_T* ortkit_ort_path(const char* path);

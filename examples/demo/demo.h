@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "../../include/gfxep.h"
 #include "ortkit.h"
 #include "stats.h"
 #include "vk_producer.h"
@@ -36,11 +37,15 @@ typedef struct demo_report {
   series ring_wait_us;         /* host time waiting for a slot to come back (back-pressure, not a stall) */
   series render_us, between_us, present_us, round_trip_us; /* GPU clock, from Vulkan timestamps */
   series frame_us;             /* host clock, serial pipelines: submit to result on the host */
-  series run_alone_us;         /* host clock: one synchronized Run on the imported frame, nothing else */
+  /* gfxep's own per-frame GPU timings (include/gfxep.h), read once each frame is back: the wait on the
+   * render's semaphore, the inference, the signal, and the whole of gfxep's part of the frame */
+  series gfxep_wait_us, gfxep_run_us, gfxep_signal_us, gfxep_total_us;
 } demo_report;
 
 typedef struct demo_ctx {
   ortkit k;
+  gfxep_read_frame_timings_fn read_frames; /* the plugin's export, NULL when absent */
+  uint64_t last_frame;                     /* the newest gfxep frame already read */
   const OrtInteropApi* ia;
   const OrtEpDevice* device;
   const char* backend;         /* gfxep.backend of the device: cuda, vulkan or reference */

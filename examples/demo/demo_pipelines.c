@@ -205,6 +205,23 @@ static int keep_frame(pipeline* p, slot* s, int frame) {
   return 0;
 }
 
+/* gfxep's frames completed since the last call (each Run's wait, inference and signal on the GPU). */
+static void record_gfxep_frames(demo_ctx* c, demo_report* r) {
+  if (!c->read_frames) return;
+  gfxep_frame_timing f[16];
+  int n;
+  while ((n = c->read_frames("gfxep-demo", c->last_frame, f, 16)) > 0) {
+    for (int i = 0; i < n; i++) {
+      c->last_frame = f[i].frame;
+      if (!r || !(f[i].flags & GFXEP_FRAME_COMPLETE)) continue;
+      if (f[i].gpu_wait_us >= 0 && f[i].n_waits) series_add(&r->gfxep_wait_us, f[i].gpu_wait_us);
+      series_add(&r->gfxep_run_us, f[i].gpu_run_us);
+      if (f[i].n_signals) series_add(&r->gfxep_signal_us, f[i].gpu_signal_us);
+      series_add(&r->gfxep_total_us, f[i].gpu_total_us);
+    }
+  }
+}
+
 static void record_times(pipeline* p, int slot_index, demo_report* r) {
   uint64_t rb, re, pb, pe;
   if (vkp_read_timestamps(p->c->vk, (uint32_t)(2 * slot_index), &rb, &re, p->err, sizeof p->err) ||
@@ -267,6 +284,7 @@ static int interop_reclaim(pipeline* p, int i, demo_report* r, int measure) {
     series_add(&r->frame_us, (double)(now - s->submitted_ns) / 1e3);
     record_times(p, i, r);
   }
+  record_gfxep_frames(p->c, measure ? r : NULL); /* warm-up frames are read and dropped */
   if (s->kept && keep_frame(p, s, (int)s->frame)) return -1;
   s->value = 0;
   return 0;
@@ -302,24 +320,6 @@ int demo_run_interop(demo_ctx* c, const demo_options* o, demo_report* r) {
   for (int i = 0; i < p.n_slots && !rc; i++) rc = interop_reclaim(&p, i, r, 1);
   r->frames = done;
   r->seconds = (double)(ortkit_now_ns() - start) / 1e9;
-  /* the inference alone: synchronized Runs on the same imported frame and stream, so that the GPU
-   * segment between render and present can be split into inference and the rest (wait, signal, the
-   * two cross-API hops) */
-  OrtRunOptions* alone = NULL;
-  if (!rc && !ort_fail(&p, c->k.api->CreateRunOptions(&alone), "run options")) {
-    c->k.api->RunOptionsSetSyncStream(alone, p.stream);
-    const char* in_names[] = {c->input_name};
-    const char* out_names[] = {c->output_name};
-    for (int i = 0; i < 30 && !rc; i++) {
-      demo_arm("timing the inference alone", 10);
-      uint64_t t0 = ortkit_now_ns();
-      rc = ort_fail(&p, c->k.api->Run(c->session, alone, in_names, (const OrtValue* const*)&p.slots[0].x, 1,
-                                      out_names, 1, &p.slots[0].y),
-                    "Run alone");
-      if (i >= 5) series_add(&r->run_alone_us, (double)(ortkit_now_ns() - t0) / 1e3);
-    }
-    c->k.api->ReleaseRunOptions(alone);
-  }
   demo_progress("interop", done, c->frames, done / r->seconds, series_mean(&r->cpu_us));
   fprintf(stderr, "\n");
   if (!rc) rc = demo_write_pngs(c, o->out_dir, "interop", p.keep, p.n_keep);

@@ -27,8 +27,9 @@ int demo_write_pngs(const demo_ctx* c, const char* out_dir, const char* tag, dem
 }
 
 void demo_report_free(demo_report* r) {
-  series* all[] = {&r->cpu_us, &r->ort_us, &r->run_alone_us, &r->ring_wait_us, &r->render_us, &r->between_us, &r->present_us, &r->round_trip_us,
-                   &r->frame_us};
+  series* all[] = {&r->cpu_us,        &r->ort_us,        &r->ring_wait_us,     &r->render_us,
+                   &r->between_us,    &r->present_us,    &r->round_trip_us,    &r->frame_us,
+                   &r->gfxep_wait_us, &r->gfxep_run_us,  &r->gfxep_signal_us, &r->gfxep_total_us};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) series_free(all[i]);
 }
 
@@ -78,7 +79,10 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
     json_series(f, "gpu_us_present", &r->present_us, 0);
     json_series(f, "gpu_us_frame_round_trip", &r->round_trip_us, 0);
     json_series(f, "host_us_frame_latency", &r->frame_us, 0);
-    json_series(f, "host_us_inference_alone_synchronized", &r->run_alone_us, 0);
+    json_series(f, "gpu_us_gfxep_wait", &r->gfxep_wait_us, 0);
+    json_series(f, "gpu_us_gfxep_inference", &r->gfxep_run_us, 0);
+    json_series(f, "gpu_us_gfxep_signal", &r->gfxep_signal_us, 0);
+    json_series(f, "gpu_us_gfxep_frame", &r->gfxep_total_us, 0);
     fprintf(f, "      \"seconds\": %.3f\n    }%s\n", r->seconds, i + 1 < n ? "," : "");
   }
   fprintf(f, "  }\n}\n");
@@ -118,6 +122,18 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
       else snprintf(cells[j], sizeof cells[j], "-");
     printf("%-20s %8.1f %10s %10s %13s %13s %12s\n", r->name, r->seconds > 0 ? r->frames / r->seconds : 0.0,
            cells[0], cells[1], cells[2], cells[3], cells[4]);
+  }
+  for (int i = 0; i < n; i++) {
+    const demo_report* r = &reports[i];
+    if (!r->gfxep_run_us.n) continue;
+    const series* part[4] = {&r->gfxep_wait_us, &r->gfxep_run_us, &r->gfxep_signal_us, &r->gfxep_total_us};
+    char cells[4][32];
+    for (int j = 0; j < 4; j++) /* no waits or signals on the one-queue pipeline: "-" */
+      if (part[j]->n) snprintf(cells[j], sizeof cells[j], "%.1fus", series_percentile(part[j], 0.5));
+      else snprintf(cells[j], sizeof cells[j], "-");
+    printf("%s: gfxep's GPU time per frame, from its frame timings (p50): wait %s, inference %s, signal %s, "
+           "all %s\n",
+           r->name, cells[0], cells[1], cells[2], cells[3]);
   }
   printf("report: %s/report.json, per-frame: %s/frames.csv\n", o->out_dir, o->out_dir);
   return 0;

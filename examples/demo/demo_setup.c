@@ -178,9 +178,12 @@ int demo_open(demo_ctx* c, demo_options* o, char* err, size_t n) {
   }
   o->model = model;
   demo_arm("creating the session", 120);
-  const char* keys[] = {"precision"};
-  const char* values[] = {o->precision};
-  if (ort_failed(c, ortkit_session(&c->k, model, c->device, keys, values, o->precision ? 1 : 0, &c->session),
+  /* gfxep's per-frame GPU timings split the frame's GPU time into its wait, inference and signal; the
+   * reader is an export of the plugin ORT loaded */
+  c->read_frames = (gfxep_read_frame_timings_fn)ortkit_plugin_symbol(GFXEP_READ_FRAME_TIMINGS);
+  const char* keys[] = {"frame_timings", "session_name", "precision"};
+  const char* values[] = {"1", "gfxep-demo", o->precision};
+  if (ort_failed(c, ortkit_session(&c->k, model, c->device, keys, values, o->precision ? 3 : 2, &c->session),
                  "session", err, n) ||
       io_names(c, err, n))
     return -1;

@@ -60,13 +60,14 @@ gfx_status gfx_backend_check_alive(gfx_dev* dev) {
 }
 
 /* ---- stalled devices ----
- * cudaFree and cudaFreeHost wait for the whole device, and releasing an imported semaphore that a
- * queued wait still uses is not allowed: while a device is stalled (a wait past the watchdog's limit),
+ * cudaFree and cudaFreeHost wait for the whole device, releasing an imported semaphore that a queued
+ * wait still uses is not allowed, and the Vulkan backend waits (bounded) for a stream's or an event's
+ * submissions before destroying it: while a device is stalled (a wait past the watchdog's limit),
  * these releases are kept in a list and carried out when it resumes, so that releasing a session
  * never hangs on a producer that does not signal. */
 typedef struct deferred_free {
   gfx_dev* dev;
-  int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore */
+  int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore, 4 stream_destroy, 5 event_destroy */
   void* a;
   void* b;
   struct deferred_free* next;
@@ -120,7 +121,9 @@ void gfx_backend_set_stalled(gfx_dev* dev, int stalled) {
       case 0: be(dev)->mem_free(dev, d->a); break;
       case 1: be(dev)->host_free(dev, d->a); break;
       case 2: if (be(dev)->release_memory) be(dev)->release_memory(dev, d->a, d->b); break;
-      default: if (be(dev)->release_semaphore) be(dev)->release_semaphore(dev, d->a); break;
+      case 3: if (be(dev)->release_semaphore) be(dev)->release_semaphore(dev, d->a); break;
+      case 4: be(dev)->stream_destroy(dev, d->a); break;
+      default: be(dev)->event_destroy(dev, d->a); break;
     }
     free(d);
     n++;
@@ -183,13 +186,17 @@ gfx_status gfx_backend_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_
 }
 
 gfx_status gfx_backend_stream_create(gfx_dev* dev, void** out) { return be(dev)->stream_create(dev, out); }
-void gfx_backend_stream_destroy(gfx_dev* dev, void* stream) { be(dev)->stream_destroy(dev, stream); }
+void gfx_backend_stream_destroy(gfx_dev* dev, void* stream) {
+  if (!defer(dev, 4, stream, NULL)) be(dev)->stream_destroy(dev, stream);
+}
 gfx_status gfx_backend_stream_sync(gfx_dev* dev, void* stream) { return seen(dev, be(dev)->stream_sync(dev, stream)); }
 gfx_status gfx_backend_stream_flush(gfx_dev* dev, void* stream) {
   return be(dev)->stream_flush ? seen(dev, be(dev)->stream_flush(dev, stream)) : NULL;
 }
 gfx_status gfx_backend_event_create(gfx_dev* dev, void** out) { return be(dev)->event_create(dev, out); }
-void gfx_backend_event_destroy(gfx_dev* dev, void* event) { be(dev)->event_destroy(dev, event); }
+void gfx_backend_event_destroy(gfx_dev* dev, void* event) {
+  if (!defer(dev, 5, event, NULL)) be(dev)->event_destroy(dev, event);
+}
 gfx_status gfx_backend_event_record(gfx_dev* dev, void* event, void* stream) {
   return seen(dev, be(dev)->event_record(dev, event, stream));
 }

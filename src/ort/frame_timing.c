@@ -40,6 +40,7 @@ struct gfx_frame_log {
   atomic_uint timeout_ms;
   uint64_t dropped; /* frames not recorded because the ring was full of frames the GPU had not passed */
   int stalled;      /* frames whose wait the watchdog reported and that have not completed */
+  char label[48];   /* "cuda:0", what frames carry as their device */
   gfx_frame_log* next; /* in the list of every log (all_logs) */
 };
 
@@ -106,11 +107,14 @@ static int reached(gfx_frame_log* log, int index, int from, int which, double* u
   return 1;
 }
 
-/* Whether every stamp the frame wrote is reached: its slots may then be written again. */
+/* Whether the GPU has passed every stamp the frame wrote, so its slots may be written again: the
+ * stamps of a frame are on one stream, in order, so the last one written tells (one query). */
 static int all_reached(gfx_frame_log* log, int index) {
-  for (int k = 0; k < S_COUNT; k++)
-    if ((log->frames[index].written & (1u << k)) && !reached(log, index, k, k, NULL)) return 0;
-  return 1;
+  const unsigned w = log->frames[index].written;
+  if (!w) return 1;
+  int last = S_COUNT - 1;
+  while (!(w & (1u << last))) last--;
+  return reached(log, index, last, last, NULL);
 }
 
 /* Fills in the figures once every written stamp is reached; returns whether the frame is complete. */
@@ -155,7 +159,8 @@ static int new_frame(gfx_frame_log* log, void* stream) {
   if (prev >= 0) log->frames[prev].open = 0;
   int i = (log->newest + 1) % FRAMES;
   frame* f = &log->frames[i];
-  if (f->t.frame && f->written && !resolve(log, i) && !all_reached(log, i)) {
+  /* an unread frame is overwritten once the GPU is past it: the ring keeps the newest frames */
+  if (f->t.frame && !(f->t.flags & GFXEP_FRAME_COMPLETE) && !all_reached(log, i)) {
     if (log->dropped++ == 0)
       gfx_log(GFX_LOG_WARNING, "gfxep: %s device %d: frame timings dropped: the GPU is %d frames behind", 
               log->device->backend_name, log->device->dev->index, FRAMES);
@@ -165,7 +170,7 @@ static int new_frame(gfx_frame_log* log, void* stream) {
   f->t.version = GFXEP_FRAME_TIMING_VERSION;
   f->t.frame = atomic_fetch_add(&frame_counter, 1) + 1;
   f->t.host_queued_ns = gfx_profiler_now_ns();
-  snprintf(f->t.device, sizeof f->t.device, "%s:%d", log->device->backend_name, log->device->dev->index);
+  memcpy(f->t.device, log->label, sizeof f->t.device);
   f->stream = stream;
   f->open = 1;
   log->newest = i;
@@ -254,9 +259,9 @@ void gfx_frames_compute(gfx_ep* ep, void* stream) {
     f->run_begun = 1;
     f->ep = ep;
     f->t.session_id = ep->session_id;
-    snprintf(f->t.session_name, sizeof f->t.session_name, "%s", ep->options.session_name);
+    memcpy(f->t.session_name, ep->options.session_name, sizeof f->t.session_name);
     f->t.run = run_mark.run;
-    snprintf(f->t.run_tag, sizeof f->t.run_tag, "%s", run_mark.tag);
+    memcpy(f->t.run_tag, run_mark.tag, sizeof f->t.run_tag);
     f->t.flags |= GFXEP_FRAME_HAS_RUN;
     write_stamp(log, i, S_RUN_BEGIN, stream);
     run_mark.index = i;
@@ -366,6 +371,7 @@ gfx_frame_log* gfx_frame_log_for(gfx_device* d) {
   }
   log->device = d;
   log->newest = -1;
+  snprintf(log->label, sizeof log->label, "%s:%d", d->backend_name, d->dev->index);
   atomic_init(&log->timeout_ms, 5000);
   pthread_mutex_init(&log->lock, NULL);
   pthread_mutex_lock(&logs_lock);

@@ -1,4 +1,5 @@
-/* gfxep — the two symbols ONNX Runtime looks up in a plugin EP library. Nothing else is exported
+/* gfxep — the two symbols ONNX Runtime looks up in a plugin EP library. The only other export is the
+ * frame-timing reader of include/gfxep.h (frame_timing.c)
  * (see gfxep.lds; on Windows, the only functions marked dllexport). */
 #include <stdatomic.h>
 #include <stdio.h>

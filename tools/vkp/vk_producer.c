@@ -379,7 +379,8 @@ static int create_device(vkp_ctx* ctx, char* err, size_t n) {
   if (ctx->has_semaphore_fd) extensions[n_extensions++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   /* Besides timeline semaphores, what a renderer enables when it hands its device to gfxep's Vulkan
    * backend (bufferDeviceAddress, and the 8/16-bit storage, float16 and int64 its kernels use, and the
-   * cooperative matrices with the memory model their shaders declare), where the device has them;
+   * cooperative matrices with the memory model their shaders declare, and the host query reset its
+   * per-frame timings use), where the device has them;
    * vkp_native says which were enabled. */
   VkPhysicalDeviceVulkan12Features have12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features have11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -402,7 +403,8 @@ static int create_device(vkp_ctx* ctx, char* err, size_t n) {
                                              .storageBuffer8BitAccess = have12.storageBuffer8BitAccess,
                                              .shaderFloat16 = have12.shaderFloat16,
                                              .shaderInt8 = have12.shaderInt8,
-                                             .vulkanMemoryModel = coop ? VK_TRUE : VK_FALSE};
+                                             .vulkanMemoryModel = coop ? VK_TRUE : VK_FALSE,
+                                             .hostQueryReset = have12.hostQueryReset};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV want_coop = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &want12, .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceVulkan11Features want11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -412,9 +414,10 @@ static int create_device(vkp_ctx* ctx, char* err, size_t n) {
   want.features.shaderInt64 = have.features.shaderInt64;
   want.features.shaderInt16 = have.features.shaderInt16;
   ctx->has_buffer_device_address = have12.bufferDeviceAddress;
-  snprintf(ctx->features, sizeof ctx->features, "%s%s%s%s%s", have.features.shaderInt64 ? "int64," : "",
+  snprintf(ctx->features, sizeof ctx->features, "%s%s%s%s%s%s", have.features.shaderInt64 ? "int64," : "",
            have12.storageBuffer8BitAccess ? "storage8," : "", have11.storageBuffer16BitAccess ? "storage16," : "",
-           have12.shaderFloat16 && have11.storageBuffer16BitAccess ? "float16," : "", coop ? "coopmat," : "");
+           have12.shaderFloat16 && have11.storageBuffer16BitAccess ? "float16," : "", coop ? "coopmat," : "",
+           have12.hostQueryReset ? "host_query_reset," : "");
   if (ctx->features[0]) ctx->features[strlen(ctx->features) - 1] = 0;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &want,

@@ -64,6 +64,7 @@ static gfx_status check_ordinal(int device) {
  * own runtime, but a driver-level context switch by another CUDA user on the same thread would not
  * be seen. If that ever matters, drop the cache here; nothing else depends on it. */
 static _Thread_local int current_device = -1;
+static _Thread_local void* current_cig; /* the CIG context this thread made current, NULL: the primary */
 
 /* Devices whose context has gfxep's own kernels loaded (see cuda_elementwise.cu for why). */
 static atomic_int kernels_loaded[CUDA_MAX_DEVICES];
@@ -85,14 +86,20 @@ void cuda_forget_context(int device) {
   atomic_store(&kernels_loaded[device], 0);
   cuda_forget_handles(device);
   current_device = -1;
+  current_cig = NULL;
 }
 
+/* With a CUDA-in-Graphics context on the device (cuda_cig.c), that context is made current instead of
+ * the primary one: the runtime API then works on it. */
 gfx_status cuda_use_device(int device) {
-  if (device == current_device) return NULL;
+  void* cig = cuda_cig_context(device);
+  if (device == current_device && cig == current_cig) return NULL;
   GFX_TRY(check_ordinal(device));
-  GFX_TRY(cuda_check(cudaSetDevice(device), "cudaSetDevice(%d)", device));
+  if (cig) GFX_TRY(cuda_cig_make_current(device));
+  else GFX_TRY(cuda_check(cudaSetDevice(device), "cudaSetDevice(%d)", device));
   GFX_TRY(load_kernels(device));
   current_device = device;
+  current_cig = cig;
   return NULL;
 }
 
@@ -130,6 +137,13 @@ gfx_status cuda_device_info(gfx_dev* dev, gfx_device_info* out) {
   out->total_memory = prop.totalGlobalMem;
   out->compute_major = prop.major;
   out->compute_minor = prop.minor;
+  /* CUDA-in-Graphics, per graphics API: what InitGraphicsInterop can use (cuda_cig.c) */
+  int cig_vulkan = 0, cig_d3d12 = 0;
+  if (cudaDeviceGetAttribute(&cig_vulkan, cudaDevAttrVulkanCigSupported, device) != cudaSuccess) cig_vulkan = 0;
+  if (cudaDeviceGetAttribute(&cig_d3d12, cudaDevAttrD3D12CigSupported, device) != cudaSuccess) cig_d3d12 = 0;
+  (void)cudaGetLastError();
+  snprintf(out->features, sizeof out->features, "%s%s%s", cig_vulkan ? "cig_vulkan" : "",
+           cig_vulkan && cig_d3d12 ? "," : "", cig_d3d12 ? "cig_d3d12" : "");
   return NULL;
 }
 

@@ -51,6 +51,11 @@ gfx_status cuda_use_device(int device);
 /* After cudaDeviceReset: the context's library handles and loaded kernels are gone, and this thread
  * must make the device current again (cuda_device.c, cuda_handles.c). */
 void cuda_forget_context(int device);
+
+/* ---- CUDA-in-Graphics (cuda_cig.c) ---- */
+/* The device's CIG context (a CUcontext), NULL when it has none; making it the thread's current one. */
+void* cuda_cig_context(int device);
+gfx_status cuda_cig_make_current(int device);
 void cuda_forget_handles(int device);
 
 /* ---- frame stamps and faults (cuda_faults.c) ---- */

@@ -262,34 +262,3 @@ gfx_status cuda_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, 
                     "cudaSignalExternalSemaphoresAsync(value %llu) on device %d", (unsigned long long)value, device);
 }
 
-/* CUDA-in-Graphics puts CUDA work on the graphics API's own scheduling context. gfxep checks whether
- * the device offers it and says so; it does not create CIG contexts yet (see docs/interop.md), so it
- * runs on the device's primary context either way, which is correct, only without CIG's scheduling. */
-gfx_status cuda_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* config, char* note, size_t note_size) {
-  const int device = dev->index;
-  const gfx_graphics_api api = config->api;
-  GFX_TRY(cuda_use_device(device));
-  int attr = api == GFX_GRAPHICS_API_D3D12 ? cudaDevAttrD3D12CigSupported : cudaDevAttrVulkanCigSupported;
-  int cig = 0;
-  cudaError_t err = cudaDeviceGetAttribute(&cig, (enum cudaDeviceAttr)attr, device);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    cig = 0;
-  }
-  const char* api_name = api == GFX_GRAPHICS_API_D3D12 ? "D3D12" : "Vulkan";
-  if (!cig)
-    snprintf(note, note_size, "device %d does not support CUDA-in-Graphics with %s; interop runs without it", device,
-             api_name);
-  else if (!config->queue && !config->nv_blob)
-    snprintf(note, note_size, "no %s queue data given; interop runs without CUDA-in-Graphics", api_name);
-  else
-    snprintf(note, note_size,
-             "device %d supports CUDA-in-Graphics with %s, which gfxep does not use yet; interop runs on the primary "
-             "context",
-             device, api_name);
-  return NULL;
-}
-
-gfx_status cuda_graphics_interop_deinit(gfx_dev* dev) {
-  return cuda_use_device(dev->index);
-}
