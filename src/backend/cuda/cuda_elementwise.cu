@@ -101,6 +101,23 @@ __device__ inline float unary_op(const cuda_ew_unary_args& a, float x) {
     case GFX_OP_NEG: return -x;
     case GFX_OP_ABS: return fabsf(x);
     case GFX_OP_RECIPROCAL: return 1.0f / x;
+    case GFX_OP_FLOOR: return floorf(x);
+    case GFX_OP_CEIL: return ceilf(x);
+    /* rintf rounds halves to even (the default rounding mode), as Round asks; roundf would round
+     * them away from zero */
+    case GFX_OP_ROUND: return rintf(x);
+    /* 0, -0 and NaN pass through */
+    case GFX_OP_SIGN: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+    /* sinf/cosf stay within 2 ulp at any argument (a slow but exact reduction for large ones); the
+     * __sinf/__cosf intrinsics (and --use_fast_math) lose all accuracy a few periods out */
+    case GFX_OP_SIN: return sinf(x);
+    case GFX_OP_COS: return cosf(x);
+    case GFX_OP_SOFTSIGN: return x / (1.0f + fabsf(x));
+    /* x * tanh(softplus(x)), softplus in Softplus's overflow-free form */
+    case GFX_OP_MISH: return x * tanhf(fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))));
+    /* fmaxf/fminf as the reference's fmax/fmin: a NaN input gives 0 there too */
+    case GFX_OP_CELU: return fmaxf(x, 0.0f) + fminf(0.0f, a.alpha * expm1f(x / a.alpha));
+    case GFX_OP_THRESHOLDED_RELU: return x > a.alpha || isnan(x) ? x : 0.0f;
     default: return 0.0f;
   }
 }
@@ -654,6 +671,16 @@ __global__ void unary_vec_kernel(cuda_ew_unary_args a, const T* x, T* y, int64_t
     GFX_UNARY_CASE(GFX_OP_NEG)
     GFX_UNARY_CASE(GFX_OP_ABS)
     GFX_UNARY_CASE(GFX_OP_RECIPROCAL)
+    GFX_UNARY_CASE(GFX_OP_FLOOR)
+    GFX_UNARY_CASE(GFX_OP_CEIL)
+    GFX_UNARY_CASE(GFX_OP_ROUND)
+    GFX_UNARY_CASE(GFX_OP_SIGN)
+    GFX_UNARY_CASE(GFX_OP_SIN)
+    GFX_UNARY_CASE(GFX_OP_COS)
+    GFX_UNARY_CASE(GFX_OP_SOFTSIGN)
+    GFX_UNARY_CASE(GFX_OP_MISH)
+    GFX_UNARY_CASE(GFX_OP_CELU)
+    GFX_UNARY_CASE(GFX_OP_THRESHOLDED_RELU)
     default: break;
   }
 }
