@@ -220,6 +220,8 @@ __device__ inline float binary_op(gfx_op op, float a, float b) {
     case GFX_OP_EQUAL: return a == b;
     case GFX_OP_GREATER: return a > b;
     case GFX_OP_LESS: return a < b;
+    case GFX_OP_GREATER_OR_EQUAL: return a >= b; /* false against NaN, like the others */
+    case GFX_OP_LESS_OR_EQUAL: return a <= b;
     case GFX_OP_MIN: return nan_min(a, b);
     case GFX_OP_MAX: return nan_max(a, b);
     default: return 0.0f;
@@ -235,6 +237,8 @@ __device__ inline int64_t binary_op(gfx_op op, int64_t a, int64_t b) {
     case GFX_OP_EQUAL: return a == b;
     case GFX_OP_GREATER: return a > b;
     case GFX_OP_LESS: return a < b;
+    case GFX_OP_GREATER_OR_EQUAL: return a >= b;
+    case GFX_OP_LESS_OR_EQUAL: return a <= b;
     case GFX_OP_MIN: return a < b ? a : b;
     case GFX_OP_MAX: return a > b ? a : b;
     default: return 0;

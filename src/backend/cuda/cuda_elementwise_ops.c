@@ -117,7 +117,8 @@ static gfx_status check_broadcast(const ir_node* node, const gfx_tensor* in, int
 static gfx_status check_broadcast_types(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out) {
   const gfx_op op = node->op;
   const int t = in[0].dtype;
-  const int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS;
+  const int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS ||
+                      op == GFX_OP_GREATER_OR_EQUAL || op == GFX_OP_LESS_OR_EQUAL;
   const int int_ok =
       op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN || op == GFX_OP_MAX || compare;
   if (!is_float_type(t) && !(int_ok && is_int_type(t)))
