@@ -5,8 +5,8 @@
 // loads where contiguous) and combine their partial results with warp shuffles and a little shared
 // memory. Short rows (up to 1024 elements) get one warp each instead, and few long rows are split
 // into chunks reduced by separate blocks into scratch memory, then combined (see cuda_row_split). Reductions over outer dims
-// give each thread one output, so that neighbouring threads read neighbouring elements. Pooling has
-// one thread per output. All loops are grid-stride with 64-bit indices.
+// give each thread one output, so that neighbouring threads read neighbouring elements. Pooling,
+// ArgMax and ArgMin have one thread per output. All loops are grid-stride with 64-bit indices.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -177,6 +177,18 @@ struct reduce_traits<CUDA_REDUCE_L2> {
   typedef sum_op op;
   static __device__ float prepare(float v) { return v * v; }
   static __device__ float finish(float acc, int64_t) { return sqrtf(acc); }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_L1> {
+  typedef sum_op op;
+  static __device__ float prepare(float v) { return fabsf(v); }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+template <>
+struct reduce_traits<CUDA_REDUCE_SUM_SQUARE> {
+  typedef sum_op op;
+  static __device__ float prepare(float v) { return v * v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
 };
 
 /* ---- short rows: one warp per row ---- */
@@ -440,8 +452,47 @@ void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStre
     case CUDA_REDUCE_MAX: launch_reduce<T, CUDA_REDUCE_MAX>(in, out, a, stream); break;
     case CUDA_REDUCE_MIN: launch_reduce<T, CUDA_REDUCE_MIN>(in, out, a, stream); break;
     case CUDA_REDUCE_L2: launch_reduce<T, CUDA_REDUCE_L2>(in, out, a, stream); break;
+    case CUDA_REDUCE_L1: launch_reduce<T, CUDA_REDUCE_L1>(in, out, a, stream); break;
+    case CUDA_REDUCE_SUM_SQUARE: launch_reduce<T, CUDA_REDUCE_SUM_SQUARE>(in, out, a, stream); break;
     default: break;
   }
+}
+
+/* ---- ArgMax, ArgMin ---- */
+
+/* One thread per output walks its reduced elements in order, exactly as the reference does: the
+ * same comparisons in the same order give the same index, ties and NaN included (values compare
+ * in float, which holds every float16 and bfloat16 value exactly). Neighbouring threads take
+ * neighbouring outputs, which read neighbouring elements unless the axis is the innermost. */
+template <typename T, bool IsMax>
+__global__ void arg_kernel(const T* x, int64_t* y, cuda_reduce_args a) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count; o += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float best = load(x, base);
+    int64_t best_i = 0;
+    for (int64_t r = 1; r < a.reduce_count; r++) {
+      /* one axis is reduced: a single (dim, stride) pair, which needs no division */
+      const int64_t at = base + (a.n_red == 1 ? r * a.red_strides[0] : offset_of(r, a.n_red, a.red_dims, a.red_strides));
+      const float v = load(x, at);
+      /* comparisons with NaN are false: a NaN is never better, nor is anything better than a NaN */
+      const bool better = IsMax ? (a.select_last ? v >= best : v > best) : (a.select_last ? v <= best : v < best);
+      if (better) {
+        best = v;
+        best_i = r;
+      }
+    }
+    y[o] = best_i;
+  }
+}
+
+template <typename T>
+void launch_arg(const void* x, int64_t* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  const T* in = static_cast<const T*>(x);
+  const unsigned int grid = grid_for(a.out_count, kBlockSize);
+  if (a.kind == CUDA_REDUCE_ARGMAX)
+    arg_kernel<T, true><<<grid, kBlockSize, 0, stream>>>(in, y, a);
+  else
+    arg_kernel<T, false><<<grid, kBlockSize, 0, stream>>>(in, y, a);
 }
 
 /* ---- pooling ---- */
@@ -621,6 +672,10 @@ cudaError_t preload_type() {
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_MAX>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_MIN>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_L2>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_L1>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_SUM_SQUARE>()) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
@@ -641,6 +696,19 @@ extern "C" cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_r
     case GFX_DTYPE_F32: dispatch_reduce<float>(x, y, args, stream); break;
     case GFX_DTYPE_F16: dispatch_reduce<__half>(x, y, args, stream); break;
     case GFX_DTYPE_BF16: dispatch_reduce<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_arg_run(int dtype, const void* x, int64_t* y, cuda_reduce_args args, cudaStream_t stream) {
+  if (args.out_count <= 0) return cudaSuccess;
+  if (args.reduce_count <= 0) return cudaErrorInvalidValue; /* no index to give (the caller refuses it first) */
+  if (args.kind != CUDA_REDUCE_ARGMAX && args.kind != CUDA_REDUCE_ARGMIN) return cudaErrorInvalidValue;
+  switch (dtype) {
+    case GFX_DTYPE_F32: launch_arg<float>(x, y, args, stream); break;
+    case GFX_DTYPE_F16: launch_arg<__half>(x, y, args, stream); break;
+    case GFX_DTYPE_BF16: launch_arg<__nv_bfloat16>(x, y, args, stream); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -21,12 +21,23 @@
 extern "C" {
 #endif
 
-enum { CUDA_REDUCE_SUM = 0, CUDA_REDUCE_MEAN, CUDA_REDUCE_MAX, CUDA_REDUCE_MIN, CUDA_REDUCE_L2 };
+enum {
+  CUDA_REDUCE_SUM = 0,
+  CUDA_REDUCE_MEAN,
+  CUDA_REDUCE_MAX,
+  CUDA_REDUCE_MIN,
+  CUDA_REDUCE_L2,
+  CUDA_REDUCE_L1,
+  CUDA_REDUCE_SUM_SQUARE,
+  CUDA_REDUCE_ARGMAX, /* cuda_arg_run only */
+  CUDA_REDUCE_ARGMIN
+};
 
 /* y[o] = reduction of x[base(o) + offset(r)] over r < reduce_count, where base and offset split
  * their index over (dims, strides) lists, last dim fastest (see ir_reduce_geom). */
 typedef struct cuda_reduce_args {
   int kind;
+  int select_last; /* ArgMax/ArgMin: the last index among equal extremes rather than the first */
   int n_kept, n_red;
   int64_t out_count, reduce_count;
   int64_t kept_dims[GFX_MAX_RANK], kept_strides[GFX_MAX_RANK];
@@ -84,6 +95,11 @@ static inline void cuda_row_split(int64_t rows, int64_t count, int64_t* chunks, 
 }
 
 cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_reduce_args args, cudaStream_t stream);
+/* ArgMax / ArgMin (args.kind CUDA_REDUCE_ARGMAX or CUDA_REDUCE_ARGMIN): y[o] is the int64 position,
+ * along the reduced elements, of the first extreme (the last with select_last); a NaN never compares
+ * better, so it wins only at position 0. reduce_count must be at least 1 where out_count is not 0;
+ * chunks and scratch are not used. */
+cudaError_t cuda_arg_run(int dtype, const void* x, int64_t* y, cuda_reduce_args args, cudaStream_t stream);
 cudaError_t cuda_pool_run(int dtype, const void* x, void* y, cuda_pool_args args, cudaStream_t stream);
 cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_args args, cudaStream_t stream);
 /* bias may be NULL */

@@ -62,9 +62,12 @@ STATELESS_PREPARE(softmax)
  * split is a pure function of the shapes: prepare asks for the scratch it needs and run derives
  * the same split again; a run without that scratch falls back to one block per row. */
 
-static size_t reduce_split_bytes(const ir_reduce_geom* g, int64_t* chunks, int64_t* chunk_len) {
+static int is_arg(ir_reduce_kind kind) { return kind == IR_REDUCE_ARGMAX || kind == IR_REDUCE_ARGMIN; }
+
+static size_t reduce_split_bytes(ir_reduce_kind kind, const ir_reduce_geom* g, int64_t* chunks, int64_t* chunk_len) {
   *chunks = 1;
   *chunk_len = g->reduce_count;
+  if (is_arg(kind)) return 0;                                        /* one thread per output */
   if (g->copy || g->n_red != 1 || g->red_strides[0] != 1) return 0; /* contiguous rows only */
   cuda_row_split(g->out_count, g->reduce_count, chunks, chunk_len);
   return *chunks > 1 ? (size_t)(g->out_count * *chunks) * sizeof(float) : 0;
@@ -85,7 +88,7 @@ gfx_status cuda_prepare_reduce(int device, const ir_node* node, const gfx_shape*
     return NULL;
   }
   int64_t chunks, chunk_len;
-  *scratch_bytes = reduce_split_bytes(&g, &chunks, &chunk_len);
+  *scratch_bytes = reduce_split_bytes(node->params.reduce.kind, &g, &chunks, &chunk_len);
   return NULL;
 }
 
@@ -104,11 +107,63 @@ gfx_status cuda_prepare_norm(int device, const ir_node* node, const gfx_shape* i
   return NULL;
 }
 
-/* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
+/* The kernels' view of a geometry (chunks and scratch are set by the caller where it splits rows). */
+static cuda_reduce_args reduce_args(int kind, const ir_reduce_geom* g) {
+  cuda_reduce_args a;
+  memset(&a, 0, sizeof a);
+  a.kind = kind;
+  a.n_kept = g->n_kept;
+  a.n_red = g->n_red;
+  a.out_count = g->out_count;
+  a.reduce_count = g->reduce_count;
+  memcpy(a.kept_dims, g->kept_dims, sizeof a.kept_dims);
+  memcpy(a.kept_strides, g->kept_strides, sizeof a.kept_strides);
+  memcpy(a.red_dims, g->red_dims, sizeof a.red_dims);
+  memcpy(a.red_strides, g->red_strides, sizeof a.red_strides);
+  a.chunks = 1;
+  a.chunk_len = g->reduce_count;
+  return a;
+}
+
+/* ---- ArgMax, ArgMin ---- */
+
+/* A float input (as check_io), int64 indices out. */
+static gfx_status check_arg_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out) {
+  if (node->n_inputs != 1 || node->n_outputs != 1)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 1 and 1",
+                                      node->n_inputs, node->n_outputs));
+  const int dtype = in[0].dtype;
+  if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s; float32, float16 or bfloat16 is handled",
+                                      gfx_dtype_name(dtype)));
+  if (out[0].dtype != GFX_DTYPE_I64)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 is %s; int64 is expected",
+                                      gfx_dtype_name(out[0].dtype)));
+  return NULL;
+}
+
+static gfx_status run_arg(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_arg_io(node, in, out));
+  ir_reduce_geom g;
+  gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &g.out));
+  /* as the reference backend (and ONNX Runtime) do: an empty axis has no index to give */
+  if (g.reduce_count == 0 && g.out_count > 0)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "an axis of size 0 has no index to give"));
+  cuda_reduce_args a =
+      reduce_args(node->params.reduce.kind == IR_REDUCE_ARGMAX ? CUDA_REDUCE_ARGMAX : CUDA_REDUCE_ARGMIN, &g);
+  a.select_last = node->params.reduce.select_last;
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node, cuda_arg_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
+}
+
+/* ---- ReduceSum/Mean/Max/Min/L2/L1/SumSquare, GlobalAveragePool, GlobalMaxPool ---- */
 
 gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                            cuda_node_state* state) {
   (void)state;
+  if (is_arg(node->params.reduce.kind)) return run_arg(ctx, node, in, out);
   GFX_TRY(check_io(node, in, out, 1, 1));
   ir_reduce_geom g;
   gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g);
@@ -121,24 +176,15 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
     return launched(ctx, node,
                     cudaMemcpyAsync(out[0].data, in[0].data, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)ctx->stream));
   }
-  cuda_reduce_args a;
-  memset(&a, 0, sizeof a);
   static const int kinds[] = {[IR_REDUCE_SUM] = CUDA_REDUCE_SUM, [IR_REDUCE_MEAN] = CUDA_REDUCE_MEAN,
                               [IR_REDUCE_MAX] = CUDA_REDUCE_MAX, [IR_REDUCE_MIN] = CUDA_REDUCE_MIN,
-                              [IR_REDUCE_L2] = CUDA_REDUCE_L2};
+                              [IR_REDUCE_L2] = CUDA_REDUCE_L2, [IR_REDUCE_L1] = CUDA_REDUCE_L1,
+                              [IR_REDUCE_SUM_SQUARE] = CUDA_REDUCE_SUM_SQUARE};
   const int kind = (int)node->params.reduce.kind;
-  if (kind < 0 || kind > IR_REDUCE_L2) /* ReduceL1, ReduceSumSquare: declined by supports_node */
+  if (kind < 0 || kind > IR_REDUCE_SUM_SQUARE) /* a kind added to the IR without a kernel here */
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "reduction kind %d has no CUDA kernel", kind));
-  a.kind = kinds[kind];
-  a.n_kept = g.n_kept;
-  a.n_red = g.n_red;
-  a.out_count = g.out_count;
-  a.reduce_count = g.reduce_count;
-  memcpy(a.kept_dims, g.kept_dims, sizeof a.kept_dims);
-  memcpy(a.kept_strides, g.kept_strides, sizeof a.kept_strides);
-  memcpy(a.red_dims, g.red_dims, sizeof a.red_dims);
-  memcpy(a.red_strides, g.red_strides, sizeof a.red_strides);
-  const size_t split_bytes = reduce_split_bytes(&g, &a.chunks, &a.chunk_len);
+  cuda_reduce_args a = reduce_args(kinds[kind], &g);
+  const size_t split_bytes = reduce_split_bytes(node->params.reduce.kind, &g, &a.chunks, &a.chunk_len);
   if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
     a.scratch = ctx->scratch;
   } else {
