@@ -259,32 +259,6 @@ static gfx_status cuda_device_sync(gfx_dev* dev) {
   return cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on device %d", device);
 }
 
-/* The element-wise ops of the table that have no CUDA kernel yet: declined, so ONNX Runtime runs them
- * (they run on the reference and Vulkan backends). */
-static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
-  (void)dev;
-  switch (q->op) {
-    case GFX_OP_FLOOR:
-    case GFX_OP_CEIL:
-    case GFX_OP_ROUND:
-    case GFX_OP_SIGN:
-    case GFX_OP_SIN:
-    case GFX_OP_COS:
-    case GFX_OP_SOFTSIGN:
-    case GFX_OP_MISH:
-    case GFX_OP_CELU:
-    case GFX_OP_THRESHOLDED_RELU:
-    case GFX_OP_GREATER_OR_EQUAL:
-    case GFX_OP_LESS_OR_EQUAL:
-    case GFX_OP_REDUCE_L1:
-    case GFX_OP_REDUCE_SUM_SQUARE:
-    case GFX_OP_ARG_MAX:
-    case GFX_OP_ARG_MIN:
-      return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s has no CUDA kernel yet", ir_op_name(q->op));
-    default: return NULL;
-  }
-}
-
 /* ---- the table ---- */
 
 static const gfx_backend cuda_backend = {
@@ -326,7 +300,8 @@ static const gfx_backend cuda_backend = {
     .event_done = cuda_event_done,
     .device_sync = cuda_device_sync,
 
-    .supports_node = cuda_supports_node,
+    /* no supports_node: every op of the table has a CUDA kernel for every element type and
+     * attribute its parse function admits (ir/ops.def) */
     .node_prepare = cuda_node_prepare,
     .node_release = cuda_node_release,
     .node_run = cuda_node_run,
