@@ -61,12 +61,13 @@ static gfx_dev* open_backend(const char* name) {
   return dev;
 }
 
-/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`), integers in
- * [-50, 50], bools half true. */
-static void fill(void* data, int dtype, int64_t n, double scale, int positive) {
+/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`; multiples of
+ * `grid` when it is > 0), integers in [-50, 50], bools half true. */
+static void fill(void* data, int dtype, int64_t n, double scale, int positive, double grid) {
   for (int64_t i = 0; i < n; i++) {
     double v = rand_unit() * scale;
     if (positive) v = fabs(v) + 0.01;
+    if (grid > 0) v = nearbyint(v / grid) * grid;
     switch (dtype) {
       case GFX_DTYPE_F32: ((float*)data)[i] = (float)v; break;
       case GFX_DTYPE_F16: ((uint16_t*)data)[i] = gfx_float_to_half((float)v); break;
@@ -106,6 +107,7 @@ typedef struct ew_case {
   int out_dtype;
   double scale;
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
+  double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
   int misalign; /* inputs and output one element past an aligned address */
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
@@ -204,7 +206,8 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     size_t b = gfx_shape_bytes(&c->in[i], c->in_dtype[i], &okb);
     host[i] = malloc(b + 8);
     /* BatchNorm's variance must be positive */
-    fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4));
+    fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
+         c->grid);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
     if ((s = gfx_backend_mem_alloc(gpu, b + 16, &dev[i]))) goto done;
     if (b && (s = gfx_backend_copy(gpu, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
@@ -365,6 +368,10 @@ static void unary_cases(gfx_dev* gpu, void* stream) {
       }
       if (ops[k] == GFX_OP_SIN || ops[k] == GFX_OP_COS) {
         c.scale = 3000.0; /* many periods: the argument reduction */
+        run_case(gpu, stream, &c);
+      }
+      if (ops[k] == GFX_OP_FLOOR || ops[k] == GFX_OP_CEIL || ops[k] == GFX_OP_ROUND || ops[k] == GFX_OP_SIGN) {
+        c.grid = 0.5; /* integers and exact halves (Round: halves to even), zeros for Sign */
         run_case(gpu, stream, &c);
       }
     }
@@ -587,6 +594,78 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
           c.misalign = misalign;
           run_case(gpu, stream, &c);
         }
+    }
+}
+
+/* "<op> <type> <shape> axes=a,b keepdims=k[ select_last][ misaligned]<note>" */
+static void reduce_label(ew_case* c, const char* note) {
+  const ir_reduce_params* p = &c->node.params.reduce;
+  char b[96];
+  int n = snprintf(c->label, sizeof c->label, "%s %s %s axes=", ir_op_name(c->node.op), gfx_dtype_name(c->in_dtype[0]),
+                   gfx_shape_str(&c->in[0], b, sizeof b));
+  for (int a = 0; a < p->n_axes; a++) n += snprintf(c->label + n, sizeof c->label - (size_t)n, a ? ",%d" : "%d", p->axes[a]);
+  snprintf(c->label + n, sizeof c->label - (size_t)n, "%s keepdims=%d%s%s%s", p->n_axes ? "" : "all", p->keepdims,
+           p->select_last ? " select_last" : "", c->misalign ? " misaligned" : "", note);
+}
+
+/* ReduceL1 and ReduceSumSquare through the reduction strategies (many short rows, few long rows split
+ * through scratch, a strided axis, two axes, an outer axis, every axis), keepdims both ways, one
+ * element off alignment too. */
+static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
+  static const gfx_op ops[] = {GFX_OP_REDUCE_L1, GFX_OP_REDUCE_SUM_SQUARE};
+  static const ir_reduce_kind kinds[] = {IR_REDUCE_L1, IR_REDUCE_SUM_SQUARE};
+  const gfx_shape xs[] = {SHAPE(2000, 192), SHAPE(3, 40000), SHAPE(4, 33, 17),
+                          SHAPE(4, 33, 17), SHAPE(5, 3000),  SHAPE(4, 33, 17)};
+  static const int n_axes[] = {1, 1, 1, 2, 1, 0};
+  static const int8_t axes[][2] = {{-1}, {1}, {1}, {0, 2}, {0}, {0}};
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (int t = 0; t < 3; t++)
+      for (int k = 0; k < 2; k++)
+        for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
+          for (int keep = 0; keep < 2; keep++) {
+            ew_case c = case_of(ops[k], float_types[t], 1, &xs[r]);
+            ir_reduce_params* p = &c.node.params.reduce;
+            *p = (ir_reduce_params){.kind = kinds[k], .n_axes = (int8_t)n_axes[r], .keepdims = (int8_t)keep};
+            for (int a = 0; a < n_axes[r]; a++) p->axes[a] = axes[r][a];
+            c.scale = r == 1 ? 0.01 : 1.0; /* sums of 40000 stay small enough for float16 */
+            c.misalign = misalign;
+            reduce_label(&c, "");
+            run_case(gpu, stream, &c);
+          }
+}
+
+/* ArgMax and ArgMin along every axis, keepdims both ways, the first and the last index among equal
+ * extremes (inputs on a grid of integers, so that ties are common); long rows, an outer axis with
+ * many outputs and an axis of size 1 on random data. */
+static void arg_cases(gfx_dev* gpu, void* stream) {
+  static const gfx_op ops[] = {GFX_OP_ARG_MAX, GFX_OP_ARG_MIN};
+  const gfx_shape tied[1] = {SHAPE(4, 33, 17)};
+  static const int8_t tied_axes[] = {0, 1, 2, -2};
+  const gfx_shape xs[] = {SHAPE(3, 517), SHAPE(3000, 7), SHAPE(4, 1, 17)};
+  static const int8_t x_axes[] = {-1, 0, 1};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 2; k++) {
+      for (int a = 0; a < 4; a++)
+        for (int keep = 0; keep < 2; keep++)
+          for (int last = 0; last < 2; last++) {
+            ew_case c = case_of(ops[k], float_types[t], 1, tied);
+            c.out_dtype = GFX_DTYPE_I64;
+            c.node.params.reduce = (ir_reduce_params){.kind = ops[k] == GFX_OP_ARG_MAX ? IR_REDUCE_ARGMAX : IR_REDUCE_ARGMIN,
+                                                      .n_axes = 1, .keepdims = (int8_t)keep,
+                                                      .select_last = (int8_t)last, .axes = {tied_axes[a]}};
+            c.grid = 1.0;
+            reduce_label(&c, " ties");
+            run_case(gpu, stream, &c);
+          }
+      for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++) {
+        ew_case c = case_of(ops[k], float_types[t], 1, &xs[r]);
+        c.out_dtype = GFX_DTYPE_I64;
+        c.node.params.reduce = (ir_reduce_params){.kind = ops[k] == GFX_OP_ARG_MAX ? IR_REDUCE_ARGMAX : IR_REDUCE_ARGMIN,
+                                                  .n_axes = 1, .keepdims = 1, .axes = {x_axes[r]}};
+        c.misalign = (int)r == 0;
+        reduce_label(&c, "");
+        run_case(gpu, stream, &c);
+      }
     }
 }
 
@@ -890,6 +969,8 @@ int main(int argc, char** argv) {
   other_cases(gpu, stream);
   fast_path_cases(gpu, stream);
   reduce_norm_cases(gpu, stream);
+  reduce_kind_cases(gpu, stream);
+  arg_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);
