@@ -38,6 +38,13 @@ def main(out_dir):
                            ("gpu_present_us", "present (Vulkan)"),
                            ("gpu_round_trip_us", "frame round trip (GPU clock)")):
             ax.plot(col(zero_copy, key), label=label, linewidth=0.8)
+        # gfxep's own per-frame timings (include/gfxep.h): its part of the frame, split
+        for key, label in (("gpu_gfxep_wait_us", "gfxep: semaphore wait (its frame timings)"),
+                           ("gpu_gfxep_inference_us", "gfxep: inference (its frame timings)"),
+                           ("gpu_gfxep_signal_us", "gfxep: signal (its frame timings)")):
+            values = col(zero_copy, key) if rows.get(zero_copy) and key in rows[zero_copy][0] else []
+            if any(v == v for v in values):  # not all NaN
+                ax.plot(values, label=label, linewidth=0.8, linestyle="--")
         ax.set_title(f"zero-copy pipeline ({report.get('backend', '?')} backend): GPU time per stage")
         ax.set_ylabel("microseconds")
     elif rows:

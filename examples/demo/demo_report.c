@@ -91,15 +91,17 @@ int demo_report_write(const demo_ctx* c, const demo_options* o, const demo_repor
   snprintf(path, sizeof path, "%s/frames.csv", o->out_dir);
   f = fopen(path, "w");
   if (f) {
-    fprintf(f, "pipeline,frame,host_us,gpu_render_us,gpu_between_us,gpu_present_us,gpu_round_trip_us\n");
+    fprintf(f, "pipeline,frame,host_us,gpu_render_us,gpu_between_us,gpu_present_us,gpu_round_trip_us,"
+               "gpu_gfxep_wait_us,gpu_gfxep_inference_us,gpu_gfxep_signal_us\n");
     for (int i = 0; i < n; i++) {
       const demo_report* r = &reports[i];
       size_t rows = r->cpu_us.n > r->frame_us.n ? r->cpu_us.n : r->frame_us.n;
       for (size_t k = 0; k < rows; k++) {
         double host = k < r->cpu_us.n ? r->cpu_us.v[k] : r->frame_us.v[k];
         fprintf(f, "%s,%zu,%.2f", r->name, k, host);
-        const series* g[] = {&r->render_us, &r->between_us, &r->present_us, &r->round_trip_us};
-        for (int j = 0; j < 4; j++) {
+        const series* g[] = {&r->render_us,     &r->between_us,   &r->present_us,     &r->round_trip_us,
+                             &r->gfxep_wait_us, &r->gfxep_run_us, &r->gfxep_signal_us};
+        for (int j = 0; j < 7; j++) {
           if (k < g[j]->n) fprintf(f, ",%.2f", g[j]->v[k]);
           else fprintf(f, ",");
         }
