@@ -520,9 +520,12 @@ static void phase_watchdog(const char* model) {
   double release_ms = (double)(ortkit_now_ns() - t0) / 1e6;
   check(release_ms < 2000.0, "watchdog: releasing everything while stalled returns at once");
   /* the producer signals: the frame drains, the held releases are done, the frame completes */
-  arm("watchdog: drain", 30);
+  arm("watchdog: drain (signal)", 30);
   vkp_timeline_signal_host(l.ready, v, err, sizeof err);
+  arm("watchdog: drain (wait for the copy)", 30);
   int drained = !vkp_timeline_wait_host(l.read, v, WAIT_NS, err, sizeof err);
+  printf("# watchdog: drained %d (%s)\n", drained, drained ? "" : err);
+  arm("watchdog: drain (frame complete)", 30);
   check(drained, "watchdog: the frame drains once the producer signals");
   int complete = 0;
   t0 = ortkit_now_ns();
@@ -681,6 +684,7 @@ static int hex_to_uuid(const char* hex, uint8_t* uuid) {
 }
 
 int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* the JSON lines survive the watchdog's _exit */
   signal(SIGALRM, watchdog);
   arm("ORT setup", 60);
   if (ortkit_open(&k, NULL, ORT_LOGGING_LEVEL_WARNING, err, sizeof err)) {

@@ -101,6 +101,7 @@ fi
 # the Vulkan backend on the GPU's own Vulkan driver: the backend table, every op family against the
 # reference backend, every op case through ORT against its CPU EP, and models through gfxep-run
 step vulkan_backend 120 "$pack/bin/test_vulkan_backend"
+step cig_info 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-info' | grep -E 'CUDA-in-Graphics|gfxep\.features'"
 step vulkan_features 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-info' | grep -E 'gfxep\.(backend|device_name|features) '"
 step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
 # float16 convolutions on the tensor-core kernel too (by default they take the tiled one)
@@ -136,6 +137,12 @@ for m in denoise_small conv_net; do
     step "bench_${m}_$b" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend "$b" --dyn 256 --runs 200 \
       "$pack/models/$m.onnx"
   done
+done
+# the same with gfxep's per-frame timings on: their host cost (enqueue_us against bench_denoise_small_*)
+# and the device time they report (gfxep_gpu_ms) beside CUDA's events
+for b in cuda vulkan; do
+  step "bench_denoise_small_${b}_frame_timings" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend "$b" \
+    --dyn 256 --runs 200 --frame-timings "$pack/models/denoise_small.onnx"
 done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
 "$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null

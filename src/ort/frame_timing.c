@@ -55,13 +55,31 @@ static pthread_cond_t watchdog_cond = PTHREAD_COND_INITIALIZER;
 static int watchdog_stop;
 #define WATCHDOG_PERIOD_MS 20
 
-static void watchdog_scan(gfx_frame_log* log);
+/* What a scan decided for a device, carried out after the locks are released: resuming a device runs
+ * the releases held while it was stalled, which may wait (bounded) on the device. */
+enum { STALL_KEEP, STALL_BEGIN, STALL_END };
+static int watchdog_scan(gfx_frame_log* log);
 
 static void* watchdog_main(void* arg) {
   (void)arg;
   pthread_mutex_lock(&logs_lock);
   while (!watchdog_stop) {
-    for (gfx_frame_log* l = all_logs; l; l = l->next) watchdog_scan(l);
+    gfx_dev* change[GFX_MAX_EP_DEVICES * 4];
+    int what[GFX_MAX_EP_DEVICES * 4], n_change = 0;
+    for (gfx_frame_log* l = all_logs; l; l = l->next) {
+      int verdict = watchdog_scan(l);
+      if (verdict != STALL_KEEP && n_change < GFX_MAX_EP_DEVICES * 4) {
+        change[n_change] = l->device->dev;
+        what[n_change++] = verdict;
+      }
+    }
+    if (n_change) {
+      /* the devices outlive their logs (backend devices live as long as the process) */
+      pthread_mutex_unlock(&logs_lock);
+      for (int i = 0; i < n_change; i++) gfx_backend_set_stalled(change[i], what[i] == STALL_BEGIN);
+      pthread_mutex_lock(&logs_lock);
+      continue;
+    }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_nsec += WATCHDOG_PERIOD_MS * 1000000L;
@@ -311,10 +329,12 @@ void gfx_frames_run_end(gfx_ep* ep, void* stream) {
 
 /* ---- the watchdog ---- */
 
-/* With logs_lock held: reports waits pending longer than the device's limit, once per frame. */
-static void watchdog_scan(gfx_frame_log* log) {
+/* With logs_lock held: reports waits pending longer than the device's limit, once per frame; returns
+ * whether the device now begins or ends a stall. */
+static int watchdog_scan(gfx_frame_log* log) {
   unsigned limit = atomic_load(&log->timeout_ms);
-  if (!limit) return;
+  if (!limit) return STALL_KEEP;
+  const int stalled_before = log->stalled > 0;
   pthread_mutex_lock(&log->lock);
   const uint64_t now = gfx_profiler_now_ns();
   for (int i = 0; i < FRAMES; i++) {
@@ -323,7 +343,7 @@ static void watchdog_scan(gfx_frame_log* log) {
     if (reached(log, i, S_WAIT_END, S_WAIT_END, NULL)) {
       f->wait_done = 1;
       if (f->t.flags & GFXEP_FRAME_WAIT_TIMED_OUT) {
-        if (--log->stalled == 0) gfx_backend_set_stalled(log->device->dev, 0);
+        log->stalled--;
         gfx_log(GFX_LOG_WARNING, "gfxep: %s: the wait of frame %" PRIu64 " for value %" PRIu64 " completed after %.0f ms",
                 f->t.device, f->t.frame, f->t.wait_value, (double)(now - f->wait_queued_ns) / 1e6);
       }
@@ -334,7 +354,7 @@ static void watchdog_scan(gfx_frame_log* log) {
     if (pending_ms < (double)limit) continue;
     f->t.flags |= GFXEP_FRAME_WAIT_TIMED_OUT;
     f->t.wait_stalled_ms = pending_ms;
-    if (log->stalled++ == 0) gfx_backend_set_stalled(log->device->dev, 1);
+    log->stalled++;
     uint64_t current = 0;
     char current_text[48] = "unknown: the backend cannot read it";
     gfx_status s = gfx_backend_semaphore_value(log->device->dev, f->wait_semaphore, &current);
@@ -351,7 +371,9 @@ static void watchdog_scan(gfx_frame_log* log) {
             f->t.device, f->wait_semaphore, f->t.wait_value, current_text, pending_ms, f->t.frame, f->t.session_id,
             f->t.session_name, f->t.run);
   }
+  const int stalled_now = log->stalled > 0;
   pthread_mutex_unlock(&log->lock);
+  return stalled_now == stalled_before ? STALL_KEEP : stalled_now ? STALL_BEGIN : STALL_END;
 }
 
 /* ---- the log's life ---- */

@@ -8,10 +8,14 @@
  * only way back is cudaDeviceReset, which destroys every allocation, stream, event and handle of the
  * device, so cuda_device_recover is only called once gfxep holds nothing on it any more.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <time.h>
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_trap.h"
+
+#define RECOVER_WAIT_MS 5000
 
 typedef struct cuda_stamps {
   int count;
@@ -101,5 +105,17 @@ gfx_status cuda_device_recover(gfx_dev* dev) {
   GFX_TRY(cuda_check(cudaDeviceReset(), "cudaDeviceReset on device %d", device));
   /* the reset destroyed the context: its library handles and loaded kernels are gone with it */
   cuda_forget_context(device);
+  /* the driver may take a while to tear the faulted context down: until then a new one is refused
+   * (cudaErrorDevicesUnavailable); retried for up to RECOVER_WAIT_MS */
+  cudaError_t err = cudaSuccess;
+  for (int waited = 0; waited <= RECOVER_WAIT_MS; waited += 50) {
+    err = cudaSetDevice(device);
+    if (err == cudaSuccess) err = cudaFree(NULL); /* creates the new primary context */
+    if (err == cudaSuccess) break;
+    (void)cudaGetLastError();
+    struct timespec pause = {0, 50L * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  GFX_TRY(cuda_check(err, "a new context on device %d after cudaDeviceReset (waited %d ms)", device, RECOVER_WAIT_MS));
   return cuda_use_device(device);
 }
