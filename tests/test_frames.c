@@ -258,8 +258,26 @@ static void test_device_loss_injected(void** state) {
     k.api->ReleaseStatus(st);
   }
   k.api->ReleaseSession(s); /* must return: nothing waits on the dead device */
-  /* with no session left on it, a new session brings the device back */
-  OrtSession* again = session("after-loss", "1");
+  /* with no session left on it, a new session brings the device back; on CUDA the driver may refuse a
+   * new context for the rest of the process after a fault in a kernel (the H200's does): the session is
+   * then refused with a status that says so, at once on every later try */
+  OrtSession* again = NULL;
+  const char* keys[] = {"session_name"};
+  const char* values[] = {"after-loss"};
+  for (int attempt = 0; attempt < 2; attempt++) {
+    OrtStatus* st = ortkit_session(&k, model_path("conv_net"), device, keys, values, 1, &again);
+    if (!st) break;
+    const char* msg = k.api->GetErrorMessage(st);
+    printf("# new session after the loss (attempt %d): %s\n", attempt + 1, msg);
+    if (strcmp(backend, "cuda") != 0 || !strstr(msg, "restart the process")) fail_msg("no recovery: %s", msg);
+    k.api->ReleaseStatus(st);
+  }
+  if (!again) {
+    printf("# NOTE: the CUDA device stays lost in this process (the driver refuses a new context)\n");
+    free(in.data);
+    k.api->ReleaseSession(cpu);
+    return;
+  }
   ortkit_tensor *got = NULL, *want = NULL;
   size_t n_got = 0, n_want = 0;
   expect_ok(ortkit_run(&k, again, NULL, &in, 1, &got, &n_got), "run on the recovered device");

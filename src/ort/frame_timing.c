@@ -56,8 +56,9 @@ static int watchdog_stop;
 #define WATCHDOG_PERIOD_MS 20
 
 /* What a scan decided for a device, carried out after the locks are released: resuming a device runs
- * the releases held while it was stalled, which may wait (bounded) on the device. */
-enum { STALL_KEEP, STALL_BEGIN, STALL_END };
+ * the releases held while it was stalled, which may wait (bounded) on the device. (A stall begins
+ * inside the scan: marking it only sets a flag.) */
+enum { STALL_KEEP, STALL_END };
 static int watchdog_scan(gfx_frame_log* log);
 
 static void* watchdog_main(void* arg) {
@@ -76,7 +77,7 @@ static void* watchdog_main(void* arg) {
     if (n_change) {
       /* the devices outlive their logs (backend devices live as long as the process) */
       pthread_mutex_unlock(&logs_lock);
-      for (int i = 0; i < n_change; i++) gfx_backend_set_stalled(change[i], what[i] == STALL_BEGIN);
+      for (int i = 0; i < n_change; i++) gfx_backend_set_stalled(change[i], what[i] != STALL_END);
       pthread_mutex_lock(&logs_lock);
       continue;
     }
@@ -352,9 +353,11 @@ static int watchdog_scan(gfx_frame_log* log) {
     if (f->t.flags & GFXEP_FRAME_WAIT_TIMED_OUT) continue;
     const double pending_ms = (double)(now - f->wait_queued_ns) / 1e6;
     if (pending_ms < (double)limit) continue;
+    /* the device is marked stalled before anyone can see the report: an application that reacts to it
+     * by releasing what the stalled work uses must find those releases held */
+    if (log->stalled++ == 0) gfx_backend_set_stalled(log->device->dev, 1);
     f->t.flags |= GFXEP_FRAME_WAIT_TIMED_OUT;
     f->t.wait_stalled_ms = pending_ms;
-    log->stalled++;
     uint64_t current = 0;
     char current_text[48] = "unknown: the backend cannot read it";
     gfx_status s = gfx_backend_semaphore_value(log->device->dev, f->wait_semaphore, &current);
@@ -373,7 +376,7 @@ static int watchdog_scan(gfx_frame_log* log) {
   }
   const int stalled_now = log->stalled > 0;
   pthread_mutex_unlock(&log->lock);
-  return stalled_now == stalled_before ? STALL_KEEP : stalled_now ? STALL_BEGIN : STALL_END;
+  return stalled_before && !stalled_now ? STALL_END : STALL_KEEP;
 }
 
 /* ---- the log's life ---- */

@@ -15,7 +15,10 @@
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_trap.h"
 
-#define RECOVER_WAIT_MS 5000
+#define RECOVER_WAIT_MS 2000
+
+/* Devices whose driver refused a new context after the reset: not tried again in this process. */
+static int unrecoverable[CUDA_MAX_DEVICES];
 
 typedef struct cuda_stamps {
   int count;
@@ -99,6 +102,12 @@ gfx_status cuda_inject_device_loss(gfx_dev* dev, void* stream) {
 
 gfx_status cuda_device_recover(gfx_dev* dev) {
   const int device = dev->index;
+  if (device < 0 || device >= CUDA_MAX_DEVICES) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: no device %d", device);
+  if (unrecoverable[device])
+    return gfx_error(GFX_ERR_DEVICE_LOST,
+                     "cuda backend: the driver refused a new context on device %d after the fault; restart the "
+                     "process to use the device again",
+                     device);
   /* on a context with a sticky error cudaSetDevice itself reports it; the reset is what clears it */
   (void)cudaSetDevice(device);
   (void)cudaGetLastError();
@@ -116,6 +125,14 @@ gfx_status cuda_device_recover(gfx_dev* dev) {
     struct timespec pause = {0, 50L * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
-  GFX_TRY(cuda_check(err, "a new context on device %d after cudaDeviceReset (waited %d ms)", device, RECOVER_WAIT_MS));
+  if (err != cudaSuccess) {
+    /* measured on the H200 (driver 580): after a trap, cudaErrorDevicesUnavailable for as long as the
+     * process lives, a second reset included */
+    unrecoverable[device] = 1;
+    return gfx_error(GFX_ERR_DEVICE_LOST,
+                     "cuda backend: the driver refuses a new context on device %d after the fault (%s %d ms after "
+                     "cudaDeviceReset); restart the process to use the device again",
+                     device, cudaGetErrorName(err), RECOVER_WAIT_MS);
+  }
   return cuda_use_device(device);
 }

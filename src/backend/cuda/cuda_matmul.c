@@ -205,7 +205,10 @@ static gfx_status fill_preference(cublasLtMatmulPreference_t pref, size_t max_wo
   GFX_TRY(set_preference(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_b, 1, node));
   GFX_TRY(set_preference(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_a, 1, node));
   GFX_TRY(set_preference(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_out, 1, node));
-  return set_preference(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_out, 1, node);
+  GFX_TRY(set_preference(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_out, 1, node));
+  /* split-K partial sums in float32, never in a 16-bit output type (as in cuda_gemm.c) */
+  return set_preference(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE, 1, node);
 }
 
 /* The heuristic's first choice for these alignments and this much workspace. */
