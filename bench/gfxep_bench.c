@@ -17,6 +17,8 @@
  *   throughput   frames/s with `depth` Runs queued back to back before synchronizing
  *   gfxep_gpu_ms with --frame-timings: the device time of each Run from gfxep's own per-frame timings
  *                (include/gfxep.h), on every backend; enqueue_us then includes what writing them costs
+ *   frame_timings_cost_us  with --frame-timings: what they cost the host, measured A/B: a second
+ *                session without them on the same bound tensors, Runs alternating between the two
  * --backend picks the device by its gfxep.backend (default cuda; vulkan registers as gfxep.vulkan,
  * which also offers a CPU implementation such as lavapipe).
  * Percentiles are over N runs after W warm-up runs (warm-up also records the partitions: with
@@ -225,7 +227,12 @@ int main(int argc, char** argv) {
       values[n_opt++] = eq + 1;
     }
   }
-  if (frame_timings && n_opt + 2 <= 16) {
+  const size_t n_user_opt = n_opt;
+  if (frame_timings && n_opt + 2 > 16) {
+    fprintf(stderr, "gfxep-bench: too many --options for --frame-timings\n");
+    return 2;
+  }
+  if (frame_timings) {
     keys[n_opt] = "frame_timings";
     values[n_opt++] = "1";
     keys[n_opt] = "session_name";
@@ -382,6 +389,40 @@ int main(int argc, char** argv) {
   }
   double fps = (double)batches * depth / ((double)(ortkit_now_ns() - tp0) / 1e9);
 
+  /* the host cost of the frame timings: the same Run with them off, alternating run by run */
+  char cost_json[160] = "null";
+  if (frame_timings) {
+    OrtSession* plain = NULL;
+    OrtIoBinding* plain_binding = NULL;
+    if (failed(ortkit_session(&k, model, dev[0], keys, values, n_user_opt, &plain), "session without frame timings") ||
+        failed(k.api->CreateIoBinding(plain, &plain_binding), "binding"))
+      return 2;
+    for (size_t i = 0; i < n_in; i++)
+      if (failed(k.api->BindInput(plain_binding, in[i].name, in[i].value), "bind input")) return 2;
+    for (size_t o = 0; o < n_out; o++)
+      if (failed(k.api->BindOutput(plain_binding, out[o].name, out[o].value), "bind output")) return 2;
+    double* on_us = calloc((size_t)runs, sizeof(double));
+    double* off_us = calloc((size_t)runs, sizeof(double));
+    for (int r = -warmup; r < runs; r++)
+      for (int on = 0; on < 2; on++) {
+        OrtSession* s = on ? sess : plain;
+        OrtIoBinding* b = on ? binding : plain_binding;
+        uint64_t t0 = ortkit_now_ns();
+        if (failed(k.api->RunWithBinding(s, ro, b), "run")) return 2;
+        uint64_t t1 = ortkit_now_ns();
+        if (wait_outputs(b, stream)) return 2;
+        if (r >= 0) (on ? on_us : off_us)[r] = (double)(t1 - t0) / 1e3;
+        for (int n; on && read_frames && (n = read_frames("gfxep-bench", last_frame, frames, 64)) > 0;)
+          last_frame = frames[n - 1].frame;
+      }
+    const double on50 = pct(on_us, runs, 0.5), off50 = pct(off_us, runs, 0.5);
+    snprintf(cost_json, sizeof cost_json, "{\"on_p50\": %.2f, \"off_p50\": %.2f, \"delta_p50\": %.2f, \"runs\": %d}", on50,
+             off50, on50 - off50, runs);
+    free(on_us);
+    free(off_us);
+    k.api->ReleaseIoBinding(plain_binding);
+    k.api->ReleaseSession(plain);
+  }
   char* profile_path = profile ? profile_runs(model, dev[0], profile, keys, values, n_opt, in_names, in_values, n_in,
                                              out_names, n_out)
                               : NULL;
@@ -396,10 +437,11 @@ int main(int argc, char** argv) {
   int len = snprintf(buf, sizeof buf,
                      "{\"profile\": \"%s\", \"model\": \"%s\", \"nodes_on_gfxep\": %zu, \"nodes_elsewhere\": %zu, \"runs\": %d, "
                      "\"session_create_ms\": %.1f, \"latency_ms\": {\"p50\": %.4f, \"p99\": %.4f}, "
-                     "\"gpu_ms\": %s, \"gfxep_gpu_ms\": %s, \"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+                     "\"gpu_ms\": %s, \"gfxep_gpu_ms\": %s, \"frame_timings_cost_us\": %s, "
+                     "\"enqueue_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
                      "\"throughput_fps\": %.1f, \"options\": \"%s\", \"backend\": \"%s\"}",
                      profile_path ? profile_path : "", model, on_gfxep, on_other, runs, create_ms, pct(latency_ms, runs, 0.5), pct(latency_ms, runs, 0.99),
-                     gpu_json, gfxep_json, pct(enqueue_us, runs, 0.5), pct(enqueue_us, runs, 0.99), fps, options ? options : "",
+                     gpu_json, gfxep_json, cost_json, pct(enqueue_us, runs, 0.5), pct(enqueue_us, runs, 0.99), fps, options ? options : "",
                      backend);
   printf("%s\n", buf);
   if (json) {

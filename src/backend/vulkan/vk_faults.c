@@ -86,8 +86,14 @@ gfx_status vk_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream) {
   if (vk_stream_capturing(st)) r = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a stamp written during a capture");
   if (!r) r = vk_stream_cmd(st, &cb);
   if (!r) {
+    /* A timestamp written at BOTTOM_OF_PIPE is outside the second scope of the submission's semaphore
+     * waits (that stage means "none" there): on the H200 it landed before an unsignalled wait
+     * completed. Written at the compute stage after an execution barrier from every earlier command,
+     * it is ordered after the waits and after all work recorded before it. */
     vkResetQueryPool(d->device, s->pool, (uint32_t)slot, 1);
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->pool, (uint32_t)slot);
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 0,
+                         NULL, 0, NULL);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, s->pool, (uint32_t)slot);
   }
   return vk_stream_release(d, stream, st, r);
 }
