@@ -367,6 +367,7 @@ static OrtStatus* ORT_API_CALL init_graphics_interop(OrtEpFactory* this_ptr, con
                       d->backend_name, d->dev->index);
   } else {
     char note[512] = "";
+    if (d->live_eps == 0) gfx_frame_log_retire(d); /* the backend may move to the renderer's device */
     s = gfx_to_ort(gfx_backend_graphics_interop_init(d->dev, &ic, note, sizeof note));
     if (!s) {
       d->interop_ready = 1;
@@ -388,6 +389,7 @@ static OrtStatus* ORT_API_CALL deinit_graphics_interop(OrtEpFactory* this_ptr, c
     s = gfx_ort_error(ORT_FAIL, "gfxep: DeinitGraphicsInterop: graphics interop is not initialized for %s device %d",
                       d->backend_name, d->dev->index);
   } else {
+    if (d->live_eps == 0) gfx_frame_log_retire(d); /* its stamps live on the device being left */
     s = gfx_to_ort(gfx_backend_graphics_interop_deinit(d->dev));
     d->interop_ready = 0;
   }

@@ -412,6 +412,17 @@ gfx_frame_log* gfx_frame_log_for(gfx_device* d) {
   return log;
 }
 
+void gfx_frame_log_retire(gfx_device* d) {
+  gfx_frame_log* log = d->frame_log;
+  if (!log) return;
+  pthread_mutex_lock(&log->lock);
+  const int stalled = log->stalled;
+  pthread_mutex_unlock(&log->lock);
+  if (stalled) return; /* its watchdog still has to see the stalled waits through */
+  gfx_frame_log_destroy(d);
+  d->frame_log_failed = 0;
+}
+
 void gfx_frame_log_set_timeout(gfx_device* d, unsigned ms) {
   if (d->frame_log) atomic_store(&d->frame_log->timeout_ms, ms);
 }

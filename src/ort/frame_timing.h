@@ -22,6 +22,10 @@ struct gfx_ep;
 typedef struct gfx_frame_log gfx_frame_log;
 gfx_frame_log* gfx_frame_log_for(gfx_device* d);
 void gfx_frame_log_destroy(gfx_device* d);
+/* With no session left on the device (the set's lock held): drops the log, whose stamps live on the
+ * backend's current device object (the renderer's VkDevice after InitGraphicsInterop); a later session
+ * makes a new one. Called around InitGraphicsInterop and DeinitGraphicsInterop. Kept while stalled. */
+void gfx_frame_log_retire(gfx_device* d);
 /* The watchdog's limit for waits on this device (0: off); the newest session's option sets it. */
 void gfx_frame_log_set_timeout(gfx_device* d, unsigned ms);
 

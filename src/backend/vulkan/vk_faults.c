@@ -56,6 +56,7 @@ gfx_status vk_stamps_create(gfx_dev* dev, int count, void** out) {
     return st;
   }
   vkResetQueryPool(d->device, s->pool, 0, (uint32_t)count);
+  atomic_fetch_add(&d->live_stamps, 1);
   *out = s;
   return NULL;
 }
@@ -65,6 +66,7 @@ void vk_stamps_destroy(gfx_dev* dev, void* stamps) {
   vk_stamps* s = stamps;
   if (!s) return;
   vkDestroyQueryPool(s->d->device, s->pool, NULL);
+  atomic_fetch_sub(&s->d->live_stamps, 1);
   free(s);
 }
 

@@ -139,6 +139,7 @@ typedef struct vk_device {
   /* what lives on the VkDevice besides allocations and streams: prepared node states (their pipelines),
    * events and imported semaphores, imported memory */
   atomic_int live_states, live_events, live_imports;
+  atomic_int live_stamps; /* frame-stamp query pools (vk_faults.c) */
   atomic_int fault_lost; /* inject_device_loss was called: every submit reports VK_ERROR_DEVICE_LOST */
 } vk_device;
 

@@ -559,13 +559,13 @@ static const char* alive(vk_device* d, char* buf, size_t size) {
   vk_memory_counts(d, &n_dev, &n_host);
   size_t n_streams = vk_stream_count(d);
   int states = atomic_load(&d->live_states), events = atomic_load(&d->live_events),
-      imports = atomic_load(&d->live_imports);
+      imports = atomic_load(&d->live_imports), stamps = atomic_load(&d->live_stamps);
   buf[0] = 0;
-  if (n_dev || n_host || n_streams || states || events || imports)
+  if (n_dev || n_host || n_streams || states || events || imports || stamps)
     snprintf(buf, size,
              "%zu device allocations (%d of them imports), %zu host allocations, %zu streams, %d events or imported "
-             "semaphores and %d prepared nodes are alive",
-             n_dev, imports, n_host, n_streams, events, states);
+             "semaphores, %d prepared nodes and %d frame-stamp pools are alive",
+             n_dev, imports, n_host, n_streams, events, states, stamps);
   return buf;
 }
 
