@@ -497,6 +497,15 @@ def nn_cases():
                     tol=conv_tol, tag="group"))
     out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3)], {"dilations": [2, 2], "pads": [1, 1, 1, 1]},
                     tol=conv_tol, tag="dil"))
+    out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3), w(3)],
+                    {"strides": [3, 3], "output_shape": [9, 8]}, tol=conv_tol, tag="outshape",
+                    note="output_shape within what the taps reach: pads derived from it"))
+    out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3), w(3)],
+                    {"strides": [3, 3], "output_shape": [10, 8]}, expect="refused", tol=conv_tol, tag="outshape_beyond",
+                    note="output_shape beyond the taps (negative pads): left to ONNX Runtime"))
+    out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 1, 1)],
+                    {"strides": [3, 3], "auto_pad": "SAME_UPPER"}, expect="refused", tol=conv_tol, tag="same_beyond",
+                    note="SAME output (input x stride) beyond a 1x1 kernel's taps: left to ONNX Runtime"))
     mm_tol = (2e-5, 2e-4)
     out.append(Case("MatMul", 13, [In([4, 7]), In([7, 5])], tol=mm_tol))
     out.append(Case("MatMul", 13, [In([2, 3, 4, 6]), Const(rand([6, 5]))], tol=mm_tol, tag="bcast"))

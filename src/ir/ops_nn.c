@@ -144,21 +144,26 @@ gfx_status ir_parse_conv_transpose(const ir_node_desc* d, ir_params* p) {
                           (long long)c.group);
   if (w->rank >= 3 && w->dims[0] >= 0 && x->rank >= 3 && x->dims[1] >= 0 && w->dims[0] != x->dims[1])
     return IR_UNSUPPORTED(d, "weight dim 0 (%lld) != input channels %lld", (long long)w->dims[0], (long long)x->dims[1]);
-  if (c.has_output_shape) {
-    /* output_shape larger than what the taps reach means negative pads (outputs beyond every tap,
-     * holding the bias alone), which gfxep does not compute; it is only known to fit when the input's
-     * spatial dims and the kernel are static, so anything else stays with ONNX Runtime */
+  if (c.has_output_shape || c.auto_pad == IR_PAD_SAME_UPPER || c.auto_pad == IR_PAD_SAME_LOWER) {
+    /* an output (output_shape, or input x stride for SAME padding) larger than what the taps reach
+     * means negative pads (outputs beyond every tap, holding the bias alone), which gfxep does not
+     * compute; it is only known to fit when the input's spatial dims and the kernel are static, so
+     * anything else stays with ONNX Runtime */
     for (int i = 0; i < c.spatial; i++) {
-      const int64_t in = x->rank == c.spatial + 2 ? x->dims[2 + i] : -1;
+      /* with SAME padding the shortfall, in x stride minus the reach, does not depend on the input size */
+      const int64_t in = !c.has_output_shape ? 1 : x->rank == c.spatial + 2 ? x->dims[2 + i] : -1;
       const int64_t k = w->rank == c.spatial + 2 ? w->dims[2 + i] : -1;
       if (in < 1 || k < 1)
-        return IR_UNSUPPORTED(d, "output_shape with spatial dim %d of the input or kernel not static", i);
+        return IR_UNSUPPORTED(d, "%s with spatial dim %d of the input or kernel not static",
+                              c.has_output_shape ? "output_shape" : "SAME padding", i);
       const int64_t full = c.strides[i] * (in - 1) + c.output_padding[i] + (k - 1) * c.dilations[i] + 1;
-      if (c.output_shape[i] > full)
+      const int64_t want = c.has_output_shape ? c.output_shape[i] : in * c.strides[i];
+      if (want > full)
         return IR_UNSUPPORTED(d,
-                              "output_shape[%d] = %lld exceeds the %lld the input's taps reach (negative pads are not "
+                              "%s[%d] = %lld exceeds the %lld the input's taps reach (negative pads are not "
                               "implemented)",
-                              i, (long long)c.output_shape[i], (long long)full);
+                              c.has_output_shape ? "output_shape" : "the SAME-padded output", i, (long long)want,
+                              (long long)full);
     }
   }
   p->conv = c;
