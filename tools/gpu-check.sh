@@ -47,6 +47,8 @@ step interop_vulkan_cuda 240 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_interop
 # the same frames with gfxep's Vulkan backend on the producer's own VkDevice and queue
 step interop_vulkan_own_device 240 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=vulkan "$pack/bin/test_interop_vulkan"
 [ -n "$py" ] && step python_api 300 env GFXEP_TEST_BACKEND=cuda "$py" "$root/tests/test_python_api.py"
+[ -n "$py" ] && step python_frame_timings 120 "$py" "$root/examples/frame_timings.py" "$pack/lib/libgfxep.so" \
+  "$pack/models/denoise_small.onnx" cuda
 [ -n "$py" ] && step python_api_vulkan 300 env GFXEP_TEST_BACKEND=vulkan "$py" "$root/tests/test_python_api.py"
 ortr=${ort130:-$ort129}
 step soak_cuda 300 env GFXEP_ORT_LIB="$ortr" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_soak"

@@ -14,6 +14,9 @@
 #include "ort/ep.h"
 #include "ort/profiler.h"
 
+/* the layout the Python example (examples/frame_timings.py) mirrors with ctypes */
+_Static_assert(sizeof(gfxep_frame_timing) == 288, "gfxep_frame_timing changed: update its version and the example");
+
 #define FRAMES 64 /* per device: a renderer reads a few frames behind; 64 is a second at 60 fps */
 
 /* The stamps of a frame, in the order the GPU reaches them. */
