@@ -72,7 +72,7 @@ def main(plugin, model, backend="cuda"):
     runs = 8
     for r in range(runs):
         opts = ort.RunOptions()
-        opts.run_tag = f"frame-{r}"
+        opts.logid = f"frame-{r}"  # the run tag (RunOptionsSetRunTag) is "logid" in Python
         session.run(None, feeds, opts)
     read = frame_reader(plugin)
     frames = (FrameTiming * 64)()
