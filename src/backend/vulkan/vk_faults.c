@@ -31,12 +31,7 @@ gfx_status vk_stamps_create(gfx_dev* dev, int count, void** out) {
                      "vulkan backend: device %d (%s) has no hostQueryReset enabled, which frame stamps need (an "
                      "application device lists it in gfxep.vk_features as host_query_reset)",
                      d->index, d->info.name);
-  uint32_t n_fam = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
-  VkQueueFamilyProperties fams[32];
-  if (n_fam > 32) n_fam = 32;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
-  const uint32_t bits = d->queue_family < n_fam ? fams[d->queue_family].timestampValidBits : 0;
+  const uint32_t bits = vk_timestamp_bits(d);
   if (bits == 0)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: queue family %u of device %d (%s) has no timestamps",
                      d->queue_family, d->index, d->info.name);

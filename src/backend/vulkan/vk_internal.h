@@ -233,6 +233,8 @@ gfx_status vk_event_record(gfx_dev* dev, void* event, void* stream);
 gfx_status vk_stream_wait_event(gfx_dev* dev, void* stream, void* event);
 gfx_status vk_event_sync(gfx_dev* dev, void* event);
 int vk_event_done(gfx_dev* dev, void* event);
+/* The valid bits of the device queue's timestamps, 0 where it has none. */
+uint32_t vk_timestamp_bits(const vk_device* d);
 /* Timers (profiling): events that write a timestamp where they are recorded. */
 gfx_status vk_timer_create(gfx_dev* dev, void** out);
 gfx_status vk_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us);

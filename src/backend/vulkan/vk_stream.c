@@ -596,18 +596,22 @@ gfx_status vk_event_create(gfx_dev* dev, void** out) {
   return NULL;
 }
 
+uint32_t vk_timestamp_bits(const vk_device* d) {
+  uint32_t n_fam = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
+  VkQueueFamilyProperties fams[32];
+  if (n_fam > 32) n_fam = 32;
+  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
+  return d->queue_family < n_fam ? fams[d->queue_family].timestampValidBits : 0;
+}
+
 /* A timer: an event whose record also writes a device timestamp (after all work queued before it on
  * the stream); needs a queue family with timestamps. */
 gfx_status vk_timer_create(gfx_dev* dev, void** out) {
   if (!dev || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: timer_create: NULL argument");
   *out = NULL;
   vk_device* d = vk_dev(dev);
-  uint32_t n_fam = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
-  VkQueueFamilyProperties fams[32];
-  if (n_fam > 32) n_fam = 32;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
-  if (d->queue_family >= n_fam || fams[d->queue_family].timestampValidBits == 0)
+  if (vk_timestamp_bits(d) == 0)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: queue family %u of device %d (%s) has no timestamps",
                      d->queue_family, d->index, d->info.name);
   void* event = NULL;
@@ -644,12 +648,7 @@ gfx_status vk_timer_elapsed_us(gfx_dev* dev, void* start, void* end, double* us)
   uint64_t t0 = 0, t1 = 0;
   GFX_TRY(timestamp_of(end, &t1));
   GFX_TRY(timestamp_of(start, &t0));
-  uint32_t n_fam = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, NULL);
-  VkQueueFamilyProperties fams[32];
-  if (n_fam > 32) n_fam = 32;
-  vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n_fam, fams);
-  const uint32_t bits = d->queue_family < n_fam ? fams[d->queue_family].timestampValidBits : 64;
+  const uint32_t bits = vk_timestamp_bits(d);
   const uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
   const uint64_t ticks = (t1 - t0) & mask; /* a counter that wrapped once still gives the difference */
   *us = (double)ticks * (double)d->props.limits.timestampPeriod / 1000.0;
