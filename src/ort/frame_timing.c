@@ -32,6 +32,8 @@ typedef struct frame {
   void* wait_semaphore;  /* the last wait's backend semaphore, for the watchdog */
   uint64_t wait_queued_ns;
   int wait_done;         /* the watchdog saw S_WAIT_END reached */
+  int abandoned;         /* a stamp could not be written, or the Run never ended: never complete, never
+                          * read, and its slots reused only once the stamps it did write are reached */
 } frame;
 
 struct gfx_frame_log {
@@ -101,16 +103,16 @@ static void* watchdog_main(void* arg) {
 
 static int slot_of(int index, int stamp) { return index * S_COUNT + stamp; }
 
-/* Writes stamp `which` of frame `index`; a failure turns the frame's timings off (it is never made
- * complete) but never fails the caller's wait, Run or signal. */
+/* Writes stamp `which` of frame `index`; a failure abandons the frame (its stamps written so far may
+ * still be pending on the device, so its slots wait for them) but never fails the caller's wait, Run
+ * or signal. */
 static void write_stamp(gfx_frame_log* log, int index, int which, void* stream) {
   gfx_status s = gfx_backend_stamp_write(log->device->dev, log->stamps, slot_of(index, which), stream);
   if (s) {
     gfx_log(GFX_LOG_WARNING, "gfxep: frame timings: %s", gfx_status_message(s));
     gfx_status_free(s);
     log->frames[index].open = 0;
-    log->frames[index].written = 0;
-    log->frames[index].t.frame = 0; /* not a frame anyone reads */
+    log->frames[index].abandoned = 1;
     return;
   }
   log->frames[index].written |= 1u << which;
@@ -143,7 +145,7 @@ static int all_reached(gfx_frame_log* log, int index) {
 static int resolve(gfx_frame_log* log, int index) {
   frame* f = &log->frames[index];
   if (f->t.flags & GFXEP_FRAME_COMPLETE) return 1;
-  if (!f->written || !f->run_ended) return 0;
+  if (f->abandoned || !f->written || !f->run_ended) return 0;
   int first = 0, last = S_COUNT - 1;
   while (!(f->written & (1u << first))) first++;
   while (!(f->written & (1u << last))) last--;
@@ -184,7 +186,7 @@ static int new_frame(gfx_frame_log* log, void* stream) {
   /* an unread frame is overwritten once the GPU is past it: the ring keeps the newest frames */
   if (f->t.frame && !(f->t.flags & GFXEP_FRAME_COMPLETE) && !all_reached(log, i)) {
     if (log->dropped++ == 0)
-      gfx_log(GFX_LOG_WARNING, "gfxep: %s device %d: frame timings dropped: the GPU is %d frames behind", 
+      gfx_log(GFX_LOG_WARNING, "gfxep: %s device %d: frame timings dropped: the GPU is %d frames behind",
               log->device->backend_name, log->device->dev->index, FRAMES);
     return -1;
   }
@@ -312,7 +314,7 @@ static void end_run(gfx_ep* ep, void* stream, int flush) {
     }
   } else if (f->t.frame == run_mark.frame) {
     f->open = 0; /* no stream to end it on: the frame will never complete */
-    f->t.frame = 0;
+    f->abandoned = 1;
   }
   pthread_mutex_unlock(&log->lock);
 }
