@@ -26,13 +26,21 @@ static OrtStatus* set_log_partition(gfx_ep_options* o, const char* key, const ch
   return NULL;
 }
 
-/* A decimal byte count: digits only (no sign, space, suffix or hex), within size_t. */
-static OrtStatus* set_device_memory_limit(gfx_ep_options* o, const char* key, const char* value) {
-  int ok = value[0] >= '0' && value[0] <= '9';
+/* A decimal number: digits only (no sign, space, suffix or hex), at most max. */
+static int parse_decimal(const char* value, unsigned long long max, unsigned long long* out) {
+  if (!(value[0] >= '0' && value[0] <= '9')) return 0;
   char* end = NULL;
   errno = 0;
-  unsigned long long v = ok ? strtoull(value, &end, 10) : 0;
-  if (!ok || errno || *end || v > SIZE_MAX)
+  unsigned long long v = strtoull(value, &end, 10);
+  if (errno || *end || v > max) return 0;
+  *out = v;
+  return 1;
+}
+
+/* A byte count within size_t. */
+static OrtStatus* set_device_memory_limit(gfx_ep_options* o, const char* key, const char* value) {
+  unsigned long long v;
+  if (!parse_decimal(value, SIZE_MAX, &v))
     return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: option '%s' = '%s' is not a byte count", key, value);
   o->device_memory_limit = (size_t)v;
   return NULL;
@@ -71,11 +79,8 @@ static OrtStatus* set_frame_timings(gfx_ep_options* o, const char* key, const ch
 
 /* Milliseconds, decimal digits only, at most one day. */
 static OrtStatus* set_wait_timeout(gfx_ep_options* o, const char* key, const char* value) {
-  int ok = value[0] >= '0' && value[0] <= '9';
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = ok ? strtoull(value, &end, 10) : 0;
-  if (!ok || errno || *end || v > 86400000ull)
+  unsigned long long v;
+  if (!parse_decimal(value, 86400000ull, &v))
     return gfx_ort_error(ORT_INVALID_ARGUMENT,
                          "gfxep: option '%s' = '%s' is not a number of milliseconds from 0 to 86400000", key, value);
   o->wait_timeout_ms = (unsigned)v;
