@@ -1,7 +1,7 @@
 /* gfxep — what an engine reads around each frame, through a stock ONNX Runtime:
  *  - the per-frame GPU timings of include/gfxep.h: one complete frame per Run, in order, named by
  *    session and run tag, with device times that add up; reading never returns a frame twice and a
- *    filter by session name works; the host cost of writing them (printed: runs with and without);
+ *    filter by session name works (their host cost is measured by gfxep-bench --frame-timings, A/B);
  *  - the options that go with them (session_name, frame_timings, wait_timeout_ms): bad values fail
  *    session creation with a message naming the option and the value;
  *  - device loss by fault injection (GFXEP_INJECT_DEVICE_LOSS_AT_RUN): the Run it happens in and every
@@ -168,42 +168,6 @@ static void test_frame_timings_off(void** state) {
   k.api->ReleaseSession(s);
 }
 
-static int cmp_u64(const void* a, const void* b) {
-  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Host time per Run with the stamps on and off, same session settings otherwise; printed. The Run
- * here includes ORT's own copies in and out, so the difference is what to read, not the absolute. */
-static void test_host_cost_printed(void** state) {
-  (void)state;
-  enum { RUNS = 400 };
-  ortkit_tensor in = conv_input(16, 5);
-  OrtSession* s[2] = {session("cost-off", "0"), session("cost-on", "1")};
-  static uint64_t t[2][RUNS];
-  /* alternating run by run, so drift in clocks and caches falls on both alike */
-  for (int r = 0; r < RUNS + 20; r++)
-    for (int on = 0; on < 2; on++) {
-      ortkit_tensor* out = NULL;
-      size_t n_out = 0;
-      uint64_t t0 = ortkit_now_ns();
-      expect_ok(ortkit_run(&k, s[on], NULL, &in, 1, &out, &n_out), "run");
-      if (r >= 20) t[on][r - 20] = ortkit_now_ns() - t0;
-      ortkit_tensors_free(out, n_out);
-    }
-  double p50[2], p90[2];
-  for (int on = 0; on < 2; on++) {
-    qsort(t[on], RUNS, sizeof t[on][0], cmp_u64);
-    p50[on] = (double)t[on][RUNS / 2] / 1e3;
-    p90[on] = (double)t[on][RUNS * 9 / 10] / 1e3;
-    k.api->ReleaseSession(s[on]);
-  }
-  printf("# host time per Run (%d alternating runs, copies and sync included): timings off p50 %.1f / p90 %.1f us, "
-         "on p50 %.1f / p90 %.1f us\n",
-         RUNS, p50[0], p90[0], p50[1], p90[1]);
-  free(in.data);
-}
-
 /* ---- options ---- */
 
 static void expect_refused(const char* key, const char* value, const char* needle) {
@@ -324,7 +288,6 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_complete_frame_per_run),
         cmocka_unit_test(test_frame_timings_off),
-        cmocka_unit_test(test_host_cost_printed),
         cmocka_unit_test(test_bad_options_are_named),
         cmocka_unit_test(test_device_loss_injected),
     };
