@@ -126,7 +126,8 @@ static void cuda_stream_destroy(gfx_dev* dev, void* stream) {
 
 /* Host waits are bounded: a stream stalled on an imported semaphore that is never signalled must give a
  * status, not hang its caller. The query spins for the first 2 ms (what cudaStreamSynchronize does by
- * default), then yields, then sleeps 100 us between queries, up to CUDA_WAIT_LIMIT_NS. */
+ * default), then yields up to 100 ms, so a long Run still returns within microseconds of its end, and
+ * only then sleeps 50 us between queries, up to CUDA_WAIT_LIMIT_NS. */
 #define CUDA_WAIT_LIMIT_NS (60ull * 1000 * 1000 * 1000)
 
 static uint64_t cuda_now_ns(void) {
@@ -150,7 +151,7 @@ static gfx_status bounded_wait(cudaError_t (*query)(void*), void* what, int devi
     if (waited > CUDA_WAIT_LIMIT_NS)
       return gfx_error(GFX_ERR_DEVICE, "cuda backend: %s on device %d: not done after %.0f s (a wait on a semaphore that "
                        "is never signalled?)", name, device, (double)waited / 1e9);
-    if (waited > 20000000ull) cuda_sleep_us(100);
+    if (waited > 100000000ull) cuda_sleep_us(50);
     else if (waited > 2000000ull) cuda_yield();
   }
 }
