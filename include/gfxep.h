@@ -44,6 +44,9 @@ enum {
   GFXEP_FRAME_WAIT_TIME_UNKNOWN = 1 << 4, /* the backend cannot time the wait itself (Vulkan: the wait and the
                                          * first stamp ride on one submission); gpu_wait_us is -1 */
   GFXEP_FRAME_DEVICE_LOST = 1 << 5,     /* the device was lost before the frame completed */
+  GFXEP_FRAME_RUN_SELF_STAMPED = 1 << 6, /* the Run replayed recorded partitions that stamp their own begin
+                                          * and end on the device (CUDA graphs): its figures cost the host
+                                          * no call */
 };
 
 typedef struct gfxep_frame_timing {

@@ -44,7 +44,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-#define GFX_BACKEND_ABI_VERSION 5
+#define GFX_BACKEND_ABI_VERSION 6
 
 typedef struct gfx_backend gfx_backend;
 
@@ -272,9 +272,21 @@ struct gfx_backend {
    * done. Never flushes and never waits; not allowed while the stream is being captured. A slot may be
    * written again once its last value was read (or abandoned). */
   gfx_status (*stamp_write)(gfx_dev* dev, void* stamps, int slot, void* stream);
-  /* Device microseconds from slot a to slot b, never waiting: GFX_ERR_NOT_READY while either write
-   * has not happened on the device yet. */
-  gfx_status (*stamps_elapsed_us)(gfx_dev* dev, void* stamps, int a, int b, double* us);
+  /* The device clock, in nanoseconds, when `slot` was written; never waits: GFX_ERR_NOT_READY while the
+   * write has not happened on the device yet. Every stamp of a device, replay stamps included, reads
+   * one clock, so any two of them subtract. */
+  gfx_status (*stamp_read_ns)(gfx_dev* dev, void* stamps, int slot, uint64_t* ns);
+  /* (optional, all four or none) Stamps a recorded partition writes itself, so that a replay costs the
+   * host nothing more: replay_stamp_record, called while `stream` is captured, records writing the
+   * device clock at that point (end = 0: the replay's begin, 1: its end) into the ring entry of the
+   * current replay. Replays of one recording run one after another on the device, so replay n
+   * (counted from 0, per recording) writes entry n % capacity; replay_stamp_read_ns reads replay n's
+   * begin and end: GFX_ERR_NOT_READY until its end is written, GFX_ERR_NOT_FOUND once a later
+   * replay took the entry over. */
+  gfx_status (*replay_stamps_create)(gfx_dev* dev, int capacity, void** out);
+  void (*replay_stamps_destroy)(gfx_dev* dev, void* ring);
+  gfx_status (*replay_stamp_record)(gfx_dev* dev, void* ring, int end, void* stream);
+  gfx_status (*replay_stamp_read_ns)(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns, uint64_t* end_ns);
 
   /* ---- faults (all optional) ---- */
   /* The current value of an imported timeline semaphore, read without waiting (for the watchdog's

@@ -67,7 +67,8 @@ gfx_status gfx_backend_check_alive(gfx_dev* dev) {
  * never hangs on a producer that does not signal. */
 typedef struct deferred_free {
   gfx_dev* dev;
-  int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore, 4 stream_destroy, 5 event_destroy */
+  int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore, 4 stream_destroy, 5 event_destroy,
+             * 6 stamps_destroy, 7 replay_stamps_destroy */
   void* a;
   void* b;
   struct deferred_free* next;
@@ -123,6 +124,8 @@ void gfx_backend_set_stalled(gfx_dev* dev, int stalled) {
       case 2: if (be(dev)->release_memory) be(dev)->release_memory(dev, d->a, d->b); break;
       case 3: if (be(dev)->release_semaphore) be(dev)->release_semaphore(dev, d->a); break;
       case 4: be(dev)->stream_destroy(dev, d->a); break;
+      case 6: be(dev)->stamps_destroy(dev, d->a); break;
+      case 7: be(dev)->replay_stamps_destroy(dev, d->a); break;
       default: be(dev)->event_destroy(dev, d->a); break;
     }
     free(d);
@@ -293,21 +296,43 @@ void gfx_backend_graph_destroy(gfx_dev* dev, void* graph) {
 }
 
 int gfx_backend_has_stamps(const gfx_dev* dev) {
-  return be(dev)->stamps_create && be(dev)->stamps_destroy && be(dev)->stamp_write && be(dev)->stamps_elapsed_us;
+  return be(dev)->stamps_create && be(dev)->stamps_destroy && be(dev)->stamp_write && be(dev)->stamp_read_ns;
 }
 gfx_status gfx_backend_stamps_create(gfx_dev* dev, int count, void** out) {
   *out = NULL;
   return gfx_backend_has_stamps(dev) ? be(dev)->stamps_create(dev, count, out) : missing(dev, "frame stamps");
 }
+/* held while stalled: the device may still owe writes into them */
 void gfx_backend_stamps_destroy(gfx_dev* dev, void* stamps) {
-  if (stamps && be(dev)->stamps_destroy) be(dev)->stamps_destroy(dev, stamps);
+  if (stamps && be(dev)->stamps_destroy && !defer(dev, 6, stamps, NULL)) be(dev)->stamps_destroy(dev, stamps);
 }
 gfx_status gfx_backend_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream) {
   return be(dev)->stamp_write ? seen(dev, be(dev)->stamp_write(dev, stamps, slot, stream)) : missing(dev, "frame stamps");
 }
-gfx_status gfx_backend_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us) {
-  return be(dev)->stamps_elapsed_us ? seen(dev, be(dev)->stamps_elapsed_us(dev, stamps, a, b, us))
-                                    : missing(dev, "frame stamps");
+gfx_status gfx_backend_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns) {
+  return be(dev)->stamp_read_ns ? seen(dev, be(dev)->stamp_read_ns(dev, stamps, slot, ns)) : missing(dev, "frame stamps");
+}
+
+int gfx_backend_has_replay_stamps(const gfx_dev* dev) {
+  return be(dev)->replay_stamps_create && be(dev)->replay_stamps_destroy && be(dev)->replay_stamp_record &&
+         be(dev)->replay_stamp_read_ns;
+}
+gfx_status gfx_backend_replay_stamps_create(gfx_dev* dev, int capacity, void** out) {
+  *out = NULL;
+  return gfx_backend_has_replay_stamps(dev) ? be(dev)->replay_stamps_create(dev, capacity, out)
+                                            : missing(dev, "stamps inside recorded partitions");
+}
+void gfx_backend_replay_stamps_destroy(gfx_dev* dev, void* ring) {
+  if (ring && be(dev)->replay_stamps_destroy && !defer(dev, 7, ring, NULL)) be(dev)->replay_stamps_destroy(dev, ring);
+}
+gfx_status gfx_backend_replay_stamp_record(gfx_dev* dev, void* ring, int end, void* stream) {
+  return gfx_backend_has_replay_stamps(dev) ? seen(dev, be(dev)->replay_stamp_record(dev, ring, end, stream))
+                                            : missing(dev, "stamps inside recorded partitions");
+}
+gfx_status gfx_backend_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns,
+                                            uint64_t* end_ns) {
+  return gfx_backend_has_replay_stamps(dev) ? seen(dev, be(dev)->replay_stamp_read_ns(dev, ring, replay, begin_ns, end_ns))
+                                            : missing(dev, "stamps inside recorded partitions");
 }
 gfx_status gfx_backend_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* value) {
   return be(dev)->semaphore_value ? be(dev)->semaphore_value(dev, semaphore, value)

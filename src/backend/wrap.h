@@ -66,7 +66,14 @@ int gfx_backend_has_stamps(const gfx_dev* dev);
 gfx_status gfx_backend_stamps_create(gfx_dev* dev, int count, void** out);
 void gfx_backend_stamps_destroy(gfx_dev* dev, void* stamps);
 gfx_status gfx_backend_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
-gfx_status gfx_backend_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+gfx_status gfx_backend_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns);
+/* Stamps inside recorded partitions (backend.h); defaults: GFX_ERR_NOT_SUPPORTED. */
+int gfx_backend_has_replay_stamps(const gfx_dev* dev);
+gfx_status gfx_backend_replay_stamps_create(gfx_dev* dev, int capacity, void** out);
+void gfx_backend_replay_stamps_destroy(gfx_dev* dev, void* ring);
+gfx_status gfx_backend_replay_stamp_record(gfx_dev* dev, void* ring, int end, void* stream);
+gfx_status gfx_backend_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns,
+                                            uint64_t* end_ns);
 int gfx_backend_deferred_submit(const gfx_dev* dev); /* GFX_BACKEND_DEFERRED_SUBMIT */
 
 /* Faults. A call whose status says GFX_ERR_DEVICE_LOST marks the device lost; check_alive then

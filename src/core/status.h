@@ -19,6 +19,7 @@ typedef enum gfx_code {
   GFX_ERR_NOT_READY,        /* asked without waiting, and the device has not got there yet */
   GFX_ERR_DEVICE_LOST,      /* the device is gone (a sticky CUDA error, VK_ERROR_DEVICE_LOST): every later
                              * call on it fails the same way until it is recovered */
+  GFX_ERR_EXPIRED,          /* asked about a record the device has since written over (a ring entry) */
 } gfx_code;
 
 typedef struct gfx_status_s* gfx_status;

@@ -16,6 +16,8 @@ typedef struct graph_entry {
   void* exec;   /* NULL until captured */
   int seen;     /* runs seen with these addresses */
   int failed;   /* capture failed once: these addresses run node by node */
+  gfx_replay_stamps* stamps; /* the graph stamps its own begin and end (frame timings), or NULL */
+  uint64_t replays;          /* launches of exec so far: the next one is replay number `replays` */
 } graph_entry;
 
 /* Everything that depends only on the input shapes. Built once per signature, then read-only except
@@ -58,6 +60,7 @@ struct gfx_model {
   instance* instances;
   int n_instances;
   int use_graphs;
+  int stamp_replays; /* graphs captured from now on stamp their own replays (frame timings) */
   long long graph_launches;
   int active_runs; /* runs between instance lookup and workspace release, across threads */
   workspace* pool;
@@ -153,6 +156,7 @@ static void instance_free(const gfx_model* m, instance* in) {
   if (!in) return;
   for (int i = 0; i < in->n_graphs; i++) {
     gfx_backend_graph_destroy(m->dev, in->graphs[i].exec);
+    gfx_replay_stamps_unref(in->graphs[i].stamps);
     free(in->graphs[i].ptrs);
   }
   if (in->node_state)
@@ -442,6 +446,45 @@ void gfx_model_use_graphs(gfx_model* m, int enable) {
   m->use_graphs = enable && gfx_backend_can_capture(m->dev);
 }
 
+void gfx_model_stamp_replays(gfx_model* m, int enable) {
+  pthread_mutex_lock(&m->lock);
+  m->stamp_replays = enable && gfx_backend_has_replay_stamps(m->dev);
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* Launches entry e's graph, reporting which replay of its stamps it is. Replays of one graph use one
+ * set of addresses, hence one workspace, which no two runs hold at once: they never race here. */
+static gfx_status launch(gfx_model* m, graph_entry* e, void* exec, void* stream, gfx_run_stamps* st) {
+  pthread_mutex_lock(&m->lock);
+  gfx_replay_stamps* stamps = e->stamps;
+  const uint64_t replay = e->replays;
+  pthread_mutex_unlock(&m->lock);
+  const int slots = !(stamps && st);
+  if (slots) gfx_run_stamps_write(m->dev, st, 0, stream);
+  gfx_status s = gfx_backend_graph_launch(m->dev, exec, stream);
+  if (s) return s;
+  pthread_mutex_lock(&m->lock);
+  m->graph_launches++;
+  e->replays++;
+  pthread_mutex_unlock(&m->lock);
+  if (!slots) {
+    st->ring = gfx_replay_stamps_ref(stamps);
+    st->replay = replay;
+  } else {
+    gfx_run_stamps_write(m->dev, st, 1, stream);
+  }
+  return NULL;
+}
+
+/* Nodes one by one, between the request's slot stamps. */
+static gfx_status run_nodes_stamped(gfx_model* m, const instance* in, workspace* w, void* stream,
+                                    gfx_run_stamps* st) {
+  gfx_run_stamps_write(m->dev, st, 0, stream);
+  gfx_status s = run_nodes(m, in, w, stream);
+  if (!s) gfx_run_stamps_write(m->dev, st, 1, stream);
+  return s;
+}
+
 /* The graph entry for this run's addresses (NULL when graphs are off or the cache is full). */
 static graph_entry* graph_lookup(gfx_model* m, instance* in, void* const* ptrs) {
   size_t bytes = sizeof(void*) * (size_t)m->graph->n_values;
@@ -455,6 +498,8 @@ static graph_entry* graph_lookup(gfx_model* m, instance* in, void* const* ptrs) 
   e->exec = NULL;
   e->seen = 0;
   e->failed = 0;
+  e->stamps = NULL;
+  e->replays = 0;
   in->n_graphs++;
   return e;
 }
@@ -462,36 +507,41 @@ static graph_entry* graph_lookup(gfx_model* m, instance* in, void* const* ptrs) 
 /* Runs the nodes directly, or replays / captures the graph of these addresses. The first run with
  * new addresses runs node by node (libraries load their kernels and create their handles then, which
  * a capture must not do); the second captures; later ones replay, costing one launch on the CPU. */
-static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* stream) {
-  if (!m->use_graphs || !stream) return run_nodes(m, in, w, stream);
+static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* stream, gfx_run_stamps* st) {
+  if (!m->use_graphs || !stream) return run_nodes_stamped(m, in, w, stream, st);
   pthread_mutex_lock(&m->lock);
   graph_entry* e = graph_lookup(m, in, w->ptrs);
   void* exec = e ? e->exec : NULL;
   /* capture only while this run is the model's only one: library handles and lazily loaded kernels
    * shared with a run on another thread must not be touched from inside a capture */
   int capture = e && !exec && !e->failed && e->seen >= 1 && m->active_runs == 1;
+  const int stamp_replays = m->stamp_replays;
   if (e) e->seen++;
   pthread_mutex_unlock(&m->lock);
-  if (exec) {
-    gfx_status s = gfx_backend_graph_launch(m->dev, exec, stream);
-    if (!s) {
-      pthread_mutex_lock(&m->lock);
-      m->graph_launches++;
-      pthread_mutex_unlock(&m->lock);
+  if (exec) return launch(m, e, exec, stream, st);
+  if (!capture) return run_nodes_stamped(m, in, w, stream, st);
+  /* the ring is made before the capture: its allocations are not allowed inside one */
+  gfx_replay_stamps* stamps = NULL;
+  if (stamp_replays) {
+    gfx_status r = gfx_replay_stamps_create(m->dev, GFX_REPLAY_STAMPS, &stamps);
+    if (r) {
+      gfx_log(GFX_LOG_INFO, "gfxep: this graph's replays will be stamped from the host: %s", gfx_status_message(r));
+      gfx_status_free(r);
     }
-    return s;
   }
-  if (!capture) return run_nodes(m, in, w, stream);
   gfx_status s = gfx_backend_capture_begin(m->dev, stream);
   if (s) {
     gfx_log(GFX_LOG_INFO, "graph capture unavailable, running node by node: %s", gfx_status_message(s));
     gfx_status_free(s);
+    gfx_replay_stamps_unref(stamps);
     pthread_mutex_lock(&m->lock);
     e->failed = 1;
     pthread_mutex_unlock(&m->lock);
-    return run_nodes(m, in, w, stream);
+    return run_nodes_stamped(m, in, w, stream, st);
   }
-  gfx_status r = run_nodes(m, in, w, stream);
+  gfx_status r = stamps ? gfx_replay_stamps_record(stamps, 0, stream) : NULL;
+  if (!r) r = run_nodes(m, in, w, stream);
+  if (!r && stamps) r = gfx_replay_stamps_record(stamps, 1, stream);
   void* captured = NULL;
   s = gfx_backend_capture_end(m->dev, stream, r ? NULL : &captured);
   if (r || s) {
@@ -499,20 +549,23 @@ static gfx_status run_or_replay(gfx_model* m, instance* in, workspace* w, void* 
     gfx_log(GFX_LOG_INFO, "graph capture failed, running node by node: %s", gfx_status_message(r ? r : s));
     gfx_status_free(r);
     gfx_status_free(s);
+    gfx_replay_stamps_unref(stamps);
     pthread_mutex_lock(&m->lock);
     e->failed = 1;
     pthread_mutex_unlock(&m->lock);
-    return run_nodes(m, in, w, stream);
+    return run_nodes_stamped(m, in, w, stream, st);
   }
   pthread_mutex_lock(&m->lock);
   e->exec = captured;
+  e->stamps = stamps;
   pthread_mutex_unlock(&m->lock);
-  return gfx_backend_graph_launch(m->dev, captured, stream);
+  return launch(m, e, captured, stream, st);
 }
 
 /* How a run goes: node_trace (profiling) or pin (a run the caller captures into its own graph). */
 typedef struct run_mode {
   gfx_node_trace* trace;
+  gfx_run_stamps* stamps; /* frame timings: what to stamp (not with trace or captured) */
   int captured; /* the caller captures the stream: allocate nothing, record nothing, pin the workspace */
   int pin_id;
 } run_mode;
@@ -575,7 +628,7 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
   if (!s) {
     if (mode->trace) s = run_nodes_traced(m, in, w, stream, mode->trace);
     else if (mode->captured) s = run_nodes(m, in, w, stream); /* never a graph inside a capture */
-    else s = run_or_replay(m, in, w, stream);
+    else s = run_or_replay(m, in, w, stream, mode->stamps);
   }
   pthread_mutex_lock(&m->lock);
   m->active_runs--;
@@ -599,6 +652,15 @@ static gfx_status model_run(gfx_model* m, void* stream, const gfx_tensor* inputs
 
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user) {
   run_mode mode = {0};
+  return model_run(m, stream, inputs, outputs, user, &mode);
+}
+
+gfx_status gfx_model_run_stamped(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                 void* user, gfx_run_stamps* stamps) {
+  stamps->begin_written = stamps->end_written = 0;
+  stamps->ring = NULL;
+  stamps->replay = 0;
+  run_mode mode = {.stamps = stamps};
   return model_run(m, stream, inputs, outputs, user, &mode);
 }
 

@@ -13,6 +13,7 @@
 #define GFXEP_EXEC_MODEL_H
 
 #include "backend/backend.h"
+#include "exec/run_stamps.h"
 #include "ir/graph.h"
 
 typedef struct gfx_model gfx_model;
@@ -27,6 +28,16 @@ void gfx_model_free(gfx_model* m);
 
 /* inputs: one per graph input, in order, in the backend's device memory. */
 gfx_status gfx_model_run(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs, void* user);
+
+/* Runs like gfx_model_run and stamps the run's begin and end on the device for the frame timings
+ * (run_stamps.h): a replay of a graph captured after gfx_model_stamp_replays(m, 1) names its replay
+ * stamps, any other run writes the requested slot stamps around its work. */
+gfx_status gfx_model_run_stamped(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
+                                 void* user, gfx_run_stamps* stamps);
+/* Graphs captured from now on stamp their own replays, where the backend can (replay stamps). */
+void gfx_model_stamp_replays(gfx_model* m, int enable);
+/* Replays a self-stamping graph keeps figures for: as many as the frame timings' ring holds. */
+#define GFX_REPLAY_STAMPS 64
 
 /* Runs like gfx_model_run while the caller captures `stream` into a graph of its own (identified by
  * pin_id) that will replay this run's work without calling the model again. Therefore it allocates

@@ -385,18 +385,23 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     uint64_t correlation = 0;
     /* a captured run is never profiled: the profiler's timers wait for the device */
     gfx_profiler* p = captured ? NULL : gfx_profiler_for_compute(ci->ep, &correlation);
-    if (!captured && ci->ep->options.frame_timings && ci->ep->options.graphs != GFX_GRAPHS_ORT)
-      gfx_frames_compute(ci->ep, stream);
+    const int timed = !captured && ci->ep->options.frame_timings && ci->ep->options.graphs != GFX_GRAPHS_ORT;
+    gfx_run_stamps stamps = {.begin_slot = -1, .end_slot = -1};
+    if (timed) gfx_frames_compute(ci->ep, stream, &stamps);
     if (!captured && ci->ep->inject_loss_at_run && atomic_load(&ci->ep->runs) == ci->ep->inject_loss_at_run)
       s = gfx_to_ort(gfx_backend_inject_device_loss(ci->ep->device->dev, stream));
     if (s) {
       /* the injected fault: the Run fails as on a real loss */
-    } else
-    if (captured) s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
-    else if (p) s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
-    else s = gfx_to_ort(gfx_model_run(ci->model, stream, in, output_for, ctx));
-    if (!s && !captured && ci->ep->options.frame_timings && ci->ep->options.graphs != GFX_GRAPHS_ORT)
-      gfx_frames_compute_done(ci->ep, stream);
+    } else if (captured) {
+      s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
+    } else if (p) {
+      gfx_run_stamps_write(ci->ep->device->dev, &stamps, 0, stream);
+      s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
+      if (!s) gfx_run_stamps_write(ci->ep->device->dev, &stamps, 1, stream);
+    } else {
+      s = gfx_to_ort(gfx_model_run_stamped(ci->model, stream, in, output_for, ctx, &stamps));
+    }
+    if (timed) gfx_frames_compute_done(ci->ep, stream, &stamps);
   }
   if (in != inputs) free(in);
   return s;
@@ -426,6 +431,8 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
       s = gfx_model_create(ep->device->dev, g, &ci->model);
       /* ORT's capture (cuda_graph=ort) records Compute's work: no graph of the partition's own inside it */
       if (!s) gfx_model_use_graphs(ci->model, ep->options.graphs == GFX_GRAPHS_OWN);
+      /* with frame timings on, replays stamp themselves: the Run's timings cost the host nothing */
+      if (!s) gfx_model_stamp_replays(ci->model, ep->options.frame_timings);
       if (!s) {
         OrtStatus* os = gfx_capture_add_model(ep, ci->model);
         if (os) {

@@ -34,6 +34,11 @@ typedef struct frame {
   int wait_done;         /* the watchdog saw S_WAIT_END reached */
   int abandoned;         /* a stamp could not be written, or the Run never ended: never complete, never
                           * read, and its slots reused only once the stamps it did write are reached */
+  int in_run;            /* a partition's run is writing this frame's slot stamps: the slot stays taken */
+  /* RUN_BEGIN (0) and RUN_END (1) as stamped by a replayed graph itself (a reference each), or NULL:
+   * then the frame's own slot holds the stamp */
+  gfx_replay_stamps* ring[2];
+  uint64_t replay[2];
 } frame;
 
 struct gfx_frame_log {
@@ -118,44 +123,80 @@ static void write_stamp(gfx_frame_log* log, int index, int which, void* stream) 
   log->frames[index].written |= 1u << which;
 }
 
-/* Whether the GPU has passed stamp `which` (of a written stamp); *us from stamp `from` when asked. */
-static int reached(gfx_frame_log* log, int index, int from, int which, double* us) {
-  double v = 0;
-  gfx_status s = gfx_backend_stamps_elapsed_us(log->device->dev, log->stamps, slot_of(index, from),
-                                               slot_of(index, which), &v);
-  if (s) {
-    gfx_status_free(s);
-    return 0;
+/* The device clock at written stamp `which`: from the frame's slot, or from the replay that stamped the
+ * Run itself. GFX_ERR_NOT_READY until the device gets there, GFX_ERR_EXPIRED once a replay's ring
+ * entry was taken over. */
+static gfx_status stamp_ns(gfx_frame_log* log, int index, int which, uint64_t* ns) {
+  const frame* f = &log->frames[index];
+  const int r = which == S_RUN_BEGIN ? 0 : which == S_RUN_END ? 1 : -1;
+  if (r >= 0 && f->ring[r]) {
+    uint64_t begin = 0, end = 0;
+    GFX_TRY(gfx_replay_stamps_read_ns(f->ring[r], f->replay[r], &begin, &end));
+    *ns = r ? end : begin;
+    return NULL;
   }
-  if (us) *us = v;
-  return 1;
+  return gfx_backend_stamp_read_ns(log->device->dev, log->stamps, slot_of(index, which), ns);
+}
+
+/* Whether the GPU has passed written stamp `which` (an overwritten replay entry: long since). */
+static int reached(gfx_frame_log* log, int index, int which) {
+  uint64_t ns = 0;
+  gfx_status s = stamp_ns(log, index, which, &ns);
+  const int passed = !s || gfx_status_code(s) == GFX_ERR_EXPIRED;
+  gfx_status_free(s);
+  return passed;
 }
 
 /* Whether the GPU has passed every stamp the frame wrote, so its slots may be written again: the
  * stamps of a frame are on one stream, in order, so the last one written tells (one query). */
 static int all_reached(gfx_frame_log* log, int index) {
+  if (log->frames[index].in_run) return 0;
   const unsigned w = log->frames[index].written;
   if (!w) return 1;
   int last = S_COUNT - 1;
   while (!(w & (1u << last))) last--;
-  return reached(log, index, last, last, NULL);
+  return reached(log, index, last);
 }
 
-/* Fills in the figures once every written stamp is reached; returns whether the frame is complete. */
+/* Empties a slot of the ring, dropping its references to replay stamps. */
+static void frame_clear(frame* f) {
+  gfx_replay_stamps_unref(f->ring[0]);
+  gfx_replay_stamps_unref(f->ring[1]);
+  memset(f, 0, sizeof *f);
+}
+
+/* Fills in the figures once every written stamp is reached; returns whether the frame is complete.
+ * A frame whose figures are gone (overwritten replay stamps) or make no sense (a timestamp counter that
+ * wrapped inside it) is abandoned. */
 static int resolve(gfx_frame_log* log, int index) {
   frame* f = &log->frames[index];
   if (f->t.flags & GFXEP_FRAME_COMPLETE) return 1;
   if (f->abandoned || !f->written || !f->run_ended) return 0;
-  int first = 0, last = S_COUNT - 1;
-  while (!(f->written & (1u << first))) first++;
-  while (!(f->written & (1u << last))) last--;
-  double total = 0;
-  if (!reached(log, index, first, last, &total)) return 0;
+  uint64_t ns[S_COUNT] = {0};
+  int first = -1;
+  for (int k = 0; k < S_COUNT; k++) {
+    if (!(f->written & (1u << k))) continue;
+    gfx_status s = stamp_ns(log, index, k, &ns[k]);
+    if (s) {
+      if (gfx_status_code(s) == GFX_ERR_EXPIRED) f->abandoned = 1;
+      gfx_status_free(s);
+      return 0;
+    }
+    if (first < 0) first = k;
+    if (ns[k] < ns[first]) {
+      f->abandoned = 1;
+      return 0;
+    }
+  }
   double at[S_COUNT] = {0};
-  for (int k = first; k <= last; k++)
-    if ((f->written & (1u << k)) && !reached(log, index, first, k, &at[k])) return 0;
+  int last = first;
+  for (int k = first; k < S_COUNT; k++)
+    if (f->written & (1u << k)) {
+      at[k] = (double)(ns[k] - ns[first]) / 1e3;
+      last = k;
+    }
   const unsigned w = f->written;
-  f->t.gpu_total_us = total;
+  f->t.gpu_total_us = at[last];
   f->t.gpu_run_us = (w & (1u << S_RUN_BEGIN)) && (w & (1u << S_RUN_END)) ? at[S_RUN_END] - at[S_RUN_BEGIN] : 0;
   if (f->t.flags & GFXEP_FRAME_WAIT_TIME_UNKNOWN) f->t.gpu_wait_us = -1;
   else if ((w & (1u << S_WAIT_BEGIN)) && (w & (1u << S_WAIT_END))) f->t.gpu_wait_us = at[S_WAIT_END] - at[S_WAIT_BEGIN];
@@ -190,7 +231,7 @@ static int new_frame(gfx_frame_log* log, void* stream) {
               log->device->backend_name, log->device->dev->index, FRAMES);
     return -1;
   }
-  memset(f, 0, sizeof *f);
+  frame_clear(f);
   f->t.version = GFXEP_FRAME_TIMING_VERSION;
   f->t.frame = atomic_fetch_add(&frame_counter, 1) + 1;
   f->t.host_queued_ns = gfx_profiler_now_ns();
@@ -271,65 +312,116 @@ void gfx_frames_run_start(gfx_ep* ep, const OrtRunOptions* run_options) {
   }
 }
 
-void gfx_frames_compute(gfx_ep* ep, void* stream) {
+/* Marks the frame's Run ended (RUN_END written or named). */
+static void run_ended(frame* f) {
+  f->run_ended = 1;
+  f->ep = NULL;
+  f->t.host_run_us = (double)(gfx_profiler_now_ns() - run_mark.start_ns) / 1e3;
+  run_mark.ended = 1;
+}
+
+void gfx_frames_compute(gfx_ep* ep, void* stream, gfx_run_stamps* req) {
+  *req = (gfx_run_stamps){.begin_slot = -1, .end_slot = -1};
   gfx_frame_log* log = ep->device->frame_log;
-  if (!log || run_mark.ep != ep || run_mark.begun) return;
-  run_mark.begun = 1;
+  if (!log || run_mark.ep != ep || run_mark.ended) return;
   pthread_mutex_lock(&log->lock);
-  int i = open_frame(log, stream);
-  if (i < 0 || log->frames[i].run_begun) i = new_frame(log, stream);
-  if (i >= 0) {
-    frame* f = &log->frames[i];
-    f->run_begun = 1;
-    f->ep = ep;
-    f->t.session_id = ep->session_id;
-    memcpy(f->t.session_name, ep->options.session_name, sizeof f->t.session_name);
-    f->t.run = run_mark.run;
-    memcpy(f->t.run_tag, run_mark.tag, sizeof f->t.run_tag);
-    f->t.flags |= GFXEP_FRAME_HAS_RUN;
-    write_stamp(log, i, S_RUN_BEGIN, stream);
-    run_mark.index = i;
-    run_mark.frame = f->t.frame;
+  if (!run_mark.begun) {
+    run_mark.begun = 1;
+    int i = open_frame(log, stream);
+    if (i < 0 || log->frames[i].run_begun) i = new_frame(log, stream);
+    if (i >= 0) {
+      frame* f = &log->frames[i];
+      f->run_begun = 1;
+      f->ep = ep;
+      f->t.session_id = ep->session_id;
+      memcpy(f->t.session_name, ep->options.session_name, sizeof f->t.session_name);
+      f->t.run = run_mark.run;
+      memcpy(f->t.run_tag, run_mark.tag, sizeof f->t.run_tag);
+      f->t.flags |= GFXEP_FRAME_HAS_RUN;
+      run_mark.index = i;
+      run_mark.frame = f->t.frame;
+      req->begin_slot = slot_of(i, S_RUN_BEGIN);
+    }
+  }
+  const int i = run_mark.index;
+  if (i >= 0 && log->frames[i].t.frame == run_mark.frame && !log->frames[i].abandoned) {
+    /* RUN_END comes from the Run's last partition, so that it costs no call of its own */
+    if (run_mark.computes + 1 >= ep->n_partitions) req->end_slot = slot_of(i, S_RUN_END);
+    req->stamps = log->stamps;
+    log->frames[i].in_run = 1;
+  } else {
+    req->begin_slot = -1;
   }
   pthread_mutex_unlock(&log->lock);
 }
 
-/* Writes RUN_END; `flush` hands a deferred-submit backend's recording to the device, so the stamp
- * does not wait for the next frame's submission. */
-static void end_run(gfx_ep* ep, void* stream, int flush) {
+/* After each Compute: records what its run stamped. A replay of a self-stamping graph names its
+ * stamps (no host work was spent on them); anything else wrote the slots it was asked to. */
+void gfx_frames_compute_done(gfx_ep* ep, void* stream, gfx_run_stamps* req) {
+  (void)stream;
+  gfx_frame_log* log = ep->device->frame_log;
+  if (log && run_mark.ep == ep && run_mark.begun) {
+    run_mark.computes++;
+    const int i = run_mark.index;
+    pthread_mutex_lock(&log->lock);
+    if (i >= 0 && req->stamps && log->frames[i].t.frame == run_mark.frame) {
+      frame* f = &log->frames[i];
+      f->in_run = 0;
+      if (req->begin_slot >= 0) {
+        if (req->ring) {
+          f->ring[0] = gfx_replay_stamps_ref(req->ring);
+          f->replay[0] = req->replay;
+          f->t.flags |= GFXEP_FRAME_RUN_SELF_STAMPED;
+        }
+        if (req->ring || req->begin_written) {
+          f->written |= 1u << S_RUN_BEGIN;
+        } else {
+          f->open = 0; /* no begin: the frame can never be complete */
+          f->abandoned = 1;
+        }
+      }
+      if (req->end_slot >= 0 && !f->abandoned && (req->ring || req->end_written)) {
+        if (req->ring) {
+          f->ring[1] = gfx_replay_stamps_ref(req->ring);
+          f->replay[1] = req->replay;
+          f->t.flags |= GFXEP_FRAME_RUN_SELF_STAMPED;
+        }
+        f->written |= 1u << S_RUN_END;
+        run_ended(f);
+      }
+    }
+    pthread_mutex_unlock(&log->lock);
+  }
+  gfx_replay_stamps_unref(req->ring);
+  req->ring = NULL;
+}
+
+/* OnRunEnd: RUN_END where the last partition did not write it (it failed, or the Run ran fewer
+ * partitions than the session has); flushed then on a deferred-submit backend, so the stamp does not
+ * wait for the next frame's submission. */
+static void end_run(gfx_ep* ep, void* stream) {
   gfx_frame_log* log = ep->device->frame_log;
   if (!log || run_mark.ep != ep || !run_mark.begun || run_mark.index < 0 || run_mark.ended) return;
-  run_mark.ended = 1;
   pthread_mutex_lock(&log->lock);
   frame* f = &log->frames[run_mark.index];
-  if (f->t.frame == run_mark.frame && stream) {
+  if (f->t.frame == run_mark.frame && stream && !f->abandoned && (f->written & (1u << S_RUN_BEGIN))) {
     write_stamp(log, run_mark.index, S_RUN_END, stream);
-    f->run_ended = 1;
-    f->ep = NULL;
-    f->t.host_run_us = (double)(gfx_profiler_now_ns() - run_mark.start_ns) / 1e3;
-    if (flush && gfx_backend_deferred_submit(log->device->dev)) {
+    run_ended(f);
+    if (gfx_backend_deferred_submit(log->device->dev)) {
       gfx_status s = gfx_backend_stream_flush(log->device->dev, stream);
       if (s) gfx_log(GFX_LOG_WARNING, "gfxep: frame timings: %s", gfx_status_message(s));
       gfx_status_free(s);
     }
   } else if (f->t.frame == run_mark.frame) {
-    f->open = 0; /* no stream to end it on: the frame will never complete */
+    f->open = 0; /* nothing to end it on: the frame will never complete */
     f->abandoned = 1;
   }
+  run_mark.ended = 1;
   pthread_mutex_unlock(&log->lock);
 }
 
-/* After each Compute: on a deferred-submit backend the last partition of the Run writes RUN_END into
- * the recording ORT's Flush submits, which costs no submission of its own. */
-void gfx_frames_compute_done(gfx_ep* ep, void* stream) {
-  if (run_mark.ep != ep || !run_mark.begun) return;
-  run_mark.computes++;
-  if (gfx_backend_deferred_submit(ep->device->dev) && run_mark.computes >= ep->n_partitions) end_run(ep, stream, 0);
-}
-
-/* OnRunEnd: RUN_END where no Compute wrote it (flushed then, on a deferred-submit backend). */
 void gfx_frames_run_end(gfx_ep* ep, void* stream) {
-  end_run(ep, stream, 1);
+  end_run(ep, stream);
   run_mark.index = -1;
 }
 
@@ -346,7 +438,7 @@ static int watchdog_scan(gfx_frame_log* log) {
   for (int i = 0; i < FRAMES; i++) {
     frame* f = &log->frames[i];
     if (!f->t.frame || !f->t.n_waits || f->wait_done || !(f->written & (1u << S_WAIT_END))) continue;
-    if (reached(log, i, S_WAIT_END, S_WAIT_END, NULL)) {
+    if (reached(log, i, S_WAIT_END)) {
       f->wait_done = 1;
       if (f->t.flags & GFXEP_FRAME_WAIT_TIMED_OUT) {
         log->stalled--;
@@ -450,6 +542,7 @@ void gfx_frame_log_destroy(gfx_device* d) {
   }
   pthread_mutex_unlock(&logs_lock);
   if (join) pthread_join(watchdog_thread, NULL);
+  for (int i = 0; i < FRAMES; i++) frame_clear(&log->frames[i]);
   gfx_backend_stamps_destroy(d->dev, log->stamps);
   pthread_mutex_destroy(&log->lock);
   free(log);

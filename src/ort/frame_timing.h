@@ -13,6 +13,7 @@
 #ifndef GFXEP_ORT_FRAME_TIMING_H
 #define GFXEP_ORT_FRAME_TIMING_H
 
+#include "exec/run_stamps.h"
 #include "ort/device.h"
 
 struct gfx_ep;
@@ -34,11 +35,14 @@ void gfx_frame_log_set_timeout(gfx_device* d, unsigned ms);
 void gfx_frames_wait(gfx_device* d, void* stream, void* semaphore, uint64_t value, int after);
 void gfx_frames_signal(gfx_device* d, void* stream, int after);
 
-/* Run hooks: OnRunStart, the first Compute of the Run (its stream), OnRunEnd (the stream of the
- * Run's last Compute, NULL when no Compute ran). Nothing is written during a capture. */
+/* Run hooks: OnRunStart; around each Compute (not during a capture): gfx_frames_compute fills `req`
+ * with what the partition's run should stamp (the Run's begin in its first partition, its end in its
+ * last; nothing when no frame is recorded), the run stamps it (gfx_model_run_stamped), and
+ * gfx_frames_compute_done records how; OnRunEnd (the stream of the Run's last Compute, NULL when no
+ * Compute ran) writes the end where no partition did. */
 void gfx_frames_run_start(struct gfx_ep* ep, const OrtRunOptions* run_options);
-void gfx_frames_compute(struct gfx_ep* ep, void* stream);
-void gfx_frames_compute_done(struct gfx_ep* ep, void* stream);
+void gfx_frames_compute(struct gfx_ep* ep, void* stream, gfx_run_stamps* req);
+void gfx_frames_compute_done(struct gfx_ep* ep, void* stream, gfx_run_stamps* req);
 void gfx_frames_run_end(struct gfx_ep* ep, void* stream);
 
 #endif

@@ -58,11 +58,17 @@ void* cuda_cig_context(int device);
 gfx_status cuda_cig_make_current(int device);
 void cuda_forget_handles(int device);
 
-/* ---- frame stamps and faults (cuda_faults.c) ---- */
+/* ---- frame stamps (cuda_stamps.c) ---- */
 gfx_status cuda_stamps_create(gfx_dev* dev, int count, void** out);
 void cuda_stamps_destroy(gfx_dev* dev, void* stamps);
 gfx_status cuda_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
-gfx_status cuda_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+gfx_status cuda_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns);
+gfx_status cuda_replay_stamps_create(gfx_dev* dev, int capacity, void** out);
+void cuda_replay_stamps_destroy(gfx_dev* dev, void* ring);
+gfx_status cuda_replay_stamp_record(gfx_dev* dev, void* ring, int end, void* stream);
+gfx_status cuda_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns, uint64_t* end_ns);
+
+/* ---- faults (cuda_faults.c) ---- */
 gfx_status cuda_inject_device_loss(gfx_dev* dev, void* stream);
 gfx_status cuda_device_recover(gfx_dev* dev);
 

@@ -319,15 +319,14 @@ static gfx_status ref_stamp_write(gfx_dev* dev, void* stamps, int slot, void* st
   return NULL;
 }
 
-static gfx_status ref_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us) {
+static gfx_status ref_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns) {
   ref_stamps* s = stamps;
   GFX_TRY(ref_check_device(dev->index));
-  if (!s || a < 0 || b < 0 || a >= s->count || b >= s->count)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stamps_elapsed_us: slots %d, %d outside the %d stamps",
-                     a, b, s ? s->count : 0);
-  if (!s->ns[a] || !s->ns[b])
-    return gfx_error(GFX_ERR_NOT_READY, "reference backend: stamp %d never written", !s->ns[a] ? a : b);
-  *us = ((double)s->ns[b] - (double)s->ns[a]) / 1e3;
+  if (!s || slot < 0 || slot >= s->count)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reference backend: stamp_read_ns: slot %d outside the %d stamps", slot,
+                     s ? s->count : 0);
+  if (!s->ns[slot]) return gfx_error(GFX_ERR_NOT_READY, "reference backend: stamp %d never written", slot);
+  *ns = s->ns[slot];
   return NULL;
 }
 
@@ -385,7 +384,7 @@ static const gfx_backend ref_backend = {
     .stamps_create = ref_stamps_create,
     .stamps_destroy = ref_stamps_destroy,
     .stamp_write = ref_stamp_write,
-    .stamps_elapsed_us = ref_stamps_elapsed_us,
+    .stamp_read_ns = ref_stamp_read_ns,
     .inject_device_loss = ref_inject_device_loss,
     .device_recover = ref_device_recover,
 

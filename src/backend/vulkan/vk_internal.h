@@ -253,7 +253,7 @@ size_t vk_stream_count(vk_device* d); /* streams created by stream_create and no
 gfx_status vk_stamps_create(gfx_dev* dev, int count, void** out);
 void vk_stamps_destroy(gfx_dev* dev, void* stamps);
 gfx_status vk_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
-gfx_status vk_stamps_elapsed_us(gfx_dev* dev, void* stamps, int a, int b, double* us);
+gfx_status vk_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns);
 gfx_status vk_inject_device_loss(gfx_dev* dev, void* stream);
 gfx_status vk_device_recover(gfx_dev* dev);
 /* VK_ERROR_DEVICE_LOST as a status once a loss was injected, else NULL. */
