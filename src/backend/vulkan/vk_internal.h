@@ -249,11 +249,17 @@ gfx_status vk_stream_wait_external(vk_device* d, void* stream, vk_event* sem, ui
 gfx_status vk_stream_signal_external(vk_device* d, void* stream, vk_event* sem, uint64_t value);
 size_t vk_stream_count(vk_device* d); /* streams created by stream_create and not destroyed */
 
-/* ---- frame stamps and faults (vk_faults.c) ---- */
+/* ---- frame stamps (vk_stamps.c) ---- */
 gfx_status vk_stamps_create(gfx_dev* dev, int count, void** out);
 void vk_stamps_destroy(gfx_dev* dev, void* stamps);
 gfx_status vk_stamp_write(gfx_dev* dev, void* stamps, int slot, void* stream);
 gfx_status vk_stamp_read_ns(gfx_dev* dev, void* stamps, int slot, uint64_t* ns);
+gfx_status vk_replay_stamps_create(gfx_dev* dev, int capacity, void** out);
+void vk_replay_stamps_destroy(gfx_dev* dev, void* ring);
+gfx_status vk_replay_stamp_record(gfx_dev* dev, void* ring, int end, void* stream);
+gfx_status vk_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns, uint64_t* end_ns);
+
+/* ---- faults (vk_faults.c) ---- */
 gfx_status vk_inject_device_loss(gfx_dev* dev, void* stream);
 gfx_status vk_device_recover(gfx_dev* dev);
 /* VK_ERROR_DEVICE_LOST as a status once a loss was injected, else NULL. */
@@ -336,6 +342,7 @@ typedef enum vk_shader_id {
   VK_SHADER_CONV_T_F16,
   VK_SHADER_COPY_BYTES_4, /* copy_bytes.comp (vk_graph.c): 32-bit words */
   VK_SHADER_COPY_BYTES_1, /* bytes (storageBuffer8BitAccess) */
+  VK_SHADER_REPLAY_STAMP, /* replay_stamp.comp (vk_stamps.c) */
   VK_SHADER_REDUCE_F32_SG, /* reduce.comp's workgroup families with subgroup operations (vk_reduce.c) */
   VK_SHADER_REDUCE_F16_SG,
   VK_SHADER_SOFTMAX_F32_SG,

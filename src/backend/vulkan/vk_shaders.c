@@ -165,6 +165,9 @@ static const uint32_t copy_bytes_4[] =
 static const uint32_t copy_bytes_1[] =
 #include "copy_bytes_1.spv.inc"
     ;
+static const uint32_t replay_stamp[] =
+#include "replay_stamp.spv.inc"
+    ;
 static const uint32_t where_1[] =
 #include "where_1.spv.inc"
     ;
@@ -250,6 +253,7 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_CONV_T_F16, "conv_transpose.comp (float16)", conv_t_f16),
     BLOB(VK_SHADER_COPY_BYTES_4, "copy_bytes.comp (32-bit words)", copy_bytes_4),
     BLOB(VK_SHADER_COPY_BYTES_1, "copy_bytes.comp (bytes)", copy_bytes_1),
+    BLOB(VK_SHADER_REPLAY_STAMP, "replay_stamp.comp (frame timings of replays)", replay_stamp),
     BLOB(VK_SHADER_REDUCE_F32_SG, "reduce.comp (Reduce, float32, subgroups)", reduce_f32_sg),
     BLOB(VK_SHADER_REDUCE_F16_SG, "reduce.comp (Reduce, float16, subgroups)", reduce_f16_sg),
     BLOB(VK_SHADER_SOFTMAX_F32_SG, "reduce.comp (Softmax, float32, subgroups)", softmax_f32_sg),
