@@ -14,8 +14,9 @@
  *   gfxep_frame_timing f[16];
  *   int n = read("denoiser", last_seen, f, 16);   // frames of the session named "denoiser"
  *
- * Turn them on per session with the EP option "frame_timings" = "1" (off by default: on the H200 they
- * add about 4-6 us of host time to a Run, measured A/B by gfxep-bench --frame-timings).
+ * Turn them on per session with the EP option "frame_timings" = "1" (off by default). A Run that replays
+ * its recorded partition stamps itself on the device; on the H200 they add about 1 us of host time to a
+ * Run, measured A/B by gfxep-bench --frame-timings (docs/interop.md).
  * A session is named by its EP option "session_name" (AppendExecutionProvider_V2 options, or the
  * session config entry "ep.gfxep.session_name"); a Run is told apart by its run tag (RunOptions) and
  * by `run`, the session's count of Runs. Frames are kept in a ring of recent ones per device.
