@@ -244,6 +244,7 @@ typedef struct run_result {
   double abs_tol, rel_tol, tol_scale;
   int placed; /* nodes counted */
   size_t on_gfxep, on_other;
+  ortkit_placement_summary placement;
   const ortkit_tensor* outputs; /* reference outputs, for their names */
   const output_result* per_output;
   size_t n_outputs;
@@ -274,6 +275,16 @@ static int write_json(const char* path, const run_result* r) {
     fprintf(f, ",\n  \"nodes_total\": %zu, \"nodes_gfxep\": %zu", r->on_gfxep + r->on_other, r->on_gfxep);
   else
     fputs(",\n  \"nodes_total\": null, \"nodes_gfxep\": null", f);
+  if (r->placed) {
+    /* the partitions and what stayed with ONNX Runtime, by operator type */
+    fprintf(f, ",\n  \"gfxep_partitions\": %zu, \"ops_elsewhere\": {", r->placement.gfxep_partitions);
+    for (int i = 0; i < r->placement.n_elsewhere; i++) {
+      fputs(i ? ", " : "", f);
+      json_string(f, r->placement.elsewhere[i].op);
+      fprintf(f, ": %zu", r->placement.elsewhere[i].count);
+    }
+    fputs("}", f);
+  }
   fputs(",\n  \"outputs\": [", f);
   for (size_t i = 0; r->compared && i < r->n_outputs; i++) {
     const output_result* o = &r->per_output[i];
@@ -358,6 +369,7 @@ static int check_model(ortkit* k, const OrtEpDevice* dev, const run_config* c, c
   size_t on_gfxep = 0, on_other = 0;
   if (!c->quiet) printf("node placement:\n");
   if (failed(k, ortkit_placement(k, ep_session, &on_gfxep, &on_other, !c->quiet), "placement")) goto done;
+  if (failed(k, ortkit_placement_summarize(k, ep_session, &res.placement), "placement")) goto done;
   res.placed = 1;
   res.on_gfxep = on_gfxep;
   res.on_other = on_other;

@@ -37,6 +37,45 @@ static void release_status(ortkit* k, OrtStatus* s) {
   if (s) k->api->ReleaseStatus(s);
 }
 
+OrtStatus* ortkit_placement_summarize(ortkit* k, OrtSession* s, ortkit_placement_summary* out) {
+  const OrtApi* api = k->api;
+  const OrtEpAssignedSubgraph* const* subgraphs = NULL;
+  size_t n = 0;
+  memset(out, 0, sizeof *out);
+  OrtStatus* st = api->Session_GetEpGraphAssignmentInfo(s, &subgraphs, &n);
+  if (st) return st;
+  for (size_t i = 0; i < n; i++) {
+    const char* ep = NULL;
+    const OrtEpAssignedNode* const* nodes = NULL;
+    size_t nn = 0;
+    if ((st = api->EpAssignedSubgraph_GetEpName(subgraphs[i], &ep))) return st;
+    if ((st = api->EpAssignedSubgraph_GetNodes(subgraphs[i], &nodes, &nn))) return st;
+    if (strcmp(ep, "gfxep") == 0) {
+      out->gfxep_partitions++;
+      out->on_gfxep += nn;
+      continue;
+    }
+    out->on_other += nn;
+    for (size_t j = 0; j < nn; j++) {
+      const char* op = NULL;
+      if ((st = api->EpAssignedNode_GetOperatorType(nodes[j], &op))) return st;
+      int t = 0;
+      while (t < out->n_elsewhere && strcmp(out->elsewhere[t].op, op) != 0) t++;
+      if (t == out->n_elsewhere) {
+        if (t == ORTKIT_MAX_OP_TYPES) {
+          t--; /* the last entry collects the rest */
+          snprintf(out->elsewhere[t].op, sizeof out->elsewhere[t].op, "(other types)");
+        } else {
+          snprintf(out->elsewhere[t].op, sizeof out->elsewhere[t].op, "%s", op);
+          out->n_elsewhere++;
+        }
+      }
+      out->elsewhere[t].count++;
+    }
+  }
+  return NULL;
+}
+
 uint64_t ortkit_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -82,6 +82,19 @@ int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, dou
  * which ortkit_session sets). Prints "ep: op name" lines when verbose. */
 OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose);
 
+/* Where the nodes went, for reports: gfxep's partitions and the operator types left to other EPs. */
+#define ORTKIT_MAX_OP_TYPES 64
+typedef struct ortkit_placement_summary {
+  size_t on_gfxep, on_other;
+  size_t gfxep_partitions;
+  struct {
+    char op[64];
+    size_t count;
+  } elsewhere[ORTKIT_MAX_OP_TYPES]; /* operator types not on gfxep, with their node counts */
+  int n_elsewhere;                  /* types listed; more than ORTKIT_MAX_OP_TYPES are counted in the last */
+} ortkit_placement_summary;
+OrtStatus* ortkit_placement_summarize(ortkit* k, OrtSession* s, ortkit_placement_summary* out);
+
 uint64_t ortkit_now_ns(void);
 
 /* A file path in the system's folder for temporary files, unique to this process:
