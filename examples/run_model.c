@@ -62,7 +62,8 @@ static OrtStatus* io_type(ortkit* k, OrtSession* s, int output, size_t i, ONNXTe
   return st ? st : elem_type(k, ti, type);
 }
 
-/* Whether any input or output of the session is float16, and which types are not float/float16. */
+/* Whether any input or output of the session is float16; inputs must be float or float16, outputs may
+ * also be integers or bool (compared as float values: labels and indices, exact below 2^24). */
 static OrtStatus* has_half_io(ortkit* k, OrtSession* s, int* half) {
   size_t n[2] = {0, 0};
   OrtStatus* st = k->api->SessionGetInputCount(s, &n[0]);
@@ -72,9 +73,13 @@ static OrtStatus* has_half_io(ortkit* k, OrtSession* s, int* half) {
     for (size_t i = 0; i < n[o] && !st; i++) {
       ONNXTensorElementDataType t;
       st = io_type(k, s, o, i, &t);
+      const int integer = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ||
+                          t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 ||
+                          t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
       if (!st && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) *half = 1;
-      else if (!st && t != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
-        st = k->api->CreateStatus(ORT_INVALID_ARGUMENT, "only float and float16 model inputs and outputs are handled");
+      else if (!st && t != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && !(o == 1 && integer))
+        st = k->api->CreateStatus(ORT_INVALID_ARGUMENT, "only float and float16 model inputs, and float, float16, "
+                                                        "integer and bool outputs, are handled");
     }
   return st;
 }
@@ -144,7 +149,7 @@ static OrtStatus* run_half(ortkit* k, OrtSession* sess, const ortkit_tensor* in,
     if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
       for (size_t e = 0; e < t[i].count; e++) t[i].data[e] = gfx_half_to_float(((const uint16_t*)data)[e]);
     } else if (t[i].count) { /* an empty output may have no data pointer at all */
-      memcpy(t[i].data, data, sizeof(float) * t[i].count);
+      s = ortkit_to_float(api, type, data, t[i].data, t[i].count);
     }
   }
   for (size_t i = 0; i < n_in; i++) {

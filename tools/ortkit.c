@@ -371,6 +371,26 @@ OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* sess, uint64_t seed, int6
   return NULL;
 }
 
+OrtStatus* ortkit_to_float(const OrtApi* api, ONNXTensorElementDataType type, const void* src, float* dst, size_t n) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: memcpy(dst, src, sizeof(float) * n); return NULL;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      for (size_t e = 0; e < n; e++) dst[e] = (float)((const int64_t*)src)[e];
+      return NULL;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      for (size_t e = 0; e < n; e++) dst[e] = (float)((const int32_t*)src)[e];
+      return NULL;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      for (size_t e = 0; e < n; e++) dst[e] = (float)((const uint8_t*)src)[e];
+      return NULL;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      for (size_t e = 0; e < n; e++) dst[e] = (float)((const int8_t*)src)[e];
+      return NULL;
+    default: return api->CreateStatus(ORT_INVALID_ARGUMENT, "an output of an element type ortkit does not compare");
+  }
+}
+
 OrtStatus* ortkit_run(ortkit* k, OrtSession* sess, OrtRunOptions* run_options, const ortkit_tensor* in, size_t n_in,
                       ortkit_tensor** out, size_t* n_out) {
   const OrtApi* api = k->api;
@@ -407,12 +427,14 @@ OrtStatus* ortkit_run(ortkit* k, OrtSession* sess, OrtRunOptions* run_options, c
     if (!s && t[i].rank > 8) s = api->CreateStatus(ORT_FAIL, "output rank > 8");
     if (!s) s = api->GetDimensions(info, t[i].dims, t[i].rank);
     if (!s) s = api->GetTensorShapeElementCount(info, &t[i].count);
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    if (!s) s = api->GetTensorElementType(info, &type);
     if (info) api->ReleaseTensorTypeAndShapeInfo(info);
     if (!s) s = api->GetTensorData(outs[i], (const void**)&data);
     if (!s) {
       t[i].data = malloc(sizeof(float) * (t[i].count + 1));
       /* an empty output may have no data pointer at all */
-      if (t[i].count) memcpy(t[i].data, data, sizeof(float) * t[i].count);
+      if (t[i].count) s = ortkit_to_float(api, type, data, t[i].data, t[i].count);
     }
   }
   for (size_t i = 0; i < n_in; i++)

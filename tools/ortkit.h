@@ -67,6 +67,10 @@ OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* s, uint64_t seed, int64_t
 OrtStatus* ortkit_run(ortkit* k, OrtSession* s, OrtRunOptions* run_options, const ortkit_tensor* in, size_t n_in,
                       ortkit_tensor** out, size_t* n_out);
 
+/* Output values as floats: float as it is; integer and bool outputs (labels, indices, masks) as their
+ * values, exact below 2^24, so that they compare like any other output. */
+OrtStatus* ortkit_to_float(const OrtApi* api, ONNXTensorElementDataType type, const void* src, float* dst, size_t n);
+
 typedef struct ortkit_diff {
   double max_abs;     /* max |a - b| */
   double max_rel;     /* max |a - b| / max(|b|, 1e-6) over elements with |b| > 1e-3 */
