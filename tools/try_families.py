@@ -62,7 +62,7 @@ def warp(img, flow, grid):
     """Backward warping, as frame interpolation does: samples img at (x + flow_x, y + flow_y); `grid` is
     base_grid of img's size, and the flow is in pixels."""
     h, w = grid.shape[1], grid.shape[2]
-    scale = torch.tensor([2.0 / (w - 1), 2.0 / (h - 1)]).view(1, 1, 1, 2)
+    scale = torch.tensor([2.0 / (w - 1), 2.0 / (h - 1)], device=grid.device, dtype=grid.dtype).view(1, 1, 1, 2)
     return F.grid_sample(img, grid + flow.permute(0, 2, 3, 1) * scale, mode="bilinear", padding_mode="border",
                          align_corners=True)
 
@@ -174,7 +174,9 @@ class SegOut(nn.Module):
 
 
 def detector(ctor):
-    det = ctor(weights=None, weights_backbone=None, num_classes=91, min_size=320, max_size=320)
+    # random weights score every box low: a low threshold keeps boxes to compare (and to export: the
+    # post-processing of an empty set does not trace)
+    det = ctor(weights=None, weights_backbone=None, num_classes=91, min_size=320, max_size=320, score_thresh=0.01)
     return Detector(det)
 
 
