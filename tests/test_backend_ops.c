@@ -714,6 +714,43 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     }
     run_case(gpu, stream, &c);
   }
+  /* 3-D (video, volumes): symmetric pads, as the CUDA backend takes them */
+  for (int k = 0; k < 24; k++) {
+    ew_case c = case_of(GFX_OP_CONV, k % 3 == 2 ? GFX_DTYPE_F16 : GFX_DTYPE_F32, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* p = &c.node.params.conv;
+    p->spatial = 3;
+    p->dtype = c.out_dtype;
+    p->group = k % 4 == 3 ? 2 : 1;
+    int64_t cin = p->group * rand_int(1, 3), cout = p->group * rand_int(1, 3);
+    int64_t x[5] = {rand_int(1, 2), cin, rand_int(3, 8), rand_int(4, 12), rand_int(4, 12)};
+    int64_t w[5] = {cout, cin / p->group, rand_int(1, 3), rand_int(1, 3), rand_int(1, 3)};
+    int64_t b[1] = {cout};
+    for (int i = 0; i < 3; i++) {
+      p->strides[i] = rand_int(1, 2);
+      p->dilations[i] = rand_int(1, 2);
+      p->pads[i] = p->pads[3 + i] = rand_int(0, 1);
+    }
+    c.in[0] = shape(5, x);
+    c.in[1] = shape(5, w);
+    c.in[2] = shape(1, b);
+    c.n_in = k % 2 ? 3 : 2;
+    snprintf(c.label, sizeof c.label,
+             "Conv3d x[%lld,%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld,%lld] g=%lld s=%lld,%lld,%lld d=%lld,%lld,%lld "
+             "pads=%lld,%lld,%lld bias=%d %s",
+             (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4], (long long)w[0],
+             (long long)w[1], (long long)w[2], (long long)w[3], (long long)w[4], (long long)p->group,
+             (long long)p->strides[0], (long long)p->strides[1], (long long)p->strides[2], (long long)p->dilations[0],
+             (long long)p->dilations[1], (long long)p->dilations[2], (long long)p->pads[0], (long long)p->pads[1],
+             (long long)p->pads[2], c.n_in == 3, gfx_dtype_name(c.out_dtype));
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(p, &c.in[0], &c.in[1], &g);
+    if (s) { /* a random geometry that is not valid: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    run_case(gpu, stream, &c);
+  }
   /* one large case typical of image models */
   ew_case big = case_of(GFX_OP_CONV, GFX_DTYPE_F32, 3, NULL);
   big.scale = 1.0;

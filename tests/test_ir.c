@@ -508,9 +508,9 @@ static void test_parse_refuses(void** unused) {
   d = make_desc("MatMul", &bcast, 2, mm);
   parse_refused(&d, "'broadcast'", NULL);
 
-  /* Conv of rank 5 (3-D); rank 3 (1-D) runs as 2-D */
-  d = conv_desc(&none, SHAPE(1, 4, 8, 8, 8), SHAPE(6, 4, 3, 3, 3));
-  parse_refused(&d, "rank 5", NULL);
+  /* Conv of rank 6 (4-D) is not handled; 3-D (rank 5) is; operands of different ranks never */
+  d = conv_desc(&none, SHAPE(1, 4, 8, 8, 8, 8), SHAPE(6, 4, 3, 3, 3, 3));
+  parse_refused(&d, "rank 6", NULL);
   d = conv_desc(&none, SHAPE(1, 4, 8), SHAPE(6, 4, 3, 3));
   parse_refused(&d, "rank 3", "rank 4", NULL);
 

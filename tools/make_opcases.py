@@ -19,8 +19,9 @@ Each graph input carries its value range ("range" [lo, hi], "int": true for inte
 math stays in its domain (Log and Sqrt positive, Div away from zero, Pow base positive...).
 
 manifest.json: {"cases": [{"name", "op", "dtype", "model", "oracle", "atol", "rtol",
-"expect": "claimed"|"any"|"refused", "note", "inputs": [{"name", "range", "int"}]}]}
+"expect": "claimed"|"full"|"any"|"refused", "note", "inputs": [{"name", "range", "int"}]}]}
 expect "claimed": when gfxep's op table has the op and claims the dtype, the node must run on gfxep;
+"full": the same on the backends that run the whole op table (reference, CUDA), "any" elsewhere;
 "any": attribute combinations an implementation may reasonably leave to ORT; "refused": gfxep must
 leave the node to ONNX Runtime (a documented limit) and the result must still be right.
 Run with Debian's python3 (python3-onnx, python3-numpy): same bytes on every machine.
@@ -488,8 +489,15 @@ def nn_cases():
                     tag="pointwise"))
     out.append(Case("Conv", 11, [In([1, 2, 8]), w(3, 2, 3)], {"pads": [1, 1]}, tol=conv_tol, tag="1d",
                     note="1-D convolution runs as 2-D with a unit height"))
-    out.append(Case("Conv", 11, [In([1, 2, 3, 4, 4]), w(2, 2, 2, 2, 2)], expect="refused", tol=conv_tol,
-                    tag="3d", note="3-D convolution: gfxep does 2-D (rank 4) only"))
+    out.append(Case("Conv", 11, [In([1, 2, 4, 5, 5]), w(3, 2, 3, 3, 3), w(3)], {"pads": [1, 1, 1, 1, 1, 1]},
+                    expect="full", tol=conv_tol, tag="3d",
+                    note="3-D convolution (video, volumes): reference and CUDA; the Vulkan backend leaves it to ORT"))
+    out.append(Case("Conv", 11, [In([2, 4, 5, 6, 7]), w(4, 2, 2, 3, 2)],
+                    {"group": 2, "strides": [1, 2, 2], "dilations": [2, 1, 1], "pads": [1, 0, 1, 1, 0, 1]},
+                    expect="full", tol=conv_tol, tag="3d_group_stride_dil"))
+    out.append(Case("Conv", 11, [In([1, 3, 3, 6, 6]), w(2, 3, 1, 3, 3), w(2)], {"pads": [0, 1, 0, 0, 1, 0]},
+                    expect="any", tol=conv_tol, tag="3d_asym",
+                    note="asymmetric pads in 3-D: the CUDA backend leaves them to ORT (cuDNN pads both sides alike)"))
     out.append(Case("ConvTranspose", 11, [In([1, 3, 4, 4]), w(3, 2, 3, 3), w(2)], {"strides": [2, 2]},
                     tol=conv_tol))
     out.append(Case("ConvTranspose", 11, [In([1, 4, 3, 5]), w(4, 1, 2, 2)],

@@ -38,12 +38,13 @@ static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out, char* 
   return NULL;
 }
 
-/* Rank of the operands (3 for 1-D, 4 for 2-D), kernel_shape, strides, dilations, pads, group and
- * auto_pad, with the checks Conv and ConvTranspose share. */
-static gfx_status parse_conv_common(const ir_node_desc* d, ir_conv_params* c, int* pads_present) {
+/* Rank of the operands (3 for 1-D, 4 for 2-D, 5 for 3-D where max_rank allows), kernel_shape, strides,
+ * dilations, pads, group and auto_pad, with the checks Conv and ConvTranspose share. */
+static gfx_status parse_conv_common(const ir_node_desc* d, int max_rank, ir_conv_params* c, int* pads_present) {
   int rank = d->input_shapes[1].rank >= 0 ? d->input_shapes[1].rank : d->input_shapes[0].rank;
-  if (rank != 3 && rank != 4)
-    return IR_UNSUPPORTED(d, "rank %d; 1-D and 2-D convolution (rank 3 or 4, NC[H]W) are handled", rank);
+  if (rank < 3 || rank > max_rank)
+    return IR_UNSUPPORTED(d, "rank %d; %s convolution (rank 3 to %d, NC[D][H]W) is handled", rank,
+                          max_rank == 5 ? "1-D, 2-D and 3-D" : "1-D and 2-D", max_rank);
   if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != rank)
     return IR_UNSUPPORTED(d, "input rank %d and weight rank %d differ", d->input_shapes[0].rank, rank);
   memset(c, 0, sizeof *c);
@@ -81,7 +82,7 @@ gfx_status ir_parse_conv(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
   ir_conv_params c;
   int pads_present = 0;
-  GFX_TRY(parse_conv_common(d, &c, &pads_present));
+  GFX_TRY(parse_conv_common(d, 5, &c, &pads_present));
   c.dtype = dtype;
   const gfx_shape* w = &d->input_shapes[1];
   const gfx_shape* x = &d->input_shapes[0];
@@ -127,7 +128,7 @@ gfx_status ir_parse_conv_transpose(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
   ir_conv_params c;
   int pads_present = 0, present = 0;
-  GFX_TRY(parse_conv_common(d, &c, &pads_present));
+  GFX_TRY(parse_conv_common(d, 4, &c, &pads_present));
   c.dtype = dtype;
   GFX_TRY(ir_read_ints(d, "output_padding", c.output_padding, (size_t)c.spatial, 0, &present));
   for (int i = 0; i < c.spatial; i++)

@@ -262,6 +262,23 @@ static gfx_status cuda_device_sync(gfx_dev* dev) {
 
 /* ---- the table ---- */
 
+
+/* A 3-D convolution goes to cuDNN's N-d API, which pads both sides of a dim alike, and the explicit
+ * padding kernel is 2-D: asymmetric pads (explicit, or what SAME_* may produce) stay with ONNX Runtime. */
+static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
+  (void)dev;
+  if (q->op != GFX_OP_CONV || q->params->conv.spatial != 3) return NULL;
+  const ir_conv_params* c = &q->params->conv;
+  if (c->auto_pad == IR_PAD_SAME_UPPER || c->auto_pad == IR_PAD_SAME_LOWER)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a 3-D Conv with auto_pad SAME_* (pads may be asymmetric)");
+  if (c->auto_pad == IR_PAD_NOTSET)
+    for (int i = 0; i < 3; i++)
+      if (c->pads[i] != c->pads[3 + i])
+        return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a 3-D Conv with asymmetric pads (%lld, %lld) in spatial dim %d",
+                         (long long)c->pads[i], (long long)c->pads[3 + i], i);
+  return NULL;
+}
+
 static const gfx_backend cuda_backend = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "cuda",
@@ -305,8 +322,9 @@ static const gfx_backend cuda_backend = {
     .event_done = cuda_event_done,
     .device_sync = cuda_device_sync,
 
-    /* no supports_node: every op of the table has a CUDA kernel for every element type and
-     * attribute its parse function admits (ir/ops.def) */
+    /* every op of the table has a CUDA kernel for every element type and attribute its parse
+     * function admits (ir/ops.def), with one exception supports_node declines */
+    .supports_node = cuda_supports_node,
     .node_prepare = cuda_node_prepare,
     .node_release = cuda_node_release,
     .node_run = cuda_node_run,

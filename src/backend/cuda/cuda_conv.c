@@ -1,5 +1,6 @@
-/* gfxep CUDA backend — 1-D and 2-D Conv (float32, float16, bfloat16; NC[H]W) with cuDNN's legacy
- * convolution API. A 1-D convolution runs as a 2-D one of height 1 (ir_conv_as_2d).
+/* gfxep CUDA backend — 1-D, 2-D and 3-D Conv (float32, float16, bfloat16; NC[D][H]W) with cuDNN's
+ * legacy convolution API. A 1-D convolution runs as a 2-D one of height 1 (ir_conv_as_2d); a 3-D one
+ * (video, volumes) through cuDNN's N-d descriptors, with symmetric pads only (cuda_conv_supported).
  *
  * node_prepare builds the descriptors and picks the algorithm once per input-shape signature;
  * node_run only queues work. Scratch holds cuDNN's workspace and, for asymmetric pads, a padded
@@ -50,14 +51,15 @@ typedef struct conv_state {
   cudnnConvolutionFwdAlgo_t algo;
 } conv_state;
 
-/* The shapes cuDNN will see, in int as its legacy API takes them. */
+/* The shapes cuDNN will see, in int as its legacy API takes them; spatial dims [0, spatial). */
 typedef struct conv_dims {
-  int n, c_in, h, w;            /* input after explicit padding */
-  int c_out, c_per_group, kh, kw;
-  int pad_h, pad_w;             /* symmetric pads cuDNN applies */
-  int stride_h, stride_w, dilation_h, dilation_w;
-  int group;
-  int out_h, out_w;
+  int spatial;                  /* 2, or 3 */
+  int n, c_in, c_out, c_per_group, group;
+  int in[3];                    /* input after explicit padding */
+  int kernel[3];
+  int pad[3];                   /* symmetric pads cuDNN applies */
+  int stride[3], dilation[3];
+  int out[3];
 } conv_dims;
 
 static void conv_state_release(cuda_node_state* base) {
@@ -83,9 +85,14 @@ static gfx_status check_shape(const ir_node* node, const char* what, const gfx_s
 /* Output, weight and bias shapes agree with the geometry: the kernels index memory by them. */
 static gfx_status check_shapes(const ir_node* node, const ir_conv_geom* g, const gfx_shape* in, const gfx_shape* out,
                                int has_bias) {
-  gfx_shape expected_out = {4, {g->n, g->c_out, g->out[0], g->out[1]}};
+  const int sp = g->spatial;
+  gfx_shape expected_out = {sp + 2, {g->n, g->c_out}};
+  gfx_shape expected_w = {sp + 2, {g->c_out, g->group > 0 ? g->c_in / g->group : 0}};
+  for (int i = 0; i < sp; i++) {
+    expected_out.dims[2 + i] = g->out[i];
+    expected_w.dims[2 + i] = g->kernel[i];
+  }
   GFX_TRY(check_shape(node, "output", &out[0], &expected_out, GFX_ERR_INTERNAL));
-  gfx_shape expected_w = {4, {g->c_out, g->group > 0 ? g->c_in / g->group : 0, g->kernel[0], g->kernel[1]}};
   GFX_TRY(check_shape(node, "weight", &in[1], &expected_w, GFX_ERR_INVALID_ARGUMENT));
   gfx_shape expected_bias = {1, {g->c_out}};
   if (has_bias) GFX_TRY(check_shape(node, "bias", &in[2], &expected_bias, GFX_ERR_INVALID_ARGUMENT));
@@ -100,17 +107,23 @@ static gfx_status to_int(const ir_node* node, const char* what, int64_t value, i
   return NULL;
 }
 
-/* Splits each dim's pads into the symmetric part for cuDNN and the rest for explicit padding, and
- * converts everything to cuDNN's ints. */
+/* Splits each dim's pads into the symmetric part for cuDNN and the rest for explicit padding (2-D
+ * only: a 3-D convolution with asymmetric pads is declined up front), and converts everything to
+ * cuDNN's ints. */
 static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_state* st, conv_dims* d) {
-  int64_t sym[2], extra_begin[2], extra_end[2];
-  for (int i = 0; i < 2; i++) {
+  const int sp = g->spatial;
+  int64_t sym[3] = {0, 0, 0}, extra_begin[3] = {0, 0, 0}, extra_end[3] = {0, 0, 0}, padded[3] = {1, 1, 1};
+  for (int i = 0; i < sp; i++) {
     if (g->pad_begin[i] < 0 || g->pad_end[i] < 0)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": negative pad (%lld, %lld) in spatial dim %d",
                        cuda_node_name(node), (long long)g->pad_begin[i], (long long)g->pad_end[i], i);
     sym[i] = g->pad_begin[i] < g->pad_end[i] ? g->pad_begin[i] : g->pad_end[i];
     extra_begin[i] = g->pad_begin[i] - sym[i];
     extra_end[i] = g->pad_end[i] - sym[i];
+    padded[i] = g->in[i] + extra_begin[i] + extra_end[i];
+    if ((extra_begin[i] || extra_end[i]) && sp != 2)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": asymmetric pads (%lld, %lld) in spatial dim %d of a 3-D convolution",
+                       cuda_node_name(node), (long long)g->pad_begin[i], (long long)g->pad_end[i], i);
   }
   st->pads_input = extra_begin[0] || extra_end[0] || extra_begin[1] || extra_end[1];
   st->planes = g->n * g->c_in;
@@ -118,41 +131,54 @@ static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_sta
   st->in_w = g->in[1];
   st->pad_top = extra_begin[0];
   st->pad_left = extra_begin[1];
-  st->padded_h = g->in[0] + extra_begin[0] + extra_end[0];
-  st->padded_w = g->in[1] + extra_begin[1] + extra_end[1];
+  st->padded_h = padded[0];
+  st->padded_w = padded[1];
   /* The legacy API also computes element offsets in int. */
+  int64_t in_count = st->planes, out_count = g->n * g->c_out, w_count = g->c_out * (g->c_in / g->group);
+  for (int i = 0; i < sp; i++) {
+    in_count *= padded[i];
+    out_count *= g->out[i];
+    w_count *= g->kernel[i];
+  }
   int elements;
-  GFX_TRY(to_int(node, "input elements", st->planes * st->padded_h * st->padded_w, &elements));
-  GFX_TRY(to_int(node, "output elements", g->n * g->c_out * g->out[0] * g->out[1], &elements));
-  GFX_TRY(to_int(node, "weight elements", g->c_out * (g->c_in / g->group) * g->kernel[0] * g->kernel[1], &elements));
+  GFX_TRY(to_int(node, "input elements", in_count, &elements));
+  GFX_TRY(to_int(node, "output elements", out_count, &elements));
+  GFX_TRY(to_int(node, "weight elements", w_count, &elements));
+  d->spatial = sp;
   GFX_TRY(to_int(node, "batch", g->n, &d->n));
   GFX_TRY(to_int(node, "input channels", g->c_in, &d->c_in));
-  GFX_TRY(to_int(node, "input height", st->padded_h, &d->h));
-  GFX_TRY(to_int(node, "input width", st->padded_w, &d->w));
   GFX_TRY(to_int(node, "output channels", g->c_out, &d->c_out));
   GFX_TRY(to_int(node, "channels per group", g->c_in / g->group, &d->c_per_group));
-  GFX_TRY(to_int(node, "kernel height", g->kernel[0], &d->kh));
-  GFX_TRY(to_int(node, "kernel width", g->kernel[1], &d->kw));
-  GFX_TRY(to_int(node, "pad height", sym[0], &d->pad_h));
-  GFX_TRY(to_int(node, "pad width", sym[1], &d->pad_w));
-  GFX_TRY(to_int(node, "stride height", g->strides[0], &d->stride_h));
-  GFX_TRY(to_int(node, "stride width", g->strides[1], &d->stride_w));
-  GFX_TRY(to_int(node, "dilation height", g->dilations[0], &d->dilation_h));
-  GFX_TRY(to_int(node, "dilation width", g->dilations[1], &d->dilation_w));
   GFX_TRY(to_int(node, "group", g->group, &d->group));
-  GFX_TRY(to_int(node, "output height", g->out[0], &d->out_h));
-  return to_int(node, "output width", g->out[1], &d->out_w);
+  for (int i = 0; i < sp; i++) {
+    GFX_TRY(to_int(node, "input size", padded[i], &d->in[i]));
+    GFX_TRY(to_int(node, "kernel size", g->kernel[i], &d->kernel[i]));
+    GFX_TRY(to_int(node, "pad", sym[i], &d->pad[i]));
+    GFX_TRY(to_int(node, "stride", g->strides[i], &d->stride[i]));
+    GFX_TRY(to_int(node, "dilation", g->dilations[i], &d->dilation[i]));
+    GFX_TRY(to_int(node, "output size", g->out[i], &d->out[i]));
+  }
+  return NULL;
 }
 
 /* ---- descriptors ---- */
 
-static gfx_status create_tensor_desc(const ir_node* node, const char* what, int dtype, int n, int c, int h, int w,
-                                     cudnnTensorDescriptor_t* desc) {
+/* NC[D]HW, fully packed: 4-d descriptors for 2-D (what cuDNN ranks its 2-D algorithms for), N-d for 3-D. */
+static gfx_status create_tensor_desc(const ir_node* node, const char* what, int dtype, int n, int c, const int* sp_dims,
+                                     int spatial, cudnnTensorDescriptor_t* desc) {
   GFX_TRY(cuda_dnn_check(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor(%s) for Conv node \"%s\"", what,
                          cuda_node_name(node)));
-  return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, cuda_nn_dnn_type(dtype), n, c, h, w),
-                        "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]) for Conv node \"%s\"", what, n, c, h, w,
-                        cuda_node_name(node));
+  if (spatial == 2)
+    return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, cuda_nn_dnn_type(dtype), n, c, sp_dims[0],
+                                                     sp_dims[1]),
+                          "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]) for Conv node \"%s\"", what, n, c, sp_dims[0],
+                          sp_dims[1], cuda_node_name(node));
+  int dims[5] = {n, c, sp_dims[0], sp_dims[1], sp_dims[2]}, strides[5];
+  strides[4] = 1;
+  for (int i = 3; i >= 0; i--) strides[i] = strides[i + 1] * dims[i + 1];
+  return cuda_dnn_check(cudnnSetTensorNdDescriptor(*desc, cuda_nn_dnn_type(dtype), 5, dims, strides),
+                        "cudnnSetTensorNdDescriptor(%s [%d,%d,%d,%d,%d]) for Conv node \"%s\"", what, dims[0], dims[1],
+                        dims[2], dims[3], dims[4], cuda_node_name(node));
 }
 
 static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int dtype,
@@ -161,11 +187,19 @@ static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int 
   const char* name = cuda_node_name(node);
   GFX_TRY(cuda_dnn_check(cudnnCreateConvolutionDescriptor(desc), "cudnnCreateConvolutionDescriptor for Conv node \"%s\"",
                          name));
-  GFX_TRY(cuda_dnn_check(cudnnSetConvolution2dDescriptor(*desc, d->pad_h, d->pad_w, d->stride_h, d->stride_w,
-                                                         d->dilation_h, d->dilation_w, CUDNN_CROSS_CORRELATION,
-                                                         CUDNN_DATA_FLOAT),
-                         "cudnnSetConvolution2dDescriptor(pads %d,%d strides %d,%d dilations %d,%d) for Conv node \"%s\"",
-                         d->pad_h, d->pad_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w, name));
+  if (d->spatial == 2)
+    GFX_TRY(cuda_dnn_check(cudnnSetConvolution2dDescriptor(*desc, d->pad[0], d->pad[1], d->stride[0], d->stride[1],
+                                                           d->dilation[0], d->dilation[1], CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT),
+                           "cudnnSetConvolution2dDescriptor(pads %d,%d strides %d,%d dilations %d,%d) for Conv node \"%s\"",
+                           d->pad[0], d->pad[1], d->stride[0], d->stride[1], d->dilation[0], d->dilation[1], name));
+  else
+    GFX_TRY(cuda_dnn_check(cudnnSetConvolutionNdDescriptor(*desc, 3, d->pad, d->stride, d->dilation,
+                                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                           "cudnnSetConvolutionNdDescriptor(pads %d,%d,%d strides %d,%d,%d dilations %d,%d,%d) for Conv "
+                           "node \"%s\"",
+                           d->pad[0], d->pad[1], d->pad[2], d->stride[0], d->stride[1], d->stride[2], d->dilation[0],
+                           d->dilation[1], d->dilation[2], name));
   GFX_TRY(cuda_dnn_check(cudnnSetConvolutionGroupCount(*desc, d->group),
                          "cudnnSetConvolutionGroupCount(%d) for Conv node \"%s\"", d->group, name));
   return cuda_dnn_check(cudnnSetConvolutionMathType(*desc, math), "cudnnSetConvolutionMathType(%d) for Conv node \"%s\"",
@@ -175,26 +209,37 @@ static gfx_status create_conv_desc(const ir_node* node, const conv_dims* d, int 
 /* cuDNN's own output size must be the one ONNX shape inference gave, or the output would be
  * written with a different layout than the executor allocated. */
 static gfx_status check_cudnn_output(const ir_node* node, const conv_state* st, const conv_dims* d) {
-  int n = 0, c = 0, h = 0, w = 0;
-  GFX_TRY(cuda_dnn_check(cudnnGetConvolution2dForwardOutputDim(st->conv_desc, st->x_desc, st->w_desc, &n, &c, &h, &w),
-                         "cudnnGetConvolution2dForwardOutputDim for Conv node \"%s\"", cuda_node_name(node)));
-  if (n != d->n || c != d->c_out || h != d->out_h || w != d->out_w)
-    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\": cuDNN computes output [%d,%d,%d,%d], expected [%d,%d,%d,%d]",
-                     cuda_node_name(node), n, c, h, w, d->n, d->c_out, d->out_h, d->out_w);
+  int got[5] = {0};
+  const int rank = d->spatial + 2;
+  GFX_TRY(cuda_dnn_check(cudnnGetConvolutionNdForwardOutputDim(st->conv_desc, st->x_desc, st->w_desc, rank, got),
+                         "cudnnGetConvolutionNdForwardOutputDim for Conv node \"%s\"", cuda_node_name(node)));
+  int same = got[0] == d->n && got[1] == d->c_out;
+  for (int i = 0; i < d->spatial; i++) same = same && got[2 + i] == d->out[i];
+  if (!same)
+    return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\": cuDNN computes output [%d,%d,%d,%d,%d] (rank %d), "
+                     "expected spatial %d,%d,%d",
+                     cuda_node_name(node), got[0], got[1], got[2], got[3], got[4], rank, d->out[0], d->out[1],
+                     d->spatial > 2 ? d->out[2] : 0);
   return NULL;
 }
 
 /* On failure the caller releases the state, which frees whatever was created. */
 static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, conv_state* st) {
-  GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->h, d->w, &st->x_desc));
-  GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out_h, d->out_w, &st->y_desc));
+  GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->in, d->spatial, &st->x_desc));
+  GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out, d->spatial, &st->y_desc));
   GFX_TRY(cuda_dnn_check(cudnnCreateFilterDescriptor(&st->w_desc), "cudnnCreateFilterDescriptor for Conv node \"%s\"",
                          cuda_node_name(node)));
-  GFX_TRY(cuda_dnn_check(
-      cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW, d->c_out,
-                                 d->c_per_group, d->kh, d->kw),
-      "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group, d->kh, d->kw,
-      cuda_node_name(node)));
+  if (d->spatial == 2)
+    GFX_TRY(cuda_dnn_check(cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW,
+                                                      d->c_out, d->c_per_group, d->kernel[0], d->kernel[1]),
+                           "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group,
+                           d->kernel[0], d->kernel[1], cuda_node_name(node)));
+  else {
+    const int dims[5] = {d->c_out, d->c_per_group, d->kernel[0], d->kernel[1], d->kernel[2]};
+    GFX_TRY(cuda_dnn_check(cudnnSetFilterNdDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW, 5, dims),
+                           "cudnnSetFilterNdDescriptor([%d,%d,%d,%d,%d]) for Conv node \"%s\"", dims[0], dims[1], dims[2],
+                           dims[3], dims[4], cuda_node_name(node)));
+  }
   GFX_TRY(create_conv_desc(node, d, st->dtype, &st->conv_desc));
   return check_cudnn_output(node, st, d);
 }
@@ -368,8 +413,8 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   ir_conv_geom g;
   gfx_status s = ir_conv_geometry(&p2, &view[0], &view[1], &g);
   if (s) return gfx_status_wrap(s, "cuda backend: Conv node \"%s\"", cuda_node_name(node));
-  if (g.spatial != 2)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": %d spatial dims, only 2-D convolution is implemented",
+  if (g.spatial != 2 && g.spatial != 3)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": %d spatial dims; 1-D, 2-D and 3-D convolution are implemented",
                      cuda_node_name(node), g.spatial);
   if (g.group <= 0 || g.c_in % g.group != 0 || g.c_out % g.group != 0)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": group %lld does not divide channels %lld -> %lld",
@@ -381,7 +426,7 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   st->out_elements = gfx_shape_numel(&out[0]);
   st->out_batch = g.n;
   st->out_channels = g.c_out;
-  st->out_plane = g.out[0] * g.out[1];
+  st->out_plane = g.out[0] * g.out[1] * (g.spatial == 3 ? g.out[2] : 1);
   st->nothing_to_do = st->out_elements == 0;
   if (st->nothing_to_do) return NULL;
   if (gfx_shape_numel(&in[0]) == 0)

@@ -204,7 +204,81 @@ static gfx_status check_residual(const ir_node* node, const gfx_tensor* in, cons
   return NULL;
 }
 
+/* ---- Conv over three spatial dims (NCDHW: video, volumes) ---- */
+
+static double conv3d_window_sum(const ir_conv_geom* g, const conv_buffers* b, int64_t n, int64_t oc,
+                                const int64_t o[3]) {
+  const int64_t channels = g->c_in / g->group;
+  const int64_t first_channel = oc / (g->c_out / g->group) * channels;
+  const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+  const int64_t KD = g->kernel[0], KH = g->kernel[1], KW = g->kernel[2];
+  double sum = 0.0;
+  for (int64_t c = 0; c < channels; c++) {
+    const int64_t volume = (n * g->c_in + first_channel + c) * D * H * W;
+    const int64_t taps = (oc * channels + c) * KD * KH * KW;
+    for (int64_t kd = 0; kd < KD; kd++) {
+      const int64_t id = o[0] * g->strides[0] - g->pad_begin[0] + kd * g->dilations[0];
+      if (id < 0 || id >= D) continue;
+      for (int64_t kh = 0; kh < KH; kh++) {
+        const int64_t ih = o[1] * g->strides[1] - g->pad_begin[1] + kh * g->dilations[1];
+        if (ih < 0 || ih >= H) continue;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          const int64_t iw = o[2] * g->strides[2] - g->pad_begin[2] + kw * g->dilations[2];
+          if (iw < 0 || iw >= W) continue;
+          sum += ref_load(b->x, b->dtype, volume + (id * H + ih) * W + iw) *
+                 ref_load(b->w, b->dtype, taps + (kd * KH + kh) * KW + kw);
+        }
+      }
+    }
+  }
+  return sum;
+}
+
+static gfx_status run_conv3d(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  int dtype;
+  GFX_TRY(check_float_io(node, in, out, 2, IR_CONV_RESIDUAL_INPUT + 1, &dtype));
+  const ir_conv_params* p = &node->params.conv;
+  for (int i = 0; i < 3; i++)
+    if (p->strides[i] < 1 || p->dilations[i] < 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "stride %lld and dilation %lld along spatial dim %d; both must be >= 1",
+                       (long long)p->strides[i], (long long)p->dilations[i], i);
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "activation %d is not implemented", p->activation);
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_geometry(p, &in[0].shape, &in[1].shape, &g));
+  if (g.group < 1 || g.c_in % g.group != 0 || g.c_out % g.group != 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
+                     (long long)g.group, (long long)g.c_in, (long long)g.c_out);
+  const int has_bias = node->n_inputs >= 3 && in[2].data != NULL;
+  const gfx_shape xe = {5, {g.n, g.c_in, g.in[0], g.in[1], g.in[2]}};
+  const gfx_shape we = {5, {g.c_out, g.c_in / g.group, g.kernel[0], g.kernel[1], g.kernel[2]}};
+  const gfx_shape ye = {5, {g.n, g.c_out, g.out[0], g.out[1], g.out[2]}};
+  GFX_TRY(ref_check_shape_is("input 0 (X)", &in[0].shape, &xe));
+  GFX_TRY(ref_check_shape_is("input 1 (W)", &in[1].shape, &we));
+  if (has_bias) {
+    const gfx_shape be = {.rank = 1, .dims = {g.c_out}};
+    GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &be));
+  }
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
+  const void* residual = NULL;
+  GFX_TRY(check_residual(node, in, out, &residual));
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual};
+  const int64_t plane = g.out[0] * g.out[1] * g.out[2];
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t oc = 0; oc < g.c_out; oc++)
+      for (int64_t k = 0; k < plane; k++) {
+        const int64_t o[3] = {k / (g.out[1] * g.out[2]), k / g.out[2] % g.out[1], k % g.out[2]};
+        const int64_t i = (n * g.c_out + oc) * plane + k;
+        double sum = conv3d_window_sum(&g, &b, n, oc, o);
+        if (b.bias) sum += ref_load(b.bias, dtype, oc);
+        const double r = residual ? ref_load(residual, dtype, i) : 0.0;
+        ref_store(b.y, dtype, i, epilogue(p, sum, r)); /* the one rounding */
+      }
+  return NULL;
+}
+
 static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  if (node->params.conv.spatial == 3) return run_conv3d(node, in, out);
   int dtype, has_bias;
   ir_conv_params p;
   gfx_shape x, w, y;
