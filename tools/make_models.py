@@ -93,12 +93,13 @@ def main(out_dir):
 
     # attributes or ranks gfxep does not handle: the nodes must stay with ORT and still be right
     save(out_dir, "unsupported",
-         [conv("conv3d", "x", "w", None, "c", kernel_shape=[3, 3, 3], pads=[1, 1, 1, 1, 1, 1]),
+         [helper.make_node("ConvTranspose", ["x", "w"], ["c"], name="convtranspose3d", kernel_shape=[3, 3, 3],
+                           pads=[1, 1, 1, 1, 1, 1]),
           helper.make_node("Relu", ["c"], ["r"], name="relu"),
           helper.make_node("Hardmax", ["r"], ["y"], name="hardmax", axis=1)],
          [tensor("x", [1, 4, 5, 5, 5])], [tensor("y", [1, 4, 5, 5, 5])],
          [weight("w", [4, 4, 3, 3, 3])],
-         "3-D Conv and Hardmax are not claimed; only Relu runs on gfxep")
+         "3-D ConvTranspose and Hardmax are not claimed; only Relu runs on gfxep")
 
     # for interop frame tests: y = relu(2x + 1), exact in fp32 for the quarter-step inputs the tests use
     save(out_dir, "frame_affine",

@@ -520,6 +520,24 @@ def nn_cases():
     out.append(Case("MatMul", 9, [In([3, 1, 2, 8]), In([4, 8, 3])], tol=mm_tol, tag="batch"))
     out.append(Case("MatMul", 13, [In([5, 9]), In([9])], expect="refused", tol=mm_tol, tag="vec",
                     note="1-D operand: gfxep does rank >= 2 only"))
+    # Einsum: the batched products attention is written with run as MatMul; anything else stays with ORT
+    es = lambda eq: {"equation": eq}
+    out.append(Case("Einsum", 12, [In([2, 3, 5, 8]), In([2, 3, 7, 8])], es("bhid,bhjd->bhij"), tol=mm_tol,
+                    tag="qk", note="q k^T of attention: b read transposed"))
+    out.append(Case("Einsum", 12, [In([2, 3, 5, 7]), In([2, 3, 7, 8])], es("bhij,bhjd->bhid"), tol=mm_tol,
+                    tag="av", note="attention weights times v"))
+    out.append(Case("Einsum", 12, [In([4, 6]), Const(rand([6, 5]))], es("ij,jk->ik"), tol=mm_tol, tag="plain"))
+    out.append(Case("Einsum", 12, [In([1, 2, 2, 4, 8]), In([1, 2, 2, 6, 8])], es("BGHID,BGHJD->BGHIJ"), tol=mm_tol,
+                    tag="upper5", note="MaxViT's grid attention: rank 5, upper-case letters"))
+    out.append(Case("Einsum", 12, [In([3, 4, 6]), In([3, 5, 6])], es("bij,bkj->bik"), tol=mm_tol, tag="letters"))
+    for tag, eq, shapes, why in (
+            ("out_t", "ij,jk->ki", ([4, 6], [6, 5]), "a transposed output"),
+            ("sum", "bij,bjk->bk", ([2, 4, 6], [2, 6, 5]), "a summed-out output dim"),
+            ("ellipsis", "...ij,...jk->...ik", ([2, 4, 6], [2, 6, 5]), "an ellipsis"),
+            ("outer", "ij,kl->ijkl", ([2, 3], [4, 5]), "an outer product"),
+            ("implicit", "ij,jk", ([4, 6], [6, 5]), "the implicit output form")):
+        out.append(Case("Einsum", 12, [In(shapes[0]), In(shapes[1])], es(eq), tol=mm_tol, tag=tag, expect="refused",
+                        note=why + ": left to ONNX Runtime"))
     out.append(Case("Gemm", 13, [In([3, 5]), Const(rand([5, 4])), Const(rand([4]))], tol=mm_tol))
     out.append(Case("Gemm", 11, [In([6, 3]), In([4, 6]), In([3, 1])], {"transA": 1, "transB": 1, "alpha": 0.5,
                                                                       "beta": 2.0}, tol=mm_tol, tag="trans"))

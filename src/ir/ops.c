@@ -241,7 +241,9 @@ gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
   ir_params p;
   memset(&p, 0, sizeof p);
   GFX_TRY(op_table[found].parse(d, &p));
-  *op = found;
+  /* an Einsum the parser accepted is a batched matrix product (ir_parse_einsum): from here on it is a
+   * MatMul, so every backend's product kernel and the fusions take it as one */
+  *op = found == GFX_OP_EINSUM ? GFX_OP_MATMUL : found;
   *params = p;
   return NULL;
 }

@@ -21,6 +21,71 @@ gfx_status ir_parse_matmul(const ir_node_desc* d, ir_params* p) {
   return NULL;
 }
 
+/* ---- Einsum as a batched matrix product ---- */
+
+/* The letters of one term, spaces dropped; refuses an ellipsis, a repeated letter or anything but
+ * letters. */
+static gfx_status einsum_term(const ir_node_desc* d, const char* from, const char* to, char* out, int* n) {
+  *n = 0;
+  for (const char* c = from; c < to; c++) {
+    if (*c == ' ') continue;
+    if (*c == '.') return IR_UNSUPPORTED(d, "an ellipsis ('...') in the equation");
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+      return IR_UNSUPPORTED(d, "character '%c' in the equation", *c);
+    for (int i = 0; i < *n; i++)
+      if (out[i] == *c) return IR_UNSUPPORTED(d, "letter '%c' twice in one term (a diagonal)", *c);
+    if (*n == GFX_MAX_RANK) return IR_UNSUPPORTED(d, "a term of more than %d letters", GFX_MAX_RANK);
+    out[(*n)++] = *c;
+  }
+  return NULL;
+}
+
+/* Einsum equations that are a MatMul: "<batch>ik,<batch>kj-><batch>ij" and, with b read transposed
+ * (gemm.trans_b), "<batch>ik,<batch>jk-><batch>ij", where <batch> is the same letters in the same
+ * order in all three terms. Attention blocks are written so (q k^T, then attn v). */
+gfx_status ir_parse_einsum(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 2, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"equation", NULL}));
+  char eq[128];
+  GFX_TRY(ir_attr_string(d, "equation", "", eq, sizeof eq));
+  const char* arrow = strstr(eq, "->");
+  const char* comma = strchr(eq, ',');
+  if (!arrow) return IR_UNSUPPORTED(d, "equation '%s' has no explicit output ('->')", eq);
+  if (!comma || comma > arrow || strchr(comma + 1, ',') != NULL)
+    return IR_UNSUPPORTED(d, "equation '%s': two operands are handled", eq);
+  char a[GFX_MAX_RANK], b[GFX_MAX_RANK], o[GFX_MAX_RANK];
+  int na, nb, no;
+  GFX_TRY(einsum_term(d, eq, comma, a, &na));
+  GFX_TRY(einsum_term(d, comma + 1, arrow, b, &nb));
+  GFX_TRY(einsum_term(d, arrow + 2, eq + strlen(eq), o, &no));
+  if (na < 2 || na != nb || na != no)
+    return IR_UNSUPPORTED(d, "equation '%s': terms of one rank >= 2 are handled (batched matrix products)", eq);
+  for (int i = 0; i < 2; i++)
+    if (d->input_shapes[i].rank >= 0 && d->input_shapes[i].rank != na)
+      return IR_UNSUPPORTED(d, "equation '%s' names %d dims; input %d has rank %d", eq, na, i, d->input_shapes[i].rank);
+  const int r = na;
+  for (int i = 0; i < r - 2; i++)
+    if (b[i] != a[i] || o[i] != a[i]) return IR_UNSUPPORTED(d, "equation '%s': the leading (batch) letters differ", eq);
+  const char ai = a[r - 2], ak = a[r - 1];
+  int trans_b;
+  if (b[r - 2] == ak && b[r - 1] != ai && b[r - 1] != ak)
+    trans_b = 0; /* ...ik,...kj */
+  else if (b[r - 1] == ak && b[r - 2] != ai && b[r - 2] != ak)
+    trans_b = 1; /* ...ik,...jk */
+  else
+    return IR_UNSUPPORTED(d, "equation '%s' is not a matrix product over the last dims", eq);
+  const char bj = trans_b ? b[r - 2] : b[r - 1];
+  if (o[r - 2] != ai || o[r - 1] != bj)
+    return IR_UNSUPPORTED(d, "equation '%s': the output is not [..., i, j] of the product", eq);
+  for (int i = 0; i < r - 2; i++)
+    if (a[i] == ai || a[i] == ak || a[i] == bj) return IR_UNSUPPORTED(d, "equation '%s': a batch letter repeats", eq);
+  memset(&p->gemm, 0, sizeof p->gemm);
+  p->gemm.alpha = 1.0f;
+  p->gemm.trans_b = trans_b;
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, &p->gemm.dtype));
+  return NULL;
+}
+
 /* ---- Conv and ConvTranspose: the attributes they share ---- */
 
 static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out, char* name, size_t cap) {
