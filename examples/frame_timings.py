@@ -17,6 +17,7 @@ import onnxruntime as ort
 
 GFXEP_FRAME_COMPLETE = 1 << 0
 GFXEP_FRAME_HAS_RUN = 1 << 3
+GFXEP_FRAME_RUN_SELF_STAMPED = 1 << 6  # the Run's recorded partition stamped itself: no host call
 
 
 class FrameTiming(ctypes.Structure):
@@ -83,7 +84,8 @@ def main(plugin, model, backend="cuda"):
         complete += ok
         print(json.dumps({"frame": f.frame, "run": f.run, "tag": f.run_tag.decode(), "device": f.device.decode(),
                           "gpu_run_us": round(f.gpu_run_us, 2), "gpu_total_us": round(f.gpu_total_us, 2),
-                          "host_run_us": round(f.host_run_us, 2), "complete": ok}))
+                          "host_run_us": round(f.host_run_us, 2), "complete": ok,
+                          "self_stamped": bool(f.flags & GFXEP_FRAME_RUN_SELF_STAMPED)}))
     del session, so, devices
     ort.unregister_execution_provider_library(registration)
     print(f"{complete} of {runs} runs came back as complete frames")
