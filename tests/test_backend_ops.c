@@ -80,6 +80,15 @@ static void fill(void* data, int dtype, int64_t n, double scale, int positive, d
   }
 }
 
+/* Integers in [lo, hi] (int32 or int64 tensors). */
+static void fill_ints(void* data, int dtype, int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t v = lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
+    if (dtype == GFX_DTYPE_I64) ((int64_t*)data)[i] = v;
+    if (dtype == GFX_DTYPE_I32) ((int32_t*)data)[i] = (int32_t)v;
+  }
+}
+
 static double value_at(const void* data, int dtype, int64_t i) {
   switch (dtype) {
     case GFX_DTYPE_F32: return ((const float*)data)[i];
@@ -109,6 +118,9 @@ typedef struct ew_case {
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
   int misalign; /* inputs and output one element past an aligned address */
+  /* integer input i is drawn from [int_lo[i], int_hi[i]] when ranged[i] (indices, divisors) */
+  int ranged[IR_MAX_IO];
+  int64_t int_lo[IR_MAX_IO], int_hi[IR_MAX_IO];
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
 
@@ -208,6 +220,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     /* BatchNorm's variance must be positive */
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
          c->grid);
+    if (c->ranged[i]) fill_ints(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_lo[i], c->int_hi[i]);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
     if ((s = gfx_backend_mem_alloc(gpu, b + 16, &dev[i]))) goto done;
     if (b && (s = gfx_backend_copy(gpu, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
@@ -669,6 +682,45 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
     }
 }
 
+/* Not, And, Or, Xor over bool tensors (broadcast patterns, a long tensor for the grid-stride loops);
+ * Mod in every type and both fmod modes, integer divisors including 0 and -1 (the defined 0) and
+ * the full int range (fill's [-50, 50]), one case with only zero divisors. */
+static void logic_mod_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
+                               {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
+                               {SHAPE(70001), SHAPE(70001)},         {SHAPE(2, 3, 4, 5), SHAPE(3, 1, 5)}};
+  static const gfx_op logic[] = {GFX_OP_NOT, GFX_OP_AND, GFX_OP_OR, GFX_OP_XOR};
+  for (int k = 0; k < 4; k++)
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+      if (logic[k] == GFX_OP_NOT && p != 0 && p != 4) continue;
+      ew_case c = case_of(logic[k], GFX_DTYPE_BOOL, logic[k] == GFX_OP_NOT ? 1 : 2, pats[p]);
+      c.misalign = p == 1;
+      run_case(gpu, stream, &c);
+    }
+  for (int t = 0; t < 5; t++)
+    for (int fm = 0; fm < 2; fm++) {
+      if (t < 3 && fm == 0) continue; /* floats: fmod=1 only */
+      for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        ew_case c = case_of(GFX_OP_MOD, all_math_types[t], 2, pats[p]);
+        c.node.params.index.fmod = (int8_t)fm;
+        c.misalign = p == 1;
+        run_case(gpu, stream, &c);
+      }
+      if (t >= 3) {
+        ew_case c = case_of(GFX_OP_MOD, all_math_types[t], 2, pats[0]);
+        c.node.params.index.fmod = (int8_t)fm;
+        c.ranged[1] = 1; /* every divisor 0 */
+        snprintf(c.label, sizeof c.label, "Mod %s fmod=%d by zero", gfx_dtype_name(all_math_types[t]), fm);
+        run_case(gpu, stream, &c);
+        c.ranged[0] = 1, c.int_lo[0] = all_math_types[t] == GFX_DTYPE_I64 ? INT64_MIN : INT32_MIN;
+        c.int_hi[0] = c.int_lo[0] + 3;
+        c.int_lo[1] = c.int_hi[1] = -1; /* the minimum mod -1: 0, no overflow */
+        snprintf(c.label, sizeof c.label, "Mod %s fmod=%d minimum by -1", gfx_dtype_name(all_math_types[t]), fm);
+        run_case(gpu, stream, &c);
+      }
+    }
+}
+
 static void conv_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 60; k++) {
     /* every third case in float16 */
@@ -971,6 +1023,7 @@ int main(int argc, char** argv) {
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
   arg_cases(gpu, stream);
+  logic_mod_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);

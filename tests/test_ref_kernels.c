@@ -725,6 +725,42 @@ static void test_matmul_errors(void** unused) {
   expect_error(run(&node, in, &out), GFX_ERR_INVALID_ARGUMENT, "[2,1]", "[1,2]", NULL);
 }
 
+/* ---- Mod ---- */
+
+/* fmod=0 takes the divisor's sign, fmod=1 the dividend's (C's %); a divisor of 0 gives 0 (numpy's
+ * answer; ONNX Runtime's CPU EP traps there), and INT64_MIN mod -1 is 0, not an overflow. */
+static void test_mod_integer_rules(void** unused) {
+  (void)unused;
+  int64_t a[8] = {7, -7, 7, -7, 5, INT64_MIN, 9, -9}, b[8] = {3, 3, -3, -3, 0, -1, 0, 4}, y[8];
+  ir_node node = node_of(GFX_OP_MOD, 2);
+  gfx_tensor in[2] = {tensor_of(a, GFX_DTYPE_I64, SHAPE(8)), tensor_of(b, GFX_DTYPE_I64, SHAPE(8))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_I64, SHAPE(8));
+  expect_ok(run(&node, in, &out));
+  const int64_t python[8] = {1, 2, -2, -1, 0, 0, 0, 3};
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], python[i]);
+  node.params.index.fmod = 1;
+  expect_ok(run(&node, in, &out));
+  const int64_t c[8] = {1, -1, 1, -1, 0, 0, 0, -1};
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], c[i]);
+  /* int32 through broadcasting: [2,1] mod [3] */
+  int32_t a32[2] = {-10, 10}, b32[3] = {4, -4, 0}, y32[6];
+  gfx_tensor in32[2] = {tensor_of(a32, GFX_DTYPE_I32, SHAPE(2, 1)), tensor_of(b32, GFX_DTYPE_I32, SHAPE(3))};
+  gfx_tensor out32 = tensor_of(y32, GFX_DTYPE_I32, SHAPE(2, 3));
+  node.params.index.fmod = 0;
+  expect_ok(run(&node, in32, &out32));
+  const int32_t want32[6] = {2, -2, 0, 2, -2, 0};
+  for (int i = 0; i < 6; i++) assert_int_equal(y32[i], want32[i]);
+  /* floats only with fmod=1 */
+  float fa[2] = {5.5f, -5.5f}, fb[2] = {2, 2}, fy[2];
+  gfx_tensor fin[2] = {tensor(fa, SHAPE(2)), tensor(fb, SHAPE(2))};
+  gfx_tensor fout = tensor(fy, SHAPE(2));
+  expect_error(run(&node, fin, &fout), GFX_ERR_NOT_SUPPORTED, "fmod=0", NULL);
+  node.params.index.fmod = 1;
+  expect_ok(run(&node, fin, &fout));
+  const float fwant[2] = {1.5f, -1.5f};
+  expect_floats_equal(fwant, fy, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_table),
@@ -757,6 +793,7 @@ int main(void) {
       cmocka_unit_test(test_matmul_empty_inner_dim_gives_zeros),
       cmocka_unit_test(test_matmul_accumulates_in_double),
       cmocka_unit_test(test_matmul_errors),
+      cmocka_unit_test(test_mod_integer_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -521,10 +521,38 @@ def nn_cases():
     return out
 
 
+def logic_index_cases():
+    out = []
+    BOOL, I32, I64 = TensorProto.BOOL, TensorProto.INT32, TensorProto.INT64
+    b = lambda shape: In(shape, 0, 1, elem=BOOL)
+    # Not, And, Or, Xor: bool tensors only (the dtype label is fp32 by convention); broadcasting both
+    # ways, a scalar, and a long odd-sized tensor
+    out.append(Case("Not", 1, [b([3, 4, 5])], dtypes=(F32,)))
+    out.append(Case("Not", 1, [b([1001])], dtypes=(F32,), tag="long"))
+    for op in ("And", "Or", "Xor"):
+        out.append(Case(op, 7, [b([3, 4, 5]), b([3, 4, 5])], dtypes=(F32,)))
+        out.append(Case(op, 7, [b([2, 3, 4]), b([3, 1])], dtypes=(F32,), tag="bc"))
+        out.append(Case(op, 7, [b([3, 1, 5]), b([4, 1])], dtypes=(F32,), tag="bothbc"))
+        out.append(Case(op, 7, [b([]), b([2, 5])], dtypes=(F32,), tag="scalar"))
+    # Mod: integers with fmod 0 (the divisor's sign) and 1 (truncated), divisors of both signs (a
+    # zero divisor traps ORT's CPU EP, so none here: the backend op test and the reference's unit
+    # test cover it); floats with fmod 1 in every float type
+    for elem, nm in ((I32, "i32"), (I64, "i64")):
+        for fm in (0, 1):
+            out.append(Case("Mod", 10, [In([4, 5], -20, 20, elem=elem), In([4, 5], 1, 7, elem=elem)],
+                            {"fmod": fm}, dtypes=(F32,), tag="%s_f%d_pos" % (nm, fm)))
+            out.append(Case("Mod", 13, [In([3, 4, 5], -20, 20, elem=elem), In([4, 1], -7, -1, elem=elem)],
+                            {"fmod": fm}, dtypes=(F32,), tag="%s_f%d_neg" % (nm, fm)))
+    out.append(Case("Mod", 13, [In([6], -9, 9, elem=I64), In([], 4, 4, elem=I64)], dtypes=(F32,), tag="scalar"))
+    out.append(Case("Mod", 10, [In([4, 6], -10, 10), In([4, 6], 0.5, 3)], {"fmod": 1}, tag="float"))
+    out.append(Case("Mod", 13, [In([2, 3, 5], -10, 10), In([3, 1], -3, -0.5)], {"fmod": 1}, tag="float_neg"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
-    cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases()
+    cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

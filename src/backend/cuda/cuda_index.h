@@ -1,0 +1,41 @@
+/* gfxep CUDA backend — kernels of the logic ops, Mod, and the scans, generators and index ops that
+ * follow them in the op table (cuda_index.cu), callable from C.
+ *
+ * Each entry queues its kernels on `stream` and returns cudaGetLastError() after the launches
+ * (cudaSuccess when there was nothing to launch; cudaErrorInvalidValue for an element type the
+ * kernels do not have, which the C side, cuda_index_ops.c, has already refused). Tensors are
+ * contiguous row-major; element types are gfx_dtype numbers. The semantics are the reference
+ * backend's (ref_index.c), element for element.
+ */
+#ifndef GFXEP_BACKEND_CUDA_INDEX_H
+#define GFXEP_BACKEND_CUDA_INDEX_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* y = op(a[, b]) of bool tensors (one byte per element, nonzero is true): Not when b is NULL,
+ * And, Or or Xor with numpy broadcasting of a and b to y_shape. */
+cudaError_t cuda_index_logic(gfx_op op, const void* a, const gfx_shape* a_shape, const void* b,
+                             const gfx_shape* b_shape, void* y, const gfx_shape* y_shape, cudaStream_t stream);
+
+/* y = a mod b with numpy broadcasting, every tensor of dtype (float32/float16/bfloat16 with fmod;
+ * int32/int64 either way; an integer divisor of 0 or -1 gives 0). */
+cudaError_t cuda_index_mod(int dtype, int fmod, const void* a, const gfx_shape* a_shape, const void* b,
+                           const gfx_shape* b_shape, void* y, const gfx_shape* y_shape, cudaStream_t stream);
+
+/* Loads every kernel of cuda_index.cu into the current device's context (see cuda_elementwise.cu). */
+cudaError_t cuda_index_preload(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,123 @@
+/* gfxep CUDA backend — host side of the logic ops, Mod, and the scans, generators and index ops
+ * that follow them in the op table: checks and launches (kernels in cuda_index.cu).
+ *
+ * The ops keep no state: what their kernels need costs a few integer operations per run and travels
+ * by value. The kernels trust what they are given, so every element type and shape is checked here.
+ */
+#include "backend/cuda/cuda_index.h"
+#include "backend/cuda/cuda_internal.h"
+#include "ir/ops_index.h"
+#include "ir/shape.h"
+
+/* ---- checks ---- */
+
+static gfx_status node_error(const ir_node* node, gfx_status s) {
+  return gfx_status_wrap(s, "cuda backend: %s node \"%s\"", ir_op_name(node->op), cuda_node_name(node));
+}
+
+static int is_float_type(int dtype) {
+  return dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16;
+}
+static int is_int_type(int dtype) { return dtype == GFX_DTYPE_I32 || dtype == GFX_DTYPE_I64; }
+
+/* min_inputs..max_inputs inputs and one output; every tensor in the first n_checked inputs and the
+ * output has a concrete shape and memory unless it is empty. */
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int max_inputs, int n_checked) {
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs != 1 || !in || !out)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d..%d and 1",
+                                      node->n_inputs, node->n_outputs, min_inputs, max_inputs));
+  for (int i = 0; i <= n_checked; i++) {
+    const gfx_tensor* t = i < n_checked ? &in[i] : &out[0];
+    const int64_t n = gfx_shape_numel(&t->shape);
+    if (n < 0 || (!t->data && n > 0))
+      return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s %d has no concrete shape or no data",
+                                        i < n_checked ? "input" : "output", i < n_checked ? i : 0));
+  }
+  return NULL;
+}
+
+static gfx_status require_dtype(const ir_node* node, const gfx_tensor* t, const char* what, int want) {
+  if (t->dtype == want) return NULL;
+  return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what,
+                                    gfx_dtype_name(t->dtype), gfx_dtype_name(want)));
+}
+
+static gfx_status require_shape(const ir_node* node, const gfx_shape* actual, const gfx_shape* expected) {
+  if (gfx_shape_equal(actual, expected)) return NULL;
+  char a[128], e[128];
+  return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output shape %s, expected %s",
+                                    gfx_shape_str(actual, a, sizeof a), gfx_shape_str(expected, e, sizeof e)));
+}
+
+/* The output must be the broadcast of the two inputs. */
+static gfx_status check_broadcast(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out) {
+  gfx_shape full;
+  gfx_status s = ir_broadcast_shapes(&in[0].shape, &in[1].shape, &full);
+  if (s) return node_error(node, s);
+  return require_shape(node, &out->shape, &full);
+}
+
+static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaError_t err) {
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->dev->index);
+}
+
+/* ---- Not, And, Or, Xor ---- */
+
+static gfx_status run_logic(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const int n = node->op == GFX_OP_NOT ? 1 : 2;
+  GFX_TRY(check_io(node, in, out, n, n, n));
+  for (int i = 0; i < n; i++) GFX_TRY(require_dtype(node, &in[i], i ? "input 1" : "input 0", GFX_DTYPE_BOOL));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", GFX_DTYPE_BOOL));
+  if (n == 1)
+    GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape));
+  else
+    GFX_TRY(check_broadcast(node, in, &out[0]));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node,
+                  cuda_index_logic(node->op, in[0].data, &in[0].shape, n == 2 ? in[1].data : NULL,
+                                   n == 2 ? &in[1].shape : NULL, out[0].data, &out[0].shape,
+                                   (cudaStream_t)ctx->stream));
+}
+
+/* ---- Mod ---- */
+
+static gfx_status run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_io(node, in, out, 2, 2, 2));
+  const int t = in[0].dtype, fmod = node->params.index.fmod;
+  if (!(is_int_type(t) || (fmod && is_float_type(t))))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "fmod=%d with %s operands is not handled", fmod,
+                                      gfx_dtype_name(t)));
+  GFX_TRY(require_dtype(node, &in[1], "input 1", t));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", t));
+  GFX_TRY(check_broadcast(node, in, &out[0]));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node,
+                  cuda_index_mod(t, fmod, in[0].data, &in[0].shape, in[1].data, &in[1].shape, out[0].data,
+                                 &out[0].shape, (cudaStream_t)ctx->stream));
+}
+
+/* ---- the kernel family entries (stateless: run checks the shapes) ---- */
+
+#define STATELESS_PREPARE(kernel)                                                                             \
+  gfx_status cuda_prepare_##kernel(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out, \
+                                   cuda_node_state** state, size_t* scratch_bytes) {                         \
+    (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;                           \
+    return NULL;                                                                                              \
+  }
+
+STATELESS_PREPARE(logic)
+STATELESS_PREPARE(mod)
+
+gfx_status cuda_run_logic(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                          cuda_node_state* state) {
+  (void)state;
+  return run_logic(ctx, node, in, out);
+}
+
+gfx_status cuda_run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                        cuda_node_state* state) {
+  (void)state;
+  return run_mod(ctx, node, in, out);
+}

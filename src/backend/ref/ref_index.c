@@ -1,0 +1,163 @@
+/* gfxep — reference kernels of the logic ops, Mod, and the scans, generators and index ops that
+ * follow them in the op table: plain C loops on host memory.
+ *
+ * Float types compute in double and round once at the store (ref_dtype.h); integers compute in
+ * int64. Every index read from a tensor is checked before it is used: an index outside its axis is
+ * an error (GFX_ERR_INVALID_ARGUMENT naming the entry), never an access outside a tensor.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/ref/ref_dtype.h"
+#include "backend/ref/ref_kernels.h"
+#include "ir/ops_index.h"
+#include "ir/shape.h"
+
+/* ---- checks ---- */
+
+static int is_float_type(int dtype) {
+  return dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16;
+}
+static int is_int_type(int dtype) { return dtype == GFX_DTYPE_I32 || dtype == GFX_DTYPE_I64; }
+
+/* A tensor the kernel touches: a handled element type, a concrete shape, memory unless empty. */
+static gfx_status check_tensor(const char* what, const gfx_tensor* t) {
+  if (!ref_dtype_ok(t->dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
+                     gfx_dtype_name(t->dtype), t->dtype);
+  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
+  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
+    char buf[192];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
+                     gfx_shape_str(&t->shape, buf, sizeof buf));
+  }
+  return NULL;
+}
+
+/* min_inputs..max_inputs inputs, the first n_checked of them and the one output checked tensors. */
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int max_inputs, int n_checked) {
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs; expected %d to %d", node->n_inputs, min_inputs,
+                     max_inputs);
+  if (node->n_outputs != 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d outputs; expected 1", node->n_outputs);
+  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
+  for (int i = 0; i < n_checked; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "input %d", i);
+    GFX_TRY(check_tensor(what, &in[i]));
+  }
+  return check_tensor("output 0", &out[0]);
+}
+
+static gfx_status check_dtype(const char* what, const gfx_tensor* t, int want) {
+  if (t->dtype == want) return NULL;
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what, gfx_dtype_name(t->dtype),
+                   gfx_dtype_name(want));
+}
+
+/* Exact integer load and store (int32 stores keep the low 32 bits). */
+static int64_t load_int(const void* base, int dtype, int64_t i) {
+  if (dtype == GFX_DTYPE_I64) {
+    int64_t v;
+    memcpy(&v, (const char*)base + 8 * i, 8);
+    return v;
+  }
+  int32_t v;
+  memcpy(&v, (const char*)base + 4 * i, 4);
+  return v;
+}
+
+static void store_int(void* base, int dtype, int64_t i, int64_t v) {
+  if (dtype == GFX_DTYPE_I64) {
+    memcpy((char*)base + 8 * i, &v, 8);
+    return;
+  }
+  const uint32_t u = (uint32_t)(uint64_t)v;
+  memcpy((char*)base + 4 * i, &u, 4);
+}
+
+/* The broadcast of two operands, which the output must have. */
+static gfx_status broadcast_two(const gfx_tensor* in, const gfx_tensor* out, ref_broadcast_strides* bs) {
+  gfx_shape full;
+  GFX_TRY(ir_broadcast_shapes(&in[0].shape, &in[1].shape, &full));
+  GFX_TRY(ref_check_shape_is("output 0", &out->shape, &full));
+  ref_broadcast_strides_init(bs, &full, &in[0].shape, &in[1].shape);
+  return NULL;
+}
+
+/* ---- Not, And, Or, Xor ---- */
+
+static int logic_op(gfx_op op, int a, int b) {
+  switch (op) {
+    case GFX_OP_AND: return a && b;
+    case GFX_OP_OR: return a || b;
+    case GFX_OP_XOR: return a != b;
+    default: return !a; /* Not */
+  }
+}
+
+/* bool tensors hold one byte per element; any nonzero byte reads as true */
+gfx_status ref_run_logic(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  const int n = node->op == GFX_OP_NOT ? 1 : 2;
+  GFX_TRY(check_io(node, in, out, n, n, n));
+  for (int i = 0; i < n; i++) GFX_TRY(check_dtype(i ? "input 1" : "input 0", &in[i], GFX_DTYPE_BOOL));
+  GFX_TRY(check_dtype("output 0", &out[0], GFX_DTYPE_BOOL));
+  const unsigned char* a = in[0].data;
+  unsigned char* y = out[0].data;
+  if (n == 1) {
+    GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+    const int64_t count = gfx_shape_numel(&in[0].shape);
+    for (int64_t i = 0; i < count; i++) y[i] = (unsigned char)logic_op(node->op, a[i] != 0, 0);
+    return NULL;
+  }
+  ref_broadcast_strides bs;
+  GFX_TRY(broadcast_two(in, &out[0], &bs));
+  const unsigned char* b = in[1].data;
+  const int64_t count = gfx_shape_numel(&out[0].shape);
+  for (int64_t e = 0; e < count; e++) {
+    int64_t ia, ib;
+    ref_broadcast_offsets(&bs, e, &ia, &ib);
+    y[e] = (unsigned char)logic_op(node->op, a[ia] != 0, b[ib] != 0);
+  }
+  return NULL;
+}
+
+/* ---- Mod ---- */
+
+/* The integer remainder: truncated (fmod=1, C's %) or with the divisor's sign (fmod=0, Python's %).
+ * A divisor of 0 gives 0, as numpy (ONNX's reference implementation) does; ONNX Runtime's CPU EP
+ * has no defined result there (its process traps on x86). A divisor of -1 gives 0 too, which
+ * also keeps INT64_MIN % -1 (an overflow in C) from being computed. The GPU kernels do the same. */
+static int64_t mod_int(int64_t a, int64_t b, int fmod) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b;
+  if (!fmod && r != 0 && (r < 0) != (b < 0)) r += b;
+  return r;
+}
+
+gfx_status ref_run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 2, 2, 2));
+  const int t = in[0].dtype;
+  const int c_fmod = node->params.index.fmod;
+  if (!(is_int_type(t) || (c_fmod && is_float_type(t))))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "Mod with fmod=%d of %s operands is not handled", c_fmod,
+                     gfx_dtype_name(t));
+  GFX_TRY(check_dtype("input 1", &in[1], t));
+  GFX_TRY(check_dtype("output 0", &out[0], t));
+  ref_broadcast_strides bs;
+  GFX_TRY(broadcast_two(in, &out[0], &bs));
+  const int64_t count = gfx_shape_numel(&out[0].shape);
+  for (int64_t e = 0; e < count; e++) {
+    int64_t ia, ib;
+    ref_broadcast_offsets(&bs, e, &ia, &ib);
+    if (is_int_type(t))
+      store_int(out[0].data, t, e, mod_int(load_int(in[0].data, t, ia), load_int(in[1].data, t, ib), c_fmod));
+    else /* fmod is exact: no rounding at the store */
+      ref_store(out[0].data, t, e, fmod(ref_load(in[0].data, t, ia), ref_load(in[1].data, t, ib)));
+  }
+  return NULL;
+}
