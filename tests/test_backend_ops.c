@@ -721,6 +721,67 @@ static void logic_mod_cases(gfx_dev* gpu, void* stream) {
     }
 }
 
+/* CumSum along each kind of axis (first, middle of size 1, last, one long line) with exclusive and
+ * reverse, every type, int32 sums that wrap; Range in each type, rising and falling; Trilu over every
+ * element size with k inside, on and beyond the matrix, both triangles. */
+static void scan_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape xs[] = {SHAPE(3, 517), SHAPE(3, 517), SHAPE(4, 1, 17), SHAPE(70001), SHAPE(2, 3, 4, 5)};
+  static const int64_t axes[] = {-1, 0, 1, 0, 2};
+  for (int t = 0; t < 5; t++)
+    for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
+      for (int mode = 0; mode < 4; mode++) {
+        if (r == 3 && mode != 3) continue; /* the long line once, exclusive and reverse */
+        ew_case c = case_of(GFX_OP_CUM_SUM, all_math_types[t], 1, &xs[r]);
+        c.node.params.index.axis = axes[r];
+        c.node.params.index.exclusive = (int8_t)(mode & 1);
+        c.node.params.index.reverse = (int8_t)(mode >> 1);
+        c.scale = 1.0;
+        c.misalign = r == 1 && mode == 0;
+        snprintf(c.label, sizeof c.label, "CumSum %s case %zu axis %lld exclusive %d reverse %d%s",
+                 gfx_dtype_name(all_math_types[t]), r, (long long)axes[r], mode & 1, mode >> 1,
+                 c.misalign ? " misaligned" : "");
+        run_case(gpu, stream, &c);
+      }
+  for (int t = 3; t < 5; t++) { /* int sums past the type's range wrap */
+    ew_case c = case_of(GFX_OP_CUM_SUM, all_math_types[t], 1, xs);
+    c.node.params.index.axis = 1;
+    c.ranged[0] = 1;
+    c.int_hi[0] = t == 3 ? INT32_MAX : INT64_MAX;
+    c.int_lo[0] = c.int_hi[0] - 1000;
+    snprintf(c.label, sizeof c.label, "CumSum %s wrapping", gfx_dtype_name(all_math_types[t]));
+    run_case(gpu, stream, &c);
+  }
+  static const int range_types[] = {GFX_DTYPE_F32, GFX_DTYPE_I32, GFX_DTYPE_I64};
+  for (int t = 0; t < 3; t++)
+    for (int dir = 0; dir < 2; dir++) {
+      ew_case c = case_of(GFX_OP_RANGE, range_types[t], 0, NULL);
+      ir_index_params* p = &c.node.params.index;
+      p->dtype = range_types[t];
+      p->count = dir ? 70001 : 37;
+      p->start = p->start_i = dir ? 1000 : -7;
+      p->delta = t == 0 ? (dir ? -0.125 : 0.3) : (dir ? -3 : 5);
+      p->delta_i = (int64_t)p->delta;
+      snprintf(c.label, sizeof c.label, "Range %s count %lld delta %g", gfx_dtype_name(range_types[t]),
+               (long long)p->count, p->delta);
+      run_case(gpu, stream, &c);
+    }
+  static const int trilu_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+  const gfx_shape ts[] = {SHAPE(2, 3, 33, 17), SHAPE(17, 33)};
+  static const int64_t ks[] = {0, 3, -5, 100, -100};
+  for (int t = 0; t < 4; t++)
+    for (int r = 0; r < 2; r++)
+      for (int k = 0; k < 5; k++)
+        for (int upper = 0; upper < 2; upper++) {
+          ew_case c = case_of(GFX_OP_TRILU, trilu_types[t], 1, &ts[r]);
+          c.node.params.index.k = ks[k];
+          c.node.params.index.upper = (int8_t)upper;
+          c.misalign = k == 1;
+          snprintf(c.label, sizeof c.label, "Trilu %s case %d k %lld upper %d%s", gfx_dtype_name(trilu_types[t]), r,
+                   (long long)ks[k], upper, c.misalign ? " misaligned" : "");
+          run_case(gpu, stream, &c);
+        }
+}
+
 static void conv_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 60; k++) {
     /* every third case in float16 */
@@ -1024,6 +1085,7 @@ int main(int argc, char** argv) {
   reduce_kind_cases(gpu, stream);
   arg_cases(gpu, stream);
   logic_mod_cases(gpu, stream);
+  scan_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);

@@ -546,6 +546,42 @@ def logic_index_cases():
     out.append(Case("Mod", 13, [In([6], -9, 9, elem=I64), In([], 4, 4, elem=I64)], dtypes=(F32,), tag="scalar"))
     out.append(Case("Mod", 10, [In([4, 6], -10, 10), In([4, 6], 0.5, 3)], {"fmod": 1}, tag="float"))
     out.append(Case("Mod", 13, [In([2, 3, 5], -10, 10), In([3, 1], -3, -0.5)], {"fmod": 1}, tag="float_neg"))
+    # CumSum: the axis a constant input (0-D or [1], int64 or int32); exclusive, reverse, both;
+    # integer data; a long line; a computed axis is left to ORT
+    i64 = lambda v: Const(np.array(v, np.int64))
+    i32 = lambda v: Const(np.array(v, np.int32))
+    out.append(Case("CumSum", 11, [In([3, 4, 5]), i64(1)]))
+    out.append(Case("CumSum", 14, [In([3, 4, 5]), i64(-1)], {"exclusive": 1}, tag="excl"))
+    out.append(Case("CumSum", 14, [In([3, 4, 5]), i32([0])], {"reverse": 1}, tag="rev"))
+    out.append(Case("CumSum", 14, [In([2, 6, 3]), i64(1)], {"exclusive": 1, "reverse": 1}, tag="excl_rev"))
+    out.append(Case("CumSum", 14, [In([2, 300]), i64(1)], tag="long"))
+    out.append(Case("CumSum", 14, [In([4, 7], -50, 50, elem=I32), i64(1)], {"reverse": 1}, dtypes=(F32,), tag="i32"))
+    out.append(Case("CumSum", 14, [In([5, 3], -50, 50, elem=I64), i64(0)], {"exclusive": 1}, dtypes=(F32,), tag="i64"))
+    out.append(Case("CumSum", 14, [In([3, 4]), In([], 1, 1, elem=I64)], expect="refused", dtypes=(F32,), tag="axis_input",
+                    note="a computed axis: left to ORT"))
+    # Range: constant start, limit and delta (the count is the output's shape); negative steps, an
+    # empty result, float and both integer types; a computed input is left to ORT
+    f32c = lambda v: Const(np.array(v, np.float32))
+    out.append(Case("Range", 11, [f32c(-1.5), f32c(2.25), f32c(0.25)], dtypes=(F32,)))
+    out.append(Case("Range", 11, [f32c(0.0), f32c(2.0), f32c(0.1)], dtypes=(F32,), tag="tenth"))
+    out.append(Case("Range", 11, [f32c(3.0), f32c(-4.0), f32c(-0.75)], dtypes=(F32,), tag="down"))
+    out.append(Case("Range", 11, [i64(10), i64(-8), i64(-3)], dtypes=(F32,), tag="i64"))
+    out.append(Case("Range", 11, [i32(-5), i32(17), i32(4)], dtypes=(F32,), tag="i32"))
+    out.append(Case("Range", 11, [i64(5), i64(1), i64(2)], dtypes=(F32,), tag="empty"))
+    out.append(Case("Range", 11, [In([], 2, 2, elem=I64), i64(9), i64(2)], dtypes=(F32,), expect="refused",
+                    tag="input", note="a computed start: the output shape depends on it, left to ORT"))
+    # Trilu: upper and lower, k of both signs and beyond the matrix, batches, integer and bool data;
+    # a computed k is left to ORT
+    out.append(Case("Trilu", 14, [In([4, 5])]))
+    out.append(Case("Trilu", 14, [In([2, 3, 4, 5])], {"upper": 0}, tag="lower"))
+    out.append(Case("Trilu", 14, [In([5, 4]), i64(2)], tag="k2"))
+    out.append(Case("Trilu", 14, [In([3, 5, 4]), i64(-1)], {"upper": 0}, tag="lower_kneg"))
+    out.append(Case("Trilu", 14, [In([4, 5]), i64(-7)], tag="k_beyond"))
+    out.append(Case("Trilu", 14, [In([6, 3]), i64(-2)], {"upper": 0}, tag="lower_k_low"))
+    out.append(Case("Trilu", 14, [In([3, 6], -9, 9, elem=I64), i64(1)], dtypes=(F32,), tag="i64"))
+    out.append(Case("Trilu", 14, [In([2, 4, 4], 0, 1, elem=BOOL)], {"upper": 0}, dtypes=(F32,), tag="bool"))
+    out.append(Case("Trilu", 14, [In([4, 4]), In([], 1, 1, elem=I64)], expect="refused", dtypes=(F32,), tag="k_input",
+                    note="a computed k: left to ORT"))
     return out
 
 

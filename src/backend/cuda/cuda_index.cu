@@ -169,7 +169,72 @@ void preload(K* kernel, cudaError_t* e) {
   if (*e == cudaSuccess) *e = cudaFuncGetAttributes(&attr, kernel);
 }
 
+/* ---- CumSum ---- */
+
+/* float types sum in double (the reference's accumulator: no error grows along long lines),
+ * integers in uint64 (wrap-around; an int32 sum keeps its low bits) */
+template <typename T> struct sum_of { typedef double type; };
+template <> struct sum_of<int32_t> { typedef uint64_t type; };
+template <> struct sum_of<int64_t> { typedef uint64_t type; };
+
+__device__ inline double widen(float v) { return v; }
+__device__ inline uint64_t widen(int64_t v) { return (uint64_t)v; }
+
+template <typename T> __device__ inline T narrow(double v) { return store<T>((float)v); }
+template <> __device__ inline float narrow<float>(double v) { return (float)v; }
+/* float16/bfloat16: double -> float -> 16 bits, the same two steps as the reference's ref_store */
+template <typename T> __device__ inline T narrow(uint64_t v) { return store<T>((int64_t)v); }
+
+template <typename T>
+__global__ void cumsum_kernel(const T* x, T* y, int64_t outer, int64_t len, int64_t inner, int exclusive,
+                              int reverse) {
+  typedef typename sum_of<T>::type S;
+  GRID_STRIDE_LOOP(line, outer * inner) {
+    const int64_t base = line / inner * len * inner + line % inner;
+    S sum = 0;
+    for (int64_t step = 0; step < len; step++) {
+      const int64_t at = base + (reverse ? len - 1 - step : step) * inner;
+      const S v = widen(load(x[at]));
+      if (!exclusive) sum += v;
+      y[at] = narrow<T>(sum);
+      if (exclusive) sum += v;
+    }
+  }
+}
+
+/* ---- Range ---- */
+
+template <typename T>
+__global__ void range_int_kernel(int64_t start, int64_t delta, T* y, int64_t count) {
+  GRID_STRIDE_LOOP(i, count) y[i] = store<T>((int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta));
+}
+
+/* the product and the sum rounded separately (no fused multiply-add), as the reference computes */
+__global__ void range_float_kernel(double start, double delta, float* y, int64_t count) {
+  GRID_STRIDE_LOOP(i, count) y[i] = (float)__dadd_rn(start, __dmul_rn((double)i, delta));
+}
+
+/* ---- Trilu ---- */
+
+template <typename Bits>
+__global__ void trilu_kernel(const Bits* x, Bits* y, int64_t count, int64_t rows, int64_t cols, int upper,
+                             int64_t k) {
+  GRID_STRIDE_LOOP(e, count) {
+    const int64_t col = e % cols, row = e / cols % rows;
+    /* ir_trilu_keeps (ir/ops_index.h), which the host-only header cannot lend a device function */
+    const bool keep = upper ? col - row >= k : col - row <= k;
+    y[e] = keep ? x[e] : (Bits)0;
+  }
+}
+
+/* Calls f(T()) with T the C++ type of a CumSum dtype. */
+template <typename F>
+bool with_sum_type(int dtype, F f) {
+  return with_mod_type(dtype, f);
+}
+
 }  // namespace
+
 
 /* ---- C entries ---- */
 
@@ -201,6 +266,62 @@ extern "C" cudaError_t cuda_index_mod(int dtype, int fmod, const void* a, const 
   return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
+extern "C" cudaError_t cuda_index_cumsum(int dtype, const void* x, void* y, int64_t outer, int64_t len,
+                                         int64_t inner, int exclusive, int reverse, cudaStream_t stream) {
+  const int64_t lines = outer * inner;
+  if (lines <= 0 || len <= 0) return cudaSuccess;
+  const bool ok = with_sum_type(dtype, [&](auto zero) {
+    typedef decltype(zero) T;
+    cumsum_kernel<T><<<grid_for(lines), kBlockSize, 0, stream>>>((const T*)x, (T*)y, outer, len, inner, exclusive,
+                                                                 reverse);
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t cuda_index_range(int dtype, double start, double delta, int64_t start_i, int64_t delta_i,
+                                        void* y, int64_t count, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  switch (dtype) {
+    case GFX_DTYPE_F32:
+      range_float_kernel<<<grid_for(count), kBlockSize, 0, stream>>>(start, delta, (float*)y, count);
+      break;
+    case GFX_DTYPE_I32:
+      range_int_kernel<int32_t><<<grid_for(count), kBlockSize, 0, stream>>>(start_i, delta_i, (int32_t*)y, count);
+      break;
+    case GFX_DTYPE_I64:
+      range_int_kernel<int64_t><<<grid_for(count), kBlockSize, 0, stream>>>(start_i, delta_i, (int64_t*)y, count);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_index_trilu(const void* x, void* y, size_t elem_size, int64_t batch, int64_t rows,
+                                        int64_t cols, int upper, int64_t k, cudaStream_t stream) {
+  const int64_t count = batch * rows * cols;
+  if (count <= 0) return cudaSuccess;
+  switch (elem_size) {
+    case 1:
+      trilu_kernel<uint8_t><<<grid_for(count), kBlockSize, 0, stream>>>((const uint8_t*)x, (uint8_t*)y, count, rows,
+                                                                        cols, upper, k);
+      break;
+    case 2:
+      trilu_kernel<uint16_t><<<grid_for(count), kBlockSize, 0, stream>>>((const uint16_t*)x, (uint16_t*)y, count,
+                                                                         rows, cols, upper, k);
+      break;
+    case 4:
+      trilu_kernel<uint32_t><<<grid_for(count), kBlockSize, 0, stream>>>((const uint32_t*)x, (uint32_t*)y, count,
+                                                                         rows, cols, upper, k);
+      break;
+    case 8:
+      trilu_kernel<uint64_t><<<grid_for(count), kBlockSize, 0, stream>>>((const uint64_t*)x, (uint64_t*)y, count,
+                                                                         rows, cols, upper, k);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t cuda_index_preload(void) {
   cudaError_t e = cudaSuccess;
   preload(not_kernel, &e);
@@ -210,6 +331,14 @@ extern "C" cudaError_t cuda_index_preload(void) {
     with_mod_type(t, [&](auto zero) {
       typedef decltype(zero) T;
       preload(mod_kernel<T>, &e);
+      preload(cumsum_kernel<T>, &e);
     });
+  preload(range_float_kernel, &e);
+  preload(range_int_kernel<int32_t>, &e);
+  preload(range_int_kernel<int64_t>, &e);
+  preload(trilu_kernel<uint8_t>, &e);
+  preload(trilu_kernel<uint16_t>, &e);
+  preload(trilu_kernel<uint32_t>, &e);
+  preload(trilu_kernel<uint64_t>, &e);
   return e;
 }

@@ -31,6 +31,20 @@ cudaError_t cuda_index_logic(gfx_op op, const void* a, const gfx_shape* a_shape,
 cudaError_t cuda_index_mod(int dtype, int fmod, const void* a, const gfx_shape* a_shape, const void* b,
                            const gfx_shape* b_shape, void* y, const gfx_shape* y_shape, cudaStream_t stream);
 
+/* y = the running sums of x (dtype: float types, int32/int64) along the middle dim of
+ * [outer, len, inner]: one thread per line, floats summed in double as the reference does. */
+cudaError_t cuda_index_cumsum(int dtype, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
+                              int exclusive, int reverse, cudaStream_t stream);
+
+/* y[i] = start + i * delta for i < count: float32 in double rounded once, int32/int64 in int64 with
+ * wrap-around. */
+cudaError_t cuda_index_range(int dtype, double start, double delta, int64_t start_i, int64_t delta_i, void* y,
+                             int64_t count, cudaStream_t stream);
+
+/* Trilu over batch matrices of rows x cols, elements of elem_size bytes (1, 2, 4 or 8). */
+cudaError_t cuda_index_trilu(const void* x, void* y, size_t elem_size, int64_t batch, int64_t rows, int64_t cols,
+                             int upper, int64_t k, cudaStream_t stream);
+
 /* Loads every kernel of cuda_index.cu into the current device's context (see cuda_elementwise.cu). */
 cudaError_t cuda_index_preload(void);
 

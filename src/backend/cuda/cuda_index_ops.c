@@ -98,6 +98,59 @@ static gfx_status run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gf
                                  &out[0].shape, (cudaStream_t)ctx->stream));
 }
 
+/* ---- CumSum ---- */
+
+/* input 1 (the axis) was read at parse time */
+static gfx_status run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  const int t = in[0].dtype;
+  if (!is_int_type(t) && !is_float_type(t))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s, which is not handled", gfx_dtype_name(t)));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", t));
+  GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape));
+  ir_axis_geom g;
+  gfx_status s = ir_axis_geometry(&in[0].shape, node->params.index.axis, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  const ir_index_params* p = &node->params.index;
+  return launched(ctx, node,
+                  cuda_index_cumsum(t, in[0].data, out[0].data, g.outer, g.len, g.inner, p->exclusive, p->reverse,
+                                    (cudaStream_t)ctx->stream));
+}
+
+/* ---- Range ---- */
+
+/* start, limit and delta were read at parse time; the inputs are not touched */
+static gfx_status run_range(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_io(node, in, out, 0, 3, 0));
+  const ir_index_params* p = &node->params.index;
+  GFX_TRY(require_dtype(node, &out[0], "output 0", p->dtype));
+  const gfx_shape want = {.rank = 1, .dims = {p->count}};
+  GFX_TRY(require_shape(node, &out[0].shape, &want));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node,
+                  cuda_index_range(p->dtype, p->start, p->delta, p->start_i, p->delta_i, out[0].data, p->count,
+                                   (cudaStream_t)ctx->stream));
+}
+
+/* ---- Trilu ---- */
+
+static gfx_status run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", in[0].dtype));
+  GFX_TRY(require_shape(node, &out[0].shape, &in[0].shape));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8)
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s", gfx_dtype_name(in[0].dtype)));
+  ir_trilu_geom g;
+  gfx_status s = ir_trilu_geometry(&in[0].shape, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node,
+                  cuda_index_trilu(in[0].data, out[0].data, es, g.batch, g.rows, g.cols, node->params.index.upper,
+                                   node->params.index.k, (cudaStream_t)ctx->stream));
+}
+
 /* ---- the kernel family entries (stateless: run checks the shapes) ---- */
 
 #define STATELESS_PREPARE(kernel)                                                                             \
@@ -109,6 +162,9 @@ static gfx_status run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gf
 
 STATELESS_PREPARE(logic)
 STATELESS_PREPARE(mod)
+STATELESS_PREPARE(cumsum)
+STATELESS_PREPARE(range)
+STATELESS_PREPARE(trilu)
 
 gfx_status cuda_run_logic(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                           cuda_node_state* state) {
@@ -120,4 +176,22 @@ gfx_status cuda_run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
                         cuda_node_state* state) {
   (void)state;
   return run_mod(ctx, node, in, out);
+}
+
+gfx_status cuda_run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                           cuda_node_state* state) {
+  (void)state;
+  return run_cumsum(ctx, node, in, out);
+}
+
+gfx_status cuda_run_range(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                          cuda_node_state* state) {
+  (void)state;
+  return run_range(ctx, node, in, out);
+}
+
+gfx_status cuda_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                          cuda_node_state* state) {
+  (void)state;
+  return run_trilu(ctx, node, in, out);
 }

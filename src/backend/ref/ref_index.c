@@ -161,3 +161,91 @@ gfx_status ref_run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_t
   }
   return NULL;
 }
+
+/* ---- CumSum ---- */
+
+/* One line along the axis: element j of the line is base + j * inner. Floats sum in double and
+ * round once per output; integers sum in int64 with wrap-around (an int32 sum keeps its low bits,
+ * as int32 arithmetic would). */
+static void cumsum_line(const gfx_tensor* x, gfx_tensor* y, int64_t base, const ir_axis_geom* g, int exclusive,
+                        int reverse) {
+  const int t = x->dtype;
+  double fsum = 0.0;
+  uint64_t isum = 0;
+  for (int64_t step = 0; step < g->len; step++) {
+    const int64_t j = reverse ? g->len - 1 - step : step;
+    const int64_t at = base + j * g->inner;
+    if (is_int_type(t)) {
+      const uint64_t v = (uint64_t)load_int(x->data, t, at);
+      if (!exclusive) isum += v;
+      store_int(y->data, t, at, (int64_t)isum);
+      if (exclusive) isum += v;
+    } else {
+      const double v = ref_load(x->data, t, at);
+      if (!exclusive) fsum += v;
+      ref_store(y->data, t, at, fsum);
+      if (exclusive) fsum += v;
+    }
+  }
+}
+
+/* input 1 (the axis) was read at parse time */
+gfx_status ref_run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  const int t = in[0].dtype;
+  if (!is_int_type(t) && !is_float_type(t))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s, which CumSum does not handle", gfx_dtype_name(t));
+  GFX_TRY(check_dtype("output 0", &out[0], t));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_axis_geom g;
+  GFX_TRY(ir_axis_geometry(&in[0].shape, node->params.index.axis, &g));
+  const ir_index_params* p = &node->params.index;
+  for (int64_t o = 0; o < g.outer; o++)
+    for (int64_t i = 0; i < g.inner; i++) cumsum_line(&in[0], &out[0], o * g.len * g.inner + i, &g, p->exclusive, p->reverse);
+  return NULL;
+}
+
+/* ---- Range ---- */
+
+/* Element i is start + i * delta (the ONNX formula), in double for float32, rounded once; in int64
+ * with wrap-around for integers. The inputs were read at parse time. */
+gfx_status ref_run_range(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx, (void)in;
+  GFX_TRY(check_io(node, in, out, 0, 3, 0));
+  const ir_index_params* p = &node->params.index;
+  GFX_TRY(check_dtype("output 0", &out[0], p->dtype));
+  const gfx_shape want = {.rank = 1, .dims = {p->count}};
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &want));
+  for (int64_t i = 0; i < p->count; i++) {
+    if (is_int_type(p->dtype))
+      store_int(out[0].data, p->dtype, i, (int64_t)((uint64_t)p->start_i + (uint64_t)i * (uint64_t)p->delta_i));
+    else
+      ref_store(out[0].data, p->dtype, i, p->start + (double)i * p->delta);
+  }
+  return NULL;
+}
+
+/* ---- Trilu ---- */
+
+/* Elements are copied as bytes (any element type); those outside the triangle become 0. */
+gfx_status ref_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_trilu_geom g;
+  GFX_TRY(ir_trilu_geometry(&in[0].shape, &g));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  const ir_index_params* p = &node->params.index;
+  const int64_t count = gfx_shape_numel(&in[0].shape);
+  for (int64_t e = 0; e < count; e++) {
+    const int64_t col = e % g.cols, row = e / g.cols % g.rows;
+    char* dst = (char*)out[0].data + (size_t)e * es;
+    if (ir_trilu_keeps(p->upper, p->k, row, col))
+      memmove(dst, (const char*)in[0].data + (size_t)e * es, es);
+    else
+      memset(dst, 0, es);
+  }
+  return NULL;
+}
