@@ -761,6 +761,40 @@ static void test_mod_integer_rules(void** unused) {
   expect_floats_equal(fwant, fy, 2);
 }
 
+/* ---- index ops ---- */
+
+/* An index outside [-dim, dim) fails the run, naming it; a scatter writes nothing then. Negative
+ * indices count from the end. */
+static void test_index_ops_bounds(void** unused) {
+  (void)unused;
+  float data[6] = {1, 2, 3, 4, 5, 6}, y[6];
+  int64_t idx[2] = {-1, 0};
+  ir_node gather = node_of(GFX_OP_GATHER_ELEMENTS, 2);
+  gather.params.index.axis = 1;
+  gfx_tensor in[2] = {tensor(data, SHAPE(2, 3)), tensor_of(idx, GFX_DTYPE_I64, SHAPE(2, 1))};
+  gfx_tensor out = tensor(y, SHAPE(2, 1));
+  expect_ok(run(&gather, in, &out));
+  assert_true(y[0] == 3 && y[1] == 4);
+  idx[1] = 3;
+  expect_error(run(&gather, in, &out), GFX_ERR_INVALID_ARGUMENT, "index 3", "outside", NULL);
+  idx[1] = -4;
+  expect_error(run(&gather, in, &out), GFX_ERR_INVALID_ARGUMENT, "index -4", NULL);
+
+  /* ScatterND: the first tuple fine, the second outside; the output keeps its old values */
+  float upd[2] = {-7, -8};
+  int64_t tuples[4] = {1, -1, 2, 0};
+  ir_node scatter = node_of(GFX_OP_SCATTER_ND, 3);
+  gfx_tensor sin[3] = {tensor(data, SHAPE(2, 3)), tensor_of(tuples, GFX_DTYPE_I64, SHAPE(2, 2)), tensor(upd, SHAPE(2))};
+  gfx_tensor sout = tensor(y, SHAPE(2, 3));
+  fill_value(y, 6, 0.5f);
+  expect_error(run(&scatter, sin, &sout), GFX_ERR_INVALID_ARGUMENT, "index 2", NULL);
+  for (int i = 0; i < 6; i++) assert_true(y[i] == 0.5f);
+  tuples[2] = -2;
+  expect_ok(run(&scatter, sin, &sout));
+  const float want[6] = {-8, 2, 3, 4, 5, -7};
+  expect_floats_equal(want, y, 6);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_table),
@@ -794,6 +828,7 @@ int main(void) {
       cmocka_unit_test(test_matmul_accumulates_in_double),
       cmocka_unit_test(test_matmul_errors),
       cmocka_unit_test(test_mod_integer_rules),
+      cmocka_unit_test(test_index_ops_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -582,6 +582,43 @@ def logic_index_cases():
     out.append(Case("Trilu", 14, [In([2, 4, 4], 0, 1, elem=BOOL)], {"upper": 0}, dtypes=(F32,), tag="bool"))
     out.append(Case("Trilu", 14, [In([4, 4]), In([], 1, 1, elem=I64)], expect="refused", dtypes=(F32,), tag="k_input",
                     note="a computed k: left to ORT"))
+    # GatherElements: each axis, negative indices (graph inputs over [-dim, dim)), int32 and int64
+    # indices, more indices than the axis holds, integer data, constant indices
+    out.append(Case("GatherElements", 11, [In([3, 4]), In([2, 4], -3, 2, elem=I64)], {"axis": 0}))
+    out.append(Case("GatherElements", 13, [In([3, 4]), In([3, 6], -4, 3, elem=I32)], {"axis": 1}, tag="i32"))
+    out.append(Case("GatherElements", 13, [In([2, 3, 5]), In([2, 2, 7], -5, 4, elem=I64)], {"axis": -1}, tag="rank3"))
+    out.append(Case("GatherElements", 13, [In([4, 3], -50, 50, elem=I64), i64([[3, -1, 0], [-4, 2, 1]])],
+                    {"axis": 0}, dtypes=(F32,), tag="int_data"))
+    # GatherND: tuples shorter than the rank (slices) and as long (elements), batch_dims 1 and 2,
+    # a single tuple, int64 data
+    out.append(Case("GatherND", 11, [In([2, 3, 4]), i64([[0, 1], [1, -1], [-2, 0]])]))
+    out.append(Case("GatherND", 12, [In([3, 3]), In([4, 2], -3, 2, elem=I64)], tag="elements"))
+    out.append(Case("GatherND", 12, [In([2, 3, 4]), In([2, 2, 1], -3, 2, elem=I64)], {"batch_dims": 1}, tag="b1"))
+    out.append(Case("GatherND", 13, [In([2, 3, 4]), In([2, 3, 1], -4, 3, elem=I64)], {"batch_dims": 2}, tag="b2"))
+    out.append(Case("GatherND", 13, [In([4, 5]), i64([2])], tag="one"))
+    out.append(Case("GatherND", 13, [In([3, 2, 2], -50, 50, elem=I64), i64([[[1], [0]], [[2], [-1]]])], dtypes=(F32,),
+                    tag="int_data"))
+    # ScatterElements: reduction none with distinct indices per line (duplicates are undefined),
+    # every reduction with duplicates, negative axis and indices, int32 indices, integer data
+    out.append(Case("ScatterElements", 11, [In([3, 4]), i64([[0, 2, 1, 2], [1, 0, 2, 0]]), In([2, 4])], {"axis": 0}))
+    out.append(Case("ScatterElements", 13, [In([2, 5]), Const(np.array([[4, -1, 0], [-5, 1, 2]], np.int32)),
+                                            In([2, 3])], {"axis": -1}, tag="neg"))
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(Case("ScatterElements", opset, [In([3, 4]), In([5, 4], -3, 2, elem=I64), In([5, 4], -2, 2)],
+                        {"axis": 0, "reduction": red}, tag=red))
+    out.append(Case("ScatterElements", 16, [In([2, 3, 4], -50, 50, elem=I64), In([2, 3, 6], -4, 3, elem=I64),
+                                            In([2, 3, 6], -50, 50, elem=I64)], {"axis": 2, "reduction": "add"},
+                    dtypes=(F32,), tag="int_add"))
+    # ScatterND: row slices and single elements with distinct tuples (reduction none), every
+    # reduction with duplicate tuples, rank 3, integer data
+    out.append(Case("ScatterND", 11, [In([4, 5]), i64([[1], [-1]]), In([2, 5])]))
+    out.append(Case("ScatterND", 13, [In([3, 4]), i64([[0, 1], [2, 3], [1, -1]]), In([3])], tag="elements"))
+    out.append(Case("ScatterND", 13, [In([2, 3, 4]), i64([[0, 2], [1, 0]]), In([2, 4])], tag="rank3"))
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(Case("ScatterND", opset, [In([4, 5]), In([6, 1], -4, 3, elem=I64), In([6, 5], -2, 2)],
+                        {"reduction": red}, tag=red))
+    out.append(Case("ScatterND", 16, [In([3, 3], -50, 50, elem=I64), In([5, 2], -3, 2, elem=I64),
+                                      In([5], -50, 50, elem=I64)], {"reduction": "mul"}, dtypes=(F32,), tag="int_mul"))
     return out
 
 

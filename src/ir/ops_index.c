@@ -195,3 +195,183 @@ gfx_status ir_infer_trilu(const ir_node* node, const gfx_shape* in, gfx_shape* o
   out[0] = in[0];
   return NULL;
 }
+
+/* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
+
+/* Data of any handled type moves as bytes; the reductions compute, in float and int32/int64 only. */
+#define INDEX_DATA_TYPES                                                                                       \
+  (IR_TYPES_FLOAT | IR_TYPES_INDEX | IR_TYPE_BIT(GFX_DTYPE_BOOL) | IR_TYPE_BIT(GFX_DTYPE_U8) |                 \
+   IR_TYPE_BIT(GFX_DTYPE_I8))
+
+/* Indices read at run time are checked by the reference kernels, which fail the run on an index
+ * outside [-dim, dim) (as ONNX Runtime's CPU EP does). The CUDA kernels cannot report without a
+ * host sync: a gather writes 0 for such an index and a scatter skips its update; neither ever
+ * touches memory outside a tensor. */
+
+static gfx_status parse_reduction(const ir_node_desc* d, int8_t* out) {
+  char r[16];
+  GFX_TRY(ir_attr_string(d, "reduction", "none", r, sizeof r));
+  static const char* const names[] = {"none", "add", "mul", "max", "min"}; /* ir_scatter_reduction's order */
+  int found = -1;
+  for (int i = 0; i < 5; i++)
+    if (strcmp(r, names[i]) == 0) found = i;
+  if (found < 0) return IR_UNSUPPORTED(d, "reduction '%s'; none, add, mul, max and min are handled", r);
+  const int t = d->input_dtypes[0];
+  if (found != IR_SCATTER_NONE && !((IR_TYPES_FLOAT | IR_TYPES_INDEX) & IR_TYPE_BIT(t)))
+    return IR_UNSUPPORTED(d, "reduction '%s' of %s data; float and int32/int64 are handled", r, gfx_dtype_name(t));
+  *out = (int8_t)found;
+  return NULL;
+}
+
+/* Common to the four: data (input 0) of a handled type, which the output has; integer indices;
+ * updates (input 2 of a scatter) of the data's type. */
+static gfx_status parse_index_io(const ir_node_desc* d, int n_inputs) {
+  GFX_TRY(ir_check_io(d, n_inputs, n_inputs, 1));
+  int dtype = 0;
+  GFX_TRY(ir_check_same_type(d, 0, 0, INDEX_DATA_TYPES, &dtype));
+  GFX_TRY(ir_check_input_type(d, 1, IR_TYPES_INDEX));
+  if (n_inputs == 3 && d->input_dtypes[2] != dtype)
+    return IR_UNSUPPORTED(d, "input 2 is %s but the data is %s", gfx_dtype_name(d->input_dtypes[2]),
+                          gfx_dtype_name(dtype));
+  const int rank = d->input_shapes[0].rank;
+  if (rank == 0) return IR_UNSUPPORTED(d, "the data is a scalar");
+  return NULL;
+}
+
+static gfx_status parse_elements(const ir_node_desc* d, ir_params* p, int scatter) {
+  GFX_TRY(parse_index_io(d, scatter ? 3 : 2));
+  GFX_TRY(ir_check_known_attrs(d, scatter ? (const char* const[]){"axis", "reduction", NULL}
+                                          : (const char* const[]){"axis", NULL}));
+  memset(&p->index, 0, sizeof p->index);
+  GFX_TRY(ir_attr_int(d, "axis", 0, &p->index.axis));
+  const int rank = d->input_shapes[0].rank;
+  int unused;
+  if (rank > 0) GFX_TRY(ir_norm_axis(d, p->index.axis, rank, &unused));
+  if (d->input_shapes[1].rank >= 0 && rank >= 0 && d->input_shapes[1].rank != rank)
+    return IR_UNSUPPORTED(d, "indices of rank %d for data of rank %d", d->input_shapes[1].rank, rank);
+  return scatter ? parse_reduction(d, &p->index.reduction) : NULL;
+}
+
+gfx_status ir_parse_gather_elements(const ir_node_desc* d, ir_params* p) { return parse_elements(d, p, 0); }
+gfx_status ir_parse_scatter_elements(const ir_node_desc* d, ir_params* p) { return parse_elements(d, p, 1); }
+
+gfx_status ir_parse_gather_nd(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(parse_index_io(d, 2));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"batch_dims", NULL}));
+  int64_t b = 0;
+  GFX_TRY(ir_attr_int(d, "batch_dims", 0, &b));
+  const int r = d->input_shapes[0].rank, q = d->input_shapes[1].rank;
+  if (b < 0 || b >= GFX_MAX_RANK || (r >= 0 && b >= r) || (q >= 0 && b >= q))
+    return IR_UNSUPPORTED(d, "batch_dims %lld for data of rank %d and indices of rank %d", (long long)b, r, q);
+  memset(&p->index, 0, sizeof p->index);
+  p->index.batch_dims = (int8_t)b;
+  return NULL;
+}
+
+gfx_status ir_parse_scatter_nd(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(parse_index_io(d, 3));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"reduction", NULL}));
+  memset(&p->index, 0, sizeof p->index);
+  return parse_reduction(d, &p->index.reduction);
+}
+
+static void row_major_strides(const gfx_shape* s, int64_t* strides) {
+  int64_t stride = 1;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    strides[i] = stride;
+    stride *= s->dims[i];
+  }
+}
+
+gfx_status ir_elements_geometry(const gfx_shape* data, const gfx_shape* indices, const gfx_shape* updates,
+                                int64_t axis, ir_elements_geom* g) {
+  if (data->rank < 1 || indices->rank != data->rank)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "indices %s for data %s: one rank >= 1 is needed", SHAPE_STR(indices),
+                     SHAPE_STR(data));
+  if (updates && !gfx_shape_equal(updates, indices))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "updates %s are not shaped like the indices %s", SHAPE_STR(updates),
+                     SHAPE_STR(indices));
+  if (axis < -data->rank || axis >= data->rank)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)", (long long)axis, data->rank,
+                     data->rank);
+  memset(g, 0, sizeof *g);
+  g->rank = data->rank;
+  g->axis = (int)(axis < 0 ? axis + data->rank : axis);
+  g->axis_dim = data->dims[g->axis];
+  for (int i = 0; i < data->rank; i++) {
+    if (i != g->axis && indices->dims[i] > data->dims[i])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "indices %s reach beyond data %s on dim %d", SHAPE_STR(indices),
+                       SHAPE_STR(data), i);
+    g->idx_dims[i] = indices->dims[i];
+  }
+  row_major_strides(indices, g->idx_strides);
+  row_major_strides(data, g->data_strides);
+  g->count = gfx_shape_numel(indices);
+  return NULL;
+}
+
+gfx_status ir_nd_geometry(const gfx_shape* data, const gfx_shape* indices, const gfx_shape* updates, int batch_dims,
+                          ir_nd_geom* g, gfx_shape* gathered) {
+  const int r = data->rank, q = indices->rank, b = batch_dims;
+  if (r < 1 || q < 1 || b < 0 || b >= r || b >= q)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "data %s and indices %s with batch_dims %d", SHAPE_STR(data),
+                     SHAPE_STR(indices), b);
+  const int64_t m = indices->dims[q - 1];
+  if (m < 1 || m > r - b)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "index tuples of %lld entries for data %s (batch_dims %d)",
+                     (long long)m, SHAPE_STR(data), b);
+  memset(g, 0, sizeof *g);
+  g->m = (int)m;
+  g->batch = g->n = g->slice = 1;
+  for (int i = 0; i < b; i++) {
+    if (indices->dims[i] != data->dims[i])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "batch dim %d differs: data %s, indices %s", i, SHAPE_STR(data),
+                       SHAPE_STR(indices));
+    g->batch *= data->dims[i];
+  }
+  for (int i = b; i < q - 1; i++) g->n *= indices->dims[i];
+  for (int i = b + g->m; i < r; i++) g->slice *= data->dims[i];
+  int64_t strides[GFX_MAX_RANK];
+  row_major_strides(data, strides);
+  g->data_batch_stride = b > 0 ? strides[b - 1] : gfx_shape_numel(data);
+  for (int k = 0; k < g->m; k++) g->dims[k] = data->dims[b + k], g->strides[k] = strides[b + k];
+  /* the gathered shape: indices' dims but the last, then data's dims after the indexed ones */
+  gfx_shape out = {.rank = q - 1 + r - b - g->m};
+  if (out.rank > GFX_MAX_RANK)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "the result of data %s and indices %s has rank %d, beyond %d",
+                     SHAPE_STR(data), SHAPE_STR(indices), out.rank, GFX_MAX_RANK);
+  for (int i = 0; i < q - 1; i++) out.dims[i] = indices->dims[i];
+  for (int i = b + g->m; i < r; i++) out.dims[q - 1 + i - b - g->m] = data->dims[i];
+  if (updates && !gfx_shape_equal(updates, &out))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "updates %s; data %s and indices %s need %s", SHAPE_STR(updates),
+                     SHAPE_STR(data), SHAPE_STR(indices), SHAPE_STR(&out));
+  if (gathered) *gathered = out;
+  return NULL;
+}
+
+gfx_status ir_infer_gather_elements(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_elements_geom g;
+  GFX_TRY(ir_elements_geometry(&in[0], &in[1], NULL, node->params.index.axis, &g));
+  out[0] = in[1];
+  return NULL;
+}
+
+gfx_status ir_infer_scatter_elements(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_elements_geom g;
+  GFX_TRY(ir_elements_geometry(&in[0], &in[1], &in[2], node->params.index.axis, &g));
+  out[0] = in[0];
+  return NULL;
+}
+
+gfx_status ir_infer_gather_nd(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_nd_geom g;
+  return ir_nd_geometry(&in[0], &in[1], NULL, node->params.index.batch_dims, &g, &out[0]);
+}
+
+gfx_status ir_infer_scatter_nd(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  (void)node;
+  ir_nd_geom g;
+  GFX_TRY(ir_nd_geometry(&in[0], &in[1], &in[2], 0, &g, NULL));
+  out[0] = in[0];
+  return NULL;
+}

@@ -9,6 +9,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "backend/cuda/cuda_index.h"
 
 namespace {
@@ -233,6 +235,155 @@ bool with_sum_type(int dtype, F f) {
   return with_mod_type(dtype, f);
 }
 
+/* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
+
+/* Index entry i resolved against dim (negative ones from the end); false outside [-dim, dim). */
+template <typename Index>
+__device__ inline bool index_at(const Index* indices, int64_t i, int64_t dim, int64_t* out) {
+  const int64_t v = indices[i];
+  if (v < -dim || v >= dim) return false;
+  *out = v < 0 ? v + dim : v;
+  return true;
+}
+
+/* The data offset of GatherElements/ScatterElements index entry e (ref_index.c's elements_offset). */
+template <typename Index>
+__device__ inline bool elements_offset(const ir_elements_geom& g, const Index* indices, int64_t e, int64_t* out) {
+  int64_t idx = 0, off = 0, rest = e;
+  if (!index_at(indices, e, g.axis_dim, &idx)) return false;
+  for (int d = g.rank - 1; d >= 0; d--) {
+    const int64_t c = rest % g.idx_dims[d];
+    rest /= g.idx_dims[d];
+    off += (d == g.axis ? idx : c) * g.data_strides[d];
+  }
+  *out = off;
+  return true;
+}
+
+/* The data offset of the slice GatherND/ScatterND index tuple t selects (ref_index.c's nd_offset). */
+template <typename Index>
+__device__ inline bool nd_offset(const ir_nd_geom& g, const Index* indices, int64_t t, int64_t* out) {
+  int64_t off = t / g.n * g.data_batch_stride;
+  for (int k = 0; k < g.m; k++) {
+    int64_t idx = 0;
+    if (!index_at(indices, t * g.m + k, g.dims[k], &idx)) return false;
+    off += idx * g.strides[k];
+  }
+  *out = off;
+  return true;
+}
+
+/* Moves: elements as unsigned integers of their size. */
+template <typename Bits, typename Index>
+__global__ void gather_elements_kernel(const Bits* data, const Index* indices, Bits* out, ir_elements_geom g) {
+  GRID_STRIDE_LOOP(e, g.count) {
+    int64_t off;
+    out[e] = elements_offset(g, indices, e, &off) ? data[off] : (Bits)0;
+  }
+}
+
+template <typename Bits, typename Index>
+__global__ void gather_nd_kernel(const Bits* data, const Index* indices, Bits* out, ir_nd_geom g, int64_t count) {
+  GRID_STRIDE_LOOP(o, count) {
+    int64_t off;
+    out[o] = nd_offset(g, indices, o / g.slice, &off) ? data[off + o % g.slice] : (Bits)0;
+  }
+}
+
+/* reduction none, ScatterND: one thread per update element; with duplicate tuples some thread's
+ * write wins (ONNX leaves the result undefined) */
+template <typename Bits, typename Index>
+__global__ void scatter_nd_kernel(const Index* indices, const Bits* updates, Bits* out, ir_nd_geom g, int64_t count) {
+  GRID_STRIDE_LOOP(u, count) {
+    int64_t off;
+    if (nd_offset(g, indices, u / g.slice, &off)) out[off + u % g.slice] = updates[u];
+  }
+}
+
+/* the reductions in the compute type (float for float types, int64 for integers), one rounding to
+ * T per update as the reference's load-reduce-store */
+__device__ inline float reduce_value(int reduction, float cur, float v) {
+  switch (reduction) {
+    case IR_SCATTER_ADD: return cur + v;
+    case IR_SCATTER_MUL: return cur * v;
+    case IR_SCATTER_MAX: return cur < v ? v : cur;
+    case IR_SCATTER_MIN: return v < cur ? v : cur;
+    default: return v;
+  }
+}
+__device__ inline int64_t reduce_value(int reduction, int64_t cur, int64_t v) {
+  switch (reduction) {
+    case IR_SCATTER_ADD: return (int64_t)((uint64_t)cur + (uint64_t)v);
+    case IR_SCATTER_MUL: return (int64_t)((uint64_t)cur * (uint64_t)v);
+    case IR_SCATTER_MAX: return cur < v ? v : cur;
+    case IR_SCATTER_MIN: return v < cur ? v : cur;
+    default: return v;
+  }
+}
+
+/* T is an unsigned integer of the element's size for reduction none (the element moves as it is),
+ * a compute type (float types, int32/int64) for the reductions */
+template <typename T>
+__device__ inline void apply(int reduction, T* out, int64_t at, const T* updates, int64_t from) {
+  if constexpr (std::is_unsigned<T>::value)
+    out[at] = updates[from];
+  else
+    out[at] = reduction == IR_SCATTER_NONE ? updates[from]
+                                           : store<T>(reduce_value(reduction, load(out[at]), load(updates[from])));
+}
+
+/* ScatterElements: one thread per line along the axis (the only updates that can meet on one data
+ * element), its updates in index order: deterministic, no atomics, and the last of duplicates wins
+ * with reduction none, as in the reference. */
+template <typename T, typename Index>
+__global__ void scatter_elements_kernel(const Index* indices, const T* updates, T* out, ir_elements_geom g,
+                                        int reduction) {
+  const int64_t len = g.idx_dims[g.axis], step = g.idx_strides[g.axis];
+  const int64_t inner = step, lines = g.count / len;
+  GRID_STRIDE_LOOP(line, lines) {
+    const int64_t first = line / inner * len * inner + line % inner; /* the line's entry at axis 0 */
+    for (int64_t j = 0; j < len; j++) {
+      const int64_t e = first + j * step;
+      int64_t off;
+      if (elements_offset(g, indices, e, &off)) apply(reduction, out, off, updates, e);
+    }
+  }
+}
+
+/* ScatterND with a reduction: one thread per (batch, slice element), walking the batch's tuples in
+ * order (tuples of different batches never meet). */
+template <typename T, typename Index>
+__global__ void scatter_nd_reduce_kernel(const Index* indices, const T* updates, T* out, ir_nd_geom g, int reduction) {
+  GRID_STRIDE_LOOP(w, g.batch * g.slice) {
+    const int64_t b = w / g.slice, s = w % g.slice;
+    for (int64_t t = b * g.n; t < (b + 1) * g.n; t++) {
+      int64_t off;
+      if (nd_offset(g, indices, t, &off)) apply(reduction, out, off + s, updates, t * g.slice + s);
+    }
+  }
+}
+
+/* Calls f(Bits()) with the unsigned type of elem_size bytes. */
+template <typename F>
+bool with_bits(size_t elem_size, F f) {
+  switch (elem_size) {
+    case 1: f(uint8_t()); return true;
+    case 2: f(uint16_t()); return true;
+    case 4: f(uint32_t()); return true;
+    case 8: f(uint64_t()); return true;
+    default: return false;
+  }
+}
+
+/* Calls f(Index()) with int32_t or int64_t. */
+template <typename F>
+void with_index(int indices_i64, F f) {
+  if (indices_i64)
+    f(int64_t());
+  else
+    f(int32_t());
+}
+
 }  // namespace
 
 
@@ -322,6 +473,73 @@ extern "C" cudaError_t cuda_index_trilu(const void* x, void* y, size_t elem_size
   return cudaGetLastError();
 }
 
+extern "C" cudaError_t cuda_index_elements(int dtype, size_t elem_size, const void* data, const void* indices,
+                                           int indices_i64, const void* updates, void* out, const ir_elements_geom* g,
+                                           int reduction, cudaStream_t stream) {
+  if (g->count <= 0) return cudaSuccess;
+  const ir_elements_geom geom = *g;
+  bool ok = true;
+  with_index(indices_i64, [&](auto izero) {
+    typedef decltype(izero) Index;
+    if (!updates) {
+      ok = with_bits(elem_size, [&](auto bzero) {
+        typedef decltype(bzero) Bits;
+        gather_elements_kernel<Bits, Index><<<grid_for(geom.count), kBlockSize, 0, stream>>>(
+            (const Bits*)data, (const Index*)indices, (Bits*)out, geom);
+      });
+      return;
+    }
+    const int64_t lines = geom.count / geom.idx_dims[geom.axis];
+    if (reduction == IR_SCATTER_NONE) {
+      ok = with_bits(elem_size, [&](auto bzero) {
+        typedef decltype(bzero) Bits;
+        scatter_elements_kernel<Bits, Index><<<grid_for(lines), kBlockSize, 0, stream>>>(
+            (const Index*)indices, (const Bits*)updates, (Bits*)out, geom, reduction);
+      });
+    } else {
+      ok = with_mod_type(dtype, [&](auto tzero) {
+        typedef decltype(tzero) T;
+        scatter_elements_kernel<T, Index><<<grid_for(lines), kBlockSize, 0, stream>>>(
+            (const Index*)indices, (const T*)updates, (T*)out, geom, reduction);
+      });
+    }
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t cuda_index_nd(int dtype, size_t elem_size, const void* data, const void* indices,
+                                     int indices_i64, const void* updates, void* out, const ir_nd_geom* g,
+                                     int reduction, cudaStream_t stream) {
+  const ir_nd_geom geom = *g;
+  const int64_t count = geom.batch * geom.n * geom.slice;
+  if (count <= 0) return cudaSuccess;
+  bool ok = true;
+  with_index(indices_i64, [&](auto izero) {
+    typedef decltype(izero) Index;
+    if (!updates) {
+      ok = with_bits(elem_size, [&](auto bzero) {
+        typedef decltype(bzero) Bits;
+        gather_nd_kernel<Bits, Index><<<grid_for(count), kBlockSize, 0, stream>>>((const Bits*)data,
+                                                                                  (const Index*)indices, (Bits*)out,
+                                                                                  geom, count);
+      });
+    } else if (reduction == IR_SCATTER_NONE) {
+      ok = with_bits(elem_size, [&](auto bzero) {
+        typedef decltype(bzero) Bits;
+        scatter_nd_kernel<Bits, Index><<<grid_for(count), kBlockSize, 0, stream>>>(
+            (const Index*)indices, (const Bits*)updates, (Bits*)out, geom, count);
+      });
+    } else {
+      ok = with_mod_type(dtype, [&](auto tzero) {
+        typedef decltype(tzero) T;
+        scatter_nd_reduce_kernel<T, Index><<<grid_for(geom.batch * geom.slice), kBlockSize, 0, stream>>>(
+            (const Index*)indices, (const T*)updates, (T*)out, geom, reduction);
+      });
+    }
+  });
+  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
 extern "C" cudaError_t cuda_index_preload(void) {
   cudaError_t e = cudaSuccess;
   preload(not_kernel, &e);
@@ -340,5 +558,23 @@ extern "C" cudaError_t cuda_index_preload(void) {
   preload(trilu_kernel<uint16_t>, &e);
   preload(trilu_kernel<uint32_t>, &e);
   preload(trilu_kernel<uint64_t>, &e);
+  for (int i64 = 0; i64 < 2; i64++)
+    with_index(i64, [&](auto izero) {
+      typedef decltype(izero) Index;
+      for (size_t es = 1; es <= 8; es *= 2)
+        with_bits(es, [&](auto bzero) {
+          typedef decltype(bzero) Bits;
+          preload(gather_elements_kernel<Bits, Index>, &e);
+          preload(gather_nd_kernel<Bits, Index>, &e);
+          preload(scatter_nd_kernel<Bits, Index>, &e);
+          preload(scatter_elements_kernel<Bits, Index>, &e);
+        });
+      for (int t : mod_types)
+        with_mod_type(t, [&](auto tzero) {
+          typedef decltype(tzero) T;
+          preload(scatter_elements_kernel<T, Index>, &e);
+          preload(scatter_nd_reduce_kernel<T, Index>, &e);
+        });
+    });
   return e;
 }

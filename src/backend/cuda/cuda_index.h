@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ir/graph.h"
+#include "ir/ops_index.h"
 #include "ir/tensor.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,21 @@ cudaError_t cuda_index_range(int dtype, double start, double delta, int64_t star
 /* Trilu over batch matrices of rows x cols, elements of elem_size bytes (1, 2, 4 or 8). */
 cudaError_t cuda_index_trilu(const void* x, void* y, size_t elem_size, int64_t batch, int64_t rows, int64_t cols,
                              int upper, int64_t k, cudaStream_t stream);
+
+/* GatherElements (updates NULL: out = data at the indices, out shaped like the indices) and
+ * ScatterElements (out = data, already copied there by the caller, with the updates applied by
+ * `reduction` in index order along each line of the axis). Index entries are int32 (indices_i64 0)
+ * or int64; one outside [-axis_dim, axis_dim) gathers 0 or skips its update. elem_size: 1, 2, 4 or
+ * 8 bytes for reduction none; reductions take dtype (float types, int32/int64). */
+cudaError_t cuda_index_elements(int dtype, size_t elem_size, const void* data, const void* indices, int indices_i64,
+                                const void* updates, void* out, const ir_elements_geom* g, int reduction,
+                                cudaStream_t stream);
+
+/* GatherND (updates NULL) and ScatterND (out = data, already copied there by the caller) over
+ * int32/int64 index tuples; the same index and type rules as cuda_index_elements. ScatterND with a
+ * reduction applies the tuples in order, one thread per slice element of each batch. */
+cudaError_t cuda_index_nd(int dtype, size_t elem_size, const void* data, const void* indices, int indices_i64,
+                          const void* updates, void* out, const ir_nd_geom* g, int reduction, cudaStream_t stream);
 
 /* Loads every kernel of cuda_index.cu into the current device's context (see cuda_elementwise.cu). */
 cudaError_t cuda_index_preload(void);

@@ -195,3 +195,80 @@ gfx_status cuda_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gf
   (void)state;
   return run_trilu(ctx, node, in, out);
 }
+
+/* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
+
+/* data and indices (and updates) as ref_index.c's check_index_io requires; a scatter's output
+ * starts as a copy of the data (a device-to-device copy, which graph capture records like a kernel) */
+static gfx_status check_index_tensors(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int n) {
+  GFX_TRY(check_io(node, in, out, n, n, n));
+  if (!is_int_type(in[1].dtype))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "indices of type %s", gfx_dtype_name(in[1].dtype)));
+  if (n == 3) GFX_TRY(require_dtype(node, &in[2], "input 2", in[0].dtype));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", in[0].dtype));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8)
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "data of type %s", gfx_dtype_name(in[0].dtype)));
+  if (node->params.index.reduction != IR_SCATTER_NONE && !is_int_type(in[0].dtype) && !is_float_type(in[0].dtype))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "a reduction of %s data", gfx_dtype_name(in[0].dtype)));
+  return NULL;
+}
+
+static gfx_status copy_data(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* data, gfx_tensor* out) {
+  const int64_t n = gfx_shape_numel(&data->shape);
+  if (n <= 0 || out->data == data->data) return NULL;
+  return launched(ctx, node,
+                  cudaMemcpyAsync(out->data, data->data, (size_t)n * gfx_dtype_size(data->dtype),
+                                  cudaMemcpyDeviceToDevice, (cudaStream_t)ctx->stream));
+}
+
+static gfx_status run_elements(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const int scatter = node->op == GFX_OP_SCATTER_ELEMENTS;
+  GFX_TRY(check_index_tensors(node, in, out, scatter ? 3 : 2));
+  ir_elements_geom g;
+  gfx_status s = ir_elements_geometry(&in[0].shape, &in[1].shape, scatter ? &in[2].shape : NULL,
+                                      node->params.index.axis, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(require_shape(node, &out[0].shape, scatter ? &in[0].shape : &in[1].shape));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  if (scatter) GFX_TRY(copy_data(ctx, node, &in[0], &out[0]));
+  return launched(ctx, node,
+                  cuda_index_elements(in[0].dtype, gfx_dtype_size(in[0].dtype), in[0].data, in[1].data,
+                                      in[1].dtype == GFX_DTYPE_I64, scatter ? in[2].data : NULL, out[0].data, &g,
+                                      node->params.index.reduction, (cudaStream_t)ctx->stream));
+}
+
+static gfx_status run_nd(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const int scatter = node->op == GFX_OP_SCATTER_ND;
+  GFX_TRY(check_index_tensors(node, in, out, scatter ? 3 : 2));
+  ir_nd_geom g;
+  gfx_shape gathered;
+  gfx_status s = ir_nd_geometry(&in[0].shape, &in[1].shape, scatter ? &in[2].shape : NULL,
+                                scatter ? 0 : node->params.index.batch_dims, &g, &gathered);
+  if (s) return node_error(node, s);
+  GFX_TRY(require_shape(node, &out[0].shape, scatter ? &in[0].shape : &gathered));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  if (scatter) GFX_TRY(copy_data(ctx, node, &in[0], &out[0]));
+  return launched(ctx, node,
+                  cuda_index_nd(in[0].dtype, gfx_dtype_size(in[0].dtype), in[0].data, in[1].data,
+                                in[1].dtype == GFX_DTYPE_I64, scatter ? in[2].data : NULL, out[0].data, &g,
+                                node->params.index.reduction, (cudaStream_t)ctx->stream));
+}
+
+gfx_status cuda_prepare_index(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                              cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
+  return NULL;
+}
+
+gfx_status cuda_run_index(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                          cuda_node_state* state) {
+  (void)state;
+  switch (node->op) {
+    case GFX_OP_GATHER_ELEMENTS:
+    case GFX_OP_SCATTER_ELEMENTS: return run_elements(ctx, node, in, out);
+    case GFX_OP_GATHER_ND:
+    case GFX_OP_SCATTER_ND: return run_nd(ctx, node, in, out);
+    default: return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "not an index op"));
+  }
+}

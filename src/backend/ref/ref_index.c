@@ -249,3 +249,151 @@ gfx_status ref_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   }
   return NULL;
 }
+
+/* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
+
+/* Index entry i of an int32/int64 tensor, resolved against dim: negative ones count from the end;
+ * one outside [-dim, dim) is an error naming it. */
+static gfx_status index_at(const gfx_tensor* indices, int64_t i, int64_t dim, int64_t* out) {
+  const int64_t v = load_int(indices->data, indices->dtype, i);
+  if (v < -dim || v >= dim)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "index %lld (entry %lld) is outside [-%lld, %lld)", (long long)v,
+                     (long long)i, (long long)dim, (long long)dim);
+  *out = v < 0 ? v + dim : v;
+  return NULL;
+}
+
+/* The data offset of GatherElements/ScatterElements index entry e. */
+static gfx_status elements_offset(const ir_elements_geom* g, const gfx_tensor* indices, int64_t e, int64_t* out) {
+  int64_t idx = 0, off = 0, rest = e;
+  GFX_TRY(index_at(indices, e, g->axis_dim, &idx));
+  for (int d = g->rank - 1; d >= 0; d--) {
+    const int64_t c = rest % g->idx_dims[d];
+    rest /= g->idx_dims[d];
+    off += (d == g->axis ? idx : c) * g->data_strides[d];
+  }
+  *out = off;
+  return NULL;
+}
+
+/* The data offset of the slice GatherND/ScatterND index tuple t selects. */
+static gfx_status nd_offset(const ir_nd_geom* g, const gfx_tensor* indices, int64_t t, int64_t* out) {
+  int64_t off = t / g->n * g->data_batch_stride;
+  for (int k = 0; k < g->m; k++) {
+    int64_t idx = 0;
+    GFX_TRY(index_at(indices, t * g->m + k, g->dims[k], &idx));
+    off += idx * g->strides[k];
+  }
+  *out = off;
+  return NULL;
+}
+
+/* dst[at] = reduce(dst[at], src[from]) in the data's type (a plain copy for reduction none). */
+static void scatter_one(gfx_tensor* dst, int64_t at, const gfx_tensor* src, int64_t from, int reduction) {
+  const int t = dst->dtype;
+  if (reduction == IR_SCATTER_NONE) {
+    const size_t es = gfx_dtype_size(t);
+    memcpy((char*)dst->data + (size_t)at * es, (const char*)src->data + (size_t)from * es, es);
+  } else if (is_int_type(t)) {
+    store_int(dst->data, t, at, ir_scatter_reduce_i(reduction, load_int(dst->data, t, at), load_int(src->data, t, from)));
+  } else {
+    ref_store(dst->data, t, at, ir_scatter_reduce_f(reduction, ref_load(dst->data, t, at), ref_load(src->data, t, from)));
+  }
+}
+
+/* Inputs: data and indices (and updates); the output has the data's type. */
+static gfx_status check_index_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int n) {
+  GFX_TRY(check_io(node, in, out, n, n, n));
+  if (!is_int_type(in[1].dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 1 (the indices) is %s; int32 or int64 is expected",
+                     gfx_dtype_name(in[1].dtype));
+  if (n == 3) GFX_TRY(check_dtype("input 2", &in[2], in[0].dtype));
+  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  const int reduction = node->params.index.reduction;
+  if (reduction != IR_SCATTER_NONE && !is_int_type(in[0].dtype) && !is_float_type(in[0].dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a reduction of %s data is not handled", gfx_dtype_name(in[0].dtype));
+  return NULL;
+}
+
+static gfx_status run_gather_elements(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_index_io(node, in, out, 2));
+  ir_elements_geom g;
+  GFX_TRY(ir_elements_geometry(&in[0].shape, &in[1].shape, NULL, node->params.index.axis, &g));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[1].shape));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  for (int64_t e = 0; e < g.count; e++) {
+    int64_t off;
+    GFX_TRY(elements_offset(&g, &in[1], e, &off));
+    memcpy((char*)out[0].data + (size_t)e * es, (const char*)in[0].data + (size_t)off * es, es);
+  }
+  return NULL;
+}
+
+static gfx_status run_gather_nd(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_index_io(node, in, out, 2));
+  ir_nd_geom g;
+  gfx_shape want;
+  GFX_TRY(ir_nd_geometry(&in[0].shape, &in[1].shape, NULL, node->params.index.batch_dims, &g, &want));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &want));
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  for (int64_t t = 0; t < g.batch * g.n; t++) {
+    int64_t off;
+    GFX_TRY(nd_offset(&g, &in[1], t, &off));
+    if (g.slice > 0)
+      memcpy((char*)out[0].data + (size_t)(t * g.slice) * es, (const char*)in[0].data + (size_t)off * es,
+             (size_t)g.slice * es);
+  }
+  return NULL;
+}
+
+/* Scatters apply their updates in order, so with reduction none the last of duplicate indices wins
+ * (ONNX leaves that case undefined; ONNX Runtime's CPU EP does the same). */
+static gfx_status run_scatter_elements(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_index_io(node, in, out, 3));
+  ir_elements_geom g;
+  GFX_TRY(ir_elements_geometry(&in[0].shape, &in[1].shape, &in[2].shape, node->params.index.axis, &g));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  /* every index is checked before anything is written */
+  for (int64_t e = 0; e < g.count; e++) {
+    int64_t off;
+    GFX_TRY(elements_offset(&g, &in[1], e, &off));
+  }
+  const int64_t n = gfx_shape_numel(&in[0].shape);
+  if (n > 0 && out[0].data != in[0].data) memmove(out[0].data, in[0].data, (size_t)n * gfx_dtype_size(in[0].dtype));
+  for (int64_t e = 0; e < g.count; e++) {
+    int64_t off;
+    GFX_TRY(elements_offset(&g, &in[1], e, &off));
+    scatter_one(&out[0], off, &in[2], e, node->params.index.reduction);
+  }
+  return NULL;
+}
+
+static gfx_status run_scatter_nd(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  GFX_TRY(check_index_io(node, in, out, 3));
+  ir_nd_geom g;
+  GFX_TRY(ir_nd_geometry(&in[0].shape, &in[1].shape, &in[2].shape, 0, &g, NULL));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  for (int64_t t = 0; t < g.n; t++) {
+    int64_t off;
+    GFX_TRY(nd_offset(&g, &in[1], t, &off));
+  }
+  const int64_t n = gfx_shape_numel(&in[0].shape);
+  if (n > 0 && out[0].data != in[0].data) memmove(out[0].data, in[0].data, (size_t)n * gfx_dtype_size(in[0].dtype));
+  for (int64_t t = 0; t < g.n; t++) {
+    int64_t off;
+    GFX_TRY(nd_offset(&g, &in[1], t, &off));
+    for (int64_t s = 0; s < g.slice; s++) scatter_one(&out[0], off + s, &in[2], t * g.slice + s, node->params.index.reduction);
+  }
+  return NULL;
+}
+
+gfx_status ref_run_index(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  switch (node->op) {
+    case GFX_OP_GATHER_ELEMENTS: return run_gather_elements(node, in, out);
+    case GFX_OP_GATHER_ND: return run_gather_nd(node, in, out);
+    case GFX_OP_SCATTER_ELEMENTS: return run_scatter_elements(node, in, out);
+    case GFX_OP_SCATTER_ND: return run_scatter_nd(node, in, out);
+    default: return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is not an index op", ir_op_name(node->op));
+  }
+}
