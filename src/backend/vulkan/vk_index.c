@@ -1,5 +1,5 @@
 /* gfxep Vulkan backend — the logic ops (shaders/logic_mod.comp), Mod (the same source per type),
- * Range (shaders/range.comp), Trilu (shaders/trilu.comp) and the index ops GatherElements, GatherND,
+ * CumSum (shaders/scan.comp), Range (shaders/range.comp), Trilu (shaders/trilu.comp) and the index ops GatherElements, GatherND,
  * ScatterElements and ScatterND (shaders/index.comp), as ref_index.c computes them.
  *
  * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_index.h) into a small
@@ -21,6 +21,11 @@
 
 #define MAX_RANK 8
 #define FLOAT_RANGE_LIMIT ((int64_t)1 << 24) /* float(i) is exact below this */
+/* CPU implementations built on llvmpipe (lavapipe) end an invocation after 65535 loop turns in all,
+ * leaving the rest of its work undone: there, the kernels that walk a whole line or tuple list in one
+ * invocation (CumSum, ScatterElements, ScatterND with a reduction) are declined unless the walk is
+ * known to be shorter than this (turns of the walk times the index math inside it). */
+#define SOFTWARE_WALK_LIMIT 60000
 
 /* logic_mod.comp's Geom block and push constants */
 typedef struct bcast_geom {
@@ -38,6 +43,11 @@ typedef struct trilu_push {
   uint32_t count, rows, cols, upper;
   int32_t k;
 } trilu_push;
+
+typedef struct scan_push {
+  uint64_t x, y;
+  uint32_t lines, len, inner, exclusive, reverse;
+} scan_push;
 
 typedef struct range_push {
   uint64_t y;
@@ -68,6 +78,7 @@ typedef struct index_state {
   uint32_t work;    /* the dispatch's work items (index.comp: lines, tuples or elements) */
   int kind;         /* index.comp's kernel */
   uint32_t rows, cols; /* Trilu */
+  uint32_t lines, len, inner; /* CumSum */
   vk_buffer geom;
   pthread_mutex_t lock; /* guards the cached pipeline */
   int key;              /* the type signature the pipeline was made for, -1 none */
@@ -157,6 +168,7 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, int reduction, 
       *out = VK_SHADER_LOGIC;
       return NULL;
     case GFX_OP_MOD: return math_shader(d, op, dtype, VK_SHADER_MOD_F32, VK_SHADER_MOD_BF16, out);
+    case GFX_OP_CUM_SUM: return math_shader(d, op, dtype, VK_SHADER_SCAN_F32, VK_SHADER_SCAN_BF16, out);
     case GFX_OP_RANGE: return range_shader(d, dtype, out);
     case GFX_OP_TRILU: return bits_shader(d, op, dtype, VK_SHADER_TRILU_1, out);
     default: break;
@@ -167,10 +179,28 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, int reduction, 
   return bits_shader(d, op, dtype, VK_SHADER_INDEX_1, out);
 }
 
+/* The loop turns one invocation of the node's kernel makes walking its line or tuples, INT64_MAX
+ * when the shapes do not tell; 0 for the kernels that walk nothing. */
+static int64_t walk_turns(const gfx_node_query* q) {
+  const ir_node_desc* desc = q->desc;
+  const int reduce = q->params && q->params->index.reduction != IR_SCATTER_NONE;
+  const gfx_shape* s = q->op == GFX_OP_CUM_SUM ? &desc->input_shapes[0] : &desc->input_shapes[1];
+  if (q->op != GFX_OP_CUM_SUM && q->op != GFX_OP_SCATTER_ELEMENTS && !(q->op == GFX_OP_SCATTER_ND && reduce)) return 0;
+  if (s->rank < 1 || !q->params) return INT64_MAX;
+  const int64_t axis = q->params->index.axis;
+  if (q->op != GFX_OP_SCATTER_ND) { /* along the axis: CumSum's line, or ScatterElements' (rank turns each) */
+    if (axis < -s->rank || axis >= s->rank) return INT64_MAX;
+    const int64_t len = s->dims[axis < 0 ? axis + s->rank : axis];
+    return len < 0 ? INT64_MAX : len * (q->op == GFX_OP_CUM_SUM ? 1 : 1 + s->rank);
+  }
+  int64_t n = 1; /* ScatterND: every tuple, m turns each */
+  for (int i = 0; i < s->rank; i++)
+    if (s->dims[i] < 0) return INT64_MAX;
+  for (int i = 0; i < s->rank - 1; i++) n *= s->dims[i];
+  return n * (1 + s->dims[s->rank - 1]);
+}
+
 gfx_status vk_supports_index(vk_device* d, const gfx_node_query* q) {
-  if (q->op == GFX_OP_CUM_SUM)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED,
-                     "vulkan backend: CumSum has no Vulkan kernel (its sums accumulate in double on the other backends)");
   const ir_node_desc* desc = q->desc;
   if (!desc) return NULL; /* no types to judge: the run checks them */
   const int reduction = q->params ? q->params->index.reduction : IR_SCATTER_NONE;
@@ -178,6 +208,10 @@ gfx_status vk_supports_index(vk_device* d, const gfx_node_query* q) {
       q->params->index.count > FLOAT_RANGE_LIMIT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a float32 Range of %lld elements (above 2^24) is not "
                      "implemented", (long long)q->params->index.count);
+  if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && walk_turns(q) > SOFTWARE_WALK_LIMIT)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: %s walks more than %d elements in one invocation (or an unknown number), which "
+                     "%s (a CPU implementation) cuts short", ir_op_name(q->op), SOFTWARE_WALK_LIMIT, d->info.name);
   vk_shader_id shader;
   const int dtype = q->op == GFX_OP_RANGE ? desc->output_dtypes[0] : desc->input_dtypes[0];
   return shader_for(d, q->op, dtype, reduction, &shader);
@@ -291,6 +325,13 @@ static gfx_status prepare_node(vk_device* d, const ir_node* node, const gfx_shap
       const gfx_shape want = {.rank = 1, .dims = {node->params.index.count}};
       return check_out(&out[0], &want);
     }
+    case GFX_OP_CUM_SUM: {
+      ir_axis_geom g;
+      GFX_TRY(ir_axis_geometry(&in[0], node->params.index.axis, &g));
+      GFX_TRY(check_out(&out[0], &in[0]));
+      st->lines = (uint32_t)(g.outer * g.inner), st->len = (uint32_t)g.len, st->inner = (uint32_t)g.inner;
+      return NULL;
+    }
     case GFX_OP_TRILU: {
       ir_trilu_geom g;
       GFX_TRY(ir_trilu_geometry(&in[0], &g));
@@ -313,7 +354,9 @@ gfx_status vk_prepare_index(vk_device* d, const ir_node* node, const gfx_shape* 
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %d inputs and %d outputs", label(node),
                      ir_op_name(node->op), node->n_inputs, node->n_outputs);
   /* Range's inputs and Trilu's k were read at parse time; every other input is a tensor here */
-  const int n_checked = node->op == GFX_OP_RANGE ? 0 : node->op == GFX_OP_TRILU ? 1 : node->n_inputs;
+  const int n_checked = node->op == GFX_OP_RANGE                                 ? 0
+                        : node->op == GFX_OP_TRILU || node->op == GFX_OP_CUM_SUM ? 1
+                                                                                : node->n_inputs;
   GFX_TRY(vk_check_elements_u32(node, in, n_checked));
   GFX_TRY(vk_check_elements_u32(node, out, 1));
   for (int i = 0; i < n_checked; i++) {
@@ -417,6 +460,23 @@ static gfx_status run_range(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   return vk_dispatch_elements(d, ctx->stream, pipe, &pc, sizeof pc, st->count);
 }
 
+static gfx_status run_cumsum(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                             gfx_tensor* out, index_state* st) {
+  if (out[0].dtype != in[0].dtype) return bad_io(node, "the output's element type differs from the input's");
+  vk_shader_id shader;
+  GFX_TRY(shader_for(d, node->op, in[0].dtype, 0, &shader));
+  vk_pipe* pipe;
+  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  scan_push pc = {.x = addr(in[0].data),
+                  .y = addr(out[0].data),
+                  .lines = st->lines,
+                  .len = st->len,
+                  .inner = st->inner,
+                  .exclusive = (uint32_t)node->params.index.exclusive,
+                  .reverse = (uint32_t)node->params.index.reverse};
+  return vk_dispatch_elements(d, ctx->stream, pipe, &pc, sizeof pc, st->lines);
+}
+
 static gfx_status run_trilu(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                             gfx_tensor* out, index_state* st) {
   if (out[0].dtype != in[0].dtype) return bad_io(node, "the output's element type differs from the input's");
@@ -474,6 +534,7 @@ gfx_status vk_run_index(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* no
     case GFX_OP_OR:
     case GFX_OP_XOR:
     case GFX_OP_MOD: return run_bcast(d, ctx, node, in, out, st);
+    case GFX_OP_CUM_SUM: return run_cumsum(d, ctx, node, in, out, st);
     case GFX_OP_RANGE: return run_range(d, ctx, node, out, st);
     case GFX_OP_TRILU: return run_trilu(d, ctx, node, in, out, st);
     default: break;

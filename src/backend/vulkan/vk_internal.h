@@ -30,7 +30,7 @@
 #include "backend/backend.h"
 
 #define VK_MAX_DEVICES 16
-#define VK_SHADER_COUNT_MAX 96 /* room for every vk_shader_id */
+#define VK_SHADER_COUNT_MAX 128 /* room for every vk_shader_id */
 #define VK_ALLOC_ALIGNMENT 256
 /* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
  * drivers); the wait then fails with a status instead. */
@@ -378,6 +378,11 @@ typedef enum vk_shader_id {
   VK_SHADER_INDEX_I64,
   VK_SHADER_MOD_BF16,   /* logic_mod.comp's Mod of bfloat16, in float32 */
   VK_SHADER_INDEX_BF16, /* index.comp's scatter reductions of bfloat16, in float32 */
+  VK_SHADER_SCAN_F32,   /* scan.comp (vk_index.c): CumSum of float32, float16, int32, int64 (in this order) */
+  VK_SHADER_SCAN_F16,
+  VK_SHADER_SCAN_I32,
+  VK_SHADER_SCAN_I64,
+  VK_SHADER_SCAN_BF16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -423,7 +428,7 @@ typedef enum vk_family {
   VK_FAM_POOL,
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
   VK_FAM_RESIZE,  /* resize, space_depth (vk_resize.c) */
-  VK_FAM_INDEX,   /* logic, mod, range, trilu, index; cumsum is declined (vk_index.c) */
+  VK_FAM_INDEX,   /* logic, mod, cumsum, range, trilu, index (vk_index.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 

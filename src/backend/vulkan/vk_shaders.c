@@ -162,6 +162,21 @@ static const uint32_t mod_bf16[] =
 static const uint32_t index_bf16[] =
 #include "index_bf16.spv.inc"
     ;
+static const uint32_t scan_f32[] =
+#include "scan_f32.spv.inc"
+    ;
+static const uint32_t scan_f16[] =
+#include "scan_f16.spv.inc"
+    ;
+static const uint32_t scan_i32[] =
+#include "scan_i32.spv.inc"
+    ;
+static const uint32_t scan_i64[] =
+#include "scan_i64.spv.inc"
+    ;
+static const uint32_t scan_bf16[] =
+#include "scan_bf16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -360,4 +375,9 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_INDEX_I64, "index.comp (scatter reductions, int64)", index_i64),
     BLOB(VK_SHADER_MOD_BF16, "logic_mod.comp (Mod, bfloat16)", mod_bf16),
     BLOB(VK_SHADER_INDEX_BF16, "index.comp (scatter reductions, bfloat16)", index_bf16),
+    BLOB(VK_SHADER_SCAN_F32, "scan.comp (CumSum, float32)", scan_f32),
+    BLOB(VK_SHADER_SCAN_F16, "scan.comp (CumSum, float16)", scan_f16),
+    BLOB(VK_SHADER_SCAN_I32, "scan.comp (CumSum, int32)", scan_i32),
+    BLOB(VK_SHADER_SCAN_I64, "scan.comp (CumSum, int64)", scan_i64),
+    BLOB(VK_SHADER_SCAN_BF16, "scan.comp (CumSum, bfloat16)", scan_bf16),
 };
