@@ -42,6 +42,24 @@ gfx_status ir_parse_mod(const ir_node_desc* d, ir_params* p) {
   return NULL;
 }
 
+/* ---- shapes the geometry helpers accept ---- */
+
+/* A concrete shape whose dims, each counted as at least 1, multiply without overflow: then every
+ * product of some of its dims (strides, line counts, offsets) fits in int64. */
+static gfx_status check_extent(const char* what, const gfx_shape* s) {
+  if (s->rank < 0 || s->rank > GFX_MAX_RANK)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has rank %d; 0..%d are handled", what, s->rank, GFX_MAX_RANK);
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    const int64_t d = s->dims[i], e = d > 1 ? d : 1;
+    if (d < 0 || n > INT64_MAX / e)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s %s is no concrete shape of a size gfxep handles", what,
+                       SHAPE_STR(s));
+    n *= e;
+  }
+  return NULL;
+}
+
 /* ---- CumSum ---- */
 
 /* axis: a constant input of one int32/int64 value (0-D or [1]); a computed axis is left to ORT.
@@ -73,6 +91,7 @@ gfx_status ir_parse_cumsum(const ir_node_desc* d, ir_params* p) {
 }
 
 gfx_status ir_axis_geometry(const gfx_shape* s, int64_t axis, ir_axis_geom* g) {
+  GFX_TRY(check_extent("the input", s));
   if (s->rank < 1 || axis < -s->rank || axis >= s->rank)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d) of %s", (long long)axis, s->rank,
                      s->rank, SHAPE_STR(s));
@@ -179,6 +198,7 @@ gfx_status ir_parse_trilu(const ir_node_desc* d, ir_params* p) {
 }
 
 gfx_status ir_trilu_geometry(const gfx_shape* s, ir_trilu_geom* g) {
+  GFX_TRY(check_extent("the input", s));
   if (s->rank < 2)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "input %s has rank below 2; Trilu needs matrices", SHAPE_STR(s));
   g->rows = s->dims[s->rank - 2];
@@ -285,6 +305,8 @@ static void row_major_strides(const gfx_shape* s, int64_t* strides) {
 
 gfx_status ir_elements_geometry(const gfx_shape* data, const gfx_shape* indices, const gfx_shape* updates,
                                 int64_t axis, ir_elements_geom* g) {
+  GFX_TRY(check_extent("the data", data));
+  GFX_TRY(check_extent("the indices", indices));
   if (data->rank < 1 || indices->rank != data->rank)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "indices %s for data %s: one rank >= 1 is needed", SHAPE_STR(indices),
                      SHAPE_STR(data));
@@ -312,6 +334,8 @@ gfx_status ir_elements_geometry(const gfx_shape* data, const gfx_shape* indices,
 
 gfx_status ir_nd_geometry(const gfx_shape* data, const gfx_shape* indices, const gfx_shape* updates, int batch_dims,
                           ir_nd_geom* g, gfx_shape* gathered) {
+  GFX_TRY(check_extent("the data", data));
+  GFX_TRY(check_extent("the indices", indices));
   const int r = data->rank, q = indices->rank, b = batch_dims;
   if (r < 1 || q < 1 || b < 0 || b >= r || b >= q)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "data %s and indices %s with batch_dims %d", SHAPE_STR(data),
