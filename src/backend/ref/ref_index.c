@@ -202,7 +202,8 @@ gfx_status ref_run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gf
   GFX_TRY(ir_axis_geometry(&in[0].shape, node->params.index.axis, &g));
   const ir_index_params* p = &node->params.index;
   for (int64_t o = 0; o < g.outer; o++)
-    for (int64_t i = 0; i < g.inner; i++) cumsum_line(&in[0], &out[0], o * g.len * g.inner + i, &g, p->exclusive, p->reverse);
+    for (int64_t i = 0; i < g.inner; i++)
+      cumsum_line(&in[0], &out[0], o * g.len * g.inner + i, &g, p->exclusive, p->reverse);
   return NULL;
 }
 
@@ -295,9 +296,11 @@ static void scatter_one(gfx_tensor* dst, int64_t at, const gfx_tensor* src, int6
     const size_t es = gfx_dtype_size(t);
     memcpy((char*)dst->data + (size_t)at * es, (const char*)src->data + (size_t)from * es, es);
   } else if (is_int_type(t)) {
-    store_int(dst->data, t, at, ir_scatter_reduce_i(reduction, load_int(dst->data, t, at), load_int(src->data, t, from)));
+    const int64_t cur = load_int(dst->data, t, at), v = load_int(src->data, t, from);
+    store_int(dst->data, t, at, ir_scatter_reduce_i(reduction, cur, v));
   } else {
-    ref_store(dst->data, t, at, ir_scatter_reduce_f(reduction, ref_load(dst->data, t, at), ref_load(src->data, t, from)));
+    const double cur = ref_load(dst->data, t, at), v = ref_load(src->data, t, from);
+    ref_store(dst->data, t, at, ir_scatter_reduce_f(reduction, cur, v));
   }
 }
 
@@ -382,7 +385,8 @@ static gfx_status run_scatter_nd(const ir_node* node, const gfx_tensor* in, gfx_
   for (int64_t t = 0; t < g.n; t++) {
     int64_t off;
     GFX_TRY(nd_offset(&g, &in[1], t, &off));
-    for (int64_t s = 0; s < g.slice; s++) scatter_one(&out[0], off + s, &in[2], t * g.slice + s, node->params.index.reduction);
+    for (int64_t s = 0; s < g.slice; s++)
+      scatter_one(&out[0], off + s, &in[2], t * g.slice + s, node->params.index.reduction);
   }
   return NULL;
 }

@@ -1,6 +1,7 @@
 /* gfxep Vulkan backend — the logic ops (shaders/logic_mod.comp), Mod (the same source per type),
- * CumSum (shaders/scan.comp), Range (shaders/range.comp), Trilu (shaders/trilu.comp) and the index ops GatherElements, GatherND,
- * ScatterElements and ScatterND (shaders/index.comp), as ref_index.c computes them.
+ * CumSum (shaders/scan.comp), Range (shaders/range.comp), Trilu (shaders/trilu.comp) and the index
+ * ops GatherElements, GatherND, ScatterElements and ScatterND (shaders/index.comp), as ref_index.c
+ * computes them.
  *
  * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_index.h) into a small
  * host-visible block the shader reads by address; node_run picks the pipeline by the element types
