@@ -234,8 +234,8 @@ typedef struct ir_index_params {
   int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements */
   int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent) */
   int64_t count;      /* Range: the number of elements, from the constant start, limit and delta */
-  double start, delta; /* Range (exact for int32 values; int64 ones in start_i/delta_i) */
-  int64_t start_i, delta_i;
+  double start, delta; /* Range of float32 */
+  int64_t start_i, delta_i; /* Range of int32/int64 */
   int dtype;          /* Range: the output's element type */
   int8_t fmod;        /* Mod: C fmod (1) or the remainder with the divisor's sign (0) */
   int8_t exclusive, reverse; /* CumSum */

@@ -2,7 +2,8 @@
  * follow them in the op table.
  *
  * Every kernel mirrors the reference backend's loop (ref_index.c) element for element: float types
- * compute in float and round once at the store, integers in int64. Grid-stride loops with 64-bit
+ * compute in float and round once at the store (CumSum and Range in double, as the reference does),
+ * integers in int64 with wrap-around; the index ops move elements as bits. Grid-stride loops with 64-bit
  * indices, so a capped grid covers any size; nothing here allocates or syncs, so the launches can
  * be captured into CUDA graphs.
  */
