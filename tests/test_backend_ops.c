@@ -80,6 +80,31 @@ static void fill(void* data, int dtype, int64_t n, double scale, int positive, d
   }
 }
 
+/* Integers in [lo, hi] (int32 or int64 tensors). */
+static void fill_ints(void* data, int dtype, int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t v = lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
+    if (dtype == GFX_DTYPE_I64) ((int64_t*)data)[i] = v;
+    if (dtype == GFX_DTYPE_I32) ((int32_t*)data)[i] = (int32_t)v;
+  }
+}
+
+/* n distinct indices of [0, dim) (n <= dim), every other one as its negative equivalent. */
+static void fill_distinct(void* data, int dtype, int64_t n, int64_t dim) {
+  int64_t* perm = malloc(sizeof(int64_t) * (size_t)dim);
+  for (int64_t i = 0; i < dim; i++) perm[i] = i;
+  for (int64_t i = dim - 1; i > 0; i--) {
+    const int64_t j = (int64_t)(next_u64() % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  for (int64_t i = 0; i < n && i < dim; i++) {
+    const int64_t v = i % 2 ? perm[i] - dim : perm[i];
+    if (dtype == GFX_DTYPE_I64) ((int64_t*)data)[i] = v;
+    if (dtype == GFX_DTYPE_I32) ((int32_t*)data)[i] = (int32_t)v;
+  }
+  free(perm);
+}
+
 static double value_at(const void* data, int dtype, int64_t i) {
   switch (dtype) {
     case GFX_DTYPE_F32: return ((const float*)data)[i];
@@ -109,6 +134,12 @@ typedef struct ew_case {
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
   int misalign; /* inputs and output one element past an aligned address */
+  /* integer input i is drawn from [int_lo[i], int_hi[i]] when ranged[i] (indices, divisors) */
+  int ranged[IR_MAX_IO];
+  int64_t int_lo[IR_MAX_IO], int_hi[IR_MAX_IO];
+  /* distinct indices instead: input i holds distinct values of [0, int_hi[i]], every other one
+   * written negative (v - (int_hi[i] + 1), the same entry counted from the end) */
+  int distinct[IR_MAX_IO];
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
 
@@ -208,6 +239,8 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     /* BatchNorm's variance must be positive */
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
          c->grid);
+    if (c->ranged[i]) fill_ints(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_lo[i], c->int_hi[i]);
+    if (c->distinct[i]) fill_distinct(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_hi[i] + 1);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
     if ((s = gfx_backend_mem_alloc(gpu, b + 16, &dev[i]))) goto done;
     if (b && (s = gfx_backend_copy(gpu, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
@@ -669,6 +702,191 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
     }
 }
 
+/* Not, And, Or, Xor over bool tensors (broadcast patterns, a long tensor for the grid-stride loops);
+ * Mod in every type and both fmod modes, integer divisors including 0 and -1 (the defined 0) and
+ * the full int range (fill's [-50, 50]), one case with only zero divisors. */
+static void logic_mod_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
+                               {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
+                               {SHAPE(70001), SHAPE(70001)},         {SHAPE(2, 3, 4, 5), SHAPE(3, 1, 5)}};
+  static const gfx_op logic[] = {GFX_OP_NOT, GFX_OP_AND, GFX_OP_OR, GFX_OP_XOR};
+  for (int k = 0; k < 4; k++)
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+      if (logic[k] == GFX_OP_NOT && p != 0 && p != 4) continue;
+      ew_case c = case_of(logic[k], GFX_DTYPE_BOOL, logic[k] == GFX_OP_NOT ? 1 : 2, pats[p]);
+      c.misalign = p == 1;
+      run_case(gpu, stream, &c);
+    }
+  for (int t = 0; t < 5; t++)
+    for (int fm = 0; fm < 2; fm++) {
+      if (t < 3 && fm == 0) continue; /* floats: fmod=1 only */
+      for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        ew_case c = case_of(GFX_OP_MOD, all_math_types[t], 2, pats[p]);
+        c.node.params.index.fmod = (int8_t)fm;
+        c.misalign = p == 1;
+        run_case(gpu, stream, &c);
+      }
+      if (t >= 3) {
+        ew_case c = case_of(GFX_OP_MOD, all_math_types[t], 2, pats[0]);
+        c.node.params.index.fmod = (int8_t)fm;
+        c.ranged[1] = 1; /* every divisor 0 */
+        snprintf(c.label, sizeof c.label, "Mod %s fmod=%d by zero", gfx_dtype_name(all_math_types[t]), fm);
+        run_case(gpu, stream, &c);
+        c.ranged[0] = 1, c.int_lo[0] = all_math_types[t] == GFX_DTYPE_I64 ? INT64_MIN : INT32_MIN;
+        c.int_hi[0] = c.int_lo[0] + 3;
+        c.int_lo[1] = c.int_hi[1] = -1; /* the minimum mod -1: 0, no overflow */
+        snprintf(c.label, sizeof c.label, "Mod %s fmod=%d minimum by -1", gfx_dtype_name(all_math_types[t]), fm);
+        run_case(gpu, stream, &c);
+      }
+    }
+}
+
+/* CumSum along each kind of axis (first, middle of size 1, last, one long line) with exclusive and
+ * reverse, every type, int32 sums that wrap; Range in each type, rising and falling; Trilu over every
+ * element size with k inside, on and beyond the matrix, both triangles. */
+static void scan_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape xs[] = {SHAPE(3, 517), SHAPE(3, 517), SHAPE(4, 1, 17), SHAPE(70001), SHAPE(2, 3, 4, 5)};
+  static const int64_t axes[] = {-1, 0, 1, 0, 2};
+  for (int t = 0; t < 5; t++)
+    for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
+      for (int mode = 0; mode < 4; mode++) {
+        if (r == 3 && mode != 3) continue; /* the long line once, exclusive and reverse */
+        ew_case c = case_of(GFX_OP_CUM_SUM, all_math_types[t], 1, &xs[r]);
+        c.node.params.index.axis = axes[r];
+        c.node.params.index.exclusive = (int8_t)(mode & 1);
+        c.node.params.index.reverse = (int8_t)(mode >> 1);
+        c.scale = 1.0;
+        c.misalign = r == 1 && mode == 0;
+        snprintf(c.label, sizeof c.label, "CumSum %s case %zu axis %lld exclusive %d reverse %d%s",
+                 gfx_dtype_name(all_math_types[t]), r, (long long)axes[r], mode & 1, mode >> 1,
+                 c.misalign ? " misaligned" : "");
+        run_case(gpu, stream, &c);
+      }
+  for (int t = 3; t < 5; t++) { /* int sums past the type's range wrap */
+    ew_case c = case_of(GFX_OP_CUM_SUM, all_math_types[t], 1, xs);
+    c.node.params.index.axis = 1;
+    c.ranged[0] = 1;
+    c.int_hi[0] = t == 3 ? INT32_MAX : INT64_MAX;
+    c.int_lo[0] = c.int_hi[0] - 1000;
+    snprintf(c.label, sizeof c.label, "CumSum %s wrapping", gfx_dtype_name(all_math_types[t]));
+    run_case(gpu, stream, &c);
+  }
+  static const int range_types[] = {GFX_DTYPE_F32, GFX_DTYPE_I32, GFX_DTYPE_I64};
+  for (int t = 0; t < 3; t++)
+    for (int dir = 0; dir < 2; dir++) {
+      ew_case c = case_of(GFX_OP_RANGE, range_types[t], 0, NULL);
+      ir_index_params* p = &c.node.params.index;
+      p->dtype = range_types[t];
+      p->count = dir ? 70001 : 37;
+      p->start = p->start_i = dir ? 1000 : -7;
+      p->delta = t == 0 ? (dir ? -0.125 : 0.3) : (dir ? -3 : 5);
+      p->delta_i = (int64_t)p->delta;
+      snprintf(c.label, sizeof c.label, "Range %s count %lld delta %g", gfx_dtype_name(range_types[t]),
+               (long long)p->count, p->delta);
+      run_case(gpu, stream, &c);
+    }
+  static const int trilu_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
+  const gfx_shape ts[] = {SHAPE(2, 3, 33, 17), SHAPE(17, 33)};
+  static const int64_t ks[] = {0, 3, -5, 100, -100};
+  for (int t = 0; t < 4; t++)
+    for (int r = 0; r < 2; r++)
+      for (int k = 0; k < 5; k++)
+        for (int upper = 0; upper < 2; upper++) {
+          ew_case c = case_of(GFX_OP_TRILU, trilu_types[t], 1, &ts[r]);
+          c.node.params.index.k = ks[k];
+          c.node.params.index.upper = (int8_t)upper;
+          c.misalign = k == 1;
+          snprintf(c.label, sizeof c.label, "Trilu %s case %d k %lld upper %d%s", gfx_dtype_name(trilu_types[t]), r,
+                   (long long)ks[k], upper, c.misalign ? " misaligned" : "");
+          run_case(gpu, stream, &c);
+        }
+}
+
+/* The index ops: indices drawn over [-dim, dim) of the axis they index (int32 and int64), data of
+ * every element size, batch_dims, every reduction with duplicate indices (applied in index order on
+ * both sides, so even float sums agree), ScatterElements' duplicates with reduction none (the last
+ * wins on both), ScatterND's reduction none with distinct tuples only. */
+static void index_case(gfx_dev* gpu, void* stream, ew_case* c, const char* what) {
+  snprintf(c->label, sizeof c->label, "%s %s data, %s indices: %s%s", ir_op_name(c->node.op),
+           gfx_dtype_name(c->in_dtype[0]), gfx_dtype_name(c->in_dtype[1]), what, c->misalign ? " misaligned" : "");
+  run_case(gpu, stream, c);
+}
+
+static ew_case index_of(gfx_op op, int dtype, int idx_dtype, int n_in, const gfx_shape* shapes, int64_t dim) {
+  ew_case c = case_of(op, dtype, n_in, shapes);
+  c.in_dtype[1] = idx_dtype;
+  c.ranged[1] = 1;
+  c.int_lo[1] = -dim, c.int_hi[1] = dim - 1;
+  return c;
+}
+
+static void index_cases(gfx_dev* gpu, void* stream) {
+  static const int data_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_I64, GFX_DTYPE_BOOL, GFX_DTYPE_I32,
+                                   GFX_DTYPE_BF16};
+  static const int idx_types[] = {GFX_DTYPE_I64, GFX_DTYPE_I32};
+  for (int t = 0; t < 6; t++)
+    for (int it = 0; it < 2; it++) {
+      const int dt = data_types[t], ix = idx_types[it];
+      /* GatherElements and ScatterElements (reduction none) along each axis */
+      const gfx_shape ge[][3] = {{SHAPE(5, 33, 17), SHAPE(7, 20, 17), SHAPE(7, 20, 17)},
+                                 {SHAPE(5, 33, 17), SHAPE(5, 40, 17), SHAPE(5, 40, 17)},
+                                 {SHAPE(5, 33, 17), SHAPE(3, 33, 9), SHAPE(3, 33, 9)}};
+      static const int64_t ge_axes[] = {0, 1, -1};
+      static const int64_t ge_dims[] = {5, 33, 17};
+      for (int a = 0; a < 3; a++) {
+        ew_case c = index_of(GFX_OP_GATHER_ELEMENTS, dt, ix, 2, ge[a], ge_dims[a]);
+        c.node.params.index.axis = ge_axes[a];
+        c.misalign = a == 2;
+        index_case(gpu, stream, &c, a == 0 ? "axis 0" : a == 1 ? "axis 1" : "axis -1");
+        ew_case s = index_of(GFX_OP_SCATTER_ELEMENTS, dt, ix, 3, ge[a], ge_dims[a]);
+        s.node.params.index.axis = ge_axes[a];
+        index_case(gpu, stream, &s, "duplicates, the last wins");
+      }
+      /* GatherND: slices, elements, batch_dims 1 and 2 */
+      const gfx_shape nd[][2] = {{SHAPE(4, 6, 5, 3), SHAPE(10, 2)}, {SHAPE(6, 7), SHAPE(100, 2)},
+                                 {SHAPE(4, 6, 5), SHAPE(4, 7, 1)},    {SHAPE(4, 6, 5), SHAPE(4, 6, 3, 1)}};
+      static const int64_t nd_dims[] = {4, 6, 6, 5};
+      static const int8_t nd_batch[] = {0, 0, 1, 2};
+      for (int k = 0; k < 4; k++) {
+        ew_case c = index_of(GFX_OP_GATHER_ND, dt, ix, 2, nd[k], nd_dims[k]);
+        c.node.params.index.batch_dims = nd_batch[k];
+        c.misalign = k == 0;
+        char what[32];
+        snprintf(what, sizeof what, "batch_dims %d", nd_batch[k]);
+        index_case(gpu, stream, &c, what);
+      }
+      /* ScatterND, reduction none: distinct rows */
+      const gfx_shape sn[3] = {SHAPE(40, 33), SHAPE(25, 1), SHAPE(25, 33)};
+      ew_case c = index_of(GFX_OP_SCATTER_ND, dt, ix, 3, sn, 40);
+      c.ranged[1] = 0, c.distinct[1] = 1;
+      index_case(gpu, stream, &c, "distinct rows");
+    }
+  /* the reductions, with duplicates */
+  for (int t = 0; t < 6; t++)
+    for (int r = IR_SCATTER_ADD; r <= IR_SCATTER_MIN; r++) {
+      const int dt = data_types[t];
+      if (dt == GFX_DTYPE_BOOL) continue;
+      static const char* const names[] = {"none", "add", "mul", "max", "min"};
+      const gfx_shape se[3] = {SHAPE(6, 33, 17), SHAPE(6, 40, 17), SHAPE(6, 40, 17)};
+      ew_case c = index_of(GFX_OP_SCATTER_ELEMENTS, dt, GFX_DTYPE_I64, 3, se, 33);
+      c.node.params.index.axis = 1;
+      c.node.params.index.reduction = (int8_t)r;
+      c.scale = 2.0;
+      index_case(gpu, stream, &c, names[r]);
+      const gfx_shape sn[3] = {SHAPE(5, 6, 17), SHAPE(60, 2), SHAPE(60, 17)};
+      ew_case d = index_of(GFX_OP_SCATTER_ND, dt, GFX_DTYPE_I32, 3, sn, 5);
+      d.node.params.index.reduction = (int8_t)r;
+      d.scale = 2.0;
+      d.misalign = r == IR_SCATTER_ADD;
+      index_case(gpu, stream, &d, names[r]);
+      const gfx_shape sn1[3] = {SHAPE(7, 9), SHAPE(300, 2), SHAPE(300)};
+      ew_case e = index_of(GFX_OP_SCATTER_ND, dt, GFX_DTYPE_I64, 3, sn1, 7);
+      e.node.params.index.reduction = (int8_t)r;
+      e.scale = r == IR_SCATTER_MUL ? 1.0 : 2.0;
+      index_case(gpu, stream, &e, names[r]);
+    }
+}
+
 static void conv_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 60; k++) {
     /* every third case in float16 */
@@ -1008,6 +1226,9 @@ int main(int argc, char** argv) {
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
   arg_cases(gpu, stream);
+  logic_mod_cases(gpu, stream);
+  scan_cases(gpu, stream);
+  index_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);

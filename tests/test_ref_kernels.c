@@ -732,6 +732,76 @@ static void test_matmul_errors(void** unused) {
   expect_error(run(&node, in, &out), GFX_ERR_INVALID_ARGUMENT, "[2,1]", "[1,2]", NULL);
 }
 
+/* ---- Mod ---- */
+
+/* fmod=0 takes the divisor's sign, fmod=1 the dividend's (C's %); a divisor of 0 gives 0 (numpy's
+ * answer; ONNX Runtime's CPU EP traps there), and INT64_MIN mod -1 is 0, not an overflow. */
+static void test_mod_integer_rules(void** unused) {
+  (void)unused;
+  int64_t a[8] = {7, -7, 7, -7, 5, INT64_MIN, 9, -9}, b[8] = {3, 3, -3, -3, 0, -1, 0, 4}, y[8];
+  ir_node node = node_of(GFX_OP_MOD, 2);
+  gfx_tensor in[2] = {tensor_of(a, GFX_DTYPE_I64, SHAPE(8)), tensor_of(b, GFX_DTYPE_I64, SHAPE(8))};
+  gfx_tensor out = tensor_of(y, GFX_DTYPE_I64, SHAPE(8));
+  expect_ok(run(&node, in, &out));
+  const int64_t python[8] = {1, 2, -2, -1, 0, 0, 0, 3};
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], python[i]);
+  node.params.index.fmod = 1;
+  expect_ok(run(&node, in, &out));
+  const int64_t c[8] = {1, -1, 1, -1, 0, 0, 0, -1};
+  for (int i = 0; i < 8; i++) assert_int_equal(y[i], c[i]);
+  /* int32 through broadcasting: [2,1] mod [3] */
+  int32_t a32[2] = {-10, 10}, b32[3] = {4, -4, 0}, y32[6];
+  gfx_tensor in32[2] = {tensor_of(a32, GFX_DTYPE_I32, SHAPE(2, 1)), tensor_of(b32, GFX_DTYPE_I32, SHAPE(3))};
+  gfx_tensor out32 = tensor_of(y32, GFX_DTYPE_I32, SHAPE(2, 3));
+  node.params.index.fmod = 0;
+  expect_ok(run(&node, in32, &out32));
+  const int32_t want32[6] = {2, -2, 0, 2, -2, 0};
+  for (int i = 0; i < 6; i++) assert_int_equal(y32[i], want32[i]);
+  /* floats only with fmod=1 */
+  float fa[2] = {5.5f, -5.5f}, fb[2] = {2, 2}, fy[2];
+  gfx_tensor fin[2] = {tensor(fa, SHAPE(2)), tensor(fb, SHAPE(2))};
+  gfx_tensor fout = tensor(fy, SHAPE(2));
+  expect_error(run(&node, fin, &fout), GFX_ERR_NOT_SUPPORTED, "fmod=0", NULL);
+  node.params.index.fmod = 1;
+  expect_ok(run(&node, fin, &fout));
+  const float fwant[2] = {1.5f, -1.5f};
+  expect_floats_equal(fwant, fy, 2);
+}
+
+/* ---- index ops ---- */
+
+/* An index outside [-dim, dim) fails the run, naming it; a scatter writes nothing then. Negative
+ * indices count from the end. */
+static void test_index_ops_bounds(void** unused) {
+  (void)unused;
+  float data[6] = {1, 2, 3, 4, 5, 6}, y[6];
+  int64_t idx[2] = {-1, 0};
+  ir_node gather = node_of(GFX_OP_GATHER_ELEMENTS, 2);
+  gather.params.index.axis = 1;
+  gfx_tensor in[2] = {tensor(data, SHAPE(2, 3)), tensor_of(idx, GFX_DTYPE_I64, SHAPE(2, 1))};
+  gfx_tensor out = tensor(y, SHAPE(2, 1));
+  expect_ok(run(&gather, in, &out));
+  assert_true(y[0] == 3 && y[1] == 4);
+  idx[1] = 3;
+  expect_error(run(&gather, in, &out), GFX_ERR_INVALID_ARGUMENT, "index 3", "outside", NULL);
+  idx[1] = -4;
+  expect_error(run(&gather, in, &out), GFX_ERR_INVALID_ARGUMENT, "index -4", NULL);
+
+  /* ScatterND: the first tuple fine, the second outside; the output keeps its old values */
+  float upd[2] = {-7, -8};
+  int64_t tuples[4] = {1, -1, 2, 0};
+  ir_node scatter = node_of(GFX_OP_SCATTER_ND, 3);
+  gfx_tensor sin[3] = {tensor(data, SHAPE(2, 3)), tensor_of(tuples, GFX_DTYPE_I64, SHAPE(2, 2)), tensor(upd, SHAPE(2))};
+  gfx_tensor sout = tensor(y, SHAPE(2, 3));
+  fill_value(y, 6, 0.5f);
+  expect_error(run(&scatter, sin, &sout), GFX_ERR_INVALID_ARGUMENT, "index 2", NULL);
+  for (int i = 0; i < 6; i++) assert_true(y[i] == 0.5f);
+  tuples[2] = -2;
+  expect_ok(run(&scatter, sin, &sout));
+  const float want[6] = {-8, 2, 3, 4, 5, -7};
+  expect_floats_equal(want, y, 6);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_table),
@@ -764,6 +834,8 @@ int main(void) {
       cmocka_unit_test(test_matmul_empty_inner_dim_gives_zeros),
       cmocka_unit_test(test_matmul_accumulates_in_double),
       cmocka_unit_test(test_matmul_errors),
+      cmocka_unit_test(test_mod_integer_rules),
+      cmocka_unit_test(test_index_ops_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -547,10 +547,111 @@ def nn_cases():
     return out
 
 
+def logic_index_cases():
+    out = []
+    BOOL, I32, I64 = TensorProto.BOOL, TensorProto.INT32, TensorProto.INT64
+    b = lambda shape: In(shape, 0, 1, elem=BOOL)
+    # Not, And, Or, Xor: bool tensors only (the dtype label is fp32 by convention); broadcasting both
+    # ways, a scalar, and a long odd-sized tensor
+    out.append(Case("Not", 1, [b([3, 4, 5])], dtypes=(F32,)))
+    out.append(Case("Not", 1, [b([1001])], dtypes=(F32,), tag="long"))
+    for op in ("And", "Or", "Xor"):
+        out.append(Case(op, 7, [b([3, 4, 5]), b([3, 4, 5])], dtypes=(F32,)))
+        out.append(Case(op, 7, [b([2, 3, 4]), b([3, 1])], dtypes=(F32,), tag="bc"))
+        out.append(Case(op, 7, [b([3, 1, 5]), b([4, 1])], dtypes=(F32,), tag="bothbc"))
+        out.append(Case(op, 7, [b([]), b([2, 5])], dtypes=(F32,), tag="scalar"))
+    # Mod: integers with fmod 0 (the divisor's sign) and 1 (truncated), divisors of both signs (a
+    # zero divisor traps ORT's CPU EP, so none here: the backend op test and the reference's unit
+    # test cover it); floats with fmod 1 in every float type
+    for elem, nm in ((I32, "i32"), (I64, "i64")):
+        for fm in (0, 1):
+            out.append(Case("Mod", 10, [In([4, 5], -20, 20, elem=elem), In([4, 5], 1, 7, elem=elem)],
+                            {"fmod": fm}, dtypes=(F32,), tag="%s_f%d_pos" % (nm, fm)))
+            out.append(Case("Mod", 13, [In([3, 4, 5], -20, 20, elem=elem), In([4, 1], -7, -1, elem=elem)],
+                            {"fmod": fm}, dtypes=(F32,), tag="%s_f%d_neg" % (nm, fm)))
+    out.append(Case("Mod", 13, [In([6], -9, 9, elem=I64), In([], 4, 4, elem=I64)], dtypes=(F32,), tag="scalar"))
+    out.append(Case("Mod", 10, [In([4, 6], -10, 10), In([4, 6], 0.5, 3)], {"fmod": 1}, tag="float"))
+    out.append(Case("Mod", 13, [In([2, 3, 5], -10, 10), In([3, 1], -3, -0.5)], {"fmod": 1}, tag="float_neg"))
+    # CumSum: the axis a constant input (0-D or [1], int64 or int32); exclusive, reverse, both;
+    # integer data; a long line; a computed axis is left to ORT
+    i64 = lambda v: Const(np.array(v, np.int64))
+    i32 = lambda v: Const(np.array(v, np.int32))
+    out.append(Case("CumSum", 11, [In([3, 4, 5]), i64(1)]))
+    out.append(Case("CumSum", 14, [In([3, 4, 5]), i64(-1)], {"exclusive": 1}, tag="excl"))
+    out.append(Case("CumSum", 14, [In([3, 4, 5]), i32([0])], {"reverse": 1}, tag="rev"))
+    out.append(Case("CumSum", 14, [In([2, 6, 3]), i64(1)], {"exclusive": 1, "reverse": 1}, tag="excl_rev"))
+    out.append(Case("CumSum", 14, [In([2, 300]), i64(1)], tag="long"))
+    out.append(Case("CumSum", 14, [In([4, 7], -50, 50, elem=I32), i64(1)], {"reverse": 1}, dtypes=(F32,), tag="i32"))
+    out.append(Case("CumSum", 14, [In([5, 3], -50, 50, elem=I64), i64(0)], {"exclusive": 1}, dtypes=(F32,), tag="i64"))
+    out.append(Case("CumSum", 14, [In([3, 4]), In([], 1, 1, elem=I64)], expect="refused", dtypes=(F32,), tag="axis_input",
+                    note="a computed axis: left to ORT"))
+    # Range: constant start, limit and delta (the count is the output's shape); negative steps, an
+    # empty result, float and both integer types; a computed input is left to ORT
+    f32c = lambda v: Const(np.array(v, np.float32))
+    out.append(Case("Range", 11, [f32c(-1.5), f32c(2.25), f32c(0.25)], dtypes=(F32,)))
+    out.append(Case("Range", 11, [f32c(0.0), f32c(2.0), f32c(0.1)], dtypes=(F32,), tag="tenth"))
+    out.append(Case("Range", 11, [f32c(3.0), f32c(-4.0), f32c(-0.75)], dtypes=(F32,), tag="down"))
+    out.append(Case("Range", 11, [i64(10), i64(-8), i64(-3)], dtypes=(F32,), tag="i64"))
+    out.append(Case("Range", 11, [i32(-5), i32(17), i32(4)], dtypes=(F32,), tag="i32"))
+    out.append(Case("Range", 11, [i64(5), i64(1), i64(2)], dtypes=(F32,), tag="empty"))
+    out.append(Case("Range", 11, [In([], 2, 2, elem=I64), i64(9), i64(2)], dtypes=(F32,), expect="refused",
+                    tag="input", note="a computed start: the output shape depends on it, left to ORT"))
+    # Trilu: upper and lower, k of both signs and beyond the matrix, batches, integer and bool data;
+    # a computed k is left to ORT
+    out.append(Case("Trilu", 14, [In([4, 5])]))
+    out.append(Case("Trilu", 14, [In([2, 3, 4, 5])], {"upper": 0}, tag="lower"))
+    out.append(Case("Trilu", 14, [In([5, 4]), i64(2)], tag="k2"))
+    out.append(Case("Trilu", 14, [In([3, 5, 4]), i64(-1)], {"upper": 0}, tag="lower_kneg"))
+    out.append(Case("Trilu", 14, [In([4, 5]), i64(-7)], tag="k_beyond"))
+    out.append(Case("Trilu", 14, [In([6, 3]), i64(-2)], {"upper": 0}, tag="lower_k_low"))
+    out.append(Case("Trilu", 14, [In([3, 6], -9, 9, elem=I64), i64(1)], dtypes=(F32,), tag="i64"))
+    out.append(Case("Trilu", 14, [In([2, 4, 4], 0, 1, elem=BOOL)], {"upper": 0}, dtypes=(F32,), tag="bool"))
+    out.append(Case("Trilu", 14, [In([4, 4]), In([], 1, 1, elem=I64)], expect="refused", dtypes=(F32,), tag="k_input",
+                    note="a computed k: left to ORT"))
+    # GatherElements: each axis, negative indices (graph inputs over [-dim, dim)), int32 and int64
+    # indices, more indices than the axis holds, integer data, constant indices
+    out.append(Case("GatherElements", 11, [In([3, 4]), In([2, 4], -3, 2, elem=I64)], {"axis": 0}))
+    out.append(Case("GatherElements", 13, [In([3, 4]), In([3, 6], -4, 3, elem=I32)], {"axis": 1}, tag="i32"))
+    out.append(Case("GatherElements", 13, [In([2, 3, 5]), In([2, 2, 7], -5, 4, elem=I64)], {"axis": -1}, tag="rank3"))
+    out.append(Case("GatherElements", 13, [In([4, 3], -50, 50, elem=I64), i64([[3, -1, 0], [-4, 2, 1]])],
+                    {"axis": 0}, dtypes=(F32,), tag="int_data"))
+    # GatherND: tuples shorter than the rank (slices) and as long (elements), batch_dims 1 and 2,
+    # a single tuple, int64 data
+    out.append(Case("GatherND", 11, [In([2, 3, 4]), i64([[0, 1], [1, -1], [-2, 0]])]))
+    out.append(Case("GatherND", 12, [In([3, 3]), In([4, 2], -3, 2, elem=I64)], tag="elements"))
+    out.append(Case("GatherND", 12, [In([2, 3, 4]), In([2, 2, 1], -3, 2, elem=I64)], {"batch_dims": 1}, tag="b1"))
+    out.append(Case("GatherND", 13, [In([2, 3, 4]), In([2, 3, 1], -4, 3, elem=I64)], {"batch_dims": 2}, tag="b2"))
+    out.append(Case("GatherND", 13, [In([4, 5]), i64([2])], tag="one"))
+    out.append(Case("GatherND", 13, [In([3, 2, 2], -50, 50, elem=I64), i64([[[1], [0]], [[2], [-1]]])], dtypes=(F32,),
+                    tag="int_data"))
+    # ScatterElements: reduction none with distinct indices per line (duplicates are undefined),
+    # every reduction with duplicates, negative axis and indices, int32 indices, integer data
+    out.append(Case("ScatterElements", 11, [In([3, 4]), i64([[0, 2, 1, 2], [1, 0, 2, 0]]), In([2, 4])], {"axis": 0}))
+    out.append(Case("ScatterElements", 13, [In([2, 5]), Const(np.array([[4, -1, 0], [-5, 1, 2]], np.int32)),
+                                            In([2, 3])], {"axis": -1}, tag="neg"))
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(Case("ScatterElements", opset, [In([3, 4]), In([5, 4], -3, 2, elem=I64), In([5, 4], -2, 2)],
+                        {"axis": 0, "reduction": red}, tag=red))
+    out.append(Case("ScatterElements", 16, [In([2, 3, 4], -50, 50, elem=I64), In([2, 3, 6], -4, 3, elem=I64),
+                                            In([2, 3, 6], -50, 50, elem=I64)], {"axis": 2, "reduction": "add"},
+                    dtypes=(F32,), tag="int_add"))
+    # ScatterND: row slices and single elements with distinct tuples (reduction none), every
+    # reduction with duplicate tuples, rank 3, integer data
+    out.append(Case("ScatterND", 11, [In([4, 5]), i64([[1], [-1]]), In([2, 5])]))
+    out.append(Case("ScatterND", 13, [In([3, 4]), i64([[0, 1], [2, 3], [1, -1]]), In([3])], tag="elements"))
+    out.append(Case("ScatterND", 13, [In([2, 3, 4]), i64([[0, 2], [1, 0]]), In([2, 4])], tag="rank3"))
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(Case("ScatterND", opset, [In([4, 5]), In([6, 1], -4, 3, elem=I64), In([6, 5], -2, 2)],
+                        {"reduction": red}, tag=red))
+    out.append(Case("ScatterND", 16, [In([3, 3], -50, 50, elem=I64), In([5, 2], -3, 2, elem=I64),
+                                      In([5], -50, 50, elem=I64)], {"reduction": "mul"}, dtypes=(F32,), tag="int_mul"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
-    cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases()
+    cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

@@ -218,6 +218,33 @@ typedef struct ir_gemm_params {
 } ir_gemm_params;
 /* end of convolution params */
 
+/* ---- logic, Mod, scans and index params (ir/ops_index.c) ---- */
+typedef enum ir_scatter_reduction {
+  IR_SCATTER_NONE = 0, /* replace */
+  IR_SCATTER_ADD,
+  IR_SCATTER_MUL,
+  IR_SCATTER_MAX,
+  IR_SCATTER_MIN,
+} ir_scatter_reduction;
+
+/* Mod, CumSum, Range, Trilu, GatherElements, GatherND, ScatterElements, ScatterND: each reads only
+ * its own fields; a zeroed struct is Mod with fmod 0, CumSum along axis 0, and so on. Axes are kept
+ * as written (possibly negative) and resolved against the concrete rank at run time. */
+typedef struct ir_index_params {
+  int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements */
+  int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent) */
+  int64_t count;      /* Range: the number of elements, from the constant start, limit and delta */
+  double start, delta; /* Range of float32 */
+  int64_t start_i, delta_i; /* Range of int32/int64 */
+  int dtype;          /* Range: the output's element type */
+  int8_t fmod;        /* Mod: C fmod (1) or the remainder with the divisor's sign (0) */
+  int8_t exclusive, reverse; /* CumSum */
+  int8_t upper;       /* Trilu */
+  int8_t batch_dims;  /* GatherND */
+  int8_t reduction;   /* ir_scatter_reduction: ScatterElements, ScatterND */
+} ir_index_params;
+/* end of index params */
+
 typedef union ir_params {
   ir_conv_params conv;
   /* element-wise members */
@@ -238,6 +265,9 @@ typedef union ir_params {
 
   /* convolution members */
   ir_gemm_params gemm;
+
+  /* logic, Mod, scan and index members */
+  ir_index_params index;
 } ir_params;
 
 /* ---- graph ---- */

@@ -76,6 +76,8 @@ static const struct {
     {"norm", VK_FAM_NORM},     {"pool", VK_FAM_POOL},
     {"cast", VK_FAM_MISC},     {"where", VK_FAM_MISC},      {"batchnorm", VK_FAM_MISC},
     {"resize", VK_FAM_RESIZE}, {"space_depth", VK_FAM_RESIZE},
+    {"logic", VK_FAM_INDEX},   {"mod", VK_FAM_INDEX},       {"cumsum", VK_FAM_INDEX},
+    {"range", VK_FAM_INDEX},   {"trilu", VK_FAM_INDEX},     {"index", VK_FAM_INDEX},
 };
 
 vk_family vk_family_of(gfx_op op) {
@@ -108,6 +110,7 @@ static gfx_status vk_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     case VK_FAM_POOL: return vk_supports_reduce(vk_dev(dev), q);
     case VK_FAM_MISC: return vk_supports_misc(vk_dev(dev), q);
     case VK_FAM_RESIZE: return vk_supports_resize(vk_dev(dev), q);
+    case VK_FAM_INDEX: return vk_supports_index(vk_dev(dev), q);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(q->op);
@@ -130,6 +133,7 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_POOL: return vk_prepare_reduce(vk_dev(dev), node, in, out, state);
     case VK_FAM_MISC: return vk_prepare_misc(vk_dev(dev), node, in, out, state);
     case VK_FAM_RESIZE: return vk_prepare_resize(vk_dev(dev), node, in, out, state);
+    case VK_FAM_INDEX: return vk_prepare_index(vk_dev(dev), node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);
@@ -148,6 +152,7 @@ static void vk_node_release(gfx_dev* dev, void* state) {
     case VK_FAM_POOL: vk_release_reduce(vk_dev(dev), state); return;
     case VK_FAM_MISC: vk_release_misc(vk_dev(dev), state); return;
     case VK_FAM_RESIZE: vk_release_resize(vk_dev(dev), state); return;
+    case VK_FAM_INDEX: vk_release_index(vk_dev(dev), state); return;
     case VK_FAM_OTHER: break;
   }
 }
@@ -166,6 +171,7 @@ static gfx_status vk_node_run(const gfx_exec_ctx* ctx, const ir_node* node, cons
     case VK_FAM_POOL: return vk_run_reduce(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_MISC: return vk_run_misc(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_RESIZE: return vk_run_resize(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_INDEX: return vk_run_index(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);

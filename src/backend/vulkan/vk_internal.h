@@ -30,7 +30,7 @@
 #include "backend/backend.h"
 
 #define VK_MAX_DEVICES 16
-#define VK_SHADER_COUNT_MAX 96 /* room for every vk_shader_id */
+#define VK_SHADER_COUNT_MAX 128 /* room for every vk_shader_id */
 #define VK_ALLOC_ALIGNMENT 256
 /* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
  * drivers); the wait then fails with a status instead. */
@@ -363,6 +363,33 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_SPLIT_SUM_F16,
   VK_SHADER_ARGMAX_F32, /* argmax.comp (vk_reduce.c): ArgMax and ArgMin */
   VK_SHADER_ARGMAX_F16,
+  VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
+  VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
+  VK_SHADER_MOD_F16,
+  VK_SHADER_MOD_I32,
+  VK_SHADER_MOD_I64,
+  VK_SHADER_RANGE_F32, /* range.comp */
+  VK_SHADER_RANGE_I32,
+  VK_SHADER_RANGE_I64,
+  VK_SHADER_TRILU_1,  /* trilu.comp by element size: 1, 2, 4, 8 bytes (in this order) */
+  VK_SHADER_TRILU_2,
+  VK_SHADER_TRILU_4,
+  VK_SHADER_TRILU_8,
+  VK_SHADER_INDEX_1,  /* index.comp moving elements of 1, 2, 4, 8 bytes (in this order) */
+  VK_SHADER_INDEX_2,
+  VK_SHADER_INDEX_4,
+  VK_SHADER_INDEX_8,
+  VK_SHADER_INDEX_F32, /* index.comp's scatter reductions: float32, float16, int32, int64 (in this order) */
+  VK_SHADER_INDEX_F16,
+  VK_SHADER_INDEX_I32,
+  VK_SHADER_INDEX_I64,
+  VK_SHADER_MOD_BF16,   /* logic_mod.comp's Mod of bfloat16, in float32 */
+  VK_SHADER_INDEX_BF16, /* index.comp's scatter reductions of bfloat16, in float32 */
+  VK_SHADER_SCAN_F32,   /* scan.comp (vk_index.c): CumSum of float32, float16, int32, int64 (in this order) */
+  VK_SHADER_SCAN_F16,
+  VK_SHADER_SCAN_I32,
+  VK_SHADER_SCAN_I64,
+  VK_SHADER_SCAN_BF16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -408,6 +435,7 @@ typedef enum vk_family {
   VK_FAM_POOL,
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
   VK_FAM_RESIZE,  /* resize, space_depth (vk_resize.c) */
+  VK_FAM_INDEX,   /* logic, mod, cumsum, range, trilu, index (vk_index.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -454,6 +482,14 @@ gfx_status vk_prepare_resize(vk_device* d, const ir_node* node, const gfx_shape*
 void vk_release_resize(vk_device* d, void* state);
 gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state);
+
+/* logic, mod, cumsum, range, trilu, index (vk_index.c) */
+gfx_status vk_supports_index(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_index(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                            void** state);
+void vk_release_index(vk_device* d, void* state);
+gfx_status vk_run_index(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                        gfx_tensor* out, void* state);
 
 /* Helpers of the kernels with 32-bit indices (vk_misc.c): NOT_SUPPORTED naming the node when one of
  * the n shapes (rank < 0: absent, skipped) has 2^32 elements or more; one dispatch of `pipe` with

@@ -96,6 +96,87 @@ static const uint32_t argmax_f32[] =
 static const uint32_t argmax_f16[] =
 #include "argmax_f16.spv.inc"
     ;
+static const uint32_t logic[] =
+#include "logic.spv.inc"
+    ;
+static const uint32_t mod_f32[] =
+#include "mod_f32.spv.inc"
+    ;
+static const uint32_t mod_f16[] =
+#include "mod_f16.spv.inc"
+    ;
+static const uint32_t mod_i32[] =
+#include "mod_i32.spv.inc"
+    ;
+static const uint32_t mod_i64[] =
+#include "mod_i64.spv.inc"
+    ;
+static const uint32_t range_f32[] =
+#include "range_f32.spv.inc"
+    ;
+static const uint32_t range_i32[] =
+#include "range_i32.spv.inc"
+    ;
+static const uint32_t range_i64[] =
+#include "range_i64.spv.inc"
+    ;
+static const uint32_t trilu_1[] =
+#include "trilu_1.spv.inc"
+    ;
+static const uint32_t trilu_2[] =
+#include "trilu_2.spv.inc"
+    ;
+static const uint32_t trilu_4[] =
+#include "trilu_4.spv.inc"
+    ;
+static const uint32_t trilu_8[] =
+#include "trilu_8.spv.inc"
+    ;
+static const uint32_t index_1[] =
+#include "index_1.spv.inc"
+    ;
+static const uint32_t index_2[] =
+#include "index_2.spv.inc"
+    ;
+static const uint32_t index_4[] =
+#include "index_4.spv.inc"
+    ;
+static const uint32_t index_8[] =
+#include "index_8.spv.inc"
+    ;
+static const uint32_t index_f32[] =
+#include "index_f32.spv.inc"
+    ;
+static const uint32_t index_f16[] =
+#include "index_f16.spv.inc"
+    ;
+static const uint32_t index_i32[] =
+#include "index_i32.spv.inc"
+    ;
+static const uint32_t index_i64[] =
+#include "index_i64.spv.inc"
+    ;
+static const uint32_t mod_bf16[] =
+#include "mod_bf16.spv.inc"
+    ;
+static const uint32_t index_bf16[] =
+#include "index_bf16.spv.inc"
+    ;
+static const uint32_t scan_f32[] =
+#include "scan_f32.spv.inc"
+    ;
+static const uint32_t scan_f16[] =
+#include "scan_f16.spv.inc"
+    ;
+static const uint32_t scan_i32[] =
+#include "scan_i32.spv.inc"
+    ;
+static const uint32_t scan_i64[] =
+#include "scan_i64.spv.inc"
+    ;
+static const uint32_t scan_bf16[] =
+#include "scan_bf16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -276,4 +357,31 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F16, "mm_reduce.comp (MatMul/Gemm, float16, split-K sums)", gemm_split_sum_f16),
     BLOB(VK_SHADER_ARGMAX_F32, "argmax.comp (ArgMax/ArgMin, float32)", argmax_f32),
     BLOB(VK_SHADER_ARGMAX_F16, "argmax.comp (ArgMax/ArgMin, float16)", argmax_f16),
+    BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
+    BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
+    BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),
+    BLOB(VK_SHADER_MOD_I32, "logic_mod.comp (Mod, int32)", mod_i32),
+    BLOB(VK_SHADER_MOD_I64, "logic_mod.comp (Mod, int64)", mod_i64),
+    BLOB(VK_SHADER_RANGE_F32, "range.comp (float32)", range_f32),
+    BLOB(VK_SHADER_RANGE_I32, "range.comp (int32)", range_i32),
+    BLOB(VK_SHADER_RANGE_I64, "range.comp (int64)", range_i64),
+    BLOB(VK_SHADER_TRILU_1, "trilu.comp (1-byte elements)", trilu_1),
+    BLOB(VK_SHADER_TRILU_2, "trilu.comp (2-byte elements)", trilu_2),
+    BLOB(VK_SHADER_TRILU_4, "trilu.comp (4-byte elements)", trilu_4),
+    BLOB(VK_SHADER_TRILU_8, "trilu.comp (8-byte elements)", trilu_8),
+    BLOB(VK_SHADER_INDEX_1, "index.comp (1-byte elements)", index_1),
+    BLOB(VK_SHADER_INDEX_2, "index.comp (2-byte elements)", index_2),
+    BLOB(VK_SHADER_INDEX_4, "index.comp (4-byte elements)", index_4),
+    BLOB(VK_SHADER_INDEX_8, "index.comp (8-byte elements)", index_8),
+    BLOB(VK_SHADER_INDEX_F32, "index.comp (scatter reductions, float32)", index_f32),
+    BLOB(VK_SHADER_INDEX_F16, "index.comp (scatter reductions, float16)", index_f16),
+    BLOB(VK_SHADER_INDEX_I32, "index.comp (scatter reductions, int32)", index_i32),
+    BLOB(VK_SHADER_INDEX_I64, "index.comp (scatter reductions, int64)", index_i64),
+    BLOB(VK_SHADER_MOD_BF16, "logic_mod.comp (Mod, bfloat16)", mod_bf16),
+    BLOB(VK_SHADER_INDEX_BF16, "index.comp (scatter reductions, bfloat16)", index_bf16),
+    BLOB(VK_SHADER_SCAN_F32, "scan.comp (CumSum, float32)", scan_f32),
+    BLOB(VK_SHADER_SCAN_F16, "scan.comp (CumSum, float16)", scan_f16),
+    BLOB(VK_SHADER_SCAN_I32, "scan.comp (CumSum, int32)", scan_i32),
+    BLOB(VK_SHADER_SCAN_I64, "scan.comp (CumSum, int64)", scan_i64),
+    BLOB(VK_SHADER_SCAN_BF16, "scan.comp (CumSum, bfloat16)", scan_bf16),
 };
