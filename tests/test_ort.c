@@ -197,6 +197,7 @@ static void test_models_match_cpu_ep(void** state) {
       {"matmul", 1, 4, 0},
       {"partial", 1, 5, 1},
       {"unsupported", 1, 1, 2},
+      {"many_inputs", 1, 2, 1},
       {"denoise_small", 1, 6, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_model(&cases[i], NULL, NULL, 0);

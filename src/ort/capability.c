@@ -85,20 +85,31 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
     n_supported += supported[i];
     size_t n_in = 0;
     if ((s = gfx_ort->Node_GetNumInputs(nodes[i], &n_in))) goto done;
-    const OrtValueInfo* ins[64];
-    if (n_in > 64) n_in = 64; /* such nodes are never supported; their level only needs to be high enough */
-    if (n_in && (s = gfx_ort->Node_GetInputs(nodes[i], ins, n_in))) goto done;
+    /* every input, however many (a Concat of 90 class scores): ORT refuses a shorter buffer, and a
+     * node's level must see all its producers */
+    const OrtValueInfo* few[64];
+    const OrtValueInfo** ins = n_in <= 64 ? few : malloc(n_in * sizeof *ins);
+    if (!ins) {
+      s = gfx_ort_error(ORT_FAIL, "gfxep: out of memory in GetCapability");
+      goto done;
+    }
+    if (n_in && (s = gfx_ort->Node_GetInputs(nodes[i], ins, n_in))) {
+      if (ins != few) free(ins);
+      goto done;
+    }
     int lv = 0;
-    for (size_t k = 0; k < n_in; k++) {
+    for (size_t k = 0; k < n_in && !s; k++) {
       if (!ins[k]) continue;
       const OrtNode* producer = NULL;
       size_t out_index = 0;
-      if ((s = gfx_ort->ValueInfo_GetValueProducer(ins[k], &producer, &out_index))) goto done;
+      if ((s = gfx_ort->ValueInfo_GetValueProducer(ins[k], &producer, &out_index))) break;
       int p = producer ? index_of(refs, n, producer) : -1;
       if (p < 0) continue;
       int l = level[p] + (supported[i] && !supported[p] ? 1 : 0);
       if (l > lv) lv = l;
     }
+    if (ins != few) free(ins);
+    if (s) goto done;
     level[i] = lv;
     if (lv > max_level) max_level = lv;
   }
