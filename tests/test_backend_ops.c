@@ -669,6 +669,34 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
     }
 }
 
+/* GridSample: every mode, padding mode and align_corners in float32 and float16, over a grid that
+ * reaches past the borders (scale 1.3) and far past them (scale 4: reflection bounces several
+ * times); nearest-mode ties (a grid of quarters on 4- and 5-pixel axes lands on halves); a larger
+ * image with many pixels per channel, one element off alignment. */
+static void grid_sample_cases(gfx_dev* gpu, void* stream) {
+  static const char* const modes[] = {"nearest", "linear", "cubic"};
+  static const char* const pads[] = {"zeros", "border", "reflection"};
+  static const int types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16};
+  for (int t = 0; t < 2; t++)
+    for (int m = 0; m < 3; m++)
+      for (int pad = 0; pad < 3; pad++)
+        for (int align = 0; align < 2; align++)
+          for (int v = 0; v < 4; v++) {
+            const gfx_shape small[2] = {SHAPE(2, 3, 9, 11), SHAPE(2, 13, 17, 2)};
+            const gfx_shape tie[2] = {SHAPE(1, 2, 4 + align, 4 + align), SHAPE(1, 9, 10, 2)};
+            const gfx_shape large[2] = {SHAPE(1, 4, 64, 80), SHAPE(1, 70, 90, 2)};
+            ew_case c = case_of(GFX_OP_GRID_SAMPLE, types[t], 2, v == 2 ? tie : v == 3 ? large : small);
+            c.node.params.grid_sample = (ir_grid_sample_params){.mode = m, .padding = pad, .align_corners = align};
+            c.scale = v == 1 ? 4.0 : 1.3;
+            if (v == 2) c.grid = 0.25;
+            c.misalign = v == 3;
+            snprintf(c.label, sizeof c.label, "GridSample %s %s %s align_corners=%d %s%s", gfx_dtype_name(types[t]),
+                     modes[m], pads[pad], align, v == 0 ? "near" : v == 1 ? "far" : v == 2 ? "ties" : "large",
+                     c.misalign ? " misaligned" : "");
+            run_case(gpu, stream, &c);
+          }
+}
+
 static void conv_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 60; k++) {
     /* every third case in float16 */
@@ -971,6 +999,7 @@ int main(int argc, char** argv) {
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
   arg_cases(gpu, stream);
+  grid_sample_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);

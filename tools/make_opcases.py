@@ -394,6 +394,52 @@ def resample_cases():
     out.append(Case("DepthToSpace", 1, [In([1, 4, 3, 2])], {"blocksize": 2}, tag="opset1"))
     out.append(Case("SpaceToDepth", 1, [In([1, 2, 4, 6])], {"blocksize": 2}))
     out.append(Case("SpaceToDepth", 13, [In([2, 3, 6, 3])], {"blocksize": 3}, tag="b3"))
+    out += grid_sample_cases()
+    return out
+
+
+def grid_sample_cases():
+    """GridSample: every mode (opset 16's names and 20's), padding mode and align_corners over a grid
+    reaching past the borders; far-out grids (reflection bouncing several times, border and zeros
+    taps all outside); nearest-mode ties, which round halves to even; tiny images."""
+    out = []
+    names = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
+    for opset, modes in names.items():
+        for mode in modes:
+            for pad in ("zeros", "border", "reflection"):
+                for align in (0, 1):
+                    out.append(Case("GridSample", opset, [In([2, 3, 5, 6]), In([2, 4, 7, 2], -1.25, 1.25)],
+                                    {"mode": mode, "padding_mode": pad, "align_corners": align},
+                                    tag="%s_%s_a%d" % (mode, pad, align)))
+        out.append(Case("GridSample", opset, [In([1, 2, 4, 3]), In([1, 3, 3, 2], -1.1, 1.1)], tag="defaults"))
+        for mode in modes:
+            if mode == "nearest":
+                continue
+            for pad in ("border", "reflection", "zeros"):
+                out.append(Case("GridSample", opset, [In([1, 2, 4, 5]), In([1, 6, 5, 2], -3.5, 3.5)],
+                                {"mode": mode, "padding_mode": pad, "align_corners": opset == 20},
+                                tag="far_%s_%s" % (mode, pad)))
+    # nearest ties: on a 4-wide axis without align_corners x = (4g + 3) / 2 is a half for g a multiple
+    # of 1/2; on a 5-wide one with align_corners x = 2g + 2 is a half for g an odd multiple of 1/4
+    ties = {0: [-1.0, -0.5, 0.0, 0.5, 1.0, -1.5, 1.5, 0.25], 1: [-0.75, -0.25, 0.25, 0.75, -1.25, 1.25, 0.5, 0.0]}
+    for align, vals in ties.items():
+        g = np.array([vals[(i * 3 + j) % len(vals)] for i in range(4) for j in range(12)], np.float32).reshape(1, 4, 6, 2)
+        for pad in ("zeros", "border", "reflection"):
+            out.append(Case("GridSample", 16, [In([1, 2, 4 + align, 4 + align]), Const(g)],
+                            {"mode": "nearest", "padding_mode": pad, "align_corners": align},
+                            tag="ties_%s_a%d" % (pad, align)))
+    # single-pixel and single-row images: reflection about borders one pixel apart
+    for mode in ("bilinear", "bicubic", "nearest"):
+        out.append(Case("GridSample", 16, [In([1, 2, 1, 1]), In([1, 3, 4, 2], -2, 2)],
+                        {"mode": mode, "padding_mode": "reflection"}, tag="pixel_%s" % mode))
+        out.append(Case("GridSample", 16, [In([2, 1, 1, 7]), In([2, 2, 5, 2], -1.5, 1.5)],
+                        {"mode": mode, "padding_mode": "border", "align_corners": 1}, tag="row_%s" % mode))
+    # a larger image: the kernels' grid-stride loops and channel walk
+    out.append(Case("GridSample", 20, [In([2, 5, 17, 23]), In([2, 19, 29, 2], -1.05, 1.05)],
+                    {"mode": "linear", "padding_mode": "border"}, tag="large"))
+    out.append(Case("GridSample", 20, [In([1, 2, 3, 4, 5]), In([1, 2, 3, 4, 3], -1, 1)],
+                    {"mode": "linear"}, expect="refused", dtypes=(F32,), tag="volumetric",
+                    note="5-D (volumetric) input is left to ORT"))
     return out
 
 

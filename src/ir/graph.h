@@ -148,6 +148,13 @@ typedef struct ir_space_depth_params {
   int64_t blocksize;
   int crd;              /* DepthToSpace mode CRD (1) or DCR (0) */
 } ir_space_depth_params;
+
+/* GridSample over rank-4 NCHW input; the enums and the sampling rules are in ir/grid_sample_geom.h */
+typedef struct ir_grid_sample_params {
+  int mode;             /* IR_GRID_NEAREST, _LINEAR, _CUBIC */
+  int padding;          /* IR_GRID_PAD_ZEROS, _BORDER, _REFLECTION */
+  int align_corners;
+} ir_grid_sample_params;
 /* end of resampling params */
 
 /* ---- reduction params (ir/ops_reduce.c) ---- */
@@ -229,6 +236,7 @@ typedef union ir_params {
   /* resampling members */
   ir_resize_params resize;
   ir_space_depth_params space_depth;
+  ir_grid_sample_params grid_sample;
 
   /* reduction members */
   ir_reduce_params reduce;

@@ -328,6 +328,8 @@ typedef enum vk_shader_id {
   VK_SHADER_SPACE_DEPTH_2,
   VK_SHADER_SPACE_DEPTH_4,
   VK_SHADER_SPACE_DEPTH_8,
+  VK_SHADER_GRID_SAMPLE_F32, /* grid_sample.comp (vk_resize.c) */
+  VK_SHADER_GRID_SAMPLE_F16,
   VK_SHADER_GATHER_1,    /* gather.comp by element size (vk_layout.c) */
   VK_SHADER_GATHER_2,
   VK_SHADER_GATHER_4,
@@ -400,7 +402,7 @@ typedef enum vk_family {
   VK_FAM_NORM,
   VK_FAM_POOL,
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
-  VK_FAM_RESIZE,  /* resize, space_depth (vk_resize.c) */
+  VK_FAM_RESIZE,  /* resize, space_depth, grid_sample (vk_resize.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
