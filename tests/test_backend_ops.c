@@ -109,6 +109,8 @@ typedef struct ew_case {
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
   int misalign; /* inputs and output one element past an aligned address */
+  int n_out;       /* outputs (0 means 1) */
+  int stats_dtype; /* the type of outputs 1.. (LayerNormalization's Mean and InvStdDev) */
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
 
@@ -145,14 +147,43 @@ static gfx_status supported(gfx_dev* gpu, const ew_case* c) {
   desc.domain = "";
   desc.name = c->node.name;
   desc.n_inputs = c->n_in;
-  desc.n_outputs = 1;
+  desc.n_outputs = c->n_out > 0 ? c->n_out : 1;
   for (int i = 0; i < c->n_in; i++) {
     desc.input_dtypes[i] = c->in_dtype[i];
     desc.input_shapes[i] = c->in[i];
   }
-  desc.output_dtypes[0] = c->out_dtype;
+  for (int o = 0; o < desc.n_outputs; o++) desc.output_dtypes[o] = o == 0 ? c->out_dtype : c->stats_dtype;
   gfx_node_query q = {.op = c->node.op, .params = &c->node.params, .desc = &desc};
   return gfx_backend_supports_node(gpu, &q);
+}
+
+/* Output o of a case: its element type (out_dtype for output 0, stats_dtype for the others). */
+static int out_type(const ew_case* c, int o) { return o == 0 ? c->out_dtype : c->stats_dtype; }
+
+/* Compares output o of the backend (got, between guard bytes) with the reference's (want). */
+static int check_output(const ew_case* c, const char* label, int o, const gfx_shape* shape, const unsigned char* want,
+                        const unsigned char* got, size_t lead, size_t bytes, op_tally* t) {
+  int ok = 1;
+  for (size_t g = 0; g < lead && ok; g++)
+    if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + bytes + g] != GUARD_BYTE)) {
+      printf("FAIL %s: write outside output %d\n", label, o);
+      ok = 0;
+    }
+  const int dtype = out_type(c, o);
+  double atol, rtol;
+  tolerance(dtype, &atol, &rtol);
+  int64_t count = gfx_shape_numel(shape), bad = 0;
+  for (int64_t e = 0; e < count; e++) {
+    double w = value_at(want, dtype, e), g = value_at(got + lead, dtype, e);
+    int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
+    if (!isnan(w) && !isinf(w) && fabs(g - w) > t->max_abs) t->max_abs = fabs(g - w);
+    if (!agree && bad++ < 3) printf("  %s: output %d element %lld: want %.9g got %.9g\n", label, o, (long long)e, w, g);
+  }
+  if (bad) {
+    printf("FAIL %s: %lld elements of output %d differ\n", label, (long long)bad, o);
+    ok = 0;
+  }
+  return ok;
 }
 
 static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
@@ -163,6 +194,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   gfx_status s = NULL;
   char label[512];
   int ok = 1;
+  const int n_out = c->n_out > 0 ? c->n_out : 1;
   if (c->label[0]) {
     snprintf(label, sizeof label, "%s", c->label);
   } else {
@@ -176,19 +208,19 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   }
   if (verbose) fprintf(stderr, "case: %s\n", label);
   c->node.n_inputs = c->n_in;
-  c->node.n_outputs = 1;
+  c->node.n_outputs = n_out;
   c->node.name = "case";
-  /* value indices as a graph gives them: every input present, the output after them */
+  /* value indices as a graph gives them: every input present, the outputs after them */
   for (int i = 0; i < IR_MAX_IO; i++) c->node.inputs[i] = c->node.outputs[i] = -1;
   for (int i = 0; i < c->n_in; i++) c->node.inputs[i] = i;
-  c->node.outputs[0] = c->n_in;
+  for (int o = 0; o < n_out; o++) c->node.outputs[o] = c->n_in + o;
   if ((s = supported(gpu, c))) {
     if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
     gfx_status_free(s);
     return;
   }
-  gfx_shape out_shape;
-  if ((s = infer[op](&c->node, c->in, &out_shape))) {
+  gfx_shape out_shape[IR_MAX_IO];
+  if ((s = infer[op](&c->node, c->in, out_shape))) {
     printf("FAIL %s: shape inference: %s\n", label, gfx_status_message(s));
     gfx_status_free(s);
     t->run++;
@@ -196,11 +228,12 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   }
   void* host[IR_MAX_IO] = {0};
   void* dev[IR_MAX_IO] = {0};
-  gfx_tensor rin[IR_MAX_IO], gin[IR_MAX_IO];
-  unsigned char* want = NULL;
-  unsigned char* got = NULL;
-  void *dev_out = NULL, *dev_scratch = NULL, *host_scratch = NULL, *ref_state = NULL, *state = NULL;
-  size_t out_bytes = 0;
+  gfx_tensor rin[IR_MAX_IO], gin[IR_MAX_IO], rout[IR_MAX_IO], gout[IR_MAX_IO];
+  unsigned char* want[IR_MAX_IO] = {0};
+  unsigned char* got[IR_MAX_IO] = {0};
+  void* dev_out[IR_MAX_IO] = {0};
+  void *dev_scratch = NULL, *host_scratch = NULL, *ref_state = NULL, *state = NULL;
+  size_t out_bytes[IR_MAX_IO] = {0}, total[IR_MAX_IO] = {0};
   for (int i = 0; i < c->n_in; i++) {
     int okb;
     size_t b = gfx_shape_bytes(&c->in[i], c->in_dtype[i], &okb);
@@ -214,54 +247,46 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     rin[i] = (gfx_tensor){host[i], c->in_dtype[i], c->in[i]};
     gin[i] = (gfx_tensor){(char*)dev[i] + shift, c->in_dtype[i], c->in[i]};
   }
-  int okb;
-  out_bytes = gfx_shape_bytes(&out_shape, c->out_dtype, &okb);
-  /* the output starts `lead` bytes into the buffer, guard bytes on both sides */
-  const size_t lead = GUARD + (c->misalign ? gfx_dtype_size(c->out_dtype) : 0);
-  const size_t total = lead + out_bytes + GUARD;
-  want = malloc(out_bytes + 8);
-  got = malloc(total);
+  /* each output starts lead[o] bytes into its buffer, guard bytes on both sides */
+  size_t lead[IR_MAX_IO] = {0};
+  for (int o = 0; o < n_out; o++) {
+    int okb;
+    lead[o] = GUARD + (c->misalign ? gfx_dtype_size(out_type(c, o)) : 0);
+    out_bytes[o] = gfx_shape_bytes(&out_shape[o], out_type(c, o), &okb);
+    total[o] = lead[o] + out_bytes[o] + GUARD;
+    want[o] = malloc(out_bytes[o] + 8);
+    got[o] = malloc(total[o]);
+    rout[o] = (gfx_tensor){want[o], out_type(c, o), out_shape[o]};
+  }
   size_t ref_scratch = 0, scratch = 0;
-  if ((s = gfx_backend_node_prepare(ref, &c->node, c->in, &out_shape, &ref_state, &ref_scratch))) goto done;
+  if ((s = gfx_backend_node_prepare(ref, &c->node, c->in, out_shape, &ref_state, &ref_scratch))) goto done;
   if (ref_scratch) host_scratch = malloc(ref_scratch);
   gfx_exec_ctx rctx = {ref, NULL, host_scratch, ref_scratch};
-  gfx_tensor rout = {want, c->out_dtype, out_shape};
-  if ((s = gfx_backend_node_run(&rctx, &c->node, rin, &rout, ref_state))) goto done;
-  memset(got, GUARD_BYTE, total);
-  if ((s = gfx_backend_mem_alloc(gpu, total, &dev_out))) goto done;
-  if ((s = gfx_backend_copy(gpu, dev_out, got, total, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
-  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, &out_shape, &state, &scratch))) goto done;
+  if ((s = gfx_backend_node_run(&rctx, &c->node, rin, rout, ref_state))) goto done;
+  for (int o = 0; o < n_out; o++) {
+    memset(got[o], GUARD_BYTE, total[o]);
+    if ((s = gfx_backend_mem_alloc(gpu, total[o], &dev_out[o]))) goto done;
+    if ((s = gfx_backend_copy(gpu, dev_out[o], got[o], total[o], GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gout[o] = (gfx_tensor){(char*)dev_out[o] + lead[o], out_type(c, o), out_shape[o]};
+  }
+  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, out_shape, &state, &scratch))) goto done;
   if (scratch && (s = gfx_backend_mem_alloc(gpu, scratch, &dev_scratch))) goto done;
   gfx_exec_ctx gctx = {gpu, stream, dev_scratch, scratch};
-  gfx_tensor gout = {(char*)dev_out + lead, c->out_dtype, out_shape};
-  if ((s = gfx_backend_node_run(&gctx, &c->node, gin, &gout, state))) goto done;
+  if ((s = gfx_backend_node_run(&gctx, &c->node, gin, gout, state))) goto done;
   if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
-  if ((s = gfx_backend_copy(gpu, got, dev_out, total, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
-  for (size_t g = 0; g < lead && ok; g++)
-    if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + out_bytes + g] != GUARD_BYTE)) {
-      printf("FAIL %s: write outside the output\n", label);
-      ok = 0;
-    }
-  double atol, rtol;
-  tolerance(c->out_dtype, &atol, &rtol);
-  int64_t count = gfx_shape_numel(&out_shape), bad = 0;
-  for (int64_t e = 0; e < count; e++) {
-    double w = value_at(want, c->out_dtype, e), g = value_at(got + lead, c->out_dtype, e);
-    int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
-    if (!isnan(w) && !isinf(w) && fabs(g - w) > t->max_abs) t->max_abs = fabs(g - w);
-    if (!agree && bad++ < 3) printf("  %s: element %lld: want %.9g got %.9g\n", label, (long long)e, w, g);
-  }
-  if (bad) {
-    printf("FAIL %s: %lld elements differ\n", label, (long long)bad);
-    ok = 0;
+  for (int o = 0; o < n_out; o++) {
+    if ((s = gfx_backend_copy(gpu, got[o], dev_out[o], total[o], GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
+    ok &= check_output(c, label, o, &out_shape[o], want[o], got[o], lead[o], out_bytes[o], t);
   }
 done:
   if (ref_state) gfx_backend_node_release(ref, ref_state);
   if (state) gfx_backend_node_release(gpu, state);
-  free(want);
-  free(got);
+  for (int o = 0; o < n_out; o++) {
+    free(want[o]);
+    free(got[o]);
+    if (dev_out[o]) gfx_backend_mem_free(gpu, dev_out[o]);
+  }
   free(host_scratch);
-  if (dev_out) gfx_backend_mem_free(gpu, dev_out);
   if (dev_scratch) gfx_backend_mem_free(gpu, dev_scratch);
   for (int i = 0; i < c->n_in; i++) {
     free(host[i]);
@@ -538,10 +563,31 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
                                  {SHAPE(4, 1000), SHAPE(1000), SHAPE(1000)},
                                  {SHAPE(2, 3000), SHAPE(3000), SHAPE(3000)},
                                  {SHAPE(1, 50001), SHAPE(50001), SHAPE(50001)}};
-      for (int k = 0; k < 4; k++) {
-        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, 3, ln[k]);
-        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f};
+      for (int k = 0; k < 4; k++)
+        for (int stats = 0; stats < 3; stats++) {
+          /* with Mean and InvStdDev in float32 (stash_type 1), or Mean alone in the input's type (a
+           * model lowered to float16) */
+          ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, 3, ln[k]);
+          c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f};
+          c.misalign = misalign;
+          c.n_out = stats == 0 ? 1 : stats == 1 ? 3 : 2;
+          c.stats_dtype = stats == 1 ? GFX_DTYPE_F32 : dtype;
+          if (stats) snprintf(c.label, sizeof c.label, "LayerNormalization %s rows of %lld, %s%s%s", gfx_dtype_name(dtype),
+                              (long long)ln[k][1].dims[0], stats == 1 ? "Mean and InvStdDev float32" : "Mean",
+                              stats == 2 ? " in the input's type" : "", misalign ? " misaligned" : "");
+          run_case(gpu, stream, &c);
+        }
+      /* LayerNormalization over the last two dims and over all three, with Mean and InvStdDev */
+      const gfx_shape ln2[][3] = {{SHAPE(2, 3, 40, 50), SHAPE(40, 50), SHAPE(40, 50)},
+                                  {SHAPE(3, 7, 11), SHAPE(3, 7, 11), SHAPE(3, 7, 11)}};
+      for (int k = 0; k < 2; k++) {
+        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, k == 0 ? 3 : 2, ln2[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = (int8_t)(k == 0 ? -2 : 0), .epsilon = 1e-3f};
         c.misalign = misalign;
+        c.n_out = 3;
+        c.stats_dtype = GFX_DTYPE_F32;
+        snprintf(c.label, sizeof c.label, "LayerNormalization %s axis %d with Mean and InvStdDev%s", gfx_dtype_name(dtype),
+                 c.node.params.norm.axis, misalign ? " misaligned" : "");
         run_case(gpu, stream, &c);
       }
       /* InstanceNormalization: few long planes (split), odd-sized planes, many short planes */

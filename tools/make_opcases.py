@@ -492,6 +492,18 @@ def reduce_cases():
     out.append(Case("LayerNormalization", 17, [In([2, 3, 8]), Const(rand([8], 0.5, 1.5)), Const(rand([8]))]))
     out.append(Case("LayerNormalization", 17, [In([2, 3, 4]), Const(rand([3, 4], 0.5, 1.5))],
                     {"axis": -2, "epsilon": 1e-3}, tag="twoaxes"))
+    # the optional Mean and InvStdDev outputs (float32 whatever the input type: stash_type 1), over
+    # every axis, with and without bias; Mean alone
+    for axis in (-1, -2, 0, 1, 2):
+        shape = [2, 3, 5]
+        norm = shape[axis:] if axis < 0 else shape[axis:]
+        ins = [In(shape, -2, 2), Const(rand(norm, 0.5, 1.5))] + ([Const(rand(norm))] if axis != 0 else [])
+        out.append(Case("LayerNormalization", 17, ins, {"axis": axis, "epsilon": 1e-4}, n_out=3,
+                        tag="stats_axis%d" % axis))
+    out.append(Case("LayerNormalization", 17, [In([4, 6], 1, 3), Const(rand([6], 0.5, 1.5)), Const(rand([6]))],
+                    {"stash_type": 1}, n_out=2, tag="mean_only"))
+    out.append(Case("LayerNormalization", 17, [In([3, 300], -3, 1), Const(rand([300], 0.5, 1.5))],
+                    n_out=3, tag="stats_long"))
     out.append(Case("GroupNormalization", 18, [In([2, 4, 3, 3]), Const(rand([2], 0.5, 1.5)), Const(rand([2]))],
                     {"num_groups": 2}, dtypes=(F32, F16),
                     note="opset 18: scale and bias per group (opset 21 makes them per channel)"))

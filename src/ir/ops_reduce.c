@@ -457,11 +457,26 @@ static gfx_status read_epsilon(const ir_node_desc* d, float* eps) {
   return NULL;
 }
 
+/* The type checks of a LayerNormalization: X, Scale, B and Y share one float type; the optional Mean
+ * and InvStdDev outputs are float32 (stash_type 1), or Y's type where a float16 conversion of the
+ * model lowered them with everything else. */
+static gfx_status check_layer_norm_types(const ir_node_desc* d) {
+  ir_node_desc y_only = *d;
+  y_only.n_outputs = 1;
+  int dtype;
+  GFX_TRY(ir_check_same_type(&y_only, 0, 2, IR_TYPES_FLOAT, &dtype));
+  for (int o = 1; o < d->n_outputs; o++)
+    if (d->output_dtypes[o] != GFX_DTYPE_F32 && d->output_dtypes[o] != dtype)
+      return IR_UNSUPPORTED(d, "output %d (%s) is %s; float32 is expected", o, o == 1 ? "Mean" : "InvStdDev",
+                            gfx_dtype_name(d->output_dtypes[o]));
+  return NULL;
+}
+
 gfx_status ir_parse_layer_norm(const ir_node_desc* d, ir_params* p) {
-  if (d->n_outputs > 1) return IR_UNSUPPORTED(d, "the optional Mean and InvStdDev outputs are not handled");
-  GFX_TRY(ir_check_io(d, 2, 3, 1));
+  if (d->n_outputs < 1 || d->n_outputs > 3) return IR_UNSUPPORTED(d, "%d outputs (expected 1..3)", d->n_outputs);
+  GFX_TRY(ir_check_io(d, 2, 3, d->n_outputs));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "epsilon", "stash_type", NULL}));
-  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  GFX_TRY(check_layer_norm_types(d));
   GFX_TRY(check_stash_type(d));
   ir_norm_params n = {.kind = IR_NORM_LAYER};
   GFX_TRY(read_epsilon(d, &n.epsilon));
@@ -585,5 +600,17 @@ gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   if (node->n_inputs >= 3 && in[2].rank >= 0 && !gfx_shape_equal(&in[1], &in[2]))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "bias %s and scale %s differ", SHAPE_STR(&in[2]), SHAPE_STR(&in[1]));
   out[0] = in[0];
+  /* LayerNormalization's Mean and InvStdDev: X's shape with the normalized dims 1 */
+  for (int o = 1; o < node->n_outputs; o++) GFX_TRY(ir_norm_stats_shape(&node->params.norm, &in[0], &out[o]));
+  return NULL;
+}
+
+gfx_status ir_norm_stats_shape(const ir_norm_params* p, const gfx_shape* x, gfx_shape* out) {
+  const int axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+  if (p->kind != IR_NORM_LAYER || axis < 0 || axis >= x->rank)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "normalization statistics of %s at axis %d: LayerNormalization only",
+                     SHAPE_STR(x), p->axis);
+  *out = *x;
+  for (int i = axis; i < x->rank; i++) out->dims[i] = 1;
   return NULL;
 }

@@ -207,6 +207,23 @@ __device__ __forceinline__ int64_t affine_index(const cuda_norm_args& a, int64_t
   return base + j / a.affine_div;
 }
 
+/* A row's statistics to LayerNormalization's optional outputs, where the node has them. */
+template <typename T>
+__device__ __forceinline__ void store_stats(const cuda_norm_args& a, int64_t row, float mean, float inv_std) {
+  if (a.mean) {
+    if (a.stats_f32)
+      static_cast<float*>(a.mean)[row] = mean;
+    else
+      store(static_cast<T*>(a.mean), row, mean);
+  }
+  if (a.inv_std) {
+    if (a.stats_f32)
+      static_cast<float*>(a.inv_std)[row] = inv_std;
+    else
+      store(static_cast<T*>(a.inv_std), row, inv_std);
+  }
+}
+
 template <typename T, int PerLane>
 __global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
   const int lane = threadIdx.x & 31;
@@ -230,6 +247,7 @@ __global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y
       q += d * d;
     }
     const float inv_std = rsqrtf(warp_reduce(q, sum_op()) / (float)a.count + a.epsilon);
+    if (lane == 0) store_stats<T>(a, row, mean, inv_std);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
 #pragma unroll
     for (int i = 0; i < PerLane; i++) {
@@ -373,6 +391,7 @@ template <typename T>
 __global__ void norm_apply_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
   for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
     const float2 st = row_stats(a, row);
+    if (blockIdx.x == 0 && threadIdx.x == 0) store_stats<T>(a, row, st.x, st.y);
     const int64_t begin = blockIdx.x * a.chunk_len;
     const int64_t end = min(begin + a.chunk_len, a.count);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
@@ -595,6 +614,7 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
     });
     const float var = block_reduce(q, sum_op()) / (float)a.count;
     const float inv_std = rsqrtf(var + a.epsilon);
+    if (threadIdx.x == 0) store_stats<T>(a, row, mean, inv_std);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
     range_map(in, y + row * a.count, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t j, float v) {
       const int64_t k = affine_index(a, affine_base, j);

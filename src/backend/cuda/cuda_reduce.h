@@ -64,11 +64,16 @@ typedef struct cuda_softmax_args {
 } cuda_softmax_args;
 
 /* rows contiguous rows of count elements, each normalized; the scale (and bias) of element j of
- * row r is at (r % affine_mod) * affine_mul + j / affine_div. */
+ * row r is at (r % affine_mod) * affine_mul + j / affine_div. mean and inv_std, when not NULL,
+ * receive each row's mean and 1 / sqrt(variance + epsilon) (LayerNormalization's optional outputs),
+ * as float32 when stats_f32, else in the tensors' element type. */
 typedef struct cuda_norm_args {
   int64_t rows, count;
   int64_t affine_mod, affine_mul, affine_div;
   float epsilon;
+  int stats_f32;
+  void* mean;
+  void* inv_std;
   /* chunks > 1: rows are split into chunks of chunk_len whose statistics go to scratch (rows *
    * chunks * 2 floats) before the normalizing pass; chunks == 1: no scratch. */
   int64_t chunks, chunk_len;

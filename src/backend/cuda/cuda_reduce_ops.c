@@ -14,12 +14,13 @@ static gfx_status node_error(const ir_node* node, gfx_status s) {
   return gfx_status_wrap(s, "cuda backend: %s node \"%s\"", ir_op_name(node->op), cuda_node_name(node));
 }
 
-/* Inputs 0..typed-1 (those past min_inputs may be absent) and output 0 share input 0's float type. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int typed) {
-  if (node->n_inputs < min_inputs || node->n_outputs != 1)
-    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1",
-                                      node->n_inputs, node->n_outputs, min_inputs));
+/* Inputs 0..typed-1 (those past min_inputs may be absent) and output 0 share input 0's float type;
+ * 1 to max_outputs outputs (the optional ones are checked where they are written). */
+static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                                   int typed, int max_outputs) {
+  if (node->n_inputs < min_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1 to %d",
+                                      node->n_inputs, node->n_outputs, min_inputs, max_outputs));
   const int dtype = in[0].dtype;
   if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s; float32, float16 or bfloat16 is handled",
@@ -32,6 +33,11 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
     return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 is %s but input 0 is %s",
                                       gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype)));
   return NULL;
+}
+
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int typed) {
+  return check_io_outputs(node, in, out, min_inputs, typed, 1);
 }
 
 static gfx_status check_shape(const ir_node* node, const char* what, const gfx_shape* actual, const gfx_shape* expected) {
@@ -238,11 +244,32 @@ gfx_status cuda_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const 
 
 /* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
 
+/* LayerNormalization's optional Mean and InvStdDev outputs: one value per row, float32 or the
+ * input's type, both alike. */
+static gfx_status norm_stats_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out,
+                                     cuda_norm_args* a) {
+  if (node->n_outputs < 2) return NULL;
+  gfx_shape want;
+  gfx_status s = ir_norm_stats_shape(&node->params.norm, &in[0].shape, &want);
+  if (s) return node_error(node, s);
+  const int stats_dtype = out[1].dtype;
+  for (int o = 1; o < node->n_outputs; o++) {
+    GFX_TRY(check_shape(node, o == 1 ? "output 1 (Mean)" : "output 2 (InvStdDev)", &out[o].shape, &want));
+    if (out[o].dtype != stats_dtype || (stats_dtype != GFX_DTYPE_F32 && stats_dtype != in[0].dtype))
+      return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output %d is %s; float32 or %s is expected", o,
+                                        gfx_dtype_name(out[o].dtype), gfx_dtype_name(in[0].dtype)));
+  }
+  a->stats_f32 = stats_dtype == GFX_DTYPE_F32;
+  a->mean = out[1].data;
+  a->inv_std = node->n_outputs > 2 ? out[2].data : NULL;
+  return NULL;
+}
+
 gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   (void)state;
   const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3));
+  GFX_TRY(check_io_outputs(node, in, out, is_layer ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
   gfx_status s = ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g);
@@ -251,6 +278,7 @@ gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
   cuda_norm_args a = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
                       .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon};
+  GFX_TRY(norm_stats_outputs(node, in, out, &a));
   const size_t split_bytes = norm_split_bytes(&g, &a.chunks, &a.chunk_len);
   if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
     a.scratch = ctx->scratch;

@@ -31,13 +31,14 @@ static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int 
   return NULL;
 }
 
-/* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int max_inputs, int typed_inputs) {
+/* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type;
+ * one output, or up to max_outputs where the op has optional ones (checked where they are written). */
+static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                                   int max_inputs, int typed_inputs, int max_outputs) {
   if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given");
-  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs != 1)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1", node->n_inputs,
-                     node->n_outputs, min_inputs, max_inputs);
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1 to %d", node->n_inputs,
+                     node->n_outputs, min_inputs, max_inputs, max_outputs);
   const int dtype = in[0].dtype;
   for (int i = 0; i < node->n_inputs && i < typed_inputs; i++) {
     if (i >= min_inputs && !in[i].data) continue;
@@ -48,6 +49,11 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
   /* ArgMax / ArgMin write int64 indices (checked where they run) */
   if (node->op == GFX_OP_ARG_MAX || node->op == GFX_OP_ARG_MIN) return NULL;
   return check_float_tensor("output 0", &out[0], dtype);
+}
+
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int max_inputs, int typed_inputs) {
+  return check_io_outputs(node, in, out, min_inputs, max_inputs, typed_inputs, 1);
 }
 
 /* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
@@ -209,10 +215,25 @@ gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const g
 
 /* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
 
+/* LayerNormalization's optional Mean (output 1) and InvStdDev (output 2): one value per row, in
+ * their own float type. */
+static gfx_status check_norm_stats(const ir_node* node, const gfx_tensor* x, const gfx_tensor* out) {
+  for (int o = 1; o < node->n_outputs; o++) {
+    gfx_shape want;
+    GFX_TRY(ir_norm_stats_shape(&node->params.norm, &x->shape, &want));
+    char what[32];
+    snprintf(what, sizeof what, "output %d", o);
+    GFX_TRY(check_float_tensor(what, &out[o], out[o].dtype));
+    GFX_TRY(ref_check_shape_is(what, &out[o].shape, &want));
+  }
+  return NULL;
+}
+
 gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3, 3));
+  GFX_TRY(check_io_outputs(node, in, out, is_layer ? 2 : 3, 3, 3, is_layer ? 3 : 1));
+  GFX_TRY(check_norm_stats(node, &in[0], out));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
   GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g));
@@ -232,6 +253,8 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
     }
     var /= (double)g.count;
     const double inv_std = 1.0 / sqrt(var + eps);
+    if (node->n_outputs > 1) ref_store(out[1].data, out[1].dtype, r, mean);
+    if (node->n_outputs > 2) ref_store(out[2].data, out[2].dtype, r, inv_std);
     for (int64_t j = 0; j < g.count; j++) {
       const int64_t a = r % g.affine_mod * g.affine_mul + j / g.affine_div;
       double y = (ref_load(in[0].data, dtype, base + j) - mean) * inv_std * ref_load(in[1].data, dtype, a);

@@ -42,6 +42,8 @@ typedef struct pool_geom_gpu {
 
 typedef struct red_push {
   uint64_t x, scale, bias, y, geom;
+  uint64_t mean, inv_std; /* LayerNormalization's optional outputs, 0 when absent, */
+  uint32_t stats_f32, pad0; /* as float32 (else the input's type) */
 } red_push;
 
 typedef struct red_state {
@@ -198,6 +200,20 @@ void vk_release_reduce(vk_device* d, void* state) {
   free(st);
 }
 
+/* LayerNormalization's optional Mean and InvStdDev outputs: float32, or the input's type */
+static gfx_status norm_stats_push(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, red_push* pc) {
+  for (int o = 1; o < node->n_outputs; o++)
+    if (out[o].dtype != out[1].dtype || (out[o].dtype != GFX_DTYPE_F32 && out[o].dtype != in[0].dtype))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output %d is %s", label(node),
+                       ir_op_name(node->op), o, gfx_dtype_name(out[o].dtype));
+  if (node->n_outputs > 1) {
+    pc->mean = (uint64_t)(uintptr_t)out[1].data;
+    pc->stats_f32 = out[1].dtype == GFX_DTYPE_F32;
+  }
+  if (node->n_outputs > 2) pc->inv_std = (uint64_t)(uintptr_t)out[2].data;
+  return NULL;
+}
+
 gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state) {
   red_state* st = state;
@@ -228,6 +244,7 @@ gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                  .bias = norm && node->n_inputs >= 3 ? (uint64_t)(uintptr_t)in[2].data : 0,
                  .y = (uint64_t)(uintptr_t)out[0].data,
                  .geom = st->geom.address};
+  if (norm) GFX_TRY(norm_stats_push(node, in, out, &pc));
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);

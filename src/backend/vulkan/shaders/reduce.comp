@@ -36,6 +36,8 @@ layout(local_size_x = GROUP) in;
 
 layout(push_constant) uniform Push {
   uvec2 x_addr, scale_addr, bias_addr, y_addr, geom_addr;
+  uvec2 mean_addr, inv_std_addr; // KIND_NORM: LayerNormalization's optional outputs (0: absent),
+  uint stats_f32;                 // as float32 (else ELEM)
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
@@ -174,6 +176,16 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   float epsilon;
   int has_bias;
 };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer OutF32 { float v[]; };
+
+// one statistic of row r to an optional output, where the node has it
+void store_stat(uvec2 addr, int64_t r, float v, bool f32) {
+  if (addr == uvec2(0u)) return;
+  if (f32)
+    OutF32(addr).v[uint(r)] = v;
+  else
+    Out(addr).v[uint(r)] = ELEM(v);
+}
 
 void main() {
   Geom g = Geom(pc.geom_addr);
@@ -190,6 +202,10 @@ void main() {
       q += d * d;
     }
     const float inv_std = 1.0 / sqrt(group_combine(q, R_SUM) / float(count) + g.epsilon);
+    if (gl_LocalInvocationID.x == 0u) {
+      store_stat(pc.mean_addr, r, mean, pc.stats_f32 != 0u);
+      store_stat(pc.inv_std_addr, r, inv_std, pc.stats_f32 != 0u);
+    }
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
       const int64_t a = (r % g.affine_mod) * g.affine_mul + j / g.affine_div;
       float y = (load_x(base + j) - mean) * inv_std * float(In(pc.scale_addr).v[uint(a)]);
