@@ -590,6 +590,19 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
                  c.node.params.norm.axis, misalign ? " misaligned" : "");
         run_case(gpu, stream, &c);
       }
+      /* RMSNormalization: short rows (warp), long rows (block), few very long rows (split); the scale of
+       * the normalized shape, and broadcast along the trailing, leading or middle normalized dims */
+      const gfx_shape rms[][2] = {{SHAPE(1, 197, 192), SHAPE(192)},     {SHAPE(4, 1000), SHAPE(1000)},
+                                  {SHAPE(2, 3000), SHAPE(3000)},        {SHAPE(1, 50001), SHAPE(50001)},
+                                  {SHAPE(2, 3, 40, 50), SHAPE(40, 50)}, {SHAPE(2, 3, 40, 50), SHAPE(1)},
+                                  {SHAPE(2, 3, 40, 50), SHAPE(3, 1, 1)}, {SHAPE(2, 3, 40, 50), SHAPE(40, 1)}};
+      static const int8_t rms_axes[] = {-1, -1, -1, -1, 1, 1, 1, 1};
+      for (int k = 0; k < 8; k++) {
+        ew_case c = case_of(GFX_OP_RMS_NORMALIZATION, dtype, 2, rms[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_RMS, .axis = rms_axes[k], .epsilon = 1e-5f};
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
       /* InstanceNormalization: few long planes (split), odd-sized planes, many short planes */
       const gfx_shape in[][3] = {{SHAPE(1, 8, 256, 256), SHAPE(8), SHAPE(8)},
                                  {SHAPE(2, 3, 100, 101), SHAPE(3), SHAPE(3)},

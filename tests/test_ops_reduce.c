@@ -164,6 +164,21 @@ static void test_parse_softmax_norm(void** unused) {
   parse_refused(&d, "InvStdDev", "bfloat16");
   d.n_outputs = 4;
   parse_refused(&d, "4 outputs");
+  /* RMSNormalization: the scale of the normalized shape, or broadcast along one run of its dims */
+  attr_table rms = ATTRS(A_INT("axis", 1));
+  d = desc("RMSNormalization", 23, &rms, 2, SHAPE(2, 3, 4, 5));
+  d.input_shapes[1] = SHAPE(3, 4, 5);
+  p = parse_ok(&d, GFX_OP_RMS_NORMALIZATION);
+  assert_int_equal(p.norm.kind, IR_NORM_RMS);
+  d.input_shapes[1] = SHAPE(4, 1);
+  parse_ok(&d, GFX_OP_RMS_NORMALIZATION);
+  d.input_shapes[1] = SHAPE(3, 1, 5);
+  parse_refused(&d, "one run");
+  d.input_shapes[1] = SHAPE(4, 4);
+  parse_refused(&d, "one run");
+  d.input_shapes[1] = SHAPE(5);
+  d.input_dtypes[1] = GFX_DTYPE_F16;
+  parse_refused(&d, "input 1 is float16");
   attr_table stash = ATTRS(A_INT("stash_type", 16));
   d = desc("LayerNormalization", 17, &stash, 2, SHAPE(2, 8));
   parse_refused(&d, "stash_type");

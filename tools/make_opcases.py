@@ -504,6 +504,21 @@ def reduce_cases():
                     {"stash_type": 1}, n_out=2, tag="mean_only"))
     out.append(Case("LayerNormalization", 17, [In([3, 300], -3, 1), Const(rand([300], 0.5, 1.5))],
                     n_out=3, tag="stats_long"))
+    # RMSNormalization (opset 23): every axis, scale of the normalized shape and broadcast to it (one
+    # element; the trailing dims; the leading dims; a middle run of them), long rows, the defaults
+    rms = [([2, 3, 8], -1, [8]), ([2, 3, 4], -2, [3, 4]), ([2, 3, 5], 0, [2, 3, 5]), ([2, 3, 4, 5], 1, [4, 5]),
+           ([2, 3, 4, 5], 1, [1]), ([2, 3, 4, 5], 1, [3, 1, 1]), ([2, 3, 4, 5], 1, [4, 1]), ([3, 300], 1, [300])]
+    for k, (shape, axis, sshape) in enumerate(rms):
+        attrs = {"axis": axis, "epsilon": 1e-3 if k % 2 else 1e-5}
+        if k == 0:
+            attrs["stash_type"] = 1
+        out.append(Case("RMSNormalization", 23, [In(shape, -2, 2), Const(rand(sshape, 0.5, 1.5))], attrs,
+                        dtypes=(F32, F16), tag="axis%d_scale%s" % (axis, "x".join(map(str, sshape)))))
+    out.append(Case("RMSNormalization", 23, [In([4, 6], 0.5, 2), Const(rand([6], 0.5, 1.5))], dtypes=(F32, F16),
+                    tag="defaults"))
+    out.append(Case("RMSNormalization", 23, [In([3, 4, 5], -2, 2), Const(rand([3, 1, 5], 0.5, 1.5))], {"axis": 0},
+                    dtypes=(F32,), expect="refused", tag="two_runs",
+                    note="a scale broadcast along two separate runs of the normalized dims is left to ORT"))
     out.append(Case("GroupNormalization", 18, [In([2, 4, 3, 3]), Const(rand([2], 0.5, 1.5)), Const(rand([2]))],
                     {"num_groups": 2}, dtypes=(F32, F16),
                     note="opset 18: scale and bias per group (opset 21 makes them per channel)"))

@@ -202,12 +202,13 @@ typedef struct ir_softmax_params {
   int8_t flatten;
 } ir_softmax_params;
 
-typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP } ir_norm_kind;
+typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP, IR_NORM_RMS } ir_norm_kind;
 
-/* LayerNormalization, InstanceNormalization, GroupNormalization. */
+/* LayerNormalization, InstanceNormalization, GroupNormalization, RMSNormalization (no mean is
+ * subtracted: the rows are divided by their root mean square). */
 typedef struct ir_norm_params {
   ir_norm_kind kind;
-  int8_t axis;              /* LayerNormalization, as written */
+  int8_t axis;              /* LayerNormalization, RMSNormalization, as written */
   int8_t per_channel;       /* GroupNormalization 21: scale and bias per channel (18: per group) */
   int32_t num_groups;
   float epsilon;

@@ -500,6 +500,73 @@ gfx_status ir_parse_layer_norm(const ir_node_desc* d, ir_params* p) {
   return NULL;
 }
 
+/* RMSNormalization's scale broadcasts to the normalized dims norm[0..n) (aligned on the last dims).
+ * Handled when its dims that are neither 1 nor facing a dim of 1 equal the dims they face and form
+ * one run, with no broadcast dim inside it: element j of a row then reads scale[j / div % wrap]
+ * (wrap 0: no wrap needed, the run starts the row). Returns 0 for any other layout. */
+static int rms_scale_layout(const int64_t* norm, int n, const gfx_shape* s, int64_t* div, int64_t* wrap) {
+  if (s->rank < 0 || s->rank > n) return 0;
+  int first = -1, last = -1, gap = 0;
+  for (int i = 0; i < n; i++) {
+    const int k = i - (n - s->rank); /* the scale dim facing norm[i], or < 0 for an implicit 1 */
+    const int64_t sd = k >= 0 ? s->dims[k] : 1;
+    if (norm[i] == 1 && sd == 1) continue; /* neutral */
+    if (sd != norm[i]) {
+      if (sd != 1) return 0; /* neither equal nor broadcast */
+      if (first >= 0) gap = 1;
+      continue;
+    }
+    if (gap) return 0; /* a second run */
+    if (first < 0) first = i;
+    last = i;
+  }
+  int64_t before = 1, in_run = 1, after = 1;
+  for (int i = 0; i < n; i++) {
+    if (first < 0 || i > last) after *= norm[i];
+    else if (i < first) before *= norm[i];
+    else in_run *= norm[i];
+  }
+  *div = after > 0 ? after : 1;
+  *wrap = before > 1 ? in_run : 0;
+  return 1;
+}
+
+gfx_status ir_parse_rms_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 2, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "epsilon", "stash_type", NULL}));
+  /* X (T) and Scale, Y (V) may differ in type; one type for all is handled */
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, NULL));
+  GFX_TRY(check_stash_type(d));
+  ir_norm_params n = {.kind = IR_NORM_RMS};
+  GFX_TRY(read_epsilon(d, &n.epsilon));
+  int64_t axis;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  const gfx_shape *x = &d->input_shapes[0], *scale = &d->input_shapes[1];
+  if (x->rank >= 0) {
+    int a;
+    GFX_TRY(ir_norm_axis(d, axis, x->rank, &a));
+    /* a dim only known at run time is taken as the scale's where that is not 1, as broadcast where it
+     * is: a layout accepted so is accepted for every input the model allows */
+    int64_t norm[GFX_MAX_RANK];
+    for (int i = a; i < x->rank; i++) {
+      const int k = i - (x->rank - scale->rank);
+      const int64_t sd = scale->rank >= 0 && k >= 0 ? scale->dims[k] : 1;
+      norm[i - a] = x->dims[i] >= 0 ? x->dims[i] : sd != 1 ? sd : 2;
+    }
+    for (int k = 0; k < scale->rank; k++)
+      if (scale->dims[k] < 0) return IR_UNSUPPORTED(d, "the scale's shape is only known at run time");
+    int64_t div, wrap;
+    if (scale->rank < 0 || !rms_scale_layout(norm, x->rank - a, scale, &div, &wrap))
+      return IR_UNSUPPORTED(d, "scale %s does not broadcast to the normalized dims of %s along one run of them",
+                            SHAPE_STR(scale), SHAPE_STR(x));
+  } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  n.axis = (int8_t)axis;
+  p->norm = n;
+  return NULL;
+}
+
 gfx_status ir_parse_instance_norm(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_io(d, 3, 3, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"epsilon", NULL}));
@@ -543,6 +610,18 @@ gfx_status ir_norm_geometry(const ir_norm_params* p, const gfx_shape* x, const g
   memset(g, 0, sizeof *g);
   GFX_TRY(check_dims("normalization", x));
   const int rank = x->rank;
+  if (p->kind == IR_NORM_RMS) {
+    const int axis = p->axis < 0 ? p->axis + rank : p->axis;
+    if (axis < 0 || axis >= rank)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RMSNormalization axis %d is outside the input %s", p->axis, SHAPE_STR(x));
+    GFX_TRY(dims_product(x, 0, axis, &g->rows));
+    GFX_TRY(dims_product(x, axis, rank, &g->count));
+    g->affine_mod = 1, g->affine_mul = 0;
+    if (!rms_scale_layout(x->dims + axis, rank - axis, scale, &g->affine_div, &g->affine_wrap))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RMSNormalization scale %s does not broadcast to the normalized dims "
+                       "of %s at axis %d along one run of them", SHAPE_STR(scale), SHAPE_STR(x), axis);
+    return dims_product(scale, 0, scale->rank, &g->affine_count);
+  }
   if (p->kind == IR_NORM_LAYER) {
     int axis = p->axis < 0 ? p->axis + rank : p->axis;
     if (axis < 0 || axis >= rank)

@@ -39,12 +39,13 @@ typedef struct ir_softmax_geom {
 gfx_status ir_softmax_geometry(const ir_softmax_params* p, const gfx_shape* in, ir_softmax_geom* g);
 
 /* A normalization as `rows` contiguous rows of `count` elements, each normalized on its own; the
- * scale and bias of element j of row r are at index (r % affine_mod) * affine_mul + j / affine_div,
- * which covers LayerNormalization (per element of the row), InstanceNormalization (per channel),
- * GroupNormalization 18 (per group) and 21 (per channel). */
+ * scale and bias of element j of row r are at index (r % affine_mod) * affine_mul + j / affine_div
+ * (taken modulo affine_wrap when that is not 0), which covers LayerNormalization (per element of the
+ * row), InstanceNormalization (per channel), GroupNormalization 18 (per group) and 21 (per
+ * channel), and RMSNormalization's scale broadcast along the row (j / affine_div % affine_wrap). */
 typedef struct ir_norm_geom {
   int64_t rows, count;
-  int64_t affine_mod, affine_mul, affine_div;
+  int64_t affine_mod, affine_mul, affine_div, affine_wrap;
   int64_t affine_count; /* elements scale and bias must have */
 } ir_norm_geom;
 

@@ -202,6 +202,7 @@ const int kWarpsPerBlock = kBlockSize / 32;
 /* the scale/bias index of element j of a row whose first index is base (see cuda_norm_args),
  * without a division in the two common layouts */
 __device__ __forceinline__ int64_t affine_index(const cuda_norm_args& a, int64_t base, int64_t j) {
+  if (a.affine_wrap) return base + j / a.affine_div % a.affine_wrap; /* a broadcast RMSNormalization scale */
   if (a.affine_div == 1) return base + j;    /* LayerNormalization: per element */
   if (a.affine_div >= a.count) return base;  /* InstanceNormalization: one per row */
   return base + j / a.affine_div;
@@ -239,7 +240,8 @@ __global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y
       v[i] = j < a.count ? load(in, j) : 0.0f;
       s += v[i];
     }
-    const float mean = warp_reduce(s, sum_op()) / (float)a.count;
+    /* RMSNormalization: the mean square, from 0 */
+    const float mean = a.rms ? 0.0f : warp_reduce(s, sum_op()) / (float)a.count;
     float q = 0.0f;
 #pragma unroll
     for (int i = 0; i < PerLane; i++) {
@@ -353,8 +355,9 @@ __global__ void norm_stats_kernel(const T* x, cuda_norm_args a) {
     const int64_t begin = blockIdx.x * a.chunk_len;
     const int64_t end = min(begin + a.chunk_len, a.count);
     float s = 0.0f;
-    range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
-    const float mean = block_reduce(s, sum_op()) / (float)(end - begin);
+    if (!a.rms) range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
+    /* RMSNormalization: deviations from 0, so the combined "variance" is the mean square */
+    const float mean = a.rms ? 0.0f : block_reduce(s, sum_op()) / (float)(end - begin);
     float q = 0.0f;
     range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) {
       const float d = v - mean;
@@ -605,8 +608,8 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* in = x + row * a.count;
     float s = 0.0f;
-    range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
-    const float mean = block_reduce(s, sum_op()) / (float)a.count;
+    if (!a.rms) range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
+    const float mean = a.rms ? 0.0f : block_reduce(s, sum_op()) / (float)a.count; /* RMSNormalization: 0 */
     float q = 0.0f;
     range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) {
       const float d = v - mean;

@@ -63,14 +63,17 @@ typedef struct cuda_softmax_args {
   int64_t outer, n, inner;
 } cuda_softmax_args;
 
-/* rows contiguous rows of count elements, each normalized; the scale (and bias) of element j of
- * row r is at (r % affine_mod) * affine_mul + j / affine_div. mean and inv_std, when not NULL,
+/* rows contiguous rows of count elements, each normalized (rms: divided by the root mean square,
+ * no mean subtracted); the scale (and bias) of element j of row r is at (r % affine_mod) *
+ * affine_mul + j / affine_div, that quotient taken modulo affine_wrap when affine_wrap is not 0 (a
+ * broadcast RMSNormalization scale). mean and inv_std, when not NULL,
  * receive each row's mean and 1 / sqrt(variance + epsilon) (LayerNormalization's optional outputs),
  * as float32 when stats_f32, else in the tensors' element type. */
 typedef struct cuda_norm_args {
   int64_t rows, count;
-  int64_t affine_mod, affine_mul, affine_div;
+  int64_t affine_mod, affine_mul, affine_div, affine_wrap;
   float epsilon;
+  int rms;
   int stats_f32;
   void* mean;
   void* inv_std;

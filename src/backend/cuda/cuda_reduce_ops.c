@@ -268,16 +268,17 @@ static gfx_status norm_stats_outputs(const ir_node* node, const gfx_tensor* in, 
 gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   (void)state;
-  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io_outputs(node, in, out, is_layer ? 2 : 3, 3, is_layer ? 3 : 1));
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
+  GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
   gfx_status s = ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g);
   if (s) return node_error(node, s);
-  const void* bias = node->n_inputs >= 3 ? in[2].data : NULL;
+  const void* bias = node->n_inputs >= 3 && !is_rms ? in[2].data : NULL;
   if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
   cuda_norm_args a = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
-                      .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon};
+                      .affine_div = g.affine_div, .affine_wrap = g.affine_wrap,
+                      .epsilon = node->params.norm.epsilon, .rms = is_rms};
   GFX_TRY(norm_stats_outputs(node, in, out, &a));
   const size_t split_bytes = norm_split_bytes(&g, &a.chunks, &a.chunk_len);
   if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {

@@ -231,8 +231,8 @@ static gfx_status check_norm_stats(const ir_node* node, const gfx_tensor* x, con
 
 gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io_outputs(node, in, out, is_layer ? 2 : 3, 3, 3, is_layer ? 3 : 1));
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
+  GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_norm_stats(node, &in[0], out));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
@@ -243,9 +243,9 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   const double eps = node->params.norm.epsilon;
   for (int64_t r = 0; r < g.rows; r++) {
     const int64_t base = r * g.count;
-    /* two passes: the mean, then the mean squared deviation from it */
+    /* two passes: the mean, then the mean squared deviation from it (RMSNormalization: from 0) */
     double mean = 0.0, var = 0.0;
-    for (int64_t j = 0; j < g.count; j++) mean += ref_load(in[0].data, dtype, base + j);
+    for (int64_t j = 0; j < g.count && !is_rms; j++) mean += ref_load(in[0].data, dtype, base + j);
     mean /= (double)g.count;
     for (int64_t j = 0; j < g.count; j++) {
       const double d = ref_load(in[0].data, dtype, base + j) - mean;
@@ -256,7 +256,7 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
     if (node->n_outputs > 1) ref_store(out[1].data, out[1].dtype, r, mean);
     if (node->n_outputs > 2) ref_store(out[2].data, out[2].dtype, r, inv_std);
     for (int64_t j = 0; j < g.count; j++) {
-      const int64_t a = r % g.affine_mod * g.affine_mul + j / g.affine_div;
+      const int64_t a = r % g.affine_mod * g.affine_mul + (g.affine_wrap ? j / g.affine_div % g.affine_wrap : j / g.affine_div);
       double y = (ref_load(in[0].data, dtype, base + j) - mean) * inv_std * ref_load(in[1].data, dtype, a);
       if (has_bias) y += ref_load(in[2].data, dtype, a);
       ref_store(out[0].data, dtype, base + j, y);

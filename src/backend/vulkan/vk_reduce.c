@@ -29,9 +29,10 @@ typedef struct softmax_geom_gpu {
 } softmax_geom_gpu;
 
 typedef struct norm_geom_gpu {
-  int64_t rows, count, affine_mod, affine_mul, affine_div;
+  int64_t rows, count, affine_mod, affine_mul, affine_div, affine_wrap;
   float epsilon;
   int32_t has_bias;
+  int32_t rms, pad0; /* RMSNormalization */
 } norm_geom_gpu;
 
 typedef struct pool_geom_gpu {
@@ -150,9 +151,10 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
     case VK_FAM_NORM: {
       ir_norm_geom g;
       GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g));
+      const int rms = node->params.norm.kind == IR_NORM_RMS;
       norm_geom_gpu gg = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
-                          .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon,
-                          .has_bias = node->n_inputs >= 3 && node->inputs[2] >= 0};
+                          .affine_div = g.affine_div, .affine_wrap = g.affine_wrap, .epsilon = node->params.norm.epsilon,
+                          .has_bias = !rms && node->n_inputs >= 3 && node->inputs[2] >= 0, .rms = rms};
       st->groups = clamp_groups(g.rows);
       return fill_geom(d, st, &gg, sizeof gg);
     }

@@ -1,5 +1,5 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
-// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/GroupNormalization (-DKIND_NORM), and 2-D
+// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), and 2-D
 // Max/AveragePool (-DKIND_POOL); -DT_F16 loads and stores float16. Index math is the IR's geometry
 // (ir/ops_reduce.h), read by device address.
 //
@@ -173,8 +173,10 @@ void main() {
 #if defined(KIND_NORM)
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
   int64_t rows, count, affine_mod, affine_mul, affine_div;
+  int64_t affine_wrap; // 0, or the modulus of j / affine_div (a broadcast RMSNormalization scale)
   float epsilon;
   int has_bias;
+  int rms;             // RMSNormalization: no mean subtracted
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer OutF32 { float v[]; };
 
@@ -194,8 +196,8 @@ void main() {
     const int64_t base = r * count;
     // two passes: the mean, then the mean squared deviation from it
     float s = 0.0;
-    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) s += load_x(base + j);
-    const float mean = group_combine(s, R_SUM) / float(count);
+    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count && g.rms == 0; j += GROUP) s += load_x(base + j);
+    const float mean = g.rms != 0 ? 0.0 : group_combine(s, R_SUM) / float(count); // uniform: rms is per node
     float q = 0.0;
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
       const float d = load_x(base + j) - mean;
@@ -207,7 +209,8 @@ void main() {
       store_stat(pc.inv_std_addr, r, inv_std, pc.stats_f32 != 0u);
     }
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
-      const int64_t a = (r % g.affine_mod) * g.affine_mul + j / g.affine_div;
+      const int64_t q = j / g.affine_div;
+      const int64_t a = (r % g.affine_mod) * g.affine_mul + (g.affine_wrap != 0 ? q % g.affine_wrap : q);
       float y = (load_x(base + j) - mean) * inv_std * float(In(pc.scale_addr).v[uint(a)]);
       if (g.has_bias != 0) y += float(In(pc.bias_addr).v[uint(a)]);
       store_y(base + j, y);
