@@ -603,6 +603,19 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
         c.misalign = misalign;
         run_case(gpu, stream, &c);
       }
+      /* LpNormalization, p 1 and 2: long rows (a block each), columns of an inner axis (a thread each),
+       * and rows of three values in {-1, 0, 1}, most of them 0, so that zero norms are common (they
+       * give zeros) among nonzero ones */
+      const gfx_shape lp[] = {SHAPE(4, 3000), SHAPE(5, 7, 33), SHAPE(300, 3)};
+      static const int8_t lp_axes[] = {-1, 1, -1};
+      for (int k = 0; k < 3; k++)
+        for (int p = 1; p <= 2; p++) {
+          ew_case c = case_of(GFX_OP_LP_NORMALIZATION, dtype, 1, &lp[k]);
+          c.node.params.softmax = (ir_softmax_params){.axis = lp_axes[k], .lp = (int8_t)p};
+          if (k == 2) c.scale = 0.6, c.grid = 1.0;
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
       /* InstanceNormalization: few long planes (split), odd-sized planes, many short planes */
       const gfx_shape in[][3] = {{SHAPE(1, 8, 256, 256), SHAPE(8), SHAPE(8)},
                                  {SHAPE(2, 3, 100, 101), SHAPE(3), SHAPE(3)},

@@ -478,6 +478,16 @@ def reduce_cases():
                     note="opset < 13: coerced to 2-D at axis"))
     out.append(Case("LogSoftmax", 13, [In([3, 6], -4, 4)], {"axis": -1}))
     out.append(Case("LogSoftmax", 11, [In([2, 3, 4])], {"axis": 2}, tag="o11"))
+    # LpNormalization: p 1 and 2 along the last, a middle and the first axis; defaults; long rows (zero
+    # norms are covered by the backend op test)
+    for p in (1, 2):
+        for axis in (-1, 1, 0):
+            out.append(Case("LpNormalization", 1, [In([3, 4, 5], -2, 2)], {"p": p, "axis": axis},
+                            dtypes=(F32, F16), tag="p%d_axis%d" % (p, axis)))
+    out.append(Case("LpNormalization", 13, [In([4, 7], -3, 3)], dtypes=(F32, F16), tag="defaults"))
+    out.append(Case("LpNormalization", 1, [In([3, 2000], -1, 1)], {"p": 1}, dtypes=(F32, F16), tag="long"))
+    out.append(Case("LpNormalization", 1, [In([3, 4])], {"p": 3}, dtypes=(F32,), expect="refused", tag="p3",
+                    note="p other than 1 and 2 is left to ORT"))
     # normalizations
     c = 3
     bn = [Const(rand([c], 0.5, 1.5)), Const(rand([c], -0.5, 0.5)), Const(rand([c], -0.5, 0.5)),

@@ -195,11 +195,13 @@ typedef struct ir_pool_params {
 } ir_pool_params;
 
 /* Softmax / LogSoftmax: rows of `axis` (opset >= 13) or, for opsets 11-12, the input flattened to
- * 2-D at `axis` with each row of the flattened matrix normalized. */
+ * 2-D at `axis` with each row of the flattened matrix normalized. LpNormalization shares the
+ * geometry: each row along `axis` divided by its L1 or L2 norm (lp = 1 or 2; 0 for the softmaxes). */
 typedef struct ir_softmax_params {
   int8_t axis;
   int8_t log;
   int8_t flatten;
+  int8_t lp;
 } ir_softmax_params;
 
 typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP, IR_NORM_RMS } ir_norm_kind;

@@ -417,6 +417,26 @@ static gfx_status parse_softmax(const ir_node_desc* d, ir_params* p, int log) {
 gfx_status ir_parse_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 0); }
 gfx_status ir_parse_log_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 1); }
 
+/* LpNormalization: along one axis (default -1), p 1 or 2 (ONNX Runtime computes no other). */
+gfx_status ir_parse_lp_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "p", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  int64_t axis, order;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  GFX_TRY(ir_attr_int(d, "p", 2, &order));
+  if (order != 1 && order != 2) return IR_UNSUPPORTED(d, "p = %lld; 1 and 2 are handled", (long long)order);
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0) {
+    int normalized;
+    GFX_TRY(ir_norm_axis(d, axis, rank, &normalized));
+  } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  p->softmax = (ir_softmax_params){.axis = (int8_t)axis, .lp = (int8_t)order};
+  return NULL;
+}
+
 gfx_status ir_softmax_geometry(const ir_softmax_params* p, const gfx_shape* in, ir_softmax_geom* g) {
   GFX_TRY(check_dims("softmax", in));
   const int rank = in->rank;

@@ -597,6 +597,38 @@ __global__ void softmax_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
   }
 }
 
+/* ---- LpNormalization ---- */
+
+/* inner == 1: one block per row, the norm combined across the block, then the scaled row. */
+template <typename T>
+__global__ void lp_rows_kernel(const T* x, T* y, cuda_softmax_args a) {
+  for (int64_t row = blockIdx.x; row < a.outer; row += gridDim.x) {
+    const T* in = x + row * a.n;
+    float s = 0.0f;
+    range_for(in, 0, a.n, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += a.lp == 1 ? fabsf(v) : v * v; });
+    s = block_reduce(s, sum_op());
+    const float norm = a.lp == 1 ? s : sqrtf(s);
+    range_map(in, y + row * a.n, 0, a.n, threadIdx.x, blockDim.x,
+              [&](int64_t, float v) { return norm != 0.0f ? v / norm : 0.0f; });
+  }
+}
+
+/* inner > 1: one thread per (outer, inner) column, which neighbouring threads read side by side. */
+template <typename T>
+__global__ void lp_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
+  const int64_t columns = a.outer * a.inner;
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < columns; c += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = c / a.inner * a.n * a.inner + c % a.inner;
+    float s = 0.0f;
+    for (int64_t k = 0; k < a.n; k++) {
+      const float v = load(x, base + k * a.inner);
+      s += a.lp == 1 ? fabsf(v) : v * v;
+    }
+    const float norm = a.lp == 1 ? s : sqrtf(s);
+    for (int64_t k = 0; k < a.n; k++) store(y, base + k * a.inner, norm != 0.0f ? load(x, base + k * a.inner) / norm : 0.0f);
+  }
+}
+
 /* ---- normalizations ---- */
 
 
@@ -643,7 +675,11 @@ void launch_softmax(const void* x, void* y, const cuda_softmax_args& a, cudaStre
   if (a.outer <= 0 || a.n <= 0 || a.inner <= 0) return;
   const T* in = static_cast<const T*>(x);
   T* out = static_cast<T*>(y);
-  if (a.inner == 1 && a.n <= 256)
+  if (a.lp && a.inner == 1)
+    lp_rows_kernel<T><<<grid_for(a.outer, 1), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.lp)
+    lp_columns_kernel<T><<<grid_for(a.outer * a.inner, kBlockSize), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.inner == 1 && a.n <= 256)
     softmax_warp_kernel<T, 8><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
   else if (a.inner == 1 && a.n <= 1024)
     softmax_warp_kernel<T, 32><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
@@ -704,6 +740,8 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 32>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lp_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lp_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 32>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_stats_kernel<T>)) != cudaSuccess) return e;

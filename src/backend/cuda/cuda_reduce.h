@@ -57,9 +57,11 @@ typedef struct cuda_pool_args {
   int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
 } cuda_pool_args;
 
-/* Softmax over the middle dim of [outer, n, inner]. */
+/* Softmax over the middle dim of [outer, n, inner]; lp 1 or 2: LpNormalization there instead
+ * (each row divided by its L1 or L2 norm, zeros where that is 0). */
 typedef struct cuda_softmax_args {
   int log;
+  int lp;
   int64_t outer, n, inner;
 } cuda_softmax_args;
 

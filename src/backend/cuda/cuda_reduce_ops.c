@@ -237,7 +237,8 @@ gfx_status cuda_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const 
   ir_softmax_geom g;
   gfx_status s = ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g);
   if (s) return node_error(node, s);
-  cuda_softmax_args a = {.log = node->params.softmax.log, .outer = g.outer, .n = g.n, .inner = g.inner};
+  cuda_softmax_args a = {.log = node->params.softmax.log, .lp = node->params.softmax.lp, .outer = g.outer, .n = g.n,
+                         .inner = g.inner};
   GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_softmax_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }

@@ -185,7 +185,7 @@ gfx_status ref_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   return NULL;
 }
 
-/* ---- Softmax, LogSoftmax ---- */
+/* ---- Softmax, LogSoftmax, LpNormalization ---- */
 
 gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
@@ -195,9 +195,21 @@ gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const g
   GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g));
   const int dtype = in[0].dtype;
   const void* x = in[0].data;
+  const int lp = node->params.softmax.lp;
   for (int64_t o = 0; o < g.outer; o++)
     for (int64_t i = 0; i < g.inner; i++) {
       const int64_t base = o * g.n * g.inner + i;
+      if (lp) { /* LpNormalization: a zero norm gives zeros, as ONNX Runtime does */
+        double norm = 0.0;
+        for (int64_t k = 0; k < g.n; k++) {
+          const double v = ref_load(x, dtype, base + k * g.inner);
+          norm += lp == 1 ? fabs(v) : v * v;
+        }
+        if (lp == 2) norm = sqrt(norm);
+        for (int64_t k = 0; k < g.n; k++)
+          ref_store(out[0].data, dtype, base + k * g.inner, norm != 0.0 ? ref_load(x, dtype, base + k * g.inner) / norm : 0.0);
+        continue;
+      }
       /* subtracting the maximum keeps exp from overflowing */
       double max = -INFINITY, sum = 0.0;
       for (int64_t k = 0; k < g.n; k++) {

@@ -25,7 +25,7 @@ typedef struct reduce_geom_gpu {
 
 typedef struct softmax_geom_gpu {
   int64_t outer, n, inner;
-  int32_t log_softmax, pad0;
+  int32_t log_softmax, lp; /* lp: LpNormalization's p, 0 for the softmaxes */
 } softmax_geom_gpu;
 
 typedef struct norm_geom_gpu {
@@ -144,7 +144,8 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
     case VK_FAM_SOFTMAX: {
       ir_softmax_geom g;
       GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0], &g));
-      softmax_geom_gpu gg = {.outer = g.outer, .n = g.n, .inner = g.inner, .log_softmax = node->params.softmax.log};
+      softmax_geom_gpu gg = {.outer = g.outer, .n = g.n, .inner = g.inner, .log_softmax = node->params.softmax.log,
+                             .lp = node->params.softmax.lp};
       st->groups = clamp_groups(g.outer * g.inner);
       return fill_geom(d, st, &gg, sizeof gg);
     }

@@ -1,7 +1,7 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
 // and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), and 2-D
-// Max/AveragePool (-DKIND_POOL); -DT_F16 loads and stores float16. Index math is the IR's geometry
-// (ir/ops_reduce.h), read by device address.
+// Max/AveragePool (-DKIND_POOL); LpNormalization runs in the softmax kernel. -DT_F16 loads and
+// stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
 // invocations stride over the row and combine through shared memory (float32 throughout); with
@@ -146,7 +146,8 @@ void main() {
 #if defined(KIND_SOFTMAX)
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
   int64_t outer, n, inner;
-  int log_softmax, pad0;
+  int log_softmax;
+  int lp; // LpNormalization's p (1 or 2), 0 for the softmaxes
 };
 
 void main() {
@@ -154,6 +155,18 @@ void main() {
   const int64_t rows = g.outer * g.inner, n = g.n, inner = g.inner;
   for (int64_t row = int64_t(gl_WorkGroupID.x); row < rows; row += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = (row / inner) * n * inner + row % inner;
+    if (g.lp != 0) { // uniform: lp is per node
+      float s = 0.0;
+      for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) {
+        const float v = load_x(base + k * inner);
+        s += g.lp == 1 ? abs(v) : v * v;
+      }
+      s = group_combine(s, R_SUM);
+      const float norm = g.lp == 1 ? s : sqrt(s); // a zero norm gives zeros, as ONNX Runtime does
+      for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP)
+        store_y(base + k * inner, norm != 0.0 ? load_x(base + k * inner) / norm : 0.0);
+      continue;
+    }
     // subtracting the maximum keeps exp from overflowing
     float m = -INF_F;
     for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) m = max(m, load_x(base + k * inner));
