@@ -616,6 +616,16 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
           c.misalign = misalign;
           run_case(gpu, stream, &c);
         }
+      /* LRN over rank 3, 4 and 5, odd and even window sizes, a window wider than the channels */
+      const gfx_shape lrn[] = {SHAPE(2, 7, 33), SHAPE(2, 16, 9, 11), SHAPE(1, 3, 4, 5, 6), SHAPE(2, 6, 50, 50)};
+      static const int lrn_sizes[] = {3, 4, 7, 5};
+      for (int k = 0; k < 4; k++) {
+        ew_case c = case_of(GFX_OP_LRN, dtype, 1, &lrn[k]);
+        c.node.params.lrn = (ir_lrn_params){.size = lrn_sizes[k], .alpha = 0.5f, .beta = 0.75f, .bias = 1.5f};
+        c.scale = 2.0;
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
       /* InstanceNormalization: few long planes (split), odd-sized planes, many short planes */
       const gfx_shape in[][3] = {{SHAPE(1, 8, 256, 256), SHAPE(8), SHAPE(8)},
                                  {SHAPE(2, 3, 100, 101), SHAPE(3), SHAPE(3)},

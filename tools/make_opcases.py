@@ -529,6 +529,14 @@ def reduce_cases():
     out.append(Case("RMSNormalization", 23, [In([3, 4, 5], -2, 2), Const(rand([3, 1, 5], 0.5, 1.5))], {"axis": 0},
                     dtypes=(F32,), expect="refused", tag="two_runs",
                     note="a scale broadcast along two separate runs of the normalized dims is left to ORT"))
+    # LRN: sizes 1 to 7, windows wider than the channels, every attribute; alpha large enough that the
+    # normalization shows (ONNX Runtime's CPU kernel refuses even sizes: the backend op test checks them)
+    for k, (size, c) in enumerate([(3, 6), (5, 7), (5, 3), (1, 4), (7, 5)]):
+        out.append(Case("LRN", 13 if k % 2 else 1, [In([2, c, 4, 5], -2, 2)],
+                        {"size": size, "alpha": 0.6, "beta": 0.75 if k % 2 else 0.5, "bias": 1.0 + 0.5 * k},
+                        tag="size%d_c%d" % (size, c)))
+    out.append(Case("LRN", 13, [In([1, 5, 3, 3], -3, 3)], {"size": 3}, tag="defaults",
+                    note="alpha 1e-4: close to x, but the window's squares of values up to 3 still show"))
     out.append(Case("GroupNormalization", 18, [In([2, 4, 3, 3]), Const(rand([2], 0.5, 1.5)), Const(rand([2]))],
                     {"num_groups": 2}, dtypes=(F32, F16),
                     note="opset 18: scale and bias per group (opset 21 makes them per channel)"))

@@ -215,6 +215,12 @@ typedef struct ir_norm_params {
   int32_t num_groups;
   float epsilon;
 } ir_norm_params;
+/* LRN over the channels (dim 1) of N x C x spatial: y = x / (bias + alpha / size * sum of x^2 over
+ * the channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2) inside the input)^beta. */
+typedef struct ir_lrn_params {
+  int64_t size;
+  float alpha, beta, bias;
+} ir_lrn_params;
 /* end of reduction params */
 
 /* ---- convolution params (ir/ops_nn.c) ---- */
@@ -246,6 +252,7 @@ typedef union ir_params {
   ir_pool_params pool;
   ir_softmax_params softmax;
   ir_norm_params norm;
+  ir_lrn_params lrn;
 
   /* convolution members */
   ir_gemm_params gemm;

@@ -713,3 +713,42 @@ gfx_status ir_norm_stats_shape(const ir_norm_params* p, const gfx_shape* x, gfx_
   for (int i = axis; i < x->rank; i++) out->dims[i] = 1;
   return NULL;
 }
+
+/* ================================ LRN ================================ */
+
+gfx_status ir_parse_lrn(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", "beta", "bias", "size", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
+    return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
+  ir_lrn_params l;
+  memset(&l, 0, sizeof l);
+  GFX_TRY(ir_attr_int(d, "size", 0, &l.size));
+  if (l.size < 1 || l.size > DIM_LIMIT) return IR_UNSUPPORTED(d, "size = %lld (must be given and >= 1)", (long long)l.size);
+  GFX_TRY(ir_attr_float(d, "alpha", 1e-4f, &l.alpha));
+  GFX_TRY(ir_attr_float(d, "beta", 0.75f, &l.beta));
+  GFX_TRY(ir_attr_float(d, "bias", 1.0f, &l.bias));
+  p->lrn = l;
+  return NULL;
+}
+
+gfx_status ir_lrn_geometry(const ir_lrn_params* p, const gfx_shape* x, ir_lrn_geom* g) {
+  memset(g, 0, sizeof *g);
+  GFX_TRY(check_dims("LRN", x));
+  if (x->rank < 3) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LRN needs N x C x spatial, got %s", SHAPE_STR(x));
+  if (p->size < 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LRN size %lld", (long long)p->size);
+  g->n = x->dims[0];
+  g->c = x->dims[1];
+  GFX_TRY(dims_product(x, 2, x->rank, &g->spatial));
+  g->size = p->size;
+  g->pre = (p->size - 1) / 2;
+  return NULL;
+}
+
+gfx_status ir_infer_lrn(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_lrn_geom g;
+  GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0], &g));
+  out[0] = in[0];
+  return NULL;
+}

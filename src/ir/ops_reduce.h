@@ -52,6 +52,14 @@ typedef struct ir_norm_geom {
 /* scale: the Scale input's shape. */
 gfx_status ir_norm_geometry(const ir_norm_params* p, const gfx_shape* x, const gfx_shape* scale, ir_norm_geom* g);
 
+/* LRN as [n, c, spatial]: the window of channel k is [k - pre, k - pre + size - 1], clipped to the
+ * channels there are. */
+typedef struct ir_lrn_geom {
+  int64_t n, c, spatial, size, pre;
+} ir_lrn_geom;
+
+gfx_status ir_lrn_geometry(const ir_lrn_params* p, const gfx_shape* x, ir_lrn_geom* g);
+
 /* The shape of LayerNormalization's optional Mean and InvStdDev outputs (one value per row): X's
  * shape with the normalized dims set to 1. Row r of the geometry is element r of each. */
 gfx_status ir_norm_stats_shape(const ir_norm_params* p, const gfx_shape* x, gfx_shape* out);

@@ -629,6 +629,26 @@ __global__ void lp_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
   }
 }
 
+/* ---- LRN ---- */
+
+/* One thread per element; neighbouring threads take neighbouring spatial positions of a channel,
+ * so each of the window's loads is coalesced. */
+template <typename T>
+__global__ void lrn_kernel(const T* x, T* y, cuda_lrn_args a) {
+  const int64_t total = a.n * a.c * a.spatial;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t s = i % a.spatial, c = i / a.spatial % a.c, n = i / (a.spatial * a.c);
+    const int64_t lo = max(c - a.pre, (int64_t)0), hi = min(c - a.pre + a.size - 1, a.c - 1);
+    const T* plane = x + n * a.c * a.spatial + s;
+    float sum = 0.0f;
+    for (int64_t k = lo; k <= hi; k++) {
+      const float v = load(plane, k * a.spatial);
+      sum += v * v;
+    }
+    store(y, i, load(x, i) * powf(a.bias + a.alpha_over_size * sum, -a.beta));
+  }
+}
+
 /* ---- normalizations ---- */
 
 
@@ -741,6 +761,7 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 32>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, lp_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lrn_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, lp_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 32>)) != cudaSuccess) return e;
@@ -791,6 +812,22 @@ extern "C" cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_
     case GFX_DTYPE_F32: launch_softmax<float>(x, y, args, stream); break;
     case GFX_DTYPE_F16: launch_softmax<__half>(x, y, args, stream); break;
     case GFX_DTYPE_BF16: launch_softmax<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream) {
+  const int64_t total = args.n * args.c * args.spatial;
+  if (total <= 0) return cudaSuccess;
+  const unsigned int grid = grid_for(total, kBlockSize);
+  switch (dtype) {
+    case GFX_DTYPE_F32: lrn_kernel<float><<<grid, kBlockSize, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), args); break;
+    case GFX_DTYPE_F16: lrn_kernel<__half><<<grid, kBlockSize, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), args); break;
+    case GFX_DTYPE_BF16:
+      lrn_kernel<__nv_bfloat16><<<grid, kBlockSize, 0, stream>>>(static_cast<const __nv_bfloat16*>(x),
+                                                                 static_cast<__nv_bfloat16*>(y), args);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -85,6 +85,13 @@ typedef struct cuda_norm_args {
   void* scratch;
 } cuda_norm_args;
 
+/* LRN of [n, c, spatial]: y = x * (bias + alpha_over_size * sum of x^2 over channels
+ * [k - pre, k - pre + size - 1] inside [0, c))^-beta. */
+typedef struct cuda_lrn_args {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias;
+} cuda_lrn_args;
+
 /* How rows of `count` contiguous elements are split across blocks: few long rows would leave most
  * of the GPU idle with one block each (128 rows of 512x512 on 132 SMs), so such rows are cut into
  * chunks of at least 2048 elements until there are about 1024 blocks. chunk_len is a multiple of 8
@@ -115,6 +122,8 @@ cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_arg
 /* bias may be NULL */
 cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y, cuda_norm_args args,
                           cudaStream_t stream);
+
+cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream);
 
 /* Loads every kernel of cuda_reduce.cu into the current device's context (see cuda_elementwise.cu). */
 cudaError_t cuda_reduce_preload(void);

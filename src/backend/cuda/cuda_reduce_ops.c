@@ -60,6 +60,7 @@ static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaErr
   }
 
 STATELESS_PREPARE(pool)
+STATELESS_PREPARE(lrn)
 STATELESS_PREPARE(softmax)
 
 /* ---- splitting few long rows (cuda_row_split) ----
@@ -291,4 +292,22 @@ gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_norm_run(in[0].dtype, in[0].data, in[1].data, bias, out[0].data, a,
                                            (cudaStream_t)ctx->stream));
+}
+
+/* ---- LRN ---- */
+
+gfx_status cuda_run_lrn(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                        cuda_node_state* state) {
+  (void)state;
+  GFX_TRY(check_io(node, in, out, 1, 1));
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
+  ir_lrn_geom g;
+  gfx_status s = ir_lrn_geometry(&node->params.lrn, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  const ir_lrn_params* p = &node->params.lrn;
+  /* alpha / size in float, as ONNX Runtime's CPU kernel scales each square */
+  cuda_lrn_args a = {.n = g.n, .c = g.c, .spatial = g.spatial, .size = g.size, .pre = g.pre,
+                     .alpha_over_size = p->alpha / (float)g.size, .beta = p->beta, .bias = p->bias};
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node, cuda_lrn_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }

@@ -1,4 +1,4 @@
-/* gfxep — reference kernels of the reduction, normalization and pooling ops: plain C loops on host memory.
+/* gfxep — reference kernels of the reduction, normalization (LRN too) and pooling ops: plain C loops on host memory.
  *
  * Every kernel computes in double through ref_load/ref_store (float32, float16 and bfloat16 alike)
  * and rounds once when it stores. Index math comes from the geometry helpers of ir/ops_reduce.h,
@@ -274,5 +274,33 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
       ref_store(out[0].data, dtype, base + j, y);
     }
   }
+  return NULL;
+}
+
+/* ---- LRN ---- */
+
+gfx_status ref_run_lrn(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 1, 1));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_lrn_geom g;
+  GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0].shape, &g));
+  const ir_lrn_params* p = &node->params.lrn;
+  const int dtype = in[0].dtype;
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.c; c++) {
+      const int64_t lo = c - g.pre > 0 ? c - g.pre : 0;
+      const int64_t hi = c - g.pre + g.size - 1 < g.c - 1 ? c - g.pre + g.size - 1 : g.c - 1;
+      for (int64_t s = 0; s < g.spatial; s++) {
+        double sum = 0.0;
+        for (int64_t k = lo; k <= hi; k++) {
+          const double v = ref_load(in[0].data, dtype, (n * g.c + k) * g.spatial + s);
+          sum += v * v;
+        }
+        const int64_t i = (n * g.c + c) * g.spatial + s;
+        const double scale = (double)p->bias + (double)p->alpha / (double)g.size * sum;
+        ref_store(out[0].data, dtype, i, ref_load(in[0].data, dtype, i) * pow(scale, -(double)p->beta));
+      }
+    }
   return NULL;
 }

@@ -76,7 +76,7 @@ static const struct {
     {"norm", VK_FAM_NORM},     {"pool", VK_FAM_POOL},
     {"cast", VK_FAM_MISC},     {"where", VK_FAM_MISC},      {"batchnorm", VK_FAM_MISC},
     {"resize", VK_FAM_RESIZE}, {"space_depth", VK_FAM_RESIZE},
-    {"grid_sample", VK_FAM_RESIZE},
+    {"grid_sample", VK_FAM_RESIZE}, {"lrn", VK_FAM_POOL},
 };
 
 vk_family vk_family_of(gfx_op op) {

@@ -315,6 +315,8 @@ typedef enum vk_shader_id {
   VK_SHADER_NORM_F16,
   VK_SHADER_POOL_F32,
   VK_SHADER_POOL_F16,
+  VK_SHADER_LRN_F32, /* reduce.comp -DKIND_LRN (vk_reduce.c) */
+  VK_SHADER_LRN_F16,
   VK_SHADER_CAST,        /* cast.comp (vk_misc.c) */
   VK_SHADER_WHERE_1,     /* where.comp by element size */
   VK_SHADER_WHERE_2,

@@ -1,4 +1,4 @@
-/* gfxep Vulkan backend — the reduce, softmax, norm and pool families (shaders/reduce.comp).
+/* gfxep Vulkan backend — the reduce, softmax, norm and pool families and LRN (shaders/reduce.comp).
  *
  * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_reduce.h) into a small
  * host-visible block the shader reads by address; node_run records one dispatch: a workgroup per
@@ -40,6 +40,11 @@ typedef struct pool_geom_gpu {
   int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
   int32_t is_max, count_include_pad;
 } pool_geom_gpu;
+
+typedef struct lrn_geom_gpu {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias, pad0;
+} lrn_geom_gpu;
 
 typedef struct red_push {
   uint64_t x, scale, bias, y, geom;
@@ -85,6 +90,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                      d->info.name);
   if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
     *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : VK_SHADER_ARGMAX_F16;
+    return NULL;
+  }
+  if (op == GFX_OP_LRN && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
+    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_LRN_F32 : VK_SHADER_LRN_F16;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F32) {
@@ -160,6 +169,15 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
       return fill_geom(d, st, &gg, sizeof gg);
     }
     default: {
+      if (node->op == GFX_OP_LRN) { /* an invocation per element, as pooling */
+        ir_lrn_geom g;
+        GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0], &g));
+        const ir_lrn_params* p = &node->params.lrn;
+        lrn_geom_gpu gg = {.n = g.n, .c = g.c, .spatial = g.spatial, .size = g.size, .pre = g.pre,
+                           .alpha_over_size = p->alpha / (float)g.size, .beta = p->beta, .bias = p->bias};
+        st->groups = clamp_groups((g.n * g.c * g.spatial + RED_GROUP - 1) / RED_GROUP);
+        return fill_geom(d, st, &gg, sizeof gg);
+      }
       ir_pool_geom g;
       GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
       pool_geom_gpu gg;

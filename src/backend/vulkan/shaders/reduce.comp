@@ -1,6 +1,6 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
 // and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), and 2-D
-// Max/AveragePool (-DKIND_POOL); LpNormalization runs in the softmax kernel. -DT_F16 loads and
+// Max/AveragePool (-DKIND_POOL), LRN (-DKIND_LRN); LpNormalization runs in the softmax kernel. -DT_F16 loads and
 // stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
@@ -270,6 +270,30 @@ void main() {
       acc = taps > 0 ? acc / float(taps) : NAN_F;
     }
     store_y(e, acc);
+  }
+}
+#endif
+
+#if defined(KIND_LRN)
+// LRN: one invocation per element sums the squares of its channel window (vk_reduce.c's lrn geometry)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias;
+};
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int64_t total = g.n * g.c * g.spatial;
+  const int64_t step = int64_t(gl_NumWorkGroups.x) * GROUP;
+  for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < total; e += step) {
+    const int64_t s = e % g.spatial, c = (e / g.spatial) % g.c, n = e / (g.spatial * g.c);
+    const int64_t lo = max(c - g.pre, int64_t(0)), hi = min(c - g.pre + g.size - 1, g.c - 1);
+    float sum = 0.0;
+    for (int64_t k = lo; k <= hi; k++) {
+      const float v = load_x((n * g.c + k) * g.spatial + s);
+      sum += v * v;
+    }
+    store_y(e, load_x(e) * pow(g.bias + g.alpha_over_size * sum, -g.beta));
   }
 }
 #endif
