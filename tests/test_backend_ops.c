@@ -61,12 +61,13 @@ static gfx_dev* open_backend(const char* name) {
   return dev;
 }
 
-/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`; multiples of
- * `grid` when it is > 0), integers in [-50, 50], bools half true. */
-static void fill(void* data, int dtype, int64_t n, double scale, int positive, double grid) {
+/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`) moved by offset
+ * (multiples of `grid` when it is > 0), integers in [-50, 50], bools half true. */
+static void fill(void* data, int dtype, int64_t n, double scale, int positive, double offset, double grid) {
   for (int64_t i = 0; i < n; i++) {
     double v = rand_unit() * scale;
     if (positive) v = fabs(v) + 0.01;
+    v += offset;
     if (grid > 0) v = nearbyint(v / grid) * grid;
     switch (dtype) {
       case GFX_DTYPE_F32: ((float*)data)[i] = (float)v; break;
@@ -108,6 +109,7 @@ typedef struct ew_case {
   double scale;
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
+  double offset; /* added to float inputs (ReduceProd near 1, ReduceLogSumExp far from 0) */
   int misalign; /* inputs and output one element past an aligned address */
   int n_out;       /* outputs (0 means 1) */
   int stats_dtype; /* the type of outputs 1.. (LayerNormalization's Mean and InvStdDev) */
@@ -240,7 +242,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     host[i] = malloc(b + 8);
     /* BatchNorm's variance must be positive */
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
-         c->grid);
+         c->offset, c->grid);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
     if ((s = gfx_backend_mem_alloc(gpu, b + 16, &dev[i]))) goto done;
     if (b && (s = gfx_backend_copy(gpu, (char*)dev[i] + shift, host[i], b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
@@ -690,19 +692,20 @@ static void reduce_label(ew_case* c, const char* note) {
            p->select_last ? " select_last" : "", c->misalign ? " misaligned" : "", note);
 }
 
-/* ReduceL1 and ReduceSumSquare through the reduction strategies (many short rows, few long rows split
+/* ReduceL1, ReduceSumSquare, ReduceProd (values near 1) and ReduceLogSumExp (with keepdims, values of
+ * 60 to 100) through the reduction strategies (many short rows, few long rows split
  * through scratch, a strided axis, two axes, an outer axis, every axis), keepdims both ways, one
  * element off alignment too. */
 static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
-  static const gfx_op ops[] = {GFX_OP_REDUCE_L1, GFX_OP_REDUCE_SUM_SQUARE};
-  static const ir_reduce_kind kinds[] = {IR_REDUCE_L1, IR_REDUCE_SUM_SQUARE};
+  static const gfx_op ops[] = {GFX_OP_REDUCE_L1, GFX_OP_REDUCE_SUM_SQUARE, GFX_OP_REDUCE_PROD, GFX_OP_REDUCE_LOG_SUM_EXP};
+  static const ir_reduce_kind kinds[] = {IR_REDUCE_L1, IR_REDUCE_SUM_SQUARE, IR_REDUCE_PROD, IR_REDUCE_LOG_SUM_EXP};
   const gfx_shape xs[] = {SHAPE(2000, 192), SHAPE(3, 40000), SHAPE(4, 33, 17),
                           SHAPE(4, 33, 17), SHAPE(5, 3000),  SHAPE(4, 33, 17)};
   static const int n_axes[] = {1, 1, 1, 2, 1, 0};
   static const int8_t axes[][2] = {{-1}, {1}, {1}, {0, 2}, {0}, {0}};
   for (int misalign = 0; misalign < 2; misalign++)
     for (int t = 0; t < 3; t++)
-      for (int k = 0; k < 2; k++)
+      for (int k = 0; k < 4; k++)
         for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
           for (int keep = 0; keep < 2; keep++) {
             ew_case c = case_of(ops[k], float_types[t], 1, &xs[r]);
@@ -710,10 +713,25 @@ static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
             *p = (ir_reduce_params){.kind = kinds[k], .n_axes = (int8_t)n_axes[r], .keepdims = (int8_t)keep};
             for (int a = 0; a < n_axes[r]; a++) p->axes[a] = axes[r][a];
             c.scale = r == 1 ? 0.01 : 1.0; /* sums of 40000 stay small enough for float16 */
+            if (kinds[k] == IR_REDUCE_PROD) c.scale = 0.05, c.offset = 1.0; /* products of thousands stay finite */
+            /* values of 60 to 100 overflow exp in float32 unless the maximum is subtracted first */
+            if (kinds[k] == IR_REDUCE_LOG_SUM_EXP && keep) c.scale = 20.0, c.offset = 80.0;
             c.misalign = misalign;
             reduce_label(&c, "");
             run_case(gpu, stream, &c);
           }
+}
+
+/* ReduceProd and ReduceLogSumExp with noop_with_empty_axes (the output is the input) */
+static void reduce_noop_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape xs[1] = {SHAPE(4, 33, 17)};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 2; k++) {
+      ew_case c = case_of(k ? GFX_OP_REDUCE_LOG_SUM_EXP : GFX_OP_REDUCE_PROD, float_types[t], 1, xs);
+      c.node.params.reduce = (ir_reduce_params){.kind = k ? IR_REDUCE_LOG_SUM_EXP : IR_REDUCE_PROD, .keepdims = 1, .noop = 1};
+      reduce_label(&c, " noop_with_empty_axes");
+      run_case(gpu, stream, &c);
+    }
 }
 
 /* ArgMax and ArgMin along every axis, keepdims both ways, the first and the last index among equal
@@ -1080,6 +1098,7 @@ int main(int argc, char** argv) {
   fast_path_cases(gpu, stream);
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
+  reduce_noop_cases(gpu, stream);
   arg_cases(gpu, stream);
   grid_sample_cases(gpu, stream);
   conv_cases(gpu, stream);

@@ -463,6 +463,19 @@ def reduce_cases():
             out.append(Case(op, 13, [In([4, 6])], tol=tol, tag="all"))
         out.append(Case(op, 13, [In([2, 64, 3], 0, 1)], {"axes": [1]} if op != "ReduceSum" else {},
                         tol=tol, tag="long"))
+    # ReduceProd and ReduceLogSumExp: axes as an attribute (opsets 11, 13) and as an input (18), two
+    # axes, all axes, noop_with_empty_axes; long rows (a product near 1, a sum of exponentials of values
+    # up to 100, which overflows float32 unless the maximum is subtracted first)
+    for op in ("ReduceProd", "ReduceLogSumExp"):
+        tol = red_tol if op == "ReduceLogSumExp" else (1e-5, 3e-4)
+        out.append(Case(op, 13, [In([3, 4, 5], -2, 2)], {"axes": [1], "keepdims": 1}, tol=tol))
+        out.append(Case(op, 11, [In([2, 3, 4, 3], -2, 2)], {"axes": [0, -1], "keepdims": 0}, tol=tol, tag="two"))
+        out.append(Case(op, 18, [In([3, 4, 5], -2, 2), i64([-1])], {"keepdims": 0}, tol=tol, tag="input"))
+        out.append(Case(op, 18, [In([3, 2, 2], -1.5, 1.5)], tol=tol, tag="all"))
+        out.append(Case(op, 18, [In([2, 3], -2, 2), i64(np.zeros([0], np.int64))], {"noop_with_empty_axes": 1},
+                        tol=tol, tag="noop"))
+    out.append(Case("ReduceProd", 13, [In([2, 64, 3], 0.8, 1.25)], {"axes": [1]}, tol=(1e-5, 3e-4), tag="long"))
+    out.append(Case("ReduceLogSumExp", 13, [In([2, 64, 3], 60, 100)], {"axes": [1]}, tol=red_tol, tag="large"))
     # ArgMax / ArgMin (int64 output): axes, keepdims, and ties (integer-valued inputs) with
     # select_last_index both ways
     for op in ("ArgMax", "ArgMin"):

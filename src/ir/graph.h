@@ -168,6 +168,8 @@ typedef enum ir_reduce_kind {
   IR_REDUCE_SUM_SQUARE,
   IR_REDUCE_ARGMAX, /* the index (int64) of the first (or, with select_last, last) extreme along one axis */
   IR_REDUCE_ARGMIN,
+  IR_REDUCE_PROD,
+  IR_REDUCE_LOG_SUM_EXP, /* max + log(sum(exp(x - max))): no overflow */
 } ir_reduce_kind;
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool. Axes are kept as written (possibly

@@ -104,6 +104,10 @@ gfx_status ir_parse_reduce_max(const ir_node_desc* d, ir_params* p) { return par
 gfx_status ir_parse_reduce_min(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MIN); }
 gfx_status ir_parse_reduce_l2(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L2); }
 gfx_status ir_parse_reduce_l1(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L1); }
+gfx_status ir_parse_reduce_prod(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_PROD); }
+gfx_status ir_parse_reduce_log_sum_exp(const ir_node_desc* d, ir_params* p) {
+  return parse_reduce(d, p, IR_REDUCE_LOG_SUM_EXP);
+}
 
 /* ArgMax / ArgMin: one axis (attribute, default 0), keepdims, select_last_index (opset 12; absent
  * before, which means 0); a float input and an int64 output. */

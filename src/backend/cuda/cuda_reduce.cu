@@ -49,6 +49,11 @@ struct min_op {
   __device__ float operator()(float a, float b) const { return (a != a || a <= b) ? a : b; }
 };
 
+struct prod_op {
+  __device__ float identity() const { return 1.0f; }
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+
 template <typename Op>
 __device__ float warp_reduce(float v, Op op) {
   for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
@@ -188,6 +193,13 @@ template <>
 struct reduce_traits<CUDA_REDUCE_SUM_SQUARE> {
   typedef sum_op op;
   static __device__ float prepare(float v) { return v * v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+
+template <>
+struct reduce_traits<CUDA_REDUCE_PROD> {
+  typedef prod_op op;
+  static __device__ float prepare(float v) { return v; }
   static __device__ float finish(float acc, int64_t) { return acc; }
 };
 
@@ -464,6 +476,50 @@ void launch_reduce(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t str
     reduce_columns_kernel<T, Kind><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
 }
 
+/* ---- ReduceLogSumExp: the maximum, then the sum of exponentials shifted by it ---- */
+
+/* The shift: the maximum where it is finite, else 0 (all -inf gives -inf, a +inf gives +inf). */
+__device__ __forceinline__ float lse_shift(float m) { return isfinite(m) ? m : 0.0f; }
+
+/* One block per output, two passes over its elements (the second from the caches). */
+template <typename T>
+__global__ void lse_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
+  for (int64_t o = blockIdx.x; o < a.out_count; o += gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float m = -INFINITY;
+    for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+      m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
+    const float shift = lse_shift(block_reduce(m, max_op()));
+    float s = 0.0f;
+    for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+      s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
+    s = block_reduce(s, sum_op());
+    if (threadIdx.x == 0) store(y, o, shift + logf(s));
+  }
+}
+
+/* One thread per output (neighbouring threads read neighbouring elements of an outer reduction). */
+template <typename T>
+__global__ void lse_columns_kernel(const T* x, T* y, cuda_reduce_args a) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count; o += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float m = -INFINITY, s = 0.0f;
+    for (int64_t r = 0; r < a.reduce_count; r++) m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
+    const float shift = lse_shift(m);
+    for (int64_t r = 0; r < a.reduce_count; r++) s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
+    store(y, o, shift + logf(s));
+  }
+}
+
+template <typename T>
+void launch_lse(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  const bool contiguous = a.n_red >= 1 && a.red_strides[a.n_red - 1] == 1;
+  if ((contiguous && a.reduce_count >= 32) || a.out_count < 2048)
+    lse_rows_kernel<T><<<grid_for(a.out_count, 1), kBlockSize, 0, stream>>>(x, y, a);
+  else
+    lse_columns_kernel<T><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
+}
+
 template <typename T>
 void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStream_t stream) {
   const T* in = static_cast<const T*>(x);
@@ -476,6 +532,8 @@ void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStre
     case CUDA_REDUCE_L2: launch_reduce<T, CUDA_REDUCE_L2>(in, out, a, stream); break;
     case CUDA_REDUCE_L1: launch_reduce<T, CUDA_REDUCE_L1>(in, out, a, stream); break;
     case CUDA_REDUCE_SUM_SQUARE: launch_reduce<T, CUDA_REDUCE_SUM_SQUARE>(in, out, a, stream); break;
+    case CUDA_REDUCE_PROD: launch_reduce<T, CUDA_REDUCE_PROD>(in, out, a, stream); break;
+    case CUDA_REDUCE_LOG_SUM_EXP: launch_lse<T>(in, out, a, stream); break;
     default: break;
   }
 }
@@ -753,6 +811,9 @@ cudaError_t preload_type() {
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_L2>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_L1>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_SUM_SQUARE>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_PROD>()) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lse_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lse_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;

@@ -30,7 +30,9 @@ enum {
   CUDA_REDUCE_L1,
   CUDA_REDUCE_SUM_SQUARE,
   CUDA_REDUCE_ARGMAX, /* cuda_arg_run only */
-  CUDA_REDUCE_ARGMIN
+  CUDA_REDUCE_ARGMIN,
+  CUDA_REDUCE_PROD,
+  CUDA_REDUCE_LOG_SUM_EXP /* max + log(sum(exp(x - max))); chunks must be 1 */
 };
 
 /* y[o] = reduction of x[base(o) + offset(r)] over r < reduce_count, where base and offset split

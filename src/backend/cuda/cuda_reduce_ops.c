@@ -74,7 +74,7 @@ static int is_arg(ir_reduce_kind kind) { return kind == IR_REDUCE_ARGMAX || kind
 static size_t reduce_split_bytes(ir_reduce_kind kind, const ir_reduce_geom* g, int64_t* chunks, int64_t* chunk_len) {
   *chunks = 1;
   *chunk_len = g->reduce_count;
-  if (is_arg(kind)) return 0;                                        /* one thread per output */
+  if (is_arg(kind) || kind == IR_REDUCE_LOG_SUM_EXP) return 0;      /* one thread or block per output */
   if (g->copy || g->n_red != 1 || g->red_strides[0] != 1) return 0; /* contiguous rows only */
   cuda_row_split(g->out_count, g->reduce_count, chunks, chunk_len);
   return *chunks > 1 ? (size_t)(g->out_count * *chunks) * sizeof(float) : 0;
@@ -186,9 +186,11 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   static const int kinds[] = {[IR_REDUCE_SUM] = CUDA_REDUCE_SUM, [IR_REDUCE_MEAN] = CUDA_REDUCE_MEAN,
                               [IR_REDUCE_MAX] = CUDA_REDUCE_MAX, [IR_REDUCE_MIN] = CUDA_REDUCE_MIN,
                               [IR_REDUCE_L2] = CUDA_REDUCE_L2, [IR_REDUCE_L1] = CUDA_REDUCE_L1,
-                              [IR_REDUCE_SUM_SQUARE] = CUDA_REDUCE_SUM_SQUARE};
+                              [IR_REDUCE_SUM_SQUARE] = CUDA_REDUCE_SUM_SQUARE, [IR_REDUCE_ARGMAX] = -1,
+                              [IR_REDUCE_ARGMIN] = -1, [IR_REDUCE_PROD] = CUDA_REDUCE_PROD,
+                              [IR_REDUCE_LOG_SUM_EXP] = CUDA_REDUCE_LOG_SUM_EXP};
   const int kind = (int)node->params.reduce.kind;
-  if (kind < 0 || kind > IR_REDUCE_SUM_SQUARE) /* a kind added to the IR without a kernel here */
+  if (kind < 0 || kind > IR_REDUCE_LOG_SUM_EXP || kinds[kind] < 0) /* a kind added to the IR without a kernel here */
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "reduction kind %d has no CUDA kernel", kind));
   cuda_reduce_args a = reduce_args(kinds[kind], &g);
   const size_t split_bytes = reduce_split_bytes(node->params.reduce.kind, &g, &a.chunks, &a.chunk_len);

@@ -68,14 +68,31 @@ static int64_t offset_of(int64_t linear, int n, const int64_t* dims, const int64
   return off;
 }
 
+/* ReduceLogSumExp: the largest value is subtracted before exponentiating, so nothing overflows; an
+ * infinite or absent maximum shifts by 0 (all -inf gives -inf, a +inf gives +inf, NaN stays NaN). */
+static double log_sum_exp_one(const void* x, int dtype, int64_t base, const ir_reduce_geom* g) {
+  double max = -INFINITY, sum = 0.0;
+  for (int64_t r = 0; r < g->reduce_count; r++) {
+    const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
+    if (v > max) max = v;
+  }
+  const double shift = isfinite(max) ? max : 0.0;
+  for (int64_t r = 0; r < g->reduce_count; r++)
+    sum += exp(ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides)) - shift);
+  return shift + log(sum);
+}
+
 static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t base, const ir_reduce_geom* g) {
-  double acc = kind == IR_REDUCE_MAX ? -INFINITY : kind == IR_REDUCE_MIN ? INFINITY : 0.0;
+  if (kind == IR_REDUCE_LOG_SUM_EXP) return log_sum_exp_one(x, dtype, base, g);
+  double acc = kind == IR_REDUCE_MAX ? -INFINITY : kind == IR_REDUCE_MIN ? INFINITY : kind == IR_REDUCE_PROD ? 1.0 : 0.0;
   for (int64_t r = 0; r < g->reduce_count; r++) {
     const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
     switch (kind) {
       case IR_REDUCE_SUM: case IR_REDUCE_MEAN: acc += v; break;
       case IR_REDUCE_L2: case IR_REDUCE_SUM_SQUARE: acc += v * v; break;
       case IR_REDUCE_L1: acc += fabs(v); break;
+      case IR_REDUCE_PROD: acc *= v; break;
+      case IR_REDUCE_LOG_SUM_EXP: break; /* log_sum_exp_one's, never here */
       case IR_REDUCE_ARGMAX: case IR_REDUCE_ARGMIN: break; /* arg_one's, never here */
       /* a NaN anywhere makes the result NaN */
       case IR_REDUCE_MAX: if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v; break;

@@ -59,10 +59,15 @@ shared float red[GROUP];
 #define R_L2 4
 #define R_L1 5
 #define R_SUM_SQUARE 6
+#define R_PROD 9
+#define R_LOG_SUM_EXP 10
 
-float combine2(float a, float b, int op) { return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b; }
+float combine2(float a, float b, int op) {
+  return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : op == R_PROD ? a * b : a + b;
+}
 
-// Combines v over the workgroup with op (R_SUM adds, R_MAX / R_MIN compare, NaN propagating); every
+// Combines v over the workgroup with op (R_SUM adds, R_PROD multiplies, R_MAX / R_MIN compare, NaN
+// propagating); every
 // invocation gets the result. Called in uniform control flow.
 #if defined(SUBGROUP)
 // Within each subgroup first (subgroupAdd; the comparisons by butterfly shuffles, since a subgroup
@@ -122,18 +127,40 @@ int64_t offset_of(int64_t linear, int n, bool kept, Geom g) {
   return off;
 }
 
+// ReduceLogSumExp of output o: the maximum (NaN skipped), then the sum of exponentials shifted by it
+// where it is finite (all -inf gives -inf, a +inf gives +inf, a NaN gives NaN)
+float log_sum_exp(int64_t base, Geom g) {
+  float m = -INF_F;
+  for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
+    const float v = load_x(base + offset_of(r, g.n_red, false, g));
+    m = v > m ? v : m;
+  }
+  m = group_combine(m, R_MAX);
+  const float shift = isinf(m) || isnan(m) ? 0.0 : m;
+  float s = 0.0;
+  for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP)
+    s += exp(load_x(base + offset_of(r, g.n_red, false, g)) - shift);
+  return shift + log(group_combine(s, R_SUM));
+}
+
 void main() {
   Geom g = Geom(pc.geom_addr);
   const int kind = g.kind;
-  const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : R_SUM;
+  const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : kind == R_PROD ? R_PROD : R_SUM;
   for (int64_t o = int64_t(gl_WorkGroupID.x); o < g.out_count; o += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = offset_of(o, g.n_kept, true, g);
-    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : 0.0;
+    if (kind == R_LOG_SUM_EXP) { // uniform: the kind is per node
+      const float v = log_sum_exp(base, g);
+      if (gl_LocalInvocationID.x == 0) store_y(o, v);
+      continue;
+    }
+    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : kind == R_PROD ? 1.0 : 0.0;
     for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
       const float v = load_x(base + offset_of(r, g.n_red, false, g));
-      acc = kind == R_MAX   ? nan_max(acc, v)
-            : kind == R_MIN ? nan_min(acc, v)
-                            : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
+      acc = kind == R_MAX    ? nan_max(acc, v)
+            : kind == R_MIN  ? nan_min(acc, v)
+            : kind == R_PROD ? acc * v
+                             : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
     }
     acc = group_combine(acc, combine);
     if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
