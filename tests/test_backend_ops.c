@@ -795,6 +795,18 @@ static void grid_sample_cases(gfx_dev* gpu, void* stream) {
                      c.misalign ? " misaligned" : "");
             run_case(gpu, stream, &c);
           }
+  /* an input and a grid of different types (a model lowered to float16 keeps its grid float32) */
+  for (int t = 0; t < 2; t++)
+    for (int m = 0; m < 3; m++) {
+      const gfx_shape s[2] = {SHAPE(2, 3, 9, 11), SHAPE(2, 13, 17, 2)};
+      ew_case c = case_of(GFX_OP_GRID_SAMPLE, types[t], 2, s);
+      c.in_dtype[1] = types[1 - t];
+      c.node.params.grid_sample = (ir_grid_sample_params){.mode = m, .padding = m, .align_corners = m == 1};
+      c.scale = 1.3;
+      snprintf(c.label, sizeof c.label, "GridSample %s with a %s grid, %s %s", gfx_dtype_name(types[t]),
+               gfx_dtype_name(types[1 - t]), modes[m], pads[m]);
+      run_case(gpu, stream, &c);
+    }
 }
 
 static void conv_cases(gfx_dev* gpu, void* stream) {

@@ -418,13 +418,16 @@ static gfx_status check_grid_sample_dims(const ir_node_desc* d) {
 }
 
 /* GridSample-16 (modes bilinear, nearest, bicubic) and -20 (linear, nearest, cubic) on 4-D input;
- * the input, the grid and the output are all float32 or all float16. */
+ * the input and output float32 or float16, the grid float32 or float16 of its own (a model lowered
+ * to float16 keeps its grid float32: a flow field in float16 would be off by up to a pixel). */
 gfx_status ir_parse_grid_sample(const ir_node_desc* d, ir_params* params) {
   ir_grid_sample_params* p = &params->grid_sample;
   memset(p, 0, sizeof *p);
   GFX_TRY(ir_check_io(d, 2, 2, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"align_corners", "mode", "padding_mode", NULL}));
-  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPE_BIT(GFX_DTYPE_F32) | IR_TYPE_BIT(GFX_DTYPE_F16), NULL));
+  const unsigned types = IR_TYPE_BIT(GFX_DTYPE_F32) | IR_TYPE_BIT(GFX_DTYPE_F16);
+  GFX_TRY(ir_check_same_type(d, 0, 0, types, NULL));
+  GFX_TRY(ir_check_input_type(d, 1, types));
   GFX_TRY(check_grid_sample_dims(d));
   /* opset 20 renamed the modes; the old names are no longer valid there, nor the new ones before */
   const int renamed = d->since_version >= 20;

@@ -22,10 +22,10 @@ __device__ inline float load_f(const __half* p, int64_t i) { return __half2float
 __device__ inline void store_f(float* p, int64_t i, float v) { p[i] = v; }
 __device__ inline void store_f(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 
-/* Taps is 1 (nearest), 2 (linear) or 4 (cubic): the mode as a compile-time count, so the tap
- * arrays live in registers. */
-template <typename T, int Mode, int Taps>
-__global__ void grid_sample_kernel(const T* x, const T* grid, T* y, ir_grid_geom g) {
+/* T: the input's and output's element type, G: the grid's. Taps is 1 (nearest), 2 (linear) or 4
+ * (cubic): the mode as a compile-time count, so the tap arrays live in registers. */
+template <typename T, typename G, int Mode, int Taps>
+__global__ void grid_sample_kernel(const T* x, const G* grid, T* y, ir_grid_geom g) {
   const int64_t pixels = g.out_h * g.out_w, plane_in = g.in_h * g.in_w;
   const int64_t total = g.n * pixels;
   ir_grid_geom gm = g;
@@ -59,45 +59,50 @@ __global__ void grid_sample_kernel(const T* x, const T* grid, T* y, ir_grid_geom
   }
 }
 
-template <typename T>
+template <typename T, typename G>
 cudaError_t launch_grid_sample(const void* x, const void* grid, void* y, const ir_grid_geom& g, cudaStream_t stream) {
   const int64_t total = g.n * g.out_h * g.out_w;
   const int64_t blocks = (total + kBlockSize - 1) / kBlockSize;
   const unsigned int n_blocks = (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
   const T* xt = static_cast<const T*>(x);
-  const T* gt = static_cast<const T*>(grid);
+  const G* gt = static_cast<const G*>(grid);
   T* yt = static_cast<T*>(y);
   switch (g.mode) {
-    case IR_GRID_NEAREST: grid_sample_kernel<T, IR_GRID_NEAREST, 1><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
-    case IR_GRID_LINEAR: grid_sample_kernel<T, IR_GRID_LINEAR, 2><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
-    case IR_GRID_CUBIC: grid_sample_kernel<T, IR_GRID_CUBIC, 4><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
+    case IR_GRID_NEAREST: grid_sample_kernel<T, G, IR_GRID_NEAREST, 1><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
+    case IR_GRID_LINEAR: grid_sample_kernel<T, G, IR_GRID_LINEAR, 2><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
+    case IR_GRID_CUBIC: grid_sample_kernel<T, G, IR_GRID_CUBIC, 4><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
 
-template <typename T>
+template <typename T, typename G>
 cudaError_t preload_grid_sample() {
   cudaFuncAttributes attr;
   cudaError_t e;
-  if ((e = cudaFuncGetAttributes(&attr, grid_sample_kernel<T, IR_GRID_NEAREST, 1>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, grid_sample_kernel<T, IR_GRID_LINEAR, 2>)) != cudaSuccess) return e;
-  return cudaFuncGetAttributes(&attr, grid_sample_kernel<T, IR_GRID_CUBIC, 4>);
+  if ((e = cudaFuncGetAttributes(&attr, grid_sample_kernel<T, G, IR_GRID_NEAREST, 1>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, grid_sample_kernel<T, G, IR_GRID_LINEAR, 2>)) != cudaSuccess) return e;
+  return cudaFuncGetAttributes(&attr, grid_sample_kernel<T, G, IR_GRID_CUBIC, 4>);
 }
 
 }  // namespace
 
-extern "C" cudaError_t cuda_grid_sample(int dtype, const void* x, const void* grid, void* y, ir_grid_geom g,
-                                        cudaStream_t stream) {
+extern "C" cudaError_t cuda_grid_sample(int dtype, int grid_dtype, const void* x, const void* grid, void* y,
+                                        ir_grid_geom g, cudaStream_t stream) {
   if (g.n * g.c * g.out_h * g.out_w <= 0) return cudaSuccess;
-  switch (dtype) {
-    case GFX_DTYPE_F32: return launch_grid_sample<float>(x, grid, y, g, stream);
-    case GFX_DTYPE_F16: return launch_grid_sample<__half>(x, grid, y, g, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  const int f16 = dtype == GFX_DTYPE_F16, grid_f16 = grid_dtype == GFX_DTYPE_F16;
+  if ((!f16 && dtype != GFX_DTYPE_F32) || (!grid_f16 && grid_dtype != GFX_DTYPE_F32)) return cudaErrorInvalidValue;
+  if (f16)
+    return grid_f16 ? launch_grid_sample<__half, __half>(x, grid, y, g, stream)
+                    : launch_grid_sample<__half, float>(x, grid, y, g, stream);
+  return grid_f16 ? launch_grid_sample<float, __half>(x, grid, y, g, stream)
+                  : launch_grid_sample<float, float>(x, grid, y, g, stream);
 }
 
 extern "C" cudaError_t cuda_grid_sample_preload(void) {
-  cudaError_t e = preload_grid_sample<float>();
-  return e != cudaSuccess ? e : preload_grid_sample<__half>();
+  cudaError_t e;
+  if ((e = preload_grid_sample<float, float>()) != cudaSuccess) return e;
+  if ((e = preload_grid_sample<__half, __half>()) != cudaSuccess) return e;
+  if ((e = preload_grid_sample<__half, float>()) != cudaSuccess) return e;
+  return preload_grid_sample<float, __half>();
 }

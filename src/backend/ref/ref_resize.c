@@ -162,8 +162,11 @@ gfx_status ref_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, con
   gfx_shape expected;
   GFX_TRY(ir_grid_sample_geometry(node, &in[0].shape, &in[1].shape, &g, &expected));
   GFX_TRY(check_io(node, in, out, &expected));
-  GFX_TRY(check_tensor(node, "input 1 (grid)", &in[1], in[0].dtype));
-  const int dtype = in[0].dtype;
+  const int dtype = in[0].dtype, grid_dtype = in[1].dtype;
+  if (grid_dtype != GFX_DTYPE_F32 && grid_dtype != GFX_DTYPE_F16)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": the grid is %s", ir_op_name(node->op),
+                     node->name ? node->name : "", gfx_dtype_name(grid_dtype));
+  GFX_TRY(check_tensor(node, "input 1 (grid)", &in[1], grid_dtype));
   const size_t es = gfx_dtype_size(dtype);
   const int64_t pixels = g.out_h * g.out_w, plane_in = g.in_h * g.in_w;
   for (int64_t n = 0; n < g.n; n++)
@@ -171,7 +174,7 @@ gfx_status ref_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, con
       const char* plane = (const char*)in[0].data + (size_t)((n * g.c + c) * plane_in) * es;
       for (int64_t p = 0; p < pixels; p++) {
         const int64_t gi = (n * pixels + p) * 2;
-        const float gx = (float)ref_load(in[1].data, dtype, gi), gy = (float)ref_load(in[1].data, dtype, gi + 1);
+        const float gx = (float)ref_load(in[1].data, grid_dtype, gi), gy = (float)ref_load(in[1].data, grid_dtype, gi + 1);
         ref_store(out[0].data, dtype, (n * g.c + c) * pixels + p, grid_sample_one(plane, dtype, &g, gx, gy));
       }
     }

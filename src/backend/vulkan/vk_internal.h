@@ -330,8 +330,10 @@ typedef enum vk_shader_id {
   VK_SHADER_SPACE_DEPTH_2,
   VK_SHADER_SPACE_DEPTH_4,
   VK_SHADER_SPACE_DEPTH_8,
-  VK_SHADER_GRID_SAMPLE_F32, /* grid_sample.comp (vk_resize.c) */
-  VK_SHADER_GRID_SAMPLE_F16,
+  VK_SHADER_GRID_SAMPLE_F32, /* grid_sample.comp (vk_resize.c): input and grid float32, */
+  VK_SHADER_GRID_SAMPLE_F16,     /* both float16, */
+  VK_SHADER_GRID_SAMPLE_F16_G32, /* a float16 input and a float32 grid, */
+  VK_SHADER_GRID_SAMPLE_F32_G16, /* a float32 input and a float16 grid */
   VK_SHADER_GATHER_1,    /* gather.comp by element size (vk_layout.c) */
   VK_SHADER_GATHER_2,
   VK_SHADER_GATHER_4,

@@ -17,7 +17,7 @@
  *
  * GridSample: the shader finds each output pixel's taps itself (the grid is data), mirroring
  * ir/grid_sample_geom.h in GLSL; every mode, padding mode and align_corners the IR parses, on 4-D
- * input; float32, and float16 with shaderFloat16 + 16-bit storage.
+ * input; the input and the grid each float32, or float16 with shaderFloat16 + 16-bit storage.
  *
  * Element types are not in the node's params: the pipeline is picked at the first run and kept.
  * Tensors of 2^32 elements or more are refused at node_prepare (32-bit indices).
@@ -77,11 +77,10 @@ static const char* label(const ir_node* node) { return node->name ? node->name :
 
 static int is_resize(gfx_op op) { return op == GFX_OP_RESIZE || op == GFX_OP_UPSAMPLE; }
 
-/* Resize and GridSample: float32, or float16 where the device has it */
+/* Resize: float32, or float16 where the device has it */
 static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
-  const int grid = op == GFX_OP_GRID_SAMPLE;
   if (dtype == GFX_DTYPE_F32) {
-    *out = grid ? VK_SHADER_GRID_SAMPLE_F32 : VK_SHADER_RESIZE_F32;
+    *out = VK_SHADER_RESIZE_F32;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16) {
@@ -89,11 +88,28 @@ static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id
       return gfx_error(GFX_ERR_NOT_SUPPORTED,
                        "vulkan backend: %s of float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
                        ir_op_name(op), d->info.name);
-    *out = grid ? VK_SHADER_GRID_SAMPLE_F16 : VK_SHADER_RESIZE_F16;
+    *out = VK_SHADER_RESIZE_F16;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented", ir_op_name(op),
                    gfx_dtype_name(dtype));
+}
+
+/* GridSample: the input and the grid each float32, or float16 where the device has it */
+static gfx_status grid_sample_shader(vk_device* d, int dtype, int grid_dtype, vk_shader_id* out) {
+  const int ok = (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16) &&
+                 (grid_dtype == GFX_DTYPE_F32 || grid_dtype == GFX_DTYPE_F16);
+  if (!ok)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: GridSample of %s with a %s grid is not implemented",
+                     gfx_dtype_name(dtype), gfx_dtype_name(grid_dtype));
+  const int f16 = dtype == GFX_DTYPE_F16, grid_f16 = grid_dtype == GFX_DTYPE_F16;
+  if ((f16 || grid_f16) && !d->has_f16)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: GridSample of float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
+                     d->info.name);
+  *out = f16 ? (grid_f16 ? VK_SHADER_GRID_SAMPLE_F16 : VK_SHADER_GRID_SAMPLE_F16_G32)
+             : (grid_f16 ? VK_SHADER_GRID_SAMPLE_F32_G16 : VK_SHADER_GRID_SAMPLE_F32);
+  return NULL;
 }
 
 static gfx_status space_depth_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
@@ -124,11 +140,8 @@ gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q) {
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   const int dtype = q->desc->input_dtypes[0];
-  if (q->op == GFX_OP_GRID_SAMPLE && q->desc->input_dtypes[1] != dtype)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: GridSample of %s with a %s grid is not handled",
-                     gfx_dtype_name(dtype), gfx_dtype_name(q->desc->input_dtypes[1]));
-  return is_resize(q->op) || q->op == GFX_OP_GRID_SAMPLE ? resize_shader(d, q->op, dtype, &shader)
-                                                          : space_depth_shader(d, q->op, dtype, &shader);
+  if (q->op == GFX_OP_GRID_SAMPLE) return grid_sample_shader(d, dtype, q->desc->input_dtypes[1], &shader);
+  return is_resize(q->op) ? resize_shader(d, q->op, dtype, &shader) : space_depth_shader(d, q->op, dtype, &shader);
 }
 
 /* ---- prepare ---- */
@@ -284,11 +297,10 @@ gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                      ir_op_name(node->op), gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype));
   vk_shader_id shader;
   if (node->op == GFX_OP_GRID_SAMPLE) {
-    if (node->n_inputs != 2 || in[1].dtype != dtype)
-      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): the grid is %s, the input %s",
-                       label(node), ir_op_name(node->op), node->n_inputs == 2 ? gfx_dtype_name(in[1].dtype) : "absent",
-                       gfx_dtype_name(dtype));
-    GFX_TRY(resize_shader(d, node->op, dtype, &shader));
+    if (node->n_inputs != 2)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %d inputs", label(node),
+                       ir_op_name(node->op), node->n_inputs);
+    GFX_TRY(grid_sample_shader(d, dtype, in[1].dtype, &shader));
   } else if (is_resize(node->op)) {
     GFX_TRY(resize_shader(d, node->op, dtype, &shader));
     if (st->identity)

@@ -1,4 +1,5 @@
-// gfxep Vulkan backend — GridSample (vk_resize.c), -DT_F16 for float16.
+// gfxep Vulkan backend — GridSample (vk_resize.c): -DT_F16 for a float16 input and output, -DG_F16 for
+// a float16 grid (float32 otherwise; the two are independent).
 //
 // One invocation per output pixel (n, oy, ox), grid-stride, neighbouring invocations on neighbouring
 // x: it reads its grid point once, finds its taps and weights, then walks every channel with them.
@@ -12,13 +13,22 @@
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
-#if defined(T_F16)
+#if defined(T_F16) || defined(G_F16)
 #extension GL_EXT_shader_16bit_storage : require
+#endif
+#if defined(T_F16)
 #define ELEM float16_t
 #define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+#if defined(G_F16)
+#define GRID_ELEM float16_t
+#define GRID_ALIGN 2
+#else
+#define GRID_ELEM float
+#define GRID_ALIGN 4
 #endif
 
 layout(local_size_x = 256) in;
@@ -38,6 +48,7 @@ layout(push_constant) uniform Push {
 
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
+layout(buffer_reference, std430, buffer_reference_align = GRID_ALIGN) readonly buffer Grid { GRID_ELEM v[]; };
 
 float denormalize(float v, uint len) {
   precise float c;
@@ -115,7 +126,7 @@ void axis_taps(float c, uint len, out int idx[4], out float w[4]) {
 
 void main() {
   In x = In(pc.x_addr);
-  In grid = In(pc.grid_addr);
+  Grid grid = Grid(pc.grid_addr);
   const uint count = pc.count, plane = pc.in_h * pc.in_w;
   const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint e = gl_GlobalInvocationID.x; e < count; e = count - e > step ? e + step : count) {
