@@ -5,7 +5,8 @@
 // reference backend calls, in the same float arithmetic, so both read the same input pixels and a
 // nearest-mode tie rounds the same way), then walks every channel with them. Loads of the grid and
 // stores of the output are coalesced across a warp; the input reads are the gathers the grid asks
-// for. Interpolation runs in float and rounds once at the store.
+// for (through the read-only cache: the pointers are __restrict__). Interpolation runs in float and
+// rounds once at the store.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -25,7 +26,8 @@ __device__ inline void store_f(__half* p, int64_t i, float v) { p[i] = __float2h
 /* T: the input's and output's element type, G: the grid's. Taps is 1 (nearest), 2 (linear) or 4
  * (cubic): the mode as a compile-time count, so the tap arrays live in registers. */
 template <typename T, typename G, int Mode, int Taps>
-__global__ void grid_sample_kernel(const T* x, const G* grid, T* y, ir_grid_geom g) {
+__global__ void grid_sample_kernel(const T* __restrict__ x, const G* __restrict__ grid, T* __restrict__ y,
+                                   ir_grid_geom g) {
   const int64_t pixels = g.out_h * g.out_w, plane_in = g.in_h * g.in_w;
   const int64_t total = g.n * pixels;
   ir_grid_geom gm = g;
