@@ -61,12 +61,13 @@ static gfx_dev* open_backend(const char* name) {
   return dev;
 }
 
-/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`; multiples of
- * `grid` when it is > 0), integers in [-50, 50], bools half true. */
-static void fill(void* data, int dtype, int64_t n, double scale, int positive, double grid) {
+/* Random element i of dtype: floats in [-scale, scale) (positive when `positive`) moved by offset
+ * (multiples of `grid` when it is > 0), integers in [-50, 50], bools half true. */
+static void fill(void* data, int dtype, int64_t n, double scale, int positive, double offset, double grid) {
   for (int64_t i = 0; i < n; i++) {
     double v = rand_unit() * scale;
     if (positive) v = fabs(v) + 0.01;
+    v += offset;
     if (grid > 0) v = nearbyint(v / grid) * grid;
     switch (dtype) {
       case GFX_DTYPE_F32: ((float*)data)[i] = (float)v; break;
@@ -133,6 +134,7 @@ typedef struct ew_case {
   double scale;
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
+  double offset; /* added to float inputs (ReduceProd near 1, ReduceLogSumExp far from 0) */
   int misalign; /* inputs and output one element past an aligned address */
   /* integer input i is drawn from [int_lo[i], int_hi[i]] when ranged[i] (indices, divisors) */
   int ranged[IR_MAX_IO];
@@ -140,6 +142,8 @@ typedef struct ew_case {
   /* distinct indices instead: input i holds distinct values of [0, int_hi[i]], every other one
    * written negative (v - (int_hi[i] + 1), the same entry counted from the end) */
   int distinct[IR_MAX_IO];
+  int n_out;       /* outputs (0 means 1) */
+  int stats_dtype; /* the type of outputs 1.. (LayerNormalization's Mean and InvStdDev) */
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
 
@@ -176,14 +180,43 @@ static gfx_status supported(gfx_dev* gpu, const ew_case* c) {
   desc.domain = "";
   desc.name = c->node.name;
   desc.n_inputs = c->n_in;
-  desc.n_outputs = 1;
+  desc.n_outputs = c->n_out > 0 ? c->n_out : 1;
   for (int i = 0; i < c->n_in; i++) {
     desc.input_dtypes[i] = c->in_dtype[i];
     desc.input_shapes[i] = c->in[i];
   }
-  desc.output_dtypes[0] = c->out_dtype;
+  for (int o = 0; o < desc.n_outputs; o++) desc.output_dtypes[o] = o == 0 ? c->out_dtype : c->stats_dtype;
   gfx_node_query q = {.op = c->node.op, .params = &c->node.params, .desc = &desc};
   return gfx_backend_supports_node(gpu, &q);
+}
+
+/* Output o of a case: its element type (out_dtype for output 0, stats_dtype for the others). */
+static int out_type(const ew_case* c, int o) { return o == 0 ? c->out_dtype : c->stats_dtype; }
+
+/* Compares output o of the backend (got, between guard bytes) with the reference's (want). */
+static int check_output(const ew_case* c, const char* label, int o, const gfx_shape* shape, const unsigned char* want,
+                        const unsigned char* got, size_t lead, size_t bytes, op_tally* t) {
+  int ok = 1;
+  for (size_t g = 0; g < lead && ok; g++)
+    if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + bytes + g] != GUARD_BYTE)) {
+      printf("FAIL %s: write outside output %d\n", label, o);
+      ok = 0;
+    }
+  const int dtype = out_type(c, o);
+  double atol, rtol;
+  tolerance(dtype, &atol, &rtol);
+  int64_t count = gfx_shape_numel(shape), bad = 0;
+  for (int64_t e = 0; e < count; e++) {
+    double w = value_at(want, dtype, e), g = value_at(got + lead, dtype, e);
+    int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
+    if (!isnan(w) && !isinf(w) && fabs(g - w) > t->max_abs) t->max_abs = fabs(g - w);
+    if (!agree && bad++ < 3) printf("  %s: output %d element %lld: want %.9g got %.9g\n", label, o, (long long)e, w, g);
+  }
+  if (bad) {
+    printf("FAIL %s: %lld elements of output %d differ\n", label, (long long)bad, o);
+    ok = 0;
+  }
+  return ok;
 }
 
 static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
@@ -194,6 +227,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   gfx_status s = NULL;
   char label[512];
   int ok = 1;
+  const int n_out = c->n_out > 0 ? c->n_out : 1;
   if (c->label[0]) {
     snprintf(label, sizeof label, "%s", c->label);
   } else {
@@ -207,19 +241,19 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   }
   if (verbose) fprintf(stderr, "case: %s\n", label);
   c->node.n_inputs = c->n_in;
-  c->node.n_outputs = 1;
+  c->node.n_outputs = n_out;
   c->node.name = "case";
-  /* value indices as a graph gives them: every input present, the output after them */
+  /* value indices as a graph gives them: every input present, the outputs after them */
   for (int i = 0; i < IR_MAX_IO; i++) c->node.inputs[i] = c->node.outputs[i] = -1;
   for (int i = 0; i < c->n_in; i++) c->node.inputs[i] = i;
-  c->node.outputs[0] = c->n_in;
+  for (int o = 0; o < n_out; o++) c->node.outputs[o] = c->n_in + o;
   if ((s = supported(gpu, c))) {
     if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
     gfx_status_free(s);
     return;
   }
-  gfx_shape out_shape;
-  if ((s = infer[op](&c->node, c->in, &out_shape))) {
+  gfx_shape out_shape[IR_MAX_IO];
+  if ((s = infer[op](&c->node, c->in, out_shape))) {
     printf("FAIL %s: shape inference: %s\n", label, gfx_status_message(s));
     gfx_status_free(s);
     t->run++;
@@ -227,18 +261,19 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   }
   void* host[IR_MAX_IO] = {0};
   void* dev[IR_MAX_IO] = {0};
-  gfx_tensor rin[IR_MAX_IO], gin[IR_MAX_IO];
-  unsigned char* want = NULL;
-  unsigned char* got = NULL;
-  void *dev_out = NULL, *dev_scratch = NULL, *host_scratch = NULL, *ref_state = NULL, *state = NULL;
-  size_t out_bytes = 0;
+  gfx_tensor rin[IR_MAX_IO], gin[IR_MAX_IO], rout[IR_MAX_IO], gout[IR_MAX_IO];
+  unsigned char* want[IR_MAX_IO] = {0};
+  unsigned char* got[IR_MAX_IO] = {0};
+  void* dev_out[IR_MAX_IO] = {0};
+  void *dev_scratch = NULL, *host_scratch = NULL, *ref_state = NULL, *state = NULL;
+  size_t out_bytes[IR_MAX_IO] = {0}, total[IR_MAX_IO] = {0};
   for (int i = 0; i < c->n_in; i++) {
     int okb;
     size_t b = gfx_shape_bytes(&c->in[i], c->in_dtype[i], &okb);
     host[i] = malloc(b + 8);
     /* BatchNorm's variance must be positive */
     fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
-         c->grid);
+         c->offset, c->grid);
     if (c->ranged[i]) fill_ints(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_lo[i], c->int_hi[i]);
     if (c->distinct[i]) fill_distinct(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_hi[i] + 1);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
@@ -247,54 +282,46 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
     rin[i] = (gfx_tensor){host[i], c->in_dtype[i], c->in[i]};
     gin[i] = (gfx_tensor){(char*)dev[i] + shift, c->in_dtype[i], c->in[i]};
   }
-  int okb;
-  out_bytes = gfx_shape_bytes(&out_shape, c->out_dtype, &okb);
-  /* the output starts `lead` bytes into the buffer, guard bytes on both sides */
-  const size_t lead = GUARD + (c->misalign ? gfx_dtype_size(c->out_dtype) : 0);
-  const size_t total = lead + out_bytes + GUARD;
-  want = malloc(out_bytes + 8);
-  got = malloc(total);
+  /* each output starts lead[o] bytes into its buffer, guard bytes on both sides */
+  size_t lead[IR_MAX_IO] = {0};
+  for (int o = 0; o < n_out; o++) {
+    int okb;
+    lead[o] = GUARD + (c->misalign ? gfx_dtype_size(out_type(c, o)) : 0);
+    out_bytes[o] = gfx_shape_bytes(&out_shape[o], out_type(c, o), &okb);
+    total[o] = lead[o] + out_bytes[o] + GUARD;
+    want[o] = malloc(out_bytes[o] + 8);
+    got[o] = malloc(total[o]);
+    rout[o] = (gfx_tensor){want[o], out_type(c, o), out_shape[o]};
+  }
   size_t ref_scratch = 0, scratch = 0;
-  if ((s = gfx_backend_node_prepare(ref, &c->node, c->in, &out_shape, &ref_state, &ref_scratch))) goto done;
+  if ((s = gfx_backend_node_prepare(ref, &c->node, c->in, out_shape, &ref_state, &ref_scratch))) goto done;
   if (ref_scratch) host_scratch = malloc(ref_scratch);
   gfx_exec_ctx rctx = {ref, NULL, host_scratch, ref_scratch};
-  gfx_tensor rout = {want, c->out_dtype, out_shape};
-  if ((s = gfx_backend_node_run(&rctx, &c->node, rin, &rout, ref_state))) goto done;
-  memset(got, GUARD_BYTE, total);
-  if ((s = gfx_backend_mem_alloc(gpu, total, &dev_out))) goto done;
-  if ((s = gfx_backend_copy(gpu, dev_out, got, total, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
-  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, &out_shape, &state, &scratch))) goto done;
+  if ((s = gfx_backend_node_run(&rctx, &c->node, rin, rout, ref_state))) goto done;
+  for (int o = 0; o < n_out; o++) {
+    memset(got[o], GUARD_BYTE, total[o]);
+    if ((s = gfx_backend_mem_alloc(gpu, total[o], &dev_out[o]))) goto done;
+    if ((s = gfx_backend_copy(gpu, dev_out[o], got[o], total[o], GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gout[o] = (gfx_tensor){(char*)dev_out[o] + lead[o], out_type(c, o), out_shape[o]};
+  }
+  if ((s = gfx_backend_node_prepare(gpu, &c->node, c->in, out_shape, &state, &scratch))) goto done;
   if (scratch && (s = gfx_backend_mem_alloc(gpu, scratch, &dev_scratch))) goto done;
   gfx_exec_ctx gctx = {gpu, stream, dev_scratch, scratch};
-  gfx_tensor gout = {(char*)dev_out + lead, c->out_dtype, out_shape};
-  if ((s = gfx_backend_node_run(&gctx, &c->node, gin, &gout, state))) goto done;
+  if ((s = gfx_backend_node_run(&gctx, &c->node, gin, gout, state))) goto done;
   if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
-  if ((s = gfx_backend_copy(gpu, got, dev_out, total, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
-  for (size_t g = 0; g < lead && ok; g++)
-    if (got[g] != GUARD_BYTE || (g < GUARD && got[lead + out_bytes + g] != GUARD_BYTE)) {
-      printf("FAIL %s: write outside the output\n", label);
-      ok = 0;
-    }
-  double atol, rtol;
-  tolerance(c->out_dtype, &atol, &rtol);
-  int64_t count = gfx_shape_numel(&out_shape), bad = 0;
-  for (int64_t e = 0; e < count; e++) {
-    double w = value_at(want, c->out_dtype, e), g = value_at(got + lead, c->out_dtype, e);
-    int agree = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= atol + rtol * fabs(w);
-    if (!isnan(w) && !isinf(w) && fabs(g - w) > t->max_abs) t->max_abs = fabs(g - w);
-    if (!agree && bad++ < 3) printf("  %s: element %lld: want %.9g got %.9g\n", label, (long long)e, w, g);
-  }
-  if (bad) {
-    printf("FAIL %s: %lld elements differ\n", label, (long long)bad);
-    ok = 0;
+  for (int o = 0; o < n_out; o++) {
+    if ((s = gfx_backend_copy(gpu, got[o], dev_out[o], total[o], GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
+    ok &= check_output(c, label, o, &out_shape[o], want[o], got[o], lead[o], out_bytes[o], t);
   }
 done:
   if (ref_state) gfx_backend_node_release(ref, ref_state);
   if (state) gfx_backend_node_release(gpu, state);
-  free(want);
-  free(got);
+  for (int o = 0; o < n_out; o++) {
+    free(want[o]);
+    free(got[o]);
+    if (dev_out[o]) gfx_backend_mem_free(gpu, dev_out[o]);
+  }
   free(host_scratch);
-  if (dev_out) gfx_backend_mem_free(gpu, dev_out);
   if (dev_scratch) gfx_backend_mem_free(gpu, dev_scratch);
   for (int i = 0; i < c->n_in; i++) {
     free(host[i]);
@@ -571,9 +598,66 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
                                  {SHAPE(4, 1000), SHAPE(1000), SHAPE(1000)},
                                  {SHAPE(2, 3000), SHAPE(3000), SHAPE(3000)},
                                  {SHAPE(1, 50001), SHAPE(50001), SHAPE(50001)}};
+      for (int k = 0; k < 4; k++)
+        for (int stats = 0; stats < 3; stats++) {
+          /* with Mean and InvStdDev in float32 (stash_type 1), or Mean alone in the input's type (a
+           * model lowered to float16) */
+          ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, 3, ln[k]);
+          c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f};
+          c.misalign = misalign;
+          c.n_out = stats == 0 ? 1 : stats == 1 ? 3 : 2;
+          c.stats_dtype = stats == 1 ? GFX_DTYPE_F32 : dtype;
+          if (stats) snprintf(c.label, sizeof c.label, "LayerNormalization %s rows of %lld, %s%s%s", gfx_dtype_name(dtype),
+                              (long long)ln[k][1].dims[0], stats == 1 ? "Mean and InvStdDev float32" : "Mean",
+                              stats == 2 ? " in the input's type" : "", misalign ? " misaligned" : "");
+          run_case(gpu, stream, &c);
+        }
+      /* LayerNormalization over the last two dims and over all three, with Mean and InvStdDev */
+      const gfx_shape ln2[][3] = {{SHAPE(2, 3, 40, 50), SHAPE(40, 50), SHAPE(40, 50)},
+                                  {SHAPE(3, 7, 11), SHAPE(3, 7, 11), SHAPE(3, 7, 11)}};
+      for (int k = 0; k < 2; k++) {
+        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, k == 0 ? 3 : 2, ln2[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = (int8_t)(k == 0 ? -2 : 0), .epsilon = 1e-3f};
+        c.misalign = misalign;
+        c.n_out = 3;
+        c.stats_dtype = GFX_DTYPE_F32;
+        snprintf(c.label, sizeof c.label, "LayerNormalization %s axis %d with Mean and InvStdDev%s", gfx_dtype_name(dtype),
+                 c.node.params.norm.axis, misalign ? " misaligned" : "");
+        run_case(gpu, stream, &c);
+      }
+      /* RMSNormalization: short rows (warp), long rows (block), few very long rows (split); the scale of
+       * the normalized shape, and broadcast along the trailing, leading or middle normalized dims */
+      const gfx_shape rms[][2] = {{SHAPE(1, 197, 192), SHAPE(192)},     {SHAPE(4, 1000), SHAPE(1000)},
+                                  {SHAPE(2, 3000), SHAPE(3000)},        {SHAPE(1, 50001), SHAPE(50001)},
+                                  {SHAPE(2, 3, 40, 50), SHAPE(40, 50)}, {SHAPE(2, 3, 40, 50), SHAPE(1)},
+                                  {SHAPE(2, 3, 40, 50), SHAPE(3, 1, 1)}, {SHAPE(2, 3, 40, 50), SHAPE(40, 1)}};
+      static const int8_t rms_axes[] = {-1, -1, -1, -1, 1, 1, 1, 1};
+      for (int k = 0; k < 8; k++) {
+        ew_case c = case_of(GFX_OP_RMS_NORMALIZATION, dtype, 2, rms[k]);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_RMS, .axis = rms_axes[k], .epsilon = 1e-5f};
+        c.misalign = misalign;
+        run_case(gpu, stream, &c);
+      }
+      /* LpNormalization, p 1 and 2: long rows (a block each), columns of an inner axis (a thread each),
+       * and rows of three values in {-1, 0, 1}, most of them 0, so that zero norms are common (they
+       * give zeros) among nonzero ones */
+      const gfx_shape lp[] = {SHAPE(4, 3000), SHAPE(5, 7, 33), SHAPE(300, 3)};
+      static const int8_t lp_axes[] = {-1, 1, -1};
+      for (int k = 0; k < 3; k++)
+        for (int p = 1; p <= 2; p++) {
+          ew_case c = case_of(GFX_OP_LP_NORMALIZATION, dtype, 1, &lp[k]);
+          c.node.params.softmax = (ir_softmax_params){.axis = lp_axes[k], .lp = (int8_t)p};
+          if (k == 2) c.scale = 0.6, c.grid = 1.0;
+          c.misalign = misalign;
+          run_case(gpu, stream, &c);
+        }
+      /* LRN over rank 3, 4 and 5, odd and even window sizes, a window wider than the channels */
+      const gfx_shape lrn[] = {SHAPE(2, 7, 33), SHAPE(2, 16, 9, 11), SHAPE(1, 3, 4, 5, 6), SHAPE(2, 6, 50, 50)};
+      static const int lrn_sizes[] = {3, 4, 7, 5};
       for (int k = 0; k < 4; k++) {
-        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, dtype, 3, ln[k]);
-        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f};
+        ew_case c = case_of(GFX_OP_LRN, dtype, 1, &lrn[k]);
+        c.node.params.lrn = (ir_lrn_params){.size = lrn_sizes[k], .alpha = 0.5f, .beta = 0.75f, .bias = 1.5f};
+        c.scale = 2.0;
         c.misalign = misalign;
         run_case(gpu, stream, &c);
       }
@@ -641,19 +725,20 @@ static void reduce_label(ew_case* c, const char* note) {
            p->select_last ? " select_last" : "", c->misalign ? " misaligned" : "", note);
 }
 
-/* ReduceL1 and ReduceSumSquare through the reduction strategies (many short rows, few long rows split
+/* ReduceL1, ReduceSumSquare, ReduceProd (values near 1) and ReduceLogSumExp (with keepdims, values of
+ * 60 to 100) through the reduction strategies (many short rows, few long rows split
  * through scratch, a strided axis, two axes, an outer axis, every axis), keepdims both ways, one
  * element off alignment too. */
 static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
-  static const gfx_op ops[] = {GFX_OP_REDUCE_L1, GFX_OP_REDUCE_SUM_SQUARE};
-  static const ir_reduce_kind kinds[] = {IR_REDUCE_L1, IR_REDUCE_SUM_SQUARE};
+  static const gfx_op ops[] = {GFX_OP_REDUCE_L1, GFX_OP_REDUCE_SUM_SQUARE, GFX_OP_REDUCE_PROD, GFX_OP_REDUCE_LOG_SUM_EXP};
+  static const ir_reduce_kind kinds[] = {IR_REDUCE_L1, IR_REDUCE_SUM_SQUARE, IR_REDUCE_PROD, IR_REDUCE_LOG_SUM_EXP};
   const gfx_shape xs[] = {SHAPE(2000, 192), SHAPE(3, 40000), SHAPE(4, 33, 17),
                           SHAPE(4, 33, 17), SHAPE(5, 3000),  SHAPE(4, 33, 17)};
   static const int n_axes[] = {1, 1, 1, 2, 1, 0};
   static const int8_t axes[][2] = {{-1}, {1}, {1}, {0, 2}, {0}, {0}};
   for (int misalign = 0; misalign < 2; misalign++)
     for (int t = 0; t < 3; t++)
-      for (int k = 0; k < 2; k++)
+      for (int k = 0; k < 4; k++)
         for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
           for (int keep = 0; keep < 2; keep++) {
             ew_case c = case_of(ops[k], float_types[t], 1, &xs[r]);
@@ -661,10 +746,25 @@ static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
             *p = (ir_reduce_params){.kind = kinds[k], .n_axes = (int8_t)n_axes[r], .keepdims = (int8_t)keep};
             for (int a = 0; a < n_axes[r]; a++) p->axes[a] = axes[r][a];
             c.scale = r == 1 ? 0.01 : 1.0; /* sums of 40000 stay small enough for float16 */
+            if (kinds[k] == IR_REDUCE_PROD) c.scale = 0.05, c.offset = 1.0; /* products of thousands stay finite */
+            /* values of 60 to 100 overflow exp in float32 unless the maximum is subtracted first */
+            if (kinds[k] == IR_REDUCE_LOG_SUM_EXP && keep) c.scale = 20.0, c.offset = 80.0;
             c.misalign = misalign;
             reduce_label(&c, "");
             run_case(gpu, stream, &c);
           }
+}
+
+/* ReduceProd and ReduceLogSumExp with noop_with_empty_axes (the output is the input) */
+static void reduce_noop_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape xs[1] = {SHAPE(4, 33, 17)};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 2; k++) {
+      ew_case c = case_of(k ? GFX_OP_REDUCE_LOG_SUM_EXP : GFX_OP_REDUCE_PROD, float_types[t], 1, xs);
+      c.node.params.reduce = (ir_reduce_params){.kind = k ? IR_REDUCE_LOG_SUM_EXP : IR_REDUCE_PROD, .keepdims = 1, .noop = 1};
+      reduce_label(&c, " noop_with_empty_axes");
+      run_case(gpu, stream, &c);
+    }
 }
 
 /* ArgMax and ArgMin along every axis, keepdims both ways, the first and the last index among equal
@@ -884,6 +984,46 @@ static void index_cases(gfx_dev* gpu, void* stream) {
       e.node.params.index.reduction = (int8_t)r;
       e.scale = r == IR_SCATTER_MUL ? 1.0 : 2.0;
       index_case(gpu, stream, &e, names[r]);
+    }
+}
+
+/* GridSample: every mode, padding mode and align_corners in float32 and float16, over a grid that
+ * reaches past the borders (scale 1.3) and far past them (scale 4: reflection bounces several
+ * times); nearest-mode ties (a grid of quarters on 4- and 5-pixel axes lands on halves); a larger
+ * image with many pixels per channel, one element off alignment. */
+static void grid_sample_cases(gfx_dev* gpu, void* stream) {
+  static const char* const modes[] = {"nearest", "linear", "cubic"};
+  static const char* const pads[] = {"zeros", "border", "reflection"};
+  static const int types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16};
+  for (int t = 0; t < 2; t++)
+    for (int m = 0; m < 3; m++)
+      for (int pad = 0; pad < 3; pad++)
+        for (int align = 0; align < 2; align++)
+          for (int v = 0; v < 4; v++) {
+            const gfx_shape small[2] = {SHAPE(2, 3, 9, 11), SHAPE(2, 13, 17, 2)};
+            const gfx_shape tie[2] = {SHAPE(1, 2, 4 + align, 4 + align), SHAPE(1, 9, 10, 2)};
+            const gfx_shape large[2] = {SHAPE(1, 4, 64, 80), SHAPE(1, 70, 90, 2)};
+            ew_case c = case_of(GFX_OP_GRID_SAMPLE, types[t], 2, v == 2 ? tie : v == 3 ? large : small);
+            c.node.params.grid_sample = (ir_grid_sample_params){.mode = m, .padding = pad, .align_corners = align};
+            c.scale = v == 1 ? 4.0 : 1.3;
+            if (v == 2) c.grid = 0.25;
+            c.misalign = v == 3;
+            snprintf(c.label, sizeof c.label, "GridSample %s %s %s align_corners=%d %s%s", gfx_dtype_name(types[t]),
+                     modes[m], pads[pad], align, v == 0 ? "near" : v == 1 ? "far" : v == 2 ? "ties" : "large",
+                     c.misalign ? " misaligned" : "");
+            run_case(gpu, stream, &c);
+          }
+  /* an input and a grid of different types (a model lowered to float16 keeps its grid float32) */
+  for (int t = 0; t < 2; t++)
+    for (int m = 0; m < 3; m++) {
+      const gfx_shape s[2] = {SHAPE(2, 3, 9, 11), SHAPE(2, 13, 17, 2)};
+      ew_case c = case_of(GFX_OP_GRID_SAMPLE, types[t], 2, s);
+      c.in_dtype[1] = types[1 - t];
+      c.node.params.grid_sample = (ir_grid_sample_params){.mode = m, .padding = m, .align_corners = m == 1};
+      c.scale = 1.3;
+      snprintf(c.label, sizeof c.label, "GridSample %s with a %s grid, %s %s", gfx_dtype_name(types[t]),
+               gfx_dtype_name(types[1 - t]), modes[m], pads[m]);
+      run_case(gpu, stream, &c);
     }
 }
 
@@ -1225,10 +1365,12 @@ int main(int argc, char** argv) {
   fast_path_cases(gpu, stream);
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
+  reduce_noop_cases(gpu, stream);
   arg_cases(gpu, stream);
   logic_mod_cases(gpu, stream);
   scan_cases(gpu, stream);
   index_cases(gpu, stream);
+  grid_sample_cases(gpu, stream);
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);

@@ -156,9 +156,29 @@ static void test_parse_softmax_norm(void** unused) {
   d = desc("LayerNormalization", 17, &ln, 3, SHAPE(2, 3, 8));
   p = parse_ok(&d, GFX_OP_LAYER_NORMALIZATION);
   assert_true(fabsf(p.norm.epsilon - 1e-3f) < 1e-9f);
+  /* the optional Mean and InvStdDev outputs: float32 (stash_type 1), or the input's type */
   d.n_outputs = 3;
   d.output_dtypes[1] = d.output_dtypes[2] = GFX_DTYPE_F32;
-  parse_refused(&d, "Mean and InvStdDev");
+  parse_ok(&d, GFX_OP_LAYER_NORMALIZATION);
+  d.output_dtypes[2] = GFX_DTYPE_BF16;
+  parse_refused(&d, "InvStdDev", "bfloat16");
+  d.n_outputs = 4;
+  parse_refused(&d, "4 outputs");
+  /* RMSNormalization: the scale of the normalized shape, or broadcast along one run of its dims */
+  attr_table rms = ATTRS(A_INT("axis", 1));
+  d = desc("RMSNormalization", 23, &rms, 2, SHAPE(2, 3, 4, 5));
+  d.input_shapes[1] = SHAPE(3, 4, 5);
+  p = parse_ok(&d, GFX_OP_RMS_NORMALIZATION);
+  assert_int_equal(p.norm.kind, IR_NORM_RMS);
+  d.input_shapes[1] = SHAPE(4, 1);
+  parse_ok(&d, GFX_OP_RMS_NORMALIZATION);
+  d.input_shapes[1] = SHAPE(3, 1, 5);
+  parse_refused(&d, "one run");
+  d.input_shapes[1] = SHAPE(4, 4);
+  parse_refused(&d, "one run");
+  d.input_shapes[1] = SHAPE(5);
+  d.input_dtypes[1] = GFX_DTYPE_F16;
+  parse_refused(&d, "input 1 is float16");
   attr_table stash = ATTRS(A_INT("stash_type", 16));
   d = desc("LayerNormalization", 17, &stash, 2, SHAPE(2, 8));
   parse_refused(&d, "stash_type");

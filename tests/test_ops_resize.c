@@ -15,6 +15,7 @@
 #include "core/half.h"
 #include "backend/backend.h"
 #include "ir/graph.h"
+#include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
 #include "ir/shape.h"
 #include "ir_test_util.h"
@@ -22,6 +23,7 @@
 /* the reference kernels, declared by the op table in the backend */
 gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 gfx_status ref_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
+gfx_status ref_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 
 /* ---- node descriptions ---- */
 
@@ -340,11 +342,89 @@ static void test_ref_space_depth(void** unused) {
   for (int i = 0; i < 8; i++) assert_int_equal(back[i], x[i]);
 }
 
+/* ---- GridSample ---- */
+
+static void test_grid_sample_parse(void** unused) {
+  (void)unused;
+  attr_table cubic = ATTRS(A_STR("mode", "bicubic"), A_STR("padding_mode", "reflection"), A_INT("align_corners", 1));
+  ir_node_desc d = make_desc("GridSample", 16, &cubic, shape4(1, 3, 4, 5));
+  d.n_inputs = 2;
+  d.input_dtypes[1] = GFX_DTYPE_F32;
+  d.input_shapes[1] = shape4(1, 6, 7, 2);
+  ir_params p;
+  expect_claimed(&d, GFX_OP_GRID_SAMPLE, &p);
+  assert_int_equal(p.grid_sample.mode, IR_GRID_CUBIC);
+  assert_int_equal(p.grid_sample.padding, IR_GRID_PAD_REFLECTION);
+  assert_int_equal(p.grid_sample.align_corners, 1);
+  /* a float16 input with a float32 grid (a model lowered to float16) */
+  d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_F16;
+  expect_claimed(&d, GFX_OP_GRID_SAMPLE, &p);
+  d.input_dtypes[1] = GFX_DTYPE_BF16;
+  parse_refused(&d, "input 1 is bfloat16");
+  d.input_dtypes[0] = d.output_dtypes[0] = d.input_dtypes[1] = GFX_DTYPE_F32;
+  /* opset 20's names only from 20 on */
+  d.since_version = 20;
+  parse_refused(&d, "mode 'bicubic'");
+  attr_table cubic20 = ATTRS(A_STR("mode", "cubic"));
+  ir_node_desc d20 = make_desc("GridSample", 20, &cubic20, shape4(1, 3, 4, 5));
+  d20.n_inputs = 2;
+  d20.input_dtypes[1] = GFX_DTYPE_F32;
+  d20.input_shapes[1] = shape4(1, 6, 7, 2);
+  expect_claimed(&d20, GFX_OP_GRID_SAMPLE, &p);
+  assert_int_equal(p.grid_sample.mode, IR_GRID_CUBIC);
+  /* volumetric input, reflection about coinciding borders */
+  d20.input_shapes[0].rank = 5;
+  parse_refused(&d20, "5-D");
+  d = make_desc("GridSample", 16, &cubic, shape4(1, 3, 1, 5));
+  d.n_inputs = 2;
+  d.input_dtypes[1] = GFX_DTYPE_F32;
+  d.input_shapes[1] = shape4(1, 6, 7, 2);
+  parse_refused(&d, "reflection", "height or width 1");
+}
+
+/* One pixel of a 2x2 image [[1, 2], [3, 4]] sampled at each of three grid points. */
+static void grid_sample_2x2(const char* mode, const char* padding, int align, const float* grid, const float* want) {
+  attr_table t = ATTRS(A_STR("mode", mode), A_STR("padding_mode", padding), A_INT("align_corners", align));
+  ir_node_desc d = make_desc("GridSample", 16, &t, shape4(1, 1, 2, 2));
+  d.n_inputs = 2;
+  d.input_dtypes[1] = GFX_DTYPE_F32;
+  d.input_shapes[1] = shape4(1, 1, 3, 2);
+  ir_node node = parsed_node(&d);
+  const float x[4] = {1, 2, 3, 4};
+  float y[3];
+  gfx_tensor in[2] = {{.data = (void*)x, .dtype = GFX_DTYPE_F32, .shape = shape4(1, 1, 2, 2)},
+                      {.data = (void*)grid, .dtype = GFX_DTYPE_F32, .shape = shape4(1, 1, 3, 2)}};
+  gfx_tensor out = {.data = y, .dtype = GFX_DTYPE_F32, .shape = shape4(1, 1, 1, 3)};
+  gfx_status s = ref_run_grid_sample(NULL, &node, in, &out);
+  if (s) print_error("%s\n", gfx_status_message(s));
+  assert_null(s);
+  expect_floats(y, want, 3, 1e-6f);
+}
+
+static void test_ref_grid_sample(void** unused) {
+  (void)unused;
+  /* (0, 0) is the image's centre; (-1, -1) the outer corner of pixel (0, 0) without align_corners,
+   * its centre with it; (1, 0.5) lies half a pixel right of the image, between its rows */
+  const float grid[6] = {0, 0, -1, -1, 1, 0.5f};
+  /* zeros: the corner reads one tap of four inside (x = y = -0.5); (1, 0.5) is x = 1.5, y = 1: half
+   * of pixel (1, 1) and half a zero; border and reflection read pixel (1, 1) for the tap outside */
+  grid_sample_2x2("bilinear", "zeros", 0, grid, (const float[]){2.5f, 0.25f, 2});
+  grid_sample_2x2("bilinear", "border", 0, grid, (const float[]){2.5f, 1, 4});
+  grid_sample_2x2("bilinear", "reflection", 0, grid, (const float[]){2.5f, 1, 4});
+  /* align_corners: (-1, -1) is pixel (0, 0) itself; (1, 0.5) is x = 1, y = 0.75 */
+  grid_sample_2x2("bilinear", "zeros", 1, grid, (const float[]){2.5f, 1, 0.25f * 2 + 0.75f * 4});
+  /* nearest: x = 0.5 and y = 0.5 round to even (0); (1, 0.5) without align_corners is x = 1.5 -> 2,
+   * outside (0, border 1), y = 1 */
+  grid_sample_2x2("nearest", "zeros", 0, grid, (const float[]){1, 1, 0});
+  grid_sample_2x2("nearest", "border", 0, grid, (const float[]){1, 1, 4});
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
       cmocka_unit_test(test_space_depth_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
       cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),
+      cmocka_unit_test(test_grid_sample_parse),       cmocka_unit_test(test_ref_grid_sample),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -395,6 +395,52 @@ def resample_cases():
     out.append(Case("DepthToSpace", 1, [In([1, 4, 3, 2])], {"blocksize": 2}, tag="opset1"))
     out.append(Case("SpaceToDepth", 1, [In([1, 2, 4, 6])], {"blocksize": 2}))
     out.append(Case("SpaceToDepth", 13, [In([2, 3, 6, 3])], {"blocksize": 3}, tag="b3"))
+    out += grid_sample_cases()
+    return out
+
+
+def grid_sample_cases():
+    """GridSample: every mode (opset 16's names and 20's), padding mode and align_corners over a grid
+    reaching past the borders; far-out grids (reflection bouncing several times, border and zeros
+    taps all outside); nearest-mode ties, which round halves to even; tiny images."""
+    out = []
+    names = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
+    for opset, modes in names.items():
+        for mode in modes:
+            for pad in ("zeros", "border", "reflection"):
+                for align in (0, 1):
+                    out.append(Case("GridSample", opset, [In([2, 3, 5, 6]), In([2, 4, 7, 2], -1.25, 1.25)],
+                                    {"mode": mode, "padding_mode": pad, "align_corners": align},
+                                    tag="%s_%s_a%d" % (mode, pad, align)))
+        out.append(Case("GridSample", opset, [In([1, 2, 4, 3]), In([1, 3, 3, 2], -1.1, 1.1)], tag="defaults"))
+        for mode in modes:
+            if mode == "nearest":
+                continue
+            for pad in ("border", "reflection", "zeros"):
+                out.append(Case("GridSample", opset, [In([1, 2, 4, 5]), In([1, 6, 5, 2], -3.5, 3.5)],
+                                {"mode": mode, "padding_mode": pad, "align_corners": opset == 20},
+                                tag="far_%s_%s" % (mode, pad)))
+    # nearest ties: on a 4-wide axis without align_corners x = (4g + 3) / 2 is a half for g a multiple
+    # of 1/2; on a 5-wide one with align_corners x = 2g + 2 is a half for g an odd multiple of 1/4
+    ties = {0: [-1.0, -0.5, 0.0, 0.5, 1.0, -1.5, 1.5, 0.25], 1: [-0.75, -0.25, 0.25, 0.75, -1.25, 1.25, 0.5, 0.0]}
+    for align, vals in ties.items():
+        g = np.array([vals[(i * 3 + j) % len(vals)] for i in range(4) for j in range(12)], np.float32).reshape(1, 4, 6, 2)
+        for pad in ("zeros", "border", "reflection"):
+            out.append(Case("GridSample", 16, [In([1, 2, 4 + align, 4 + align]), Const(g)],
+                            {"mode": "nearest", "padding_mode": pad, "align_corners": align},
+                            tag="ties_%s_a%d" % (pad, align)))
+    # single-pixel and single-row images: reflection about borders one pixel apart
+    for mode in ("bilinear", "bicubic", "nearest"):
+        out.append(Case("GridSample", 16, [In([1, 2, 1, 1]), In([1, 3, 4, 2], -2, 2)],
+                        {"mode": mode, "padding_mode": "reflection"}, tag="pixel_%s" % mode))
+        out.append(Case("GridSample", 16, [In([2, 1, 1, 7]), In([2, 2, 5, 2], -1.5, 1.5)],
+                        {"mode": mode, "padding_mode": "border", "align_corners": 1}, tag="row_%s" % mode))
+    # a larger image: the kernels' grid-stride loops and channel walk
+    out.append(Case("GridSample", 20, [In([2, 5, 17, 23]), In([2, 19, 29, 2], -1.05, 1.05)],
+                    {"mode": "linear", "padding_mode": "border"}, tag="large"))
+    out.append(Case("GridSample", 20, [In([1, 2, 3, 4, 5]), In([1, 2, 3, 4, 3], -1, 1)],
+                    {"mode": "linear"}, expect="refused", dtypes=(F32,), tag="volumetric",
+                    note="5-D (volumetric) input is left to ORT"))
     return out
 
 
@@ -418,6 +464,19 @@ def reduce_cases():
             out.append(Case(op, 13, [In([4, 6])], tol=tol, tag="all"))
         out.append(Case(op, 13, [In([2, 64, 3], 0, 1)], {"axes": [1]} if op != "ReduceSum" else {},
                         tol=tol, tag="long"))
+    # ReduceProd and ReduceLogSumExp: axes as an attribute (opsets 11, 13) and as an input (18), two
+    # axes, all axes, noop_with_empty_axes; long rows (a product near 1, a sum of exponentials of values
+    # up to 100, which overflows float32 unless the maximum is subtracted first)
+    for op in ("ReduceProd", "ReduceLogSumExp"):
+        tol = red_tol if op == "ReduceLogSumExp" else (1e-5, 3e-4)
+        out.append(Case(op, 13, [In([3, 4, 5], -2, 2)], {"axes": [1], "keepdims": 1}, tol=tol))
+        out.append(Case(op, 11, [In([2, 3, 4, 3], -2, 2)], {"axes": [0, -1], "keepdims": 0}, tol=tol, tag="two"))
+        out.append(Case(op, 18, [In([3, 4, 5], -2, 2), i64([-1])], {"keepdims": 0}, tol=tol, tag="input"))
+        out.append(Case(op, 18, [In([3, 2, 2], -1.5, 1.5)], tol=tol, tag="all"))
+        out.append(Case(op, 18, [In([2, 3], -2, 2), i64(np.zeros([0], np.int64))], {"noop_with_empty_axes": 1},
+                        tol=tol, tag="noop"))
+    out.append(Case("ReduceProd", 13, [In([2, 64, 3], 0.8, 1.25)], {"axes": [1]}, tol=(1e-5, 3e-4), tag="long"))
+    out.append(Case("ReduceLogSumExp", 13, [In([2, 64, 3], 60, 100)], {"axes": [1]}, tol=red_tol, tag="large"))
     # ArgMax / ArgMin (int64 output): axes, keepdims, and ties (integer-valued inputs) with
     # select_last_index both ways
     for op in ("ArgMax", "ArgMin"):
@@ -433,6 +492,16 @@ def reduce_cases():
                     note="opset < 13: coerced to 2-D at axis"))
     out.append(Case("LogSoftmax", 13, [In([3, 6], -4, 4)], {"axis": -1}))
     out.append(Case("LogSoftmax", 11, [In([2, 3, 4])], {"axis": 2}, tag="o11"))
+    # LpNormalization: p 1 and 2 along the last, a middle and the first axis; defaults; long rows (zero
+    # norms are covered by the backend op test)
+    for p in (1, 2):
+        for axis in (-1, 1, 0):
+            out.append(Case("LpNormalization", 1, [In([3, 4, 5], -2, 2)], {"p": p, "axis": axis},
+                            dtypes=(F32, F16), tag="p%d_axis%d" % (p, axis)))
+    out.append(Case("LpNormalization", 13, [In([4, 7], -3, 3)], dtypes=(F32, F16), tag="defaults"))
+    out.append(Case("LpNormalization", 1, [In([3, 2000], -1, 1)], {"p": 1}, dtypes=(F32, F16), tag="long"))
+    out.append(Case("LpNormalization", 1, [In([3, 4])], {"p": 3}, dtypes=(F32,), expect="refused", tag="p3",
+                    note="p other than 1 and 2 is left to ORT"))
     # normalizations
     c = 3
     bn = [Const(rand([c], 0.5, 1.5)), Const(rand([c], -0.5, 0.5)), Const(rand([c], -0.5, 0.5)),
@@ -447,6 +516,41 @@ def reduce_cases():
     out.append(Case("LayerNormalization", 17, [In([2, 3, 8]), Const(rand([8], 0.5, 1.5)), Const(rand([8]))]))
     out.append(Case("LayerNormalization", 17, [In([2, 3, 4]), Const(rand([3, 4], 0.5, 1.5))],
                     {"axis": -2, "epsilon": 1e-3}, tag="twoaxes"))
+    # the optional Mean and InvStdDev outputs (float32 whatever the input type: stash_type 1), over
+    # every axis, with and without bias; Mean alone
+    for axis in (-1, -2, 0, 1, 2):
+        shape = [2, 3, 5]
+        norm = shape[axis:] if axis < 0 else shape[axis:]
+        ins = [In(shape, -2, 2), Const(rand(norm, 0.5, 1.5))] + ([Const(rand(norm))] if axis != 0 else [])
+        out.append(Case("LayerNormalization", 17, ins, {"axis": axis, "epsilon": 1e-4}, n_out=3,
+                        tag="stats_axis%d" % axis))
+    out.append(Case("LayerNormalization", 17, [In([4, 6], 1, 3), Const(rand([6], 0.5, 1.5)), Const(rand([6]))],
+                    {"stash_type": 1}, n_out=2, tag="mean_only"))
+    out.append(Case("LayerNormalization", 17, [In([3, 300], -3, 1), Const(rand([300], 0.5, 1.5))],
+                    n_out=3, tag="stats_long"))
+    # RMSNormalization (opset 23): every axis, scale of the normalized shape and broadcast to it (one
+    # element; the trailing dims; the leading dims; a middle run of them), long rows, the defaults
+    rms = [([2, 3, 8], -1, [8]), ([2, 3, 4], -2, [3, 4]), ([2, 3, 5], 0, [2, 3, 5]), ([2, 3, 4, 5], 1, [4, 5]),
+           ([2, 3, 4, 5], 1, [1]), ([2, 3, 4, 5], 1, [3, 1, 1]), ([2, 3, 4, 5], 1, [4, 1]), ([3, 300], 1, [300])]
+    for k, (shape, axis, sshape) in enumerate(rms):
+        attrs = {"axis": axis, "epsilon": 1e-3 if k % 2 else 1e-5}
+        if k == 0:
+            attrs["stash_type"] = 1
+        out.append(Case("RMSNormalization", 23, [In(shape, -2, 2), Const(rand(sshape, 0.5, 1.5))], attrs,
+                        dtypes=(F32, F16), tag="axis%d_scale%s" % (axis, "x".join(map(str, sshape)))))
+    out.append(Case("RMSNormalization", 23, [In([4, 6], 0.5, 2), Const(rand([6], 0.5, 1.5))], dtypes=(F32, F16),
+                    tag="defaults"))
+    out.append(Case("RMSNormalization", 23, [In([3, 4, 5], -2, 2), Const(rand([3, 1, 5], 0.5, 1.5))], {"axis": 0},
+                    dtypes=(F32,), expect="refused", tag="two_runs",
+                    note="a scale broadcast along two separate runs of the normalized dims is left to ORT"))
+    # LRN: sizes 1 to 7, windows wider than the channels, every attribute; alpha large enough that the
+    # normalization shows (ONNX Runtime's CPU kernel refuses even sizes: the backend op test checks them)
+    for k, (size, c) in enumerate([(3, 6), (5, 7), (5, 3), (1, 4), (7, 5)]):
+        out.append(Case("LRN", 13 if k % 2 else 1, [In([2, c, 4, 5], -2, 2)],
+                        {"size": size, "alpha": 0.6, "beta": 0.75 if k % 2 else 0.5, "bias": 1.0 + 0.5 * k},
+                        tag="size%d_c%d" % (size, c)))
+    out.append(Case("LRN", 13, [In([1, 5, 3, 3], -3, 3)], {"size": 3}, tag="defaults",
+                    note="alpha 1e-4: close to x, but the window's squares of values up to 3 still show"))
     out.append(Case("GroupNormalization", 18, [In([2, 4, 3, 3]), Const(rand([2], 0.5, 1.5)), Const(rand([2]))],
                     {"num_groups": 2}, dtypes=(F32, F16),
                     note="opset 18: scale and bias per group (opset 21 makes them per channel)"))

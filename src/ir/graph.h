@@ -148,6 +148,13 @@ typedef struct ir_space_depth_params {
   int64_t blocksize;
   int crd;              /* DepthToSpace mode CRD (1) or DCR (0) */
 } ir_space_depth_params;
+
+/* GridSample over rank-4 NCHW input; the enums and the sampling rules are in ir/grid_sample_geom.h */
+typedef struct ir_grid_sample_params {
+  int mode;             /* IR_GRID_NEAREST, _LINEAR, _CUBIC */
+  int padding;          /* IR_GRID_PAD_ZEROS, _BORDER, _REFLECTION */
+  int align_corners;
+} ir_grid_sample_params;
 /* end of resampling params */
 
 /* ---- reduction params (ir/ops_reduce.c) ---- */
@@ -161,6 +168,8 @@ typedef enum ir_reduce_kind {
   IR_REDUCE_SUM_SQUARE,
   IR_REDUCE_ARGMAX, /* the index (int64) of the first (or, with select_last, last) extreme along one axis */
   IR_REDUCE_ARGMIN,
+  IR_REDUCE_PROD,
+  IR_REDUCE_LOG_SUM_EXP, /* max + log(sum(exp(x - max))): no overflow */
 } ir_reduce_kind;
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool. Axes are kept as written (possibly
@@ -188,23 +197,32 @@ typedef struct ir_pool_params {
 } ir_pool_params;
 
 /* Softmax / LogSoftmax: rows of `axis` (opset >= 13) or, for opsets 11-12, the input flattened to
- * 2-D at `axis` with each row of the flattened matrix normalized. */
+ * 2-D at `axis` with each row of the flattened matrix normalized. LpNormalization shares the
+ * geometry: each row along `axis` divided by its L1 or L2 norm (lp = 1 or 2; 0 for the softmaxes). */
 typedef struct ir_softmax_params {
   int8_t axis;
   int8_t log;
   int8_t flatten;
+  int8_t lp;
 } ir_softmax_params;
 
-typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP } ir_norm_kind;
+typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP, IR_NORM_RMS } ir_norm_kind;
 
-/* LayerNormalization, InstanceNormalization, GroupNormalization. */
+/* LayerNormalization, InstanceNormalization, GroupNormalization, RMSNormalization (no mean is
+ * subtracted: the rows are divided by their root mean square). */
 typedef struct ir_norm_params {
   ir_norm_kind kind;
-  int8_t axis;              /* LayerNormalization, as written */
+  int8_t axis;              /* LayerNormalization, RMSNormalization, as written */
   int8_t per_channel;       /* GroupNormalization 21: scale and bias per channel (18: per group) */
   int32_t num_groups;
   float epsilon;
 } ir_norm_params;
+/* LRN over the channels (dim 1) of N x C x spatial: y = x / (bias + alpha / size * sum of x^2 over
+ * the channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2) inside the input)^beta. */
+typedef struct ir_lrn_params {
+  int64_t size;
+  float alpha, beta, bias;
+} ir_lrn_params;
 /* end of reduction params */
 
 /* ---- convolution params (ir/ops_nn.c) ---- */
@@ -256,12 +274,14 @@ typedef union ir_params {
   /* resampling members */
   ir_resize_params resize;
   ir_space_depth_params space_depth;
+  ir_grid_sample_params grid_sample;
 
   /* reduction members */
   ir_reduce_params reduce;
   ir_pool_params pool;
   ir_softmax_params softmax;
   ir_norm_params norm;
+  ir_lrn_params lrn;
 
   /* convolution members */
   ir_gemm_params gemm;

@@ -104,6 +104,10 @@ gfx_status ir_parse_reduce_max(const ir_node_desc* d, ir_params* p) { return par
 gfx_status ir_parse_reduce_min(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_MIN); }
 gfx_status ir_parse_reduce_l2(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L2); }
 gfx_status ir_parse_reduce_l1(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_L1); }
+gfx_status ir_parse_reduce_prod(const ir_node_desc* d, ir_params* p) { return parse_reduce(d, p, IR_REDUCE_PROD); }
+gfx_status ir_parse_reduce_log_sum_exp(const ir_node_desc* d, ir_params* p) {
+  return parse_reduce(d, p, IR_REDUCE_LOG_SUM_EXP);
+}
 
 /* ArgMax / ArgMin: one axis (attribute, default 0), keepdims, select_last_index (opset 12; absent
  * before, which means 0); a float input and an int64 output. */
@@ -417,6 +421,26 @@ static gfx_status parse_softmax(const ir_node_desc* d, ir_params* p, int log) {
 gfx_status ir_parse_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 0); }
 gfx_status ir_parse_log_softmax(const ir_node_desc* d, ir_params* p) { return parse_softmax(d, p, 1); }
 
+/* LpNormalization: along one axis (default -1), p 1 or 2 (ONNX Runtime computes no other). */
+gfx_status ir_parse_lp_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "p", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  int64_t axis, order;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  GFX_TRY(ir_attr_int(d, "p", 2, &order));
+  if (order != 1 && order != 2) return IR_UNSUPPORTED(d, "p = %lld; 1 and 2 are handled", (long long)order);
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0) {
+    int normalized;
+    GFX_TRY(ir_norm_axis(d, axis, rank, &normalized));
+  } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  p->softmax = (ir_softmax_params){.axis = (int8_t)axis, .lp = (int8_t)order};
+  return NULL;
+}
+
 gfx_status ir_softmax_geometry(const ir_softmax_params* p, const gfx_shape* in, ir_softmax_geom* g) {
   GFX_TRY(check_dims("softmax", in));
   const int rank = in->rank;
@@ -457,11 +481,26 @@ static gfx_status read_epsilon(const ir_node_desc* d, float* eps) {
   return NULL;
 }
 
+/* The type checks of a LayerNormalization: X, Scale, B and Y share one float type; the optional Mean
+ * and InvStdDev outputs are float32 (stash_type 1), or Y's type where a float16 conversion of the
+ * model lowered them with everything else. */
+static gfx_status check_layer_norm_types(const ir_node_desc* d) {
+  ir_node_desc y_only = *d;
+  y_only.n_outputs = 1;
+  int dtype;
+  GFX_TRY(ir_check_same_type(&y_only, 0, 2, IR_TYPES_FLOAT, &dtype));
+  for (int o = 1; o < d->n_outputs; o++)
+    if (d->output_dtypes[o] != GFX_DTYPE_F32 && d->output_dtypes[o] != dtype)
+      return IR_UNSUPPORTED(d, "output %d (%s) is %s; float32 is expected", o, o == 1 ? "Mean" : "InvStdDev",
+                            gfx_dtype_name(d->output_dtypes[o]));
+  return NULL;
+}
+
 gfx_status ir_parse_layer_norm(const ir_node_desc* d, ir_params* p) {
-  if (d->n_outputs > 1) return IR_UNSUPPORTED(d, "the optional Mean and InvStdDev outputs are not handled");
-  GFX_TRY(ir_check_io(d, 2, 3, 1));
+  if (d->n_outputs < 1 || d->n_outputs > 3) return IR_UNSUPPORTED(d, "%d outputs (expected 1..3)", d->n_outputs);
+  GFX_TRY(ir_check_io(d, 2, 3, d->n_outputs));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "epsilon", "stash_type", NULL}));
-  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  GFX_TRY(check_layer_norm_types(d));
   GFX_TRY(check_stash_type(d));
   ir_norm_params n = {.kind = IR_NORM_LAYER};
   GFX_TRY(read_epsilon(d, &n.epsilon));
@@ -477,6 +516,73 @@ gfx_status ir_parse_layer_norm(const ir_node_desc* d, ir_params* p) {
       if (d->input_dtypes[i] != GFX_DTYPE_UNDEFINED && s->rank >= 0 && s->rank != rank - a)
         return IR_UNSUPPORTED(d, "input %d has rank %d; the normalized shape has rank %d", i, s->rank, rank - a);
     }
+  } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
+    return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
+  }
+  n.axis = (int8_t)axis;
+  p->norm = n;
+  return NULL;
+}
+
+/* RMSNormalization's scale broadcasts to the normalized dims norm[0..n) (aligned on the last dims).
+ * Handled when its dims that are neither 1 nor facing a dim of 1 equal the dims they face and form
+ * one run, with no broadcast dim inside it: element j of a row then reads scale[j / div % wrap]
+ * (wrap 0: no wrap needed, the run starts the row). Returns 0 for any other layout. */
+static int rms_scale_layout(const int64_t* norm, int n, const gfx_shape* s, int64_t* div, int64_t* wrap) {
+  if (s->rank < 0 || s->rank > n) return 0;
+  int first = -1, last = -1, gap = 0;
+  for (int i = 0; i < n; i++) {
+    const int k = i - (n - s->rank); /* the scale dim facing norm[i], or < 0 for an implicit 1 */
+    const int64_t sd = k >= 0 ? s->dims[k] : 1;
+    if (norm[i] == 1 && sd == 1) continue; /* neutral */
+    if (sd != norm[i]) {
+      if (sd != 1) return 0; /* neither equal nor broadcast */
+      if (first >= 0) gap = 1;
+      continue;
+    }
+    if (gap) return 0; /* a second run */
+    if (first < 0) first = i;
+    last = i;
+  }
+  int64_t before = 1, in_run = 1, after = 1;
+  for (int i = 0; i < n; i++) {
+    if (first < 0 || i > last) after *= norm[i];
+    else if (i < first) before *= norm[i];
+    else in_run *= norm[i];
+  }
+  *div = after > 0 ? after : 1;
+  *wrap = before > 1 ? in_run : 0;
+  return 1;
+}
+
+gfx_status ir_parse_rms_norm(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 2, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axis", "epsilon", "stash_type", NULL}));
+  /* X (T) and Scale, Y (V) may differ in type; one type for all is handled */
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, NULL));
+  GFX_TRY(check_stash_type(d));
+  ir_norm_params n = {.kind = IR_NORM_RMS};
+  GFX_TRY(read_epsilon(d, &n.epsilon));
+  int64_t axis;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  const gfx_shape *x = &d->input_shapes[0], *scale = &d->input_shapes[1];
+  if (x->rank >= 0) {
+    int a;
+    GFX_TRY(ir_norm_axis(d, axis, x->rank, &a));
+    /* a dim only known at run time is taken as the scale's where that is not 1, as broadcast where it
+     * is: a layout accepted so is accepted for every input the model allows */
+    int64_t norm[GFX_MAX_RANK];
+    for (int i = a; i < x->rank; i++) {
+      const int k = i - (x->rank - scale->rank);
+      const int64_t sd = scale->rank >= 0 && k >= 0 ? scale->dims[k] : 1;
+      norm[i - a] = x->dims[i] >= 0 ? x->dims[i] : sd != 1 ? sd : 2;
+    }
+    for (int k = 0; k < scale->rank; k++)
+      if (scale->dims[k] < 0) return IR_UNSUPPORTED(d, "the scale's shape is only known at run time");
+    int64_t div, wrap;
+    if (scale->rank < 0 || !rms_scale_layout(norm, x->rank - a, scale, &div, &wrap))
+      return IR_UNSUPPORTED(d, "scale %s does not broadcast to the normalized dims of %s along one run of them",
+                            SHAPE_STR(scale), SHAPE_STR(x));
   } else if (axis < -GFX_MAX_RANK || axis >= GFX_MAX_RANK) {
     return IR_UNSUPPORTED(d, "axis %lld is outside the ranks handled", (long long)axis);
   }
@@ -528,6 +634,18 @@ gfx_status ir_norm_geometry(const ir_norm_params* p, const gfx_shape* x, const g
   memset(g, 0, sizeof *g);
   GFX_TRY(check_dims("normalization", x));
   const int rank = x->rank;
+  if (p->kind == IR_NORM_RMS) {
+    const int axis = p->axis < 0 ? p->axis + rank : p->axis;
+    if (axis < 0 || axis >= rank)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RMSNormalization axis %d is outside the input %s", p->axis, SHAPE_STR(x));
+    GFX_TRY(dims_product(x, 0, axis, &g->rows));
+    GFX_TRY(dims_product(x, axis, rank, &g->count));
+    g->affine_mod = 1, g->affine_mul = 0;
+    if (!rms_scale_layout(x->dims + axis, rank - axis, scale, &g->affine_div, &g->affine_wrap))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RMSNormalization scale %s does not broadcast to the normalized dims "
+                       "of %s at axis %d along one run of them", SHAPE_STR(scale), SHAPE_STR(x), axis);
+    return dims_product(scale, 0, scale->rank, &g->affine_count);
+  }
   if (p->kind == IR_NORM_LAYER) {
     int axis = p->axis < 0 ? p->axis + rank : p->axis;
     if (axis < 0 || axis >= rank)
@@ -584,6 +702,57 @@ gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   /* the bias, when there is one, matches the scale */
   if (node->n_inputs >= 3 && in[2].rank >= 0 && !gfx_shape_equal(&in[1], &in[2]))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "bias %s and scale %s differ", SHAPE_STR(&in[2]), SHAPE_STR(&in[1]));
+  out[0] = in[0];
+  /* LayerNormalization's Mean and InvStdDev: X's shape with the normalized dims 1 */
+  for (int o = 1; o < node->n_outputs; o++) GFX_TRY(ir_norm_stats_shape(&node->params.norm, &in[0], &out[o]));
+  return NULL;
+}
+
+gfx_status ir_norm_stats_shape(const ir_norm_params* p, const gfx_shape* x, gfx_shape* out) {
+  const int axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+  if (p->kind != IR_NORM_LAYER || axis < 0 || axis >= x->rank)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "normalization statistics of %s at axis %d: LayerNormalization only",
+                     SHAPE_STR(x), p->axis);
+  *out = *x;
+  for (int i = axis; i < x->rank; i++) out->dims[i] = 1;
+  return NULL;
+}
+
+/* ================================ LRN ================================ */
+
+gfx_status ir_parse_lrn(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 1, 1, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"alpha", "beta", "bias", "size", NULL}));
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
+    return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
+  ir_lrn_params l;
+  memset(&l, 0, sizeof l);
+  GFX_TRY(ir_attr_int(d, "size", 0, &l.size));
+  if (l.size < 1 || l.size > DIM_LIMIT) return IR_UNSUPPORTED(d, "size = %lld (must be given and >= 1)", (long long)l.size);
+  GFX_TRY(ir_attr_float(d, "alpha", 1e-4f, &l.alpha));
+  GFX_TRY(ir_attr_float(d, "beta", 0.75f, &l.beta));
+  GFX_TRY(ir_attr_float(d, "bias", 1.0f, &l.bias));
+  p->lrn = l;
+  return NULL;
+}
+
+gfx_status ir_lrn_geometry(const ir_lrn_params* p, const gfx_shape* x, ir_lrn_geom* g) {
+  memset(g, 0, sizeof *g);
+  GFX_TRY(check_dims("LRN", x));
+  if (x->rank < 3) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LRN needs N x C x spatial, got %s", SHAPE_STR(x));
+  if (p->size < 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LRN size %lld", (long long)p->size);
+  g->n = x->dims[0];
+  g->c = x->dims[1];
+  GFX_TRY(dims_product(x, 2, x->rank, &g->spatial));
+  g->size = p->size;
+  g->pre = (p->size - 1) / 2;
+  return NULL;
+}
+
+gfx_status ir_infer_lrn(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_lrn_geom g;
+  GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0], &g));
   out[0] = in[0];
   return NULL;
 }

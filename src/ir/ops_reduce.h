@@ -39,16 +39,29 @@ typedef struct ir_softmax_geom {
 gfx_status ir_softmax_geometry(const ir_softmax_params* p, const gfx_shape* in, ir_softmax_geom* g);
 
 /* A normalization as `rows` contiguous rows of `count` elements, each normalized on its own; the
- * scale and bias of element j of row r are at index (r % affine_mod) * affine_mul + j / affine_div,
- * which covers LayerNormalization (per element of the row), InstanceNormalization (per channel),
- * GroupNormalization 18 (per group) and 21 (per channel). */
+ * scale and bias of element j of row r are at index (r % affine_mod) * affine_mul + j / affine_div
+ * (taken modulo affine_wrap when that is not 0), which covers LayerNormalization (per element of the
+ * row), InstanceNormalization (per channel), GroupNormalization 18 (per group) and 21 (per
+ * channel), and RMSNormalization's scale broadcast along the row (j / affine_div % affine_wrap). */
 typedef struct ir_norm_geom {
   int64_t rows, count;
-  int64_t affine_mod, affine_mul, affine_div;
+  int64_t affine_mod, affine_mul, affine_div, affine_wrap;
   int64_t affine_count; /* elements scale and bias must have */
 } ir_norm_geom;
 
 /* scale: the Scale input's shape. */
 gfx_status ir_norm_geometry(const ir_norm_params* p, const gfx_shape* x, const gfx_shape* scale, ir_norm_geom* g);
+
+/* LRN as [n, c, spatial]: the window of channel k is [k - pre, k - pre + size - 1], clipped to the
+ * channels there are. */
+typedef struct ir_lrn_geom {
+  int64_t n, c, spatial, size, pre;
+} ir_lrn_geom;
+
+gfx_status ir_lrn_geometry(const ir_lrn_params* p, const gfx_shape* x, ir_lrn_geom* g);
+
+/* The shape of LayerNormalization's optional Mean and InvStdDev outputs (one value per row): X's
+ * shape with the normalized dims set to 1. Row r of the geometry is element r of each. */
+gfx_status ir_norm_stats_shape(const ir_norm_params* p, const gfx_shape* x, gfx_shape* out);
 
 #endif

@@ -1,5 +1,6 @@
 /* gfxep — parse and infer functions of the resampling ops (see ir/ops.def): Resize, Upsample,
- * DepthToSpace, SpaceToDepth; and the Resize geometry both backends use (ir/resize_geom.h).
+ * DepthToSpace, SpaceToDepth, GridSample; and the Resize and GridSample geometry the backends use
+ * (ir/resize_geom.h, ir/grid_sample_geom.h).
  *
  * Resize is claimed when its scales or sizes are constant initializers and only the last two dims
  * are resized (the image case: [..., H, W]); everything else stays with ONNX Runtime.
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "ir/ops_common.h"
+#include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
 #include "ir/shape.h"
 
@@ -399,4 +401,81 @@ gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx
   out->dims[3] = x->dims[3] / b;
   if (out->dims[1] > RESIZE_MAX_DIM || gfx_shape_numel(out) < 0) return space_depth_shape_error(node, x, "the output is too large");
   return NULL;
+}
+
+/* ---- GridSample ---- */
+
+static gfx_status check_grid_sample_dims(const ir_node_desc* d) {
+  const gfx_shape *x = &d->input_shapes[0], *grid = &d->input_shapes[1];
+  if (x->rank == 5 || grid->rank == 5)
+    return IR_UNSUPPORTED(d, "5-D (volumetric) input is not handled; 4-D NCHW input is");
+  if ((x->rank >= 0 && x->rank != 4) || (grid->rank >= 0 && grid->rank != 4))
+    return IR_UNSUPPORTED(d, "input rank %d and grid rank %d; both rank 4 is handled", x->rank, grid->rank);
+  if (x->rank < 0 && grid->rank < 0) return IR_UNSUPPORTED(d, "the ranks of the input and grid are unknown");
+  if (grid->rank == 4 && grid->dims[3] >= 0 && grid->dims[3] != 2)
+    return IR_UNSUPPORTED(d, "the grid's last dim is %lld; 2 (x, y) is expected", (long long)grid->dims[3]);
+  return NULL;
+}
+
+/* GridSample-16 (modes bilinear, nearest, bicubic) and -20 (linear, nearest, cubic) on 4-D input;
+ * the input and output float32 or float16, the grid float32 or float16 of its own (a model lowered
+ * to float16 keeps its grid float32: a flow field in float16 would be off by up to a pixel). */
+gfx_status ir_parse_grid_sample(const ir_node_desc* d, ir_params* params) {
+  ir_grid_sample_params* p = &params->grid_sample;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 2, 2, 1));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"align_corners", "mode", "padding_mode", NULL}));
+  const unsigned types = IR_TYPE_BIT(GFX_DTYPE_F32) | IR_TYPE_BIT(GFX_DTYPE_F16);
+  GFX_TRY(ir_check_same_type(d, 0, 0, types, NULL));
+  GFX_TRY(ir_check_input_type(d, 1, types));
+  GFX_TRY(check_grid_sample_dims(d));
+  /* opset 20 renamed the modes; the old names are no longer valid there, nor the new ones before */
+  const int renamed = d->since_version >= 20;
+  GFX_TRY(read_choice(d, "mode", renamed ? "linear" : "bilinear",
+                      renamed ? (const char* const[]){"nearest", "linear", "cubic", NULL}
+                              : (const char* const[]){"nearest", "bilinear", "bicubic", NULL},
+                      &p->mode));
+  GFX_TRY(read_choice(d, "padding_mode", "zeros", (const char* const[]){"zeros", "border", "reflection", NULL},
+                      &p->padding));
+  int64_t align;
+  GFX_TRY(ir_attr_int(d, "align_corners", 0, &align));
+  if (align != 0 && align != 1) return IR_UNSUPPORTED(d, "align_corners = %lld (must be 0 or 1)", (long long)align);
+  p->align_corners = (int)align;
+  /* mirroring about borders that coincide divides by zero in ONNX Runtime: no result to match */
+  const gfx_shape* x = &d->input_shapes[0];
+  if (p->padding == IR_GRID_PAD_REFLECTION && p->align_corners && x->rank == 4 && (x->dims[2] == 1 || x->dims[3] == 1))
+    return IR_UNSUPPORTED(d, "reflection padding with align_corners over an input of height or width 1 has no "
+                             "defined result");
+  return NULL;
+}
+
+static gfx_status grid_shape_error(const ir_node* node, const gfx_shape* x, const gfx_shape* grid, const char* why) {
+  char a[128], b[128];
+  return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": input %s and grid %s: %s", ir_op_name(node->op),
+                   node->name ? node->name : "", gfx_shape_str(x, a, sizeof a), gfx_shape_str(grid, b, sizeof b), why);
+}
+
+gfx_status ir_grid_sample_geometry(const ir_node* node, const gfx_shape* x, const gfx_shape* grid, ir_grid_geom* g,
+                                   gfx_shape* out) {
+  memset(g, 0, sizeof *g);
+  if (x->rank != 4 || grid->rank != 4) return grid_shape_error(node, x, grid, "both must be rank 4");
+  for (int k = 0; k < 4; k++)
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM || grid->dims[k] < 0 || grid->dims[k] > RESIZE_MAX_DIM)
+      return grid_shape_error(node, x, grid, "a dim is negative or above 2^31");
+  if (grid->dims[0] != x->dims[0]) return grid_shape_error(node, x, grid, "the batch sizes differ");
+  if (grid->dims[3] != 2) return grid_shape_error(node, x, grid, "the grid's last dim must be 2");
+  const ir_grid_sample_params* p = &node->params.grid_sample;
+  *g = (ir_grid_geom){.n = x->dims[0], .c = x->dims[1], .in_h = x->dims[2], .in_w = x->dims[3],
+                      .out_h = grid->dims[1], .out_w = grid->dims[2], .mode = p->mode, .padding = p->padding,
+                      .align_corners = p->align_corners};
+  *out = (gfx_shape){.rank = 4, .dims = {g->n, g->c, g->out_h, g->out_w}};
+  if (gfx_shape_numel(out) < 0) return grid_shape_error(node, x, grid, "the output is too large");
+  if (gfx_shape_numel(out) > 0 && (g->in_h == 0 || g->in_w == 0))
+    return grid_shape_error(node, x, grid, "an empty image has no pixels to sample");
+  return NULL;
+}
+
+gfx_status ir_infer_grid_sample(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_grid_geom g;
+  return ir_grid_sample_geometry(node, &in[0], &in[1], &g, &out[0]);
 }

@@ -55,6 +55,7 @@ typedef struct importer {
 static int keeps_float32(const char* op_type, int input) {
   if (strcmp(op_type, "Resize") == 0) return input == 1 || input == 2;
   if (strcmp(op_type, "Upsample") == 0) return input == 1;
+  if (strcmp(op_type, "GridSample") == 0) return input == 1; /* sampling locations need float32's precision */
   return 0;
 }
 

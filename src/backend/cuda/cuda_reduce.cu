@@ -49,6 +49,11 @@ struct min_op {
   __device__ float operator()(float a, float b) const { return (a != a || a <= b) ? a : b; }
 };
 
+struct prod_op {
+  __device__ float identity() const { return 1.0f; }
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+
 template <typename Op>
 __device__ float warp_reduce(float v, Op op) {
   for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
@@ -191,6 +196,13 @@ struct reduce_traits<CUDA_REDUCE_SUM_SQUARE> {
   static __device__ float finish(float acc, int64_t) { return acc; }
 };
 
+template <>
+struct reduce_traits<CUDA_REDUCE_PROD> {
+  typedef prod_op op;
+  static __device__ float prepare(float v) { return v; }
+  static __device__ float finish(float acc, int64_t) { return acc; }
+};
+
 /* ---- short rows: one warp per row ---- */
 
 /* Rows of up to 32 * PerLane elements get one warp each, 8 rows per block: a block per row would
@@ -202,9 +214,27 @@ const int kWarpsPerBlock = kBlockSize / 32;
 /* the scale/bias index of element j of a row whose first index is base (see cuda_norm_args),
  * without a division in the two common layouts */
 __device__ __forceinline__ int64_t affine_index(const cuda_norm_args& a, int64_t base, int64_t j) {
+  if (a.affine_wrap) return base + j / a.affine_div % a.affine_wrap; /* a broadcast RMSNormalization scale */
   if (a.affine_div == 1) return base + j;    /* LayerNormalization: per element */
   if (a.affine_div >= a.count) return base;  /* InstanceNormalization: one per row */
   return base + j / a.affine_div;
+}
+
+/* A row's statistics to LayerNormalization's optional outputs, where the node has them. */
+template <typename T>
+__device__ __forceinline__ void store_stats(const cuda_norm_args& a, int64_t row, float mean, float inv_std) {
+  if (a.mean) {
+    if (a.stats_f32)
+      static_cast<float*>(a.mean)[row] = mean;
+    else
+      store(static_cast<T*>(a.mean), row, mean);
+  }
+  if (a.inv_std) {
+    if (a.stats_f32)
+      static_cast<float*>(a.inv_std)[row] = inv_std;
+    else
+      store(static_cast<T*>(a.inv_std), row, inv_std);
+  }
 }
 
 template <typename T, int PerLane>
@@ -222,7 +252,8 @@ __global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y
       v[i] = j < a.count ? load(in, j) : 0.0f;
       s += v[i];
     }
-    const float mean = warp_reduce(s, sum_op()) / (float)a.count;
+    /* RMSNormalization: the mean square, from 0 */
+    const float mean = a.rms ? 0.0f : warp_reduce(s, sum_op()) / (float)a.count;
     float q = 0.0f;
 #pragma unroll
     for (int i = 0; i < PerLane; i++) {
@@ -230,6 +261,7 @@ __global__ void norm_warp_kernel(const T* x, const T* scale, const T* bias, T* y
       q += d * d;
     }
     const float inv_std = rsqrtf(warp_reduce(q, sum_op()) / (float)a.count + a.epsilon);
+    if (lane == 0) store_stats<T>(a, row, mean, inv_std);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
 #pragma unroll
     for (int i = 0; i < PerLane; i++) {
@@ -335,8 +367,9 @@ __global__ void norm_stats_kernel(const T* x, cuda_norm_args a) {
     const int64_t begin = blockIdx.x * a.chunk_len;
     const int64_t end = min(begin + a.chunk_len, a.count);
     float s = 0.0f;
-    range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
-    const float mean = block_reduce(s, sum_op()) / (float)(end - begin);
+    if (!a.rms) range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
+    /* RMSNormalization: deviations from 0, so the combined "variance" is the mean square */
+    const float mean = a.rms ? 0.0f : block_reduce(s, sum_op()) / (float)(end - begin);
     float q = 0.0f;
     range_for(in, begin, end, threadIdx.x, blockDim.x, [&](int64_t, float v) {
       const float d = v - mean;
@@ -373,6 +406,7 @@ template <typename T>
 __global__ void norm_apply_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_args a) {
   for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
     const float2 st = row_stats(a, row);
+    if (blockIdx.x == 0 && threadIdx.x == 0) store_stats<T>(a, row, st.x, st.y);
     const int64_t begin = blockIdx.x * a.chunk_len;
     const int64_t end = min(begin + a.chunk_len, a.count);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
@@ -442,6 +476,50 @@ void launch_reduce(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t str
     reduce_columns_kernel<T, Kind><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
 }
 
+/* ---- ReduceLogSumExp: the maximum, then the sum of exponentials shifted by it ---- */
+
+/* The shift: the maximum where it is finite, else 0 (all -inf gives -inf, a +inf gives +inf). */
+__device__ __forceinline__ float lse_shift(float m) { return isfinite(m) ? m : 0.0f; }
+
+/* One block per output, two passes over its elements (the second from the caches). */
+template <typename T>
+__global__ void lse_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
+  for (int64_t o = blockIdx.x; o < a.out_count; o += gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float m = -INFINITY;
+    for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+      m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
+    const float shift = lse_shift(block_reduce(m, max_op()));
+    float s = 0.0f;
+    for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x)
+      s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
+    s = block_reduce(s, sum_op());
+    if (threadIdx.x == 0) store(y, o, shift + logf(s));
+  }
+}
+
+/* One thread per output (neighbouring threads read neighbouring elements of an outer reduction). */
+template <typename T>
+__global__ void lse_columns_kernel(const T* x, T* y, cuda_reduce_args a) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count; o += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    float m = -INFINITY, s = 0.0f;
+    for (int64_t r = 0; r < a.reduce_count; r++) m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
+    const float shift = lse_shift(m);
+    for (int64_t r = 0; r < a.reduce_count; r++) s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
+    store(y, o, shift + logf(s));
+  }
+}
+
+template <typename T>
+void launch_lse(const T* x, T* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  const bool contiguous = a.n_red >= 1 && a.red_strides[a.n_red - 1] == 1;
+  if ((contiguous && a.reduce_count >= 32) || a.out_count < 2048)
+    lse_rows_kernel<T><<<grid_for(a.out_count, 1), kBlockSize, 0, stream>>>(x, y, a);
+  else
+    lse_columns_kernel<T><<<grid_for(a.out_count, kBlockSize), kBlockSize, 0, stream>>>(x, y, a);
+}
+
 template <typename T>
 void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStream_t stream) {
   const T* in = static_cast<const T*>(x);
@@ -454,6 +532,8 @@ void dispatch_reduce(const void* x, void* y, const cuda_reduce_args& a, cudaStre
     case CUDA_REDUCE_L2: launch_reduce<T, CUDA_REDUCE_L2>(in, out, a, stream); break;
     case CUDA_REDUCE_L1: launch_reduce<T, CUDA_REDUCE_L1>(in, out, a, stream); break;
     case CUDA_REDUCE_SUM_SQUARE: launch_reduce<T, CUDA_REDUCE_SUM_SQUARE>(in, out, a, stream); break;
+    case CUDA_REDUCE_PROD: launch_reduce<T, CUDA_REDUCE_PROD>(in, out, a, stream); break;
+    case CUDA_REDUCE_LOG_SUM_EXP: launch_lse<T>(in, out, a, stream); break;
     default: break;
   }
 }
@@ -575,6 +655,58 @@ __global__ void softmax_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
   }
 }
 
+/* ---- LpNormalization ---- */
+
+/* inner == 1: one block per row, the norm combined across the block, then the scaled row. */
+template <typename T>
+__global__ void lp_rows_kernel(const T* x, T* y, cuda_softmax_args a) {
+  for (int64_t row = blockIdx.x; row < a.outer; row += gridDim.x) {
+    const T* in = x + row * a.n;
+    float s = 0.0f;
+    range_for(in, 0, a.n, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += a.lp == 1 ? fabsf(v) : v * v; });
+    s = block_reduce(s, sum_op());
+    const float norm = a.lp == 1 ? s : sqrtf(s);
+    range_map(in, y + row * a.n, 0, a.n, threadIdx.x, blockDim.x,
+              [&](int64_t, float v) { return norm != 0.0f ? v / norm : 0.0f; });
+  }
+}
+
+/* inner > 1: one thread per (outer, inner) column, which neighbouring threads read side by side. */
+template <typename T>
+__global__ void lp_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
+  const int64_t columns = a.outer * a.inner;
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < columns; c += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t base = c / a.inner * a.n * a.inner + c % a.inner;
+    float s = 0.0f;
+    for (int64_t k = 0; k < a.n; k++) {
+      const float v = load(x, base + k * a.inner);
+      s += a.lp == 1 ? fabsf(v) : v * v;
+    }
+    const float norm = a.lp == 1 ? s : sqrtf(s);
+    for (int64_t k = 0; k < a.n; k++) store(y, base + k * a.inner, norm != 0.0f ? load(x, base + k * a.inner) / norm : 0.0f);
+  }
+}
+
+/* ---- LRN ---- */
+
+/* One thread per element; neighbouring threads take neighbouring spatial positions of a channel,
+ * so each of the window's loads is coalesced. */
+template <typename T>
+__global__ void lrn_kernel(const T* x, T* y, cuda_lrn_args a) {
+  const int64_t total = a.n * a.c * a.spatial;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t s = i % a.spatial, c = i / a.spatial % a.c, n = i / (a.spatial * a.c);
+    const int64_t lo = max(c - a.pre, (int64_t)0), hi = min(c - a.pre + a.size - 1, a.c - 1);
+    const T* plane = x + n * a.c * a.spatial + s;
+    float sum = 0.0f;
+    for (int64_t k = lo; k <= hi; k++) {
+      const float v = load(plane, k * a.spatial);
+      sum += v * v;
+    }
+    store(y, i, load(x, i) * powf(a.bias + a.alpha_over_size * sum, -a.beta));
+  }
+}
+
 /* ---- normalizations ---- */
 
 
@@ -586,8 +718,8 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* in = x + row * a.count;
     float s = 0.0f;
-    range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
-    const float mean = block_reduce(s, sum_op()) / (float)a.count;
+    if (!a.rms) range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) { s += v; });
+    const float mean = a.rms ? 0.0f : block_reduce(s, sum_op()) / (float)a.count; /* RMSNormalization: 0 */
     float q = 0.0f;
     range_for(in, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t, float v) {
       const float d = v - mean;
@@ -595,6 +727,7 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
     });
     const float var = block_reduce(q, sum_op()) / (float)a.count;
     const float inv_std = rsqrtf(var + a.epsilon);
+    if (threadIdx.x == 0) store_stats<T>(a, row, mean, inv_std);
     const int64_t affine_base = row % a.affine_mod * a.affine_mul;
     range_map(in, y + row * a.count, 0, a.count, threadIdx.x, blockDim.x, [&](int64_t j, float v) {
       const int64_t k = affine_index(a, affine_base, j);
@@ -620,7 +753,11 @@ void launch_softmax(const void* x, void* y, const cuda_softmax_args& a, cudaStre
   if (a.outer <= 0 || a.n <= 0 || a.inner <= 0) return;
   const T* in = static_cast<const T*>(x);
   T* out = static_cast<T*>(y);
-  if (a.inner == 1 && a.n <= 256)
+  if (a.lp && a.inner == 1)
+    lp_rows_kernel<T><<<grid_for(a.outer, 1), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.lp)
+    lp_columns_kernel<T><<<grid_for(a.outer * a.inner, kBlockSize), kBlockSize, 0, stream>>>(in, out, a);
+  else if (a.inner == 1 && a.n <= 256)
     softmax_warp_kernel<T, 8><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
   else if (a.inner == 1 && a.n <= 1024)
     softmax_warp_kernel<T, 32><<<grid_for(a.outer, kWarpsPerBlock), kBlockSize, 0, stream>>>(in, out, a);
@@ -674,6 +811,9 @@ cudaError_t preload_type() {
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_L2>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_L1>()) != cudaSuccess) return e;
   if ((e = preload_reduce_kind<T, CUDA_REDUCE_SUM_SQUARE>()) != cudaSuccess) return e;
+  if ((e = preload_reduce_kind<T, CUDA_REDUCE_PROD>()) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lse_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lse_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
@@ -681,6 +821,9 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 32>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lp_rows_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lrn_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, lp_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 8>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 32>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_stats_kernel<T>)) != cudaSuccess) return e;
@@ -730,6 +873,22 @@ extern "C" cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_
     case GFX_DTYPE_F32: launch_softmax<float>(x, y, args, stream); break;
     case GFX_DTYPE_F16: launch_softmax<__half>(x, y, args, stream); break;
     case GFX_DTYPE_BF16: launch_softmax<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream) {
+  const int64_t total = args.n * args.c * args.spatial;
+  if (total <= 0) return cudaSuccess;
+  const unsigned int grid = grid_for(total, kBlockSize);
+  switch (dtype) {
+    case GFX_DTYPE_F32: lrn_kernel<float><<<grid, kBlockSize, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), args); break;
+    case GFX_DTYPE_F16: lrn_kernel<__half><<<grid, kBlockSize, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), args); break;
+    case GFX_DTYPE_BF16:
+      lrn_kernel<__nv_bfloat16><<<grid, kBlockSize, 0, stream>>>(static_cast<const __nv_bfloat16*>(x),
+                                                                 static_cast<__nv_bfloat16*>(y), args);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -30,7 +30,9 @@ enum {
   CUDA_REDUCE_L1,
   CUDA_REDUCE_SUM_SQUARE,
   CUDA_REDUCE_ARGMAX, /* cuda_arg_run only */
-  CUDA_REDUCE_ARGMIN
+  CUDA_REDUCE_ARGMIN,
+  CUDA_REDUCE_PROD,
+  CUDA_REDUCE_LOG_SUM_EXP /* max + log(sum(exp(x - max))); chunks must be 1 */
 };
 
 /* y[o] = reduction of x[base(o) + offset(r)] over r < reduce_count, where base and offset split
@@ -57,23 +59,40 @@ typedef struct cuda_pool_args {
   int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
 } cuda_pool_args;
 
-/* Softmax over the middle dim of [outer, n, inner]. */
+/* Softmax over the middle dim of [outer, n, inner]; lp 1 or 2: LpNormalization there instead
+ * (each row divided by its L1 or L2 norm, zeros where that is 0). */
 typedef struct cuda_softmax_args {
   int log;
+  int lp;
   int64_t outer, n, inner;
 } cuda_softmax_args;
 
-/* rows contiguous rows of count elements, each normalized; the scale (and bias) of element j of
- * row r is at (r % affine_mod) * affine_mul + j / affine_div. */
+/* rows contiguous rows of count elements, each normalized (rms: divided by the root mean square,
+ * no mean subtracted); the scale (and bias) of element j of row r is at (r % affine_mod) *
+ * affine_mul + j / affine_div, that quotient taken modulo affine_wrap when affine_wrap is not 0 (a
+ * broadcast RMSNormalization scale). mean and inv_std, when not NULL,
+ * receive each row's mean and 1 / sqrt(variance + epsilon) (LayerNormalization's optional outputs),
+ * as float32 when stats_f32, else in the tensors' element type. */
 typedef struct cuda_norm_args {
   int64_t rows, count;
-  int64_t affine_mod, affine_mul, affine_div;
+  int64_t affine_mod, affine_mul, affine_div, affine_wrap;
   float epsilon;
+  int rms;
+  int stats_f32;
+  void* mean;
+  void* inv_std;
   /* chunks > 1: rows are split into chunks of chunk_len whose statistics go to scratch (rows *
    * chunks * 2 floats) before the normalizing pass; chunks == 1: no scratch. */
   int64_t chunks, chunk_len;
   void* scratch;
 } cuda_norm_args;
+
+/* LRN of [n, c, spatial]: y = x * (bias + alpha_over_size * sum of x^2 over channels
+ * [k - pre, k - pre + size - 1] inside [0, c))^-beta. */
+typedef struct cuda_lrn_args {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias;
+} cuda_lrn_args;
 
 /* How rows of `count` contiguous elements are split across blocks: few long rows would leave most
  * of the GPU idle with one block each (128 rows of 512x512 on 132 SMs), so such rows are cut into
@@ -105,6 +124,8 @@ cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_arg
 /* bias may be NULL */
 cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y, cuda_norm_args args,
                           cudaStream_t stream);
+
+cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream);
 
 /* Loads every kernel of cuda_reduce.cu into the current device's context (see cuda_elementwise.cu). */
 cudaError_t cuda_reduce_preload(void);

@@ -14,12 +14,13 @@ static gfx_status node_error(const ir_node* node, gfx_status s) {
   return gfx_status_wrap(s, "cuda backend: %s node \"%s\"", ir_op_name(node->op), cuda_node_name(node));
 }
 
-/* Inputs 0..typed-1 (those past min_inputs may be absent) and output 0 share input 0's float type. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int typed) {
-  if (node->n_inputs < min_inputs || node->n_outputs != 1)
-    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1",
-                                      node->n_inputs, node->n_outputs, min_inputs));
+/* Inputs 0..typed-1 (those past min_inputs may be absent) and output 0 share input 0's float type;
+ * 1 to max_outputs outputs (the optional ones are checked where they are written). */
+static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                                   int typed, int max_outputs) {
+  if (node->n_inputs < min_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1 to %d",
+                                      node->n_inputs, node->n_outputs, min_inputs, max_outputs));
   const int dtype = in[0].dtype;
   if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s; float32, float16 or bfloat16 is handled",
@@ -32,6 +33,11 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
     return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output 0 is %s but input 0 is %s",
                                       gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype)));
   return NULL;
+}
+
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int typed) {
+  return check_io_outputs(node, in, out, min_inputs, typed, 1);
 }
 
 static gfx_status check_shape(const ir_node* node, const char* what, const gfx_shape* actual, const gfx_shape* expected) {
@@ -54,6 +60,7 @@ static gfx_status launched(const gfx_exec_ctx* ctx, const ir_node* node, cudaErr
   }
 
 STATELESS_PREPARE(pool)
+STATELESS_PREPARE(lrn)
 STATELESS_PREPARE(softmax)
 
 /* ---- splitting few long rows (cuda_row_split) ----
@@ -67,7 +74,7 @@ static int is_arg(ir_reduce_kind kind) { return kind == IR_REDUCE_ARGMAX || kind
 static size_t reduce_split_bytes(ir_reduce_kind kind, const ir_reduce_geom* g, int64_t* chunks, int64_t* chunk_len) {
   *chunks = 1;
   *chunk_len = g->reduce_count;
-  if (is_arg(kind)) return 0;                                        /* one thread per output */
+  if (is_arg(kind) || kind == IR_REDUCE_LOG_SUM_EXP) return 0;      /* one thread or block per output */
   if (g->copy || g->n_red != 1 || g->red_strides[0] != 1) return 0; /* contiguous rows only */
   cuda_row_split(g->out_count, g->reduce_count, chunks, chunk_len);
   return *chunks > 1 ? (size_t)(g->out_count * *chunks) * sizeof(float) : 0;
@@ -179,9 +186,11 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   static const int kinds[] = {[IR_REDUCE_SUM] = CUDA_REDUCE_SUM, [IR_REDUCE_MEAN] = CUDA_REDUCE_MEAN,
                               [IR_REDUCE_MAX] = CUDA_REDUCE_MAX, [IR_REDUCE_MIN] = CUDA_REDUCE_MIN,
                               [IR_REDUCE_L2] = CUDA_REDUCE_L2, [IR_REDUCE_L1] = CUDA_REDUCE_L1,
-                              [IR_REDUCE_SUM_SQUARE] = CUDA_REDUCE_SUM_SQUARE};
+                              [IR_REDUCE_SUM_SQUARE] = CUDA_REDUCE_SUM_SQUARE, [IR_REDUCE_ARGMAX] = -1,
+                              [IR_REDUCE_ARGMIN] = -1, [IR_REDUCE_PROD] = CUDA_REDUCE_PROD,
+                              [IR_REDUCE_LOG_SUM_EXP] = CUDA_REDUCE_LOG_SUM_EXP};
   const int kind = (int)node->params.reduce.kind;
-  if (kind < 0 || kind > IR_REDUCE_SUM_SQUARE) /* a kind added to the IR without a kernel here */
+  if (kind < 0 || kind > IR_REDUCE_LOG_SUM_EXP || kinds[kind] < 0) /* a kind added to the IR without a kernel here */
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "reduction kind %d has no CUDA kernel", kind));
   cuda_reduce_args a = reduce_args(kinds[kind], &g);
   const size_t split_bytes = reduce_split_bytes(node->params.reduce.kind, &g, &a.chunks, &a.chunk_len);
@@ -231,26 +240,50 @@ gfx_status cuda_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const 
   ir_softmax_geom g;
   gfx_status s = ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g);
   if (s) return node_error(node, s);
-  cuda_softmax_args a = {.log = node->params.softmax.log, .outer = g.outer, .n = g.n, .inner = g.inner};
+  cuda_softmax_args a = {.log = node->params.softmax.log, .lp = node->params.softmax.lp, .outer = g.outer, .n = g.n,
+                         .inner = g.inner};
   GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_softmax_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }
 
 /* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
 
+/* LayerNormalization's optional Mean and InvStdDev outputs: one value per row, float32 or the
+ * input's type, both alike. */
+static gfx_status norm_stats_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out,
+                                     cuda_norm_args* a) {
+  if (node->n_outputs < 2) return NULL;
+  gfx_shape want;
+  gfx_status s = ir_norm_stats_shape(&node->params.norm, &in[0].shape, &want);
+  if (s) return node_error(node, s);
+  const int stats_dtype = out[1].dtype;
+  for (int o = 1; o < node->n_outputs; o++) {
+    GFX_TRY(check_shape(node, o == 1 ? "output 1 (Mean)" : "output 2 (InvStdDev)", &out[o].shape, &want));
+    if (out[o].dtype != stats_dtype || (stats_dtype != GFX_DTYPE_F32 && stats_dtype != in[0].dtype))
+      return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "output %d is %s; float32 or %s is expected", o,
+                                        gfx_dtype_name(out[o].dtype), gfx_dtype_name(in[0].dtype)));
+  }
+  a->stats_f32 = stats_dtype == GFX_DTYPE_F32;
+  a->mean = out[1].data;
+  a->inv_std = node->n_outputs > 2 ? out[2].data : NULL;
+  return NULL;
+}
+
 gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   (void)state;
-  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3));
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
+  GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
   gfx_status s = ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g);
   if (s) return node_error(node, s);
-  const void* bias = node->n_inputs >= 3 ? in[2].data : NULL;
+  const void* bias = node->n_inputs >= 3 && !is_rms ? in[2].data : NULL;
   if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
   cuda_norm_args a = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
-                      .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon};
+                      .affine_div = g.affine_div, .affine_wrap = g.affine_wrap,
+                      .epsilon = node->params.norm.epsilon, .rms = is_rms};
+  GFX_TRY(norm_stats_outputs(node, in, out, &a));
   const size_t split_bytes = norm_split_bytes(&g, &a.chunks, &a.chunk_len);
   if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
     a.scratch = ctx->scratch;
@@ -261,4 +294,22 @@ gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node, cuda_norm_run(in[0].dtype, in[0].data, in[1].data, bias, out[0].data, a,
                                            (cudaStream_t)ctx->stream));
+}
+
+/* ---- LRN ---- */
+
+gfx_status cuda_run_lrn(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                        cuda_node_state* state) {
+  (void)state;
+  GFX_TRY(check_io(node, in, out, 1, 1));
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
+  ir_lrn_geom g;
+  gfx_status s = ir_lrn_geometry(&node->params.lrn, &in[0].shape, &g);
+  if (s) return node_error(node, s);
+  const ir_lrn_params* p = &node->params.lrn;
+  /* alpha / size in float, as ONNX Runtime's CPU kernel scales each square */
+  cuda_lrn_args a = {.n = g.n, .c = g.c, .spatial = g.spatial, .size = g.size, .pre = g.pre,
+                     .alpha_over_size = p->alpha / (float)g.size, .beta = p->beta, .bias = p->bias};
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node, cuda_lrn_run(in[0].dtype, in[0].data, out[0].data, a, (cudaStream_t)ctx->stream));
 }

@@ -348,5 +348,6 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint8_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint16_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint32_t>)) != cudaSuccess) return e;
-  return cudaFuncGetAttributes(&attr, space_depth_kernel<uint64_t>);
+  if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint64_t>)) != cudaSuccess) return e;
+  return cuda_grid_sample_preload(); /* cuda_grid_sample.cu */
 }

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,13 @@ cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cud
  * out_dims is the output shape [N, C, H, W]. */
 cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int64_t blocksize, const int64_t out_dims[4],
                              const void* x, void* y, cudaStream_t stream);
+
+/* GridSample of x ([g.n, g.c, g.in_h, g.in_w]) at grid ([g.n, g.out_h, g.out_w, 2]) into y ([g.n, g.c,
+ * g.out_h, g.out_w]); x and y of dtype, the grid of grid_dtype, each GFX_DTYPE_F32 or F16 (anything
+ * else returns cudaErrorInvalidValue); in cuda_grid_sample.cu. */
+cudaError_t cuda_grid_sample(int dtype, int grid_dtype, const void* x, const void* grid, void* y, ir_grid_geom g,
+                             cudaStream_t stream);
+cudaError_t cuda_grid_sample_preload(void);
 
 /* Loads every kernel of cuda_resize.cu into the current device's context (see cuda_elementwise.cu). */
 cudaError_t cuda_resize_preload(void);

@@ -1,6 +1,6 @@
 /* gfxep CUDA backend — host side of the resampling ops: checks and launches (kernels in
- * cuda_resize.cu). The ops keep no state: the Resize geometry is a few float operations per run
- * and travels to the kernel by value. */
+ * cuda_resize.cu and, for GridSample, cuda_grid_sample.cu). The ops keep no state: the Resize and
+ * GridSample geometry is a few operations per run and travels to the kernel by value. */
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_resize.h"
 #include "ir/shape.h"
@@ -71,6 +71,36 @@ gfx_status cuda_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, co
   const ir_space_depth_params* p = &node->params.space_depth;
   cudaError_t err = cuda_space_depth(es, to_space, p->crd, p->blocksize, expected.dims, in[0].data, out[0].data,
                                      (cudaStream_t)ctx->stream);
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->dev->index);
+}
+
+gfx_status cuda_prepare_grid_sample(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                    cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
+  return NULL; /* stateless; run derives the geometry and checks the shapes */
+}
+
+gfx_status cuda_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                                cuda_node_state* state) {
+  (void)state;
+  if (node->n_inputs != 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\" has %d inputs", ir_op_name(node->op),
+                     cuda_node_name(node), node->n_inputs);
+  ir_grid_geom g;
+  gfx_shape expected;
+  GFX_TRY(ir_grid_sample_geometry(node, &in[0].shape, &in[1].shape, &g, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const int dtype = in[0].dtype;
+  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16) || (in[1].dtype != GFX_DTYPE_F32 && in[1].dtype != GFX_DTYPE_F16))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": input %s with grid %s is not handled",
+                     ir_op_name(node->op), cuda_node_name(node), gfx_dtype_name(dtype), gfx_dtype_name(in[1].dtype));
+  if (gfx_shape_numel(&expected) == 0) return NULL;
+  if (!in[1].data)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\": the grid has no memory", ir_op_name(node->op),
+                     cuda_node_name(node));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  cudaError_t err = cuda_grid_sample(dtype, in[1].dtype, in[0].data, in[1].data, out[0].data, g, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
                     ctx->dev->index);
 }

@@ -1,4 +1,4 @@
-/* gfxep — reference kernels of the reduction, normalization and pooling ops: plain C loops on host memory.
+/* gfxep — reference kernels of the reduction, normalization (LRN too) and pooling ops: plain C loops on host memory.
  *
  * Every kernel computes in double through ref_load/ref_store (float32, float16 and bfloat16 alike)
  * and rounds once when it stores. Index math comes from the geometry helpers of ir/ops_reduce.h,
@@ -31,13 +31,14 @@ static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int 
   return NULL;
 }
 
-/* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int max_inputs, int typed_inputs) {
+/* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type;
+ * one output, or up to max_outputs where the op has optional ones (checked where they are written). */
+static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                                   int max_inputs, int typed_inputs, int max_outputs) {
   if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given");
-  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs != 1)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1", node->n_inputs,
-                     node->n_outputs, min_inputs, max_inputs);
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1 to %d", node->n_inputs,
+                     node->n_outputs, min_inputs, max_inputs, max_outputs);
   const int dtype = in[0].dtype;
   for (int i = 0; i < node->n_inputs && i < typed_inputs; i++) {
     if (i >= min_inputs && !in[i].data) continue;
@@ -48,6 +49,11 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
   /* ArgMax / ArgMin write int64 indices (checked where they run) */
   if (node->op == GFX_OP_ARG_MAX || node->op == GFX_OP_ARG_MIN) return NULL;
   return check_float_tensor("output 0", &out[0], dtype);
+}
+
+static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                           int max_inputs, int typed_inputs) {
+  return check_io_outputs(node, in, out, min_inputs, max_inputs, typed_inputs, 1);
 }
 
 /* ---- ReduceSum/Mean/Max/Min/L2, GlobalAveragePool, GlobalMaxPool ---- */
@@ -62,14 +68,31 @@ static int64_t offset_of(int64_t linear, int n, const int64_t* dims, const int64
   return off;
 }
 
+/* ReduceLogSumExp: the largest value is subtracted before exponentiating, so nothing overflows; an
+ * infinite or absent maximum shifts by 0 (all -inf gives -inf, a +inf gives +inf, NaN stays NaN). */
+static double log_sum_exp_one(const void* x, int dtype, int64_t base, const ir_reduce_geom* g) {
+  double max = -INFINITY, sum = 0.0;
+  for (int64_t r = 0; r < g->reduce_count; r++) {
+    const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
+    if (v > max) max = v;
+  }
+  const double shift = isfinite(max) ? max : 0.0;
+  for (int64_t r = 0; r < g->reduce_count; r++)
+    sum += exp(ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides)) - shift);
+  return shift + log(sum);
+}
+
 static double reduce_one(ir_reduce_kind kind, const void* x, int dtype, int64_t base, const ir_reduce_geom* g) {
-  double acc = kind == IR_REDUCE_MAX ? -INFINITY : kind == IR_REDUCE_MIN ? INFINITY : 0.0;
+  if (kind == IR_REDUCE_LOG_SUM_EXP) return log_sum_exp_one(x, dtype, base, g);
+  double acc = kind == IR_REDUCE_MAX ? -INFINITY : kind == IR_REDUCE_MIN ? INFINITY : kind == IR_REDUCE_PROD ? 1.0 : 0.0;
   for (int64_t r = 0; r < g->reduce_count; r++) {
     const double v = ref_load(x, dtype, base + offset_of(r, g->n_red, g->red_dims, g->red_strides));
     switch (kind) {
       case IR_REDUCE_SUM: case IR_REDUCE_MEAN: acc += v; break;
       case IR_REDUCE_L2: case IR_REDUCE_SUM_SQUARE: acc += v * v; break;
       case IR_REDUCE_L1: acc += fabs(v); break;
+      case IR_REDUCE_PROD: acc *= v; break;
+      case IR_REDUCE_LOG_SUM_EXP: break; /* log_sum_exp_one's, never here */
       case IR_REDUCE_ARGMAX: case IR_REDUCE_ARGMIN: break; /* arg_one's, never here */
       /* a NaN anywhere makes the result NaN */
       case IR_REDUCE_MAX: if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v; break;
@@ -179,7 +202,7 @@ gfx_status ref_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   return NULL;
 }
 
-/* ---- Softmax, LogSoftmax ---- */
+/* ---- Softmax, LogSoftmax, LpNormalization ---- */
 
 gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
@@ -189,9 +212,21 @@ gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const g
   GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0].shape, &g));
   const int dtype = in[0].dtype;
   const void* x = in[0].data;
+  const int lp = node->params.softmax.lp;
   for (int64_t o = 0; o < g.outer; o++)
     for (int64_t i = 0; i < g.inner; i++) {
       const int64_t base = o * g.n * g.inner + i;
+      if (lp) { /* LpNormalization: a zero norm gives zeros, as ONNX Runtime does */
+        double norm = 0.0;
+        for (int64_t k = 0; k < g.n; k++) {
+          const double v = ref_load(x, dtype, base + k * g.inner);
+          norm += lp == 1 ? fabs(v) : v * v;
+        }
+        if (lp == 2) norm = sqrt(norm);
+        for (int64_t k = 0; k < g.n; k++)
+          ref_store(out[0].data, dtype, base + k * g.inner, norm != 0.0 ? ref_load(x, dtype, base + k * g.inner) / norm : 0.0);
+        continue;
+      }
       /* subtracting the maximum keeps exp from overflowing */
       double max = -INFINITY, sum = 0.0;
       for (int64_t k = 0; k < g.n; k++) {
@@ -209,10 +244,25 @@ gfx_status ref_run_softmax(const gfx_exec_ctx* ctx, const ir_node* node, const g
 
 /* ---- LayerNormalization, InstanceNormalization, GroupNormalization ---- */
 
+/* LayerNormalization's optional Mean (output 1) and InvStdDev (output 2): one value per row, in
+ * their own float type. */
+static gfx_status check_norm_stats(const ir_node* node, const gfx_tensor* x, const gfx_tensor* out) {
+  for (int o = 1; o < node->n_outputs; o++) {
+    gfx_shape want;
+    GFX_TRY(ir_norm_stats_shape(&node->params.norm, &x->shape, &want));
+    char what[32];
+    snprintf(what, sizeof what, "output %d", o);
+    GFX_TRY(check_float_tensor(what, &out[o], out[o].dtype));
+    GFX_TRY(ref_check_shape_is(what, &out[o].shape, &want));
+  }
+  return NULL;
+}
+
 gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  const int is_layer = node->params.norm.kind == IR_NORM_LAYER;
-  GFX_TRY(check_io(node, in, out, is_layer ? 2 : 3, 3, 3));
+  const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
+  GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
+  GFX_TRY(check_norm_stats(node, &in[0], out));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   ir_norm_geom g;
   GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g));
@@ -222,9 +272,9 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   const double eps = node->params.norm.epsilon;
   for (int64_t r = 0; r < g.rows; r++) {
     const int64_t base = r * g.count;
-    /* two passes: the mean, then the mean squared deviation from it */
+    /* two passes: the mean, then the mean squared deviation from it (RMSNormalization: from 0) */
     double mean = 0.0, var = 0.0;
-    for (int64_t j = 0; j < g.count; j++) mean += ref_load(in[0].data, dtype, base + j);
+    for (int64_t j = 0; j < g.count && !is_rms; j++) mean += ref_load(in[0].data, dtype, base + j);
     mean /= (double)g.count;
     for (int64_t j = 0; j < g.count; j++) {
       const double d = ref_load(in[0].data, dtype, base + j) - mean;
@@ -232,12 +282,42 @@ gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
     }
     var /= (double)g.count;
     const double inv_std = 1.0 / sqrt(var + eps);
+    if (node->n_outputs > 1) ref_store(out[1].data, out[1].dtype, r, mean);
+    if (node->n_outputs > 2) ref_store(out[2].data, out[2].dtype, r, inv_std);
     for (int64_t j = 0; j < g.count; j++) {
-      const int64_t a = r % g.affine_mod * g.affine_mul + j / g.affine_div;
+      const int64_t a = r % g.affine_mod * g.affine_mul + (g.affine_wrap ? j / g.affine_div % g.affine_wrap : j / g.affine_div);
       double y = (ref_load(in[0].data, dtype, base + j) - mean) * inv_std * ref_load(in[1].data, dtype, a);
       if (has_bias) y += ref_load(in[2].data, dtype, a);
       ref_store(out[0].data, dtype, base + j, y);
     }
   }
+  return NULL;
+}
+
+/* ---- LRN ---- */
+
+gfx_status ref_run_lrn(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  GFX_TRY(check_io(node, in, out, 1, 1, 1));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  ir_lrn_geom g;
+  GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0].shape, &g));
+  const ir_lrn_params* p = &node->params.lrn;
+  const int dtype = in[0].dtype;
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.c; c++) {
+      const int64_t lo = c - g.pre > 0 ? c - g.pre : 0;
+      const int64_t hi = c - g.pre + g.size - 1 < g.c - 1 ? c - g.pre + g.size - 1 : g.c - 1;
+      for (int64_t s = 0; s < g.spatial; s++) {
+        double sum = 0.0;
+        for (int64_t k = lo; k <= hi; k++) {
+          const double v = ref_load(in[0].data, dtype, (n * g.c + k) * g.spatial + s);
+          sum += v * v;
+        }
+        const int64_t i = (n * g.c + c) * g.spatial + s;
+        const double scale = (double)p->bias + (double)p->alpha / (double)g.size * sum;
+        ref_store(out[0].data, dtype, i, ref_load(in[0].data, dtype, i) * pow(scale, -(double)p->beta));
+      }
+    }
   return NULL;
 }

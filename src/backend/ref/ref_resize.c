@@ -2,11 +2,13 @@
  *
  * Resize and Upsample take their geometry and coordinate mapping from ir/resize_geom.h (the same
  * float mapping the CUDA kernels use) and interpolate in double, rounding once at the store.
- * DepthToSpace and SpaceToDepth copy elements byte for byte, whatever their type.
+ * DepthToSpace and SpaceToDepth copy elements byte for byte, whatever their type. GridSample finds
+ * its taps with ir/grid_sample_geom.h (float, as ONNX Runtime) and sums them in double.
  */
 #include "backend/ref/ref_kernels.h"
 
 #include "backend/ref/ref_dtype.h"
+#include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
 #include "ir/shape.h"
 
@@ -127,5 +129,54 @@ gfx_status ref_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, con
     const int64_t src = ir_space_depth_source(to_space, p->crd, p->blocksize, expected.dims, i);
     memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
   }
+  return NULL;
+}
+
+/* ---- GridSample ---- */
+
+/* One output pixel of one plane: the taps of ir/grid_sample_geom.h (float, as ONNX Runtime finds
+ * them), summed in double in their order; a tap index of -1 reads 0. */
+static double grid_sample_one(const void* plane, int dtype, const ir_grid_geom* g, float gx, float gy) {
+  int64_t ix[4], iy[4];
+  float wx[4], wy[4];
+  const int nx = ir_grid_axis_taps(g, ir_grid_denormalize(gx, g->in_w, g->align_corners), g->in_w, ix, wx);
+  const int ny = ir_grid_axis_taps(g, ir_grid_denormalize(gy, g->in_h, g->align_corners), g->in_h, iy, wy);
+  double out = 0.0;
+  for (int r = 0; r < ny; r++) {
+    double row = 0.0;
+    for (int c = 0; c < nx; c++) {
+      const double p = iy[r] < 0 || ix[c] < 0 ? 0.0 : ref_load(plane, dtype, iy[r] * g->in_w + ix[c]);
+      row += (double)wx[c] * p;
+    }
+    out += (double)wy[r] * row;
+  }
+  return out;
+}
+
+gfx_status ref_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  if (node->n_inputs != 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": %d inputs, expected 2", ir_op_name(node->op),
+                     node->name ? node->name : "", node->n_inputs);
+  ir_grid_geom g;
+  gfx_shape expected;
+  GFX_TRY(ir_grid_sample_geometry(node, &in[0].shape, &in[1].shape, &g, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const int dtype = in[0].dtype, grid_dtype = in[1].dtype;
+  if (grid_dtype != GFX_DTYPE_F32 && grid_dtype != GFX_DTYPE_F16)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s node \"%s\": the grid is %s", ir_op_name(node->op),
+                     node->name ? node->name : "", gfx_dtype_name(grid_dtype));
+  GFX_TRY(check_tensor(node, "input 1 (grid)", &in[1], grid_dtype));
+  const size_t es = gfx_dtype_size(dtype);
+  const int64_t pixels = g.out_h * g.out_w, plane_in = g.in_h * g.in_w;
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.c; c++) {
+      const char* plane = (const char*)in[0].data + (size_t)((n * g.c + c) * plane_in) * es;
+      for (int64_t p = 0; p < pixels; p++) {
+        const int64_t gi = (n * pixels + p) * 2;
+        const float gx = (float)ref_load(in[1].data, grid_dtype, gi), gy = (float)ref_load(in[1].data, grid_dtype, gi + 1);
+        ref_store(out[0].data, dtype, (n * g.c + c) * pixels + p, grid_sample_one(plane, dtype, &g, gx, gy));
+      }
+    }
   return NULL;
 }

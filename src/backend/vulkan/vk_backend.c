@@ -78,6 +78,7 @@ static const struct {
     {"resize", VK_FAM_RESIZE}, {"space_depth", VK_FAM_RESIZE},
     {"logic", VK_FAM_INDEX},   {"mod", VK_FAM_INDEX},       {"cumsum", VK_FAM_INDEX},
     {"range", VK_FAM_INDEX},   {"trilu", VK_FAM_INDEX},     {"index", VK_FAM_INDEX},
+    {"grid_sample", VK_FAM_RESIZE}, {"lrn", VK_FAM_POOL},
 };
 
 vk_family vk_family_of(gfx_op op) {

@@ -321,6 +321,8 @@ typedef enum vk_shader_id {
   VK_SHADER_NORM_F16,
   VK_SHADER_POOL_F32,
   VK_SHADER_POOL_F16,
+  VK_SHADER_LRN_F32, /* reduce.comp -DKIND_LRN (vk_reduce.c) */
+  VK_SHADER_LRN_F16,
   VK_SHADER_CAST,        /* cast.comp (vk_misc.c) */
   VK_SHADER_WHERE_1,     /* where.comp by element size */
   VK_SHADER_WHERE_2,
@@ -334,6 +336,10 @@ typedef enum vk_shader_id {
   VK_SHADER_SPACE_DEPTH_2,
   VK_SHADER_SPACE_DEPTH_4,
   VK_SHADER_SPACE_DEPTH_8,
+  VK_SHADER_GRID_SAMPLE_F32, /* grid_sample.comp (vk_resize.c): input and grid float32, */
+  VK_SHADER_GRID_SAMPLE_F16,     /* both float16, */
+  VK_SHADER_GRID_SAMPLE_F16_G32, /* a float16 input and a float32 grid, */
+  VK_SHADER_GRID_SAMPLE_F32_G16, /* a float32 input and a float16 grid */
   VK_SHADER_GATHER_1,    /* gather.comp by element size (vk_layout.c) */
   VK_SHADER_GATHER_2,
   VK_SHADER_GATHER_4,
@@ -434,7 +440,7 @@ typedef enum vk_family {
   VK_FAM_NORM,
   VK_FAM_POOL,
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
-  VK_FAM_RESIZE,  /* resize, space_depth (vk_resize.c) */
+  VK_FAM_RESIZE,  /* resize, space_depth, grid_sample (vk_resize.c) */
   VK_FAM_INDEX,   /* logic, mod, cumsum, range, trilu, index (vk_index.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);

@@ -1,4 +1,4 @@
-/* gfxep Vulkan backend — the reduce, softmax, norm and pool families (shaders/reduce.comp).
+/* gfxep Vulkan backend — the reduce, softmax, norm and pool families and LRN (shaders/reduce.comp).
  *
  * node_prepare resolves the IR's geometry for the node's shapes (ir/ops_reduce.h) into a small
  * host-visible block the shader reads by address; node_run records one dispatch: a workgroup per
@@ -25,13 +25,14 @@ typedef struct reduce_geom_gpu {
 
 typedef struct softmax_geom_gpu {
   int64_t outer, n, inner;
-  int32_t log_softmax, pad0;
+  int32_t log_softmax, lp; /* lp: LpNormalization's p, 0 for the softmaxes */
 } softmax_geom_gpu;
 
 typedef struct norm_geom_gpu {
-  int64_t rows, count, affine_mod, affine_mul, affine_div;
+  int64_t rows, count, affine_mod, affine_mul, affine_div, affine_wrap;
   float epsilon;
   int32_t has_bias;
+  int32_t rms, pad0; /* RMSNormalization */
 } norm_geom_gpu;
 
 typedef struct pool_geom_gpu {
@@ -40,8 +41,15 @@ typedef struct pool_geom_gpu {
   int32_t is_max, count_include_pad;
 } pool_geom_gpu;
 
+typedef struct lrn_geom_gpu {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias, pad0;
+} lrn_geom_gpu;
+
 typedef struct red_push {
   uint64_t x, scale, bias, y, geom;
+  uint64_t mean, inv_std; /* LayerNormalization's optional outputs, 0 when absent, */
+  uint32_t stats_f32, pad0; /* as float32 (else the input's type) */
 } red_push;
 
 typedef struct red_state {
@@ -82,6 +90,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                      d->info.name);
   if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
     *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : VK_SHADER_ARGMAX_F16;
+    return NULL;
+  }
+  if (op == GFX_OP_LRN && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
+    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_LRN_F32 : VK_SHADER_LRN_F16;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F32) {
@@ -141,20 +153,31 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
     case VK_FAM_SOFTMAX: {
       ir_softmax_geom g;
       GFX_TRY(ir_softmax_geometry(&node->params.softmax, &in[0], &g));
-      softmax_geom_gpu gg = {.outer = g.outer, .n = g.n, .inner = g.inner, .log_softmax = node->params.softmax.log};
+      softmax_geom_gpu gg = {.outer = g.outer, .n = g.n, .inner = g.inner, .log_softmax = node->params.softmax.log,
+                             .lp = node->params.softmax.lp};
       st->groups = clamp_groups(g.outer * g.inner);
       return fill_geom(d, st, &gg, sizeof gg);
     }
     case VK_FAM_NORM: {
       ir_norm_geom g;
       GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g));
+      const int rms = node->params.norm.kind == IR_NORM_RMS;
       norm_geom_gpu gg = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
-                          .affine_div = g.affine_div, .epsilon = node->params.norm.epsilon,
-                          .has_bias = node->n_inputs >= 3 && node->inputs[2] >= 0};
+                          .affine_div = g.affine_div, .affine_wrap = g.affine_wrap, .epsilon = node->params.norm.epsilon,
+                          .has_bias = !rms && node->n_inputs >= 3 && node->inputs[2] >= 0, .rms = rms};
       st->groups = clamp_groups(g.rows);
       return fill_geom(d, st, &gg, sizeof gg);
     }
     default: {
+      if (node->op == GFX_OP_LRN) { /* an invocation per element, as pooling */
+        ir_lrn_geom g;
+        GFX_TRY(ir_lrn_geometry(&node->params.lrn, &in[0], &g));
+        const ir_lrn_params* p = &node->params.lrn;
+        lrn_geom_gpu gg = {.n = g.n, .c = g.c, .spatial = g.spatial, .size = g.size, .pre = g.pre,
+                           .alpha_over_size = p->alpha / (float)g.size, .beta = p->beta, .bias = p->bias};
+        st->groups = clamp_groups((g.n * g.c * g.spatial + RED_GROUP - 1) / RED_GROUP);
+        return fill_geom(d, st, &gg, sizeof gg);
+      }
       ir_pool_geom g;
       GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
       pool_geom_gpu gg;
@@ -198,6 +221,20 @@ void vk_release_reduce(vk_device* d, void* state) {
   free(st);
 }
 
+/* LayerNormalization's optional Mean and InvStdDev outputs: float32, or the input's type */
+static gfx_status norm_stats_push(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, red_push* pc) {
+  for (int o = 1; o < node->n_outputs; o++)
+    if (out[o].dtype != out[1].dtype || (out[o].dtype != GFX_DTYPE_F32 && out[o].dtype != in[0].dtype))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output %d is %s", label(node),
+                       ir_op_name(node->op), o, gfx_dtype_name(out[o].dtype));
+  if (node->n_outputs > 1) {
+    pc->mean = (uint64_t)(uintptr_t)out[1].data;
+    pc->stats_f32 = out[1].dtype == GFX_DTYPE_F32;
+  }
+  if (node->n_outputs > 2) pc->inv_std = (uint64_t)(uintptr_t)out[2].data;
+  return NULL;
+}
+
 gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state) {
   red_state* st = state;
@@ -228,6 +265,7 @@ gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                  .bias = norm && node->n_inputs >= 3 ? (uint64_t)(uintptr_t)in[2].data : 0,
                  .y = (uint64_t)(uintptr_t)out[0].data,
                  .geom = st->geom.address};
+  if (norm) GFX_TRY(norm_stats_push(node, in, out, &pc));
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);

@@ -1,5 +1,6 @@
 /* gfxep Vulkan backend — the resampling families of ops.def: resize (Resize, Upsample) and
- * space_depth (DepthToSpace, SpaceToDepth), both in shaders/resize.comp.
+ * space_depth (DepthToSpace, SpaceToDepth), both in shaders/resize.comp, and grid_sample
+ * (GridSample, shaders/grid_sample.comp).
  *
  * Resize: node_prepare takes the geometry from the IR (ir_resize_geometry) and evaluates the IR's
  * coordinate mapping (ir/resize_geom.h: ir_resize_source_coord, ir_resize_outside and the nearest /
@@ -14,6 +15,10 @@
  * elements moved as bits of their size (1-byte ones need storageBuffer8BitAccess, 2-byte ones
  * storageBuffer16BitAccess).
  *
+ * GridSample: the shader finds each output pixel's taps itself (the grid is data), mirroring
+ * ir/grid_sample_geom.h in GLSL; every mode, padding mode and align_corners the IR parses, on 4-D
+ * input; the input and the grid each float32, or float16 with shaderFloat16 + 16-bit storage.
+ *
  * Element types are not in the node's params: the pipeline is picked at the first run and kept.
  * Tensors of 2^32 elements or more are refused at node_prepare (32-bit indices).
  */
@@ -22,6 +27,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
+#include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
 #include "ir/shape.h"
 
@@ -46,6 +52,11 @@ typedef struct space_depth_push {
   uint32_t count, to_space, crd, b, out_c, out_h, out_w;
 } space_depth_push;
 
+typedef struct grid_sample_push {
+  uint64_t x, grid, y;
+  uint32_t count, pixels, channels, in_h, in_w, padding, align_corners;
+} grid_sample_push;
+
 typedef struct resize_state {
   vk_family family; /* first: node_release dispatches on it */
   gfx_op op;
@@ -55,6 +66,8 @@ typedef struct resize_state {
   vk_buffer table;  /* Resize: the tap table */
   resize_push rp;   /* Resize: everything but the addresses */
   space_depth_push sp; /* DepthToSpace / SpaceToDepth: everything but the addresses */
+  grid_sample_push gp; /* GridSample: everything but the addresses */
+  int grid_mode;       /* GridSample: IR_GRID_* mode, the shader's specialization constant */
   pthread_mutex_t lock; /* guards the cached pipeline */
   int key;
   vk_pipe* pipe;
@@ -64,6 +77,7 @@ static const char* label(const ir_node* node) { return node->name ? node->name :
 
 static int is_resize(gfx_op op) { return op == GFX_OP_RESIZE || op == GFX_OP_UPSAMPLE; }
 
+/* Resize: float32, or float16 where the device has it */
 static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
   if (dtype == GFX_DTYPE_F32) {
     *out = VK_SHADER_RESIZE_F32;
@@ -79,6 +93,23 @@ static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented", ir_op_name(op),
                    gfx_dtype_name(dtype));
+}
+
+/* GridSample: the input and the grid each float32, or float16 where the device has it */
+static gfx_status grid_sample_shader(vk_device* d, int dtype, int grid_dtype, vk_shader_id* out) {
+  const int ok = (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16) &&
+                 (grid_dtype == GFX_DTYPE_F32 || grid_dtype == GFX_DTYPE_F16);
+  if (!ok)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: GridSample of %s with a %s grid is not implemented",
+                     gfx_dtype_name(dtype), gfx_dtype_name(grid_dtype));
+  const int f16 = dtype == GFX_DTYPE_F16, grid_f16 = grid_dtype == GFX_DTYPE_F16;
+  if ((f16 || grid_f16) && !d->has_f16)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: GridSample of float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
+                     d->info.name);
+  *out = f16 ? (grid_f16 ? VK_SHADER_GRID_SAMPLE_F16 : VK_SHADER_GRID_SAMPLE_F16_G32)
+             : (grid_f16 ? VK_SHADER_GRID_SAMPLE_F32_G16 : VK_SHADER_GRID_SAMPLE_F32);
+  return NULL;
 }
 
 static gfx_status space_depth_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
@@ -109,6 +140,7 @@ gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q) {
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   const int dtype = q->desc->input_dtypes[0];
+  if (q->op == GFX_OP_GRID_SAMPLE) return grid_sample_shader(d, dtype, q->desc->input_dtypes[1], &shader);
   return is_resize(q->op) ? resize_shader(d, q->op, dtype, &shader) : space_depth_shader(d, q->op, dtype, &shader);
 }
 
@@ -188,13 +220,38 @@ static gfx_status prepare_space_depth(const ir_node* node, const gfx_shape* in, 
   return NULL;
 }
 
+static gfx_status prepare_grid_sample(const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                      resize_state* st) {
+  ir_grid_geom g;
+  gfx_shape want;
+  GFX_TRY(ir_grid_sample_geometry(node, &in[0], &in[1], &g, &want));
+  if (!gfx_shape_equal(&want, &out[0])) {
+    char a[96], b[96];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "output shape %s, expected %s", gfx_shape_str(&out[0], a, sizeof a),
+                     gfx_shape_str(&want, b, sizeof b));
+  }
+  /* every index below 2^32: the input and output by the callers' checks, the grid's 2 per pixel here */
+  if (g.n * g.out_h * g.out_w * 2 > (int64_t)UINT32_MAX)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a grid of %lld points is beyond 32-bit indexing",
+                     (long long)(g.n * g.out_h * g.out_w));
+  st->grid_mode = g.mode;
+  st->gp.count = (uint32_t)(g.n * g.out_h * g.out_w);
+  st->gp.pixels = (uint32_t)(g.out_h * g.out_w);
+  st->gp.channels = (uint32_t)g.c;
+  st->gp.in_h = (uint32_t)g.in_h;
+  st->gp.in_w = (uint32_t)g.in_w;
+  st->gp.padding = (uint32_t)g.padding;
+  st->gp.align_corners = (uint32_t)g.align_corners;
+  return NULL;
+}
+
 gfx_status vk_prepare_resize(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              void** state) {
   *state = NULL;
   if (node->n_inputs < 1 || node->n_outputs != 1)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %d inputs and %d outputs", label(node),
                      ir_op_name(node->op), node->n_inputs, node->n_outputs);
-  GFX_TRY(vk_check_elements_u32(node, in, 1));
+  GFX_TRY(vk_check_elements_u32(node, in, node->op == GFX_OP_GRID_SAMPLE ? 2 : 1));
   GFX_TRY(vk_check_elements_u32(node, out, 1));
   resize_state* st = calloc(1, sizeof *st);
   if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
@@ -203,7 +260,9 @@ gfx_status vk_prepare_resize(vk_device* d, const ir_node* node, const gfx_shape*
   st->key = -1;
   st->count = (uint32_t)gfx_shape_numel(&out[0]);
   pthread_mutex_init(&st->lock, NULL);
-  gfx_status s = is_resize(node->op) ? prepare_resize(d, node, in, out, st) : prepare_space_depth(node, in, out, st);
+  gfx_status s = node->op == GFX_OP_GRID_SAMPLE ? prepare_grid_sample(node, in, out, st)
+                 : is_resize(node->op)          ? prepare_resize(d, node, in, out, st)
+                                                : prepare_space_depth(node, in, out, st);
   if (s) {
     vk_release_resize(d, st);
     return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));
@@ -237,7 +296,12 @@ gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output is %s, input %s", label(node),
                      ir_op_name(node->op), gfx_dtype_name(out[0].dtype), gfx_dtype_name(dtype));
   vk_shader_id shader;
-  if (is_resize(node->op)) {
+  if (node->op == GFX_OP_GRID_SAMPLE) {
+    if (node->n_inputs != 2)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %d inputs", label(node),
+                       ir_op_name(node->op), node->n_inputs);
+    GFX_TRY(grid_sample_shader(d, dtype, in[1].dtype, &shader));
+  } else if (is_resize(node->op)) {
     GFX_TRY(resize_shader(d, node->op, dtype, &shader));
     if (st->identity)
       return in[0].data == out[0].data ? NULL
@@ -250,12 +314,21 @@ gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
   vk_pipe* pipe = st->key == (int)shader ? st->pipe : NULL;
   pthread_mutex_unlock(&st->lock);
   if (!pipe) {
-    const int32_t spec[1] = {st->taps};
-    GFX_TRY(vk_pipeline_get(d, shader, is_resize(node->op) ? spec : NULL, is_resize(node->op) ? 1 : 0, &pipe));
+    /* Resize: its tap count; GridSample: its mode */
+    const int32_t spec[1] = {node->op == GFX_OP_GRID_SAMPLE ? st->grid_mode : st->taps};
+    const int specialized = is_resize(node->op) || node->op == GFX_OP_GRID_SAMPLE;
+    GFX_TRY(vk_pipeline_get(d, shader, specialized ? spec : NULL, specialized ? 1 : 0, &pipe));
     pthread_mutex_lock(&st->lock);
     st->key = (int)shader;
     st->pipe = pipe;
     pthread_mutex_unlock(&st->lock);
+  }
+  if (node->op == GFX_OP_GRID_SAMPLE) {
+    grid_sample_push pc = st->gp;
+    pc.x = (uint64_t)(uintptr_t)in[0].data;
+    pc.grid = (uint64_t)(uintptr_t)in[1].data;
+    pc.y = (uint64_t)(uintptr_t)out[0].data;
+    return vk_dispatch_elements(d, ctx->stream, pipe, &pc, sizeof pc, pc.count);
   }
   if (is_resize(node->op)) {
     resize_push pc = st->rp;

@@ -90,6 +90,24 @@ static const uint32_t gemm_split_sum_f32[] =
 static const uint32_t gemm_split_sum_f16[] =
 #include "gemm_split_sum_f16.spv.inc"
     ;
+static const uint32_t lrn_f32[] =
+#include "lrn_f32.spv.inc"
+    ;
+static const uint32_t lrn_f16[] =
+#include "lrn_f16.spv.inc"
+    ;
+static const uint32_t grid_sample_f32[] =
+#include "grid_sample_f32.spv.inc"
+    ;
+static const uint32_t grid_sample_f16[] =
+#include "grid_sample_f16.spv.inc"
+    ;
+static const uint32_t grid_sample_f16_g32[] =
+#include "grid_sample_f16_g32.spv.inc"
+    ;
+static const uint32_t grid_sample_f32_g16[] =
+#include "grid_sample_f32_g16.spv.inc"
+    ;
 static const uint32_t argmax_f32[] =
 #include "argmax_f32.spv.inc"
     ;
@@ -326,6 +344,12 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_SPACE_DEPTH_2, "resize.comp (DepthToSpace/SpaceToDepth, 2-byte elements)", space_depth_2),
     BLOB(VK_SHADER_SPACE_DEPTH_4, "resize.comp (DepthToSpace/SpaceToDepth, 4-byte elements)", space_depth_4),
     BLOB(VK_SHADER_SPACE_DEPTH_8, "resize.comp (DepthToSpace/SpaceToDepth, 8-byte elements)", space_depth_8),
+    BLOB(VK_SHADER_LRN_F32, "reduce.comp (LRN, float32)", lrn_f32),
+    BLOB(VK_SHADER_LRN_F16, "reduce.comp (LRN, float16)", lrn_f16),
+    BLOB(VK_SHADER_GRID_SAMPLE_F32, "grid_sample.comp (GridSample, float32)", grid_sample_f32),
+    BLOB(VK_SHADER_GRID_SAMPLE_F16, "grid_sample.comp (GridSample, float16)", grid_sample_f16),
+    BLOB(VK_SHADER_GRID_SAMPLE_F16_G32, "grid_sample.comp (GridSample, float16, float32 grid)", grid_sample_f16_g32),
+    BLOB(VK_SHADER_GRID_SAMPLE_F32_G16, "grid_sample.comp (GridSample, float32, float16 grid)", grid_sample_f32_g16),
     BLOB(VK_SHADER_GATHER_1, "gather.comp (1-byte elements)", gather_1),
     BLOB(VK_SHADER_GATHER_2, "gather.comp (2-byte elements)", gather_2),
     BLOB(VK_SHADER_GATHER_4, "gather.comp (4-byte elements)", gather_4),

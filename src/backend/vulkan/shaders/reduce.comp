@@ -1,7 +1,7 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
-// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/GroupNormalization (-DKIND_NORM), and 2-D
-// Max/AveragePool (-DKIND_POOL); -DT_F16 loads and stores float16. Index math is the IR's geometry
-// (ir/ops_reduce.h), read by device address.
+// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), and 2-D
+// Max/AveragePool (-DKIND_POOL), LRN (-DKIND_LRN); LpNormalization runs in the softmax kernel. -DT_F16 loads and
+// stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
 // invocations stride over the row and combine through shared memory (float32 throughout); with
@@ -36,6 +36,8 @@ layout(local_size_x = GROUP) in;
 
 layout(push_constant) uniform Push {
   uvec2 x_addr, scale_addr, bias_addr, y_addr, geom_addr;
+  uvec2 mean_addr, inv_std_addr; // KIND_NORM: LayerNormalization's optional outputs (0: absent),
+  uint stats_f32;                 // as float32 (else ELEM)
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
@@ -57,10 +59,15 @@ shared float red[GROUP];
 #define R_L2 4
 #define R_L1 5
 #define R_SUM_SQUARE 6
+#define R_PROD 9
+#define R_LOG_SUM_EXP 10
 
-float combine2(float a, float b, int op) { return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : a + b; }
+float combine2(float a, float b, int op) {
+  return op == R_MAX ? nan_max(a, b) : op == R_MIN ? nan_min(a, b) : op == R_PROD ? a * b : a + b;
+}
 
-// Combines v over the workgroup with op (R_SUM adds, R_MAX / R_MIN compare, NaN propagating); every
+// Combines v over the workgroup with op (R_SUM adds, R_PROD multiplies, R_MAX / R_MIN compare, NaN
+// propagating); every
 // invocation gets the result. Called in uniform control flow.
 #if defined(SUBGROUP)
 // Within each subgroup first (subgroupAdd; the comparisons by butterfly shuffles, since a subgroup
@@ -120,18 +127,40 @@ int64_t offset_of(int64_t linear, int n, bool kept, Geom g) {
   return off;
 }
 
+// ReduceLogSumExp of output o: the maximum (NaN skipped), then the sum of exponentials shifted by it
+// where it is finite (all -inf gives -inf, a +inf gives +inf, a NaN gives NaN)
+float log_sum_exp(int64_t base, Geom g) {
+  float m = -INF_F;
+  for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
+    const float v = load_x(base + offset_of(r, g.n_red, false, g));
+    m = v > m ? v : m;
+  }
+  m = group_combine(m, R_MAX);
+  const float shift = isinf(m) || isnan(m) ? 0.0 : m;
+  float s = 0.0;
+  for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP)
+    s += exp(load_x(base + offset_of(r, g.n_red, false, g)) - shift);
+  return shift + log(group_combine(s, R_SUM));
+}
+
 void main() {
   Geom g = Geom(pc.geom_addr);
   const int kind = g.kind;
-  const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : R_SUM;
+  const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : kind == R_PROD ? R_PROD : R_SUM;
   for (int64_t o = int64_t(gl_WorkGroupID.x); o < g.out_count; o += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = offset_of(o, g.n_kept, true, g);
-    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : 0.0;
+    if (kind == R_LOG_SUM_EXP) { // uniform: the kind is per node
+      const float v = log_sum_exp(base, g);
+      if (gl_LocalInvocationID.x == 0) store_y(o, v);
+      continue;
+    }
+    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : kind == R_PROD ? 1.0 : 0.0;
     for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
       const float v = load_x(base + offset_of(r, g.n_red, false, g));
-      acc = kind == R_MAX   ? nan_max(acc, v)
-            : kind == R_MIN ? nan_min(acc, v)
-                            : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
+      acc = kind == R_MAX    ? nan_max(acc, v)
+            : kind == R_MIN  ? nan_min(acc, v)
+            : kind == R_PROD ? acc * v
+                             : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
     }
     acc = group_combine(acc, combine);
     if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
@@ -144,7 +173,8 @@ void main() {
 #if defined(KIND_SOFTMAX)
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
   int64_t outer, n, inner;
-  int log_softmax, pad0;
+  int log_softmax;
+  int lp; // LpNormalization's p (1 or 2), 0 for the softmaxes
 };
 
 void main() {
@@ -152,6 +182,18 @@ void main() {
   const int64_t rows = g.outer * g.inner, n = g.n, inner = g.inner;
   for (int64_t row = int64_t(gl_WorkGroupID.x); row < rows; row += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = (row / inner) * n * inner + row % inner;
+    if (g.lp != 0) { // uniform: lp is per node
+      float s = 0.0;
+      for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) {
+        const float v = load_x(base + k * inner);
+        s += g.lp == 1 ? abs(v) : v * v;
+      }
+      s = group_combine(s, R_SUM);
+      const float norm = g.lp == 1 ? s : sqrt(s); // a zero norm gives zeros, as ONNX Runtime does
+      for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP)
+        store_y(base + k * inner, norm != 0.0 ? load_x(base + k * inner) / norm : 0.0);
+      continue;
+    }
     // subtracting the maximum keeps exp from overflowing
     float m = -INF_F;
     for (int64_t k = int64_t(gl_LocalInvocationID.x); k < n; k += GROUP) m = max(m, load_x(base + k * inner));
@@ -171,9 +213,21 @@ void main() {
 #if defined(KIND_NORM)
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
   int64_t rows, count, affine_mod, affine_mul, affine_div;
+  int64_t affine_wrap; // 0, or the modulus of j / affine_div (a broadcast RMSNormalization scale)
   float epsilon;
   int has_bias;
+  int rms;             // RMSNormalization: no mean subtracted
 };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer OutF32 { float v[]; };
+
+// one statistic of row r to an optional output, where the node has it
+void store_stat(uvec2 addr, int64_t r, float v, bool f32) {
+  if (addr == uvec2(0u)) return;
+  if (f32)
+    OutF32(addr).v[uint(r)] = v;
+  else
+    Out(addr).v[uint(r)] = ELEM(v);
+}
 
 void main() {
   Geom g = Geom(pc.geom_addr);
@@ -182,16 +236,21 @@ void main() {
     const int64_t base = r * count;
     // two passes: the mean, then the mean squared deviation from it
     float s = 0.0;
-    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) s += load_x(base + j);
-    const float mean = group_combine(s, R_SUM) / float(count);
+    for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count && g.rms == 0; j += GROUP) s += load_x(base + j);
+    const float mean = g.rms != 0 ? 0.0 : group_combine(s, R_SUM) / float(count); // uniform: rms is per node
     float q = 0.0;
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
       const float d = load_x(base + j) - mean;
       q += d * d;
     }
     const float inv_std = 1.0 / sqrt(group_combine(q, R_SUM) / float(count) + g.epsilon);
+    if (gl_LocalInvocationID.x == 0u) {
+      store_stat(pc.mean_addr, r, mean, pc.stats_f32 != 0u);
+      store_stat(pc.inv_std_addr, r, inv_std, pc.stats_f32 != 0u);
+    }
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
-      const int64_t a = (r % g.affine_mod) * g.affine_mul + j / g.affine_div;
+      const int64_t q = j / g.affine_div;
+      const int64_t a = (r % g.affine_mod) * g.affine_mul + (g.affine_wrap != 0 ? q % g.affine_wrap : q);
       float y = (load_x(base + j) - mean) * inv_std * float(In(pc.scale_addr).v[uint(a)]);
       if (g.has_bias != 0) y += float(In(pc.bias_addr).v[uint(a)]);
       store_y(base + j, y);
@@ -238,6 +297,30 @@ void main() {
       acc = taps > 0 ? acc / float(taps) : NAN_F;
     }
     store_y(e, acc);
+  }
+}
+#endif
+
+#if defined(KIND_LRN)
+// LRN: one invocation per element sums the squares of its channel window (vk_reduce.c's lrn geometry)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
+  int64_t n, c, spatial, size, pre;
+  float alpha_over_size, beta, bias;
+};
+
+void main() {
+  Geom g = Geom(pc.geom_addr);
+  const int64_t total = g.n * g.c * g.spatial;
+  const int64_t step = int64_t(gl_NumWorkGroups.x) * GROUP;
+  for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < total; e += step) {
+    const int64_t s = e % g.spatial, c = (e / g.spatial) % g.c, n = e / (g.spatial * g.c);
+    const int64_t lo = max(c - g.pre, int64_t(0)), hi = min(c - g.pre + g.size - 1, g.c - 1);
+    float sum = 0.0;
+    for (int64_t k = lo; k <= hi; k++) {
+      const float v = load_x((n * g.c + k) * g.spatial + s);
+      sum += v * v;
+    }
+    store_y(e, load_x(e) * pow(g.bias + g.alpha_over_size * sum, -g.beta));
   }
 }
 #endif
