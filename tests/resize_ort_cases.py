@@ -1,5 +1,5 @@
 # Writes small Resize/Upsample/DepthToSpace/SpaceToDepth models (every mode x coordinate mode x
-# scales/sizes set) into the folder given; check each with
+# scales/sizes set) and frame-warp chains ending in GridSample into the folder given; check each with
 #   build/gfxep-run --backend reference --atol 1e-5 --rtol 1e-4 MODEL
 # (nearest with sizes is left to ONNX Runtime by design, so those models run on the CPU EP).
 import onnx, sys, os, itertools, json
@@ -90,5 +90,40 @@ for mode in ['DCR', 'CRD']:
     model(f'd2s_{mode}', 'DepthToSpace', 13, [2, 18, 3, 5], None, dict(blocksize=3, mode=mode), [])
 model('s2d_2', 'SpaceToDepth', 13, [2, 3, 4, 6], None, dict(blocksize=2), [])
 model('s2d_3', 'SpaceToDepth', 1, [1, 2, 6, 9], None, dict(blocksize=3), [])
+# GridSample as frame interpolation uses it: a flow predicted from the frame (Conv, Tanh), laid out as
+# [N, H, W, 2] (Transpose), added to the identity grid, then the frame warped by it; the interpolating
+# modes (nearest would flip pixels wherever the backend's Conv and ORT's differ by an ulp next to a
+# rounding tie; the op cases check it on identical grids) with every padding mode, in opset 16 and 20
+rng = np.random.default_rng(20261202)
+
+
+def warp_model(name, opset, mode, padding, align):
+    n, c, h, w = 1, 3, 24, 40
+    xs = np.linspace(-1, 1, w, dtype=np.float32) if align else (np.arange(w, dtype=np.float32) * 2 + 1) / w - 1
+    ys = np.linspace(-1, 1, h, dtype=np.float32) if align else (np.arange(h, dtype=np.float32) * 2 + 1) / h - 1
+    base = np.stack(np.meshgrid(xs, ys), axis=-1)[None].astype(np.float32)  # [1, H, W, 2], x first
+    inits = [numpy_helper.from_array((rng.standard_normal([2, c, 3, 3]) * 0.3).astype(np.float32), 'w'),
+             numpy_helper.from_array(np.zeros([2], np.float32), 'b'),
+             numpy_helper.from_array(np.float32(0.15), 'reach'),
+             numpy_helper.from_array(base, 'base')]
+    nodes = [helper.make_node('Conv', ['X', 'w', 'b'], ['flow_nchw'], name='flow', pads=[1, 1, 1, 1]),
+             helper.make_node('Tanh', ['flow_nchw'], ['flow_t'], name='bound'),
+             helper.make_node('Mul', ['flow_t', 'reach'], ['flow_s'], name='reach'),
+             helper.make_node('Transpose', ['flow_s'], ['flow'], name='nhwc', perm=[0, 2, 3, 1]),
+             helper.make_node('Add', ['flow', 'base'], ['grid'], name='grid'),
+             helper.make_node('GridSample', ['X', 'grid'], ['Y'], name='warp', mode=mode, padding_mode=padding,
+                              align_corners=align)]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('X', TensorProto.FLOAT, [n, c, h, w])],
+                          [helper.make_tensor_value_info('Y', TensorProto.FLOAT, None)], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
+    m.ir_version = 9 if opset >= 19 else 8
+    onnx.save(m, os.path.join(OUT, name + '.onnx'))
+    cases.append(name)
+
+
+for opset, names in [(16, ['bilinear', 'bicubic']), (20, ['linear', 'cubic'])]:
+    for mi, mode in enumerate(names):
+        for pi, padding in enumerate(['zeros', 'border', 'reflection']):
+            warp_model(f'warp_{mode}_{padding}_op{opset}', opset, mode, padding, (mi + pi + opset) % 2)
 json.dump(cases, open(os.path.join(OUT, 'cases.json'), 'w'))
 print(len(cases))

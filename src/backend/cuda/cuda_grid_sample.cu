@@ -70,9 +70,15 @@ cudaError_t launch_grid_sample(const void* x, const void* grid, void* y, const i
   const G* gt = static_cast<const G*>(grid);
   T* yt = static_cast<T*>(y);
   switch (g.mode) {
-    case IR_GRID_NEAREST: grid_sample_kernel<T, G, IR_GRID_NEAREST, 1><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
-    case IR_GRID_LINEAR: grid_sample_kernel<T, G, IR_GRID_LINEAR, 2><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
-    case IR_GRID_CUBIC: grid_sample_kernel<T, G, IR_GRID_CUBIC, 4><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g); break;
+    case IR_GRID_NEAREST:
+      grid_sample_kernel<T, G, IR_GRID_NEAREST, 1><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g);
+      break;
+    case IR_GRID_LINEAR:
+      grid_sample_kernel<T, G, IR_GRID_LINEAR, 2><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g);
+      break;
+    case IR_GRID_CUBIC:
+      grid_sample_kernel<T, G, IR_GRID_CUBIC, 4><<<n_blocks, kBlockSize, 0, stream>>>(xt, gt, yt, g);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -504,9 +504,11 @@ __global__ void lse_columns_kernel(const T* x, T* y, cuda_reduce_args a) {
   for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count; o += (int64_t)blockDim.x * gridDim.x) {
     const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
     float m = -INFINITY, s = 0.0f;
-    for (int64_t r = 0; r < a.reduce_count; r++) m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
+    for (int64_t r = 0; r < a.reduce_count; r++)
+      m = fmaxf(m, load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)));
     const float shift = lse_shift(m);
-    for (int64_t r = 0; r < a.reduce_count; r++) s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
+    for (int64_t r = 0; r < a.reduce_count; r++)
+      s += expf(load(x, base + offset_of(r, a.n_red, a.red_dims, a.red_strides)) - shift);
     store(y, o, shift + logf(s));
   }
 }
@@ -683,7 +685,8 @@ __global__ void lp_columns_kernel(const T* x, T* y, cuda_softmax_args a) {
       s += a.lp == 1 ? fabsf(v) : v * v;
     }
     const float norm = a.lp == 1 ? s : sqrtf(s);
-    for (int64_t k = 0; k < a.n; k++) store(y, base + k * a.inner, norm != 0.0f ? load(x, base + k * a.inner) / norm : 0.0f);
+    for (int64_t k = 0; k < a.n; k++)
+      store(y, base + k * a.inner, norm != 0.0f ? load(x, base + k * a.inner) / norm : 0.0f);
   }
 }
 
@@ -883,8 +886,12 @@ extern "C" cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_
   if (total <= 0) return cudaSuccess;
   const unsigned int grid = grid_for(total, kBlockSize);
   switch (dtype) {
-    case GFX_DTYPE_F32: lrn_kernel<float><<<grid, kBlockSize, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), args); break;
-    case GFX_DTYPE_F16: lrn_kernel<__half><<<grid, kBlockSize, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), args); break;
+    case GFX_DTYPE_F32:
+      lrn_kernel<float><<<grid, kBlockSize, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), args);
+      break;
+    case GFX_DTYPE_F16:
+      lrn_kernel<__half><<<grid, kBlockSize, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), args);
+      break;
     case GFX_DTYPE_BF16:
       lrn_kernel<__nv_bfloat16><<<grid, kBlockSize, 0, stream>>>(static_cast<const __nv_bfloat16*>(x),
                                                                  static_cast<__nv_bfloat16*>(y), args);

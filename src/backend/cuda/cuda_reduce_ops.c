@@ -19,8 +19,9 @@ static gfx_status node_error(const ir_node* node, gfx_status s) {
 static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
                                    int typed, int max_outputs) {
   if (node->n_inputs < min_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
-    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected at least %d and 1 to %d",
-                                      node->n_inputs, node->n_outputs, min_inputs, max_outputs));
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                                      "%d inputs and %d outputs; expected at least %d and 1 to %d", node->n_inputs,
+                                      node->n_outputs, min_inputs, max_outputs));
   const int dtype = in[0].dtype;
   if (dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16)
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s; float32, float16 or bfloat16 is handled",

@@ -92,15 +92,17 @@ gfx_status cuda_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, co
   GFX_TRY(ir_grid_sample_geometry(node, &in[0].shape, &in[1].shape, &g, &expected));
   GFX_TRY(check_io(node, in, out, &expected));
   const int dtype = in[0].dtype;
-  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16) || (in[1].dtype != GFX_DTYPE_F32 && in[1].dtype != GFX_DTYPE_F16))
+  const int grid_dtype = in[1].dtype;
+  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16) || (grid_dtype != GFX_DTYPE_F32 && grid_dtype != GFX_DTYPE_F16))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": input %s with grid %s is not handled",
                      ir_op_name(node->op), cuda_node_name(node), gfx_dtype_name(dtype), gfx_dtype_name(in[1].dtype));
   if (gfx_shape_numel(&expected) == 0) return NULL;
   if (!in[1].data)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\": the grid has no memory", ir_op_name(node->op),
-                     cuda_node_name(node));
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\": the grid has no memory",
+                     ir_op_name(node->op), cuda_node_name(node));
   GFX_TRY(cuda_use_device(ctx->dev->index));
-  cudaError_t err = cuda_grid_sample(dtype, in[1].dtype, in[0].data, in[1].data, out[0].data, g, (cudaStream_t)ctx->stream);
+  cudaError_t err =
+      cuda_grid_sample(dtype, grid_dtype, in[0].data, in[1].data, out[0].data, g, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
                     ctx->dev->index);
 }

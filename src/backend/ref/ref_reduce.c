@@ -36,9 +36,10 @@ static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int 
 static gfx_status check_io_outputs(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
                                    int max_inputs, int typed_inputs, int max_outputs) {
   if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given");
-  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs < 1 || node->n_outputs > max_outputs)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1 to %d", node->n_inputs,
-                     node->n_outputs, min_inputs, max_inputs, max_outputs);
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs || node->n_outputs < 1 ||
+      node->n_outputs > max_outputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d to %d and 1 to %d",
+                     node->n_inputs, node->n_outputs, min_inputs, max_inputs, max_outputs);
   const int dtype = in[0].dtype;
   for (int i = 0; i < node->n_inputs && i < typed_inputs; i++) {
     if (i >= min_inputs && !in[i].data) continue;
