@@ -155,7 +155,7 @@ done
 # and the device time they report (gfxep_gpu_ms) beside CUDA's events
 for b in cuda vulkan; do
   step "bench_denoise_small_${b}_frame_timings" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend "$b" \
-    --dyn 256 --runs 200 --frame-timings "$pack/models/denoise_small.onnx"
+    --dyn 256 --runs 2000 --frame-timings "$pack/models/denoise_small.onnx"
 done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
 "$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null
