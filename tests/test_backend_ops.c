@@ -29,6 +29,7 @@
 #include "backend/registry.h"
 #include "backend/wrap.h"
 #include "core/half.h"
+#include "ir/ops_reduce.h"
 #include "ir/shape.h"
 
 #define GUARD 256
@@ -705,6 +706,49 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
 /* Not, And, Or, Xor over bool tensors (broadcast patterns, a long tensor for the grid-stride loops);
  * Mod in every type and both fmod modes, integer divisors including 0 and -1 (the defined 0) and
  * the full int range (fill's [-50, 50]), one case with only zero divisors. */
+/* MaxPool / AveragePool, 2-D and 3-D: random windows, strides, dilations (MaxPool), pads below the
+ * kernel, ceil_mode and count_include_pad, SAME_* padding; windows partly in the padding. */
+static void pool_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 48; k++) {
+    const int ns = k % 2 ? 3 : 2, mx = k % 4 < 2;
+    const int dtype = float_types[k % 3];
+    ew_case c = case_of(mx ? GFX_OP_MAX_POOL : GFX_OP_AVERAGE_POOL, dtype, 1, NULL);
+    ir_pool_params* p = &c.node.params.pool;
+    p->kind = mx ? IR_POOL_MAX : IR_POOL_AVERAGE;
+    p->n_spatial = (int8_t)ns;
+    p->ceil_mode = (int8_t)(k % 5 == 1);
+    p->count_include_pad = (int8_t)(!mx && k % 3 == 0);
+    p->auto_pad = k % 7 == 3 ? IR_PAD_SAME_UPPER : k % 7 == 5 ? IR_PAD_SAME_LOWER : IR_PAD_NOTSET;
+    if (p->auto_pad != IR_PAD_NOTSET) p->ceil_mode = 0;
+    int64_t x[5] = {rand_int(1, 2), rand_int(1, 4)};
+    for (int i = 0; i < ns; i++) {
+      x[2 + i] = rand_int(ns == 3 ? 3 : 4, ns == 3 ? 9 : 17);
+      p->kernel[i] = rand_int(1, 3);
+      p->strides[i] = rand_int(1, 3);
+      p->dilations[i] = mx && p->auto_pad == IR_PAD_NOTSET ? rand_int(1, 2) : 1;
+      if (p->auto_pad == IR_PAD_NOTSET) {
+        p->pads[i] = rand_int(0, p->kernel[i] - 1);
+        p->pads[ns + i] = rand_int(0, p->kernel[i] - 1);
+      }
+    }
+    c.in[0] = shape(2 + ns, x);
+    snprintf(c.label, sizeof c.label,
+             "%s %dd x[%lld,%lld,%lld,%lld,%lld] k=%d,%d,%d s=%d,%d,%d d=%d,%d,%d pads=%d,%d,%d,%d,%d,%d auto_pad=%d "
+             "ceil=%d incl=%d %s", mx ? "MaxPool" : "AveragePool", ns, (long long)x[0], (long long)x[1],
+             (long long)x[2], (long long)x[3], (long long)(ns == 3 ? x[4] : 0), p->kernel[0], p->kernel[1],
+             p->kernel[2], p->strides[0], p->strides[1], p->strides[2], p->dilations[0], p->dilations[1],
+             p->dilations[2], p->pads[0], p->pads[1], p->pads[2], p->pads[3], p->pads[4], p->pads[5],
+             (int)p->auto_pad, p->ceil_mode, p->count_include_pad, gfx_dtype_name(dtype));
+    ir_pool_geom g;
+    gfx_status s = ir_pool_geometry(p, &c.in[0], &g);
+    if (s) { /* a window larger than the padded input: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    run_case(gpu, stream, &c);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1232,6 +1276,7 @@ int main(int argc, char** argv) {
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);
+  pool_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

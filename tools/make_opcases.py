@@ -467,6 +467,23 @@ def reduce_cases():
                                                            "strides": [2, 2]}, tag="excl"))
     out.append(Case("AveragePool", 10, [In([1, 1, 6, 6])], {"kernel_shape": [3, 3], "strides": [2, 2],
                                                            "ceil_mode": 1}, tag="ceil"))
+    # 3-D pooling (NCDHW): pads are the depth, height and width begins, then the ends
+    out.append(Case("MaxPool", 12, [In([1, 2, 4, 5, 6])], {"kernel_shape": [2, 3, 2], "strides": [1, 2, 2],
+                                                          "pads": [1, 1, 0, 0, 1, 1]}, tag="3d"))
+    out.append(Case("MaxPool", 12, [In([2, 1, 6, 5, 7])], {"kernel_shape": [2, 2, 3], "strides": [2, 1, 2],
+                                                          "dilations": [2, 1, 1], "ceil_mode": 1}, tag="3d_dil_ceil"))
+    out.append(Case("MaxPool", 11, [In([1, 2, 3, 5, 4])], {"kernel_shape": [2, 3, 2], "strides": [2, 2, 1],
+                                                          "auto_pad": "SAME_LOWER"}, tag="3d_same"))
+    out.append(Case("AveragePool", 11, [In([1, 2, 4, 5, 5])], {"kernel_shape": [3, 2, 3], "pads": [1, 0, 1, 1, 1, 1],
+                                                              "count_include_pad": 1}, tag="3d_incl"))
+    out.append(Case("AveragePool", 11, [In([2, 2, 5, 4, 6])], {"kernel_shape": [2, 2, 3], "pads": [1, 1, 0, 0, 1, 2],
+                                                              "strides": [2, 1, 2]}, tag="3d_excl"))
+    out.append(Case("AveragePool", 10, [In([1, 1, 5, 6, 6])], {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2],
+                                                              "ceil_mode": 1, "auto_pad": "NOTSET"}, tag="3d_ceil"))
+    out.append(Case("AveragePool", 11, [In([1, 2, 4, 4, 5])], {"kernel_shape": [2, 2, 2], "auto_pad": "SAME_UPPER",
+                                                              "count_include_pad": 1}, tag="3d_same"))
+    out.append(Case("MaxPool", 12, [In([1, 2, 4, 4, 4])], {"kernel_shape": [2, 2, 2]}, n_out=2, tag="3d_indices",
+                    expect="refused", note="MaxPool's Indices output is left to ORT (as in 2-D)"))
     out.append(Case("GlobalAveragePool", 1, [In([2, 3, 5, 4])]))
     out.append(Case("GlobalAveragePool", 1, [In([1, 4, 9])], tag="rank3"))
     out.append(Case("GlobalMaxPool", 1, [In([2, 3, 4, 5])]))

@@ -177,14 +177,16 @@ typedef struct ir_reduce_params {
 
 typedef enum ir_pool_kind { IR_POOL_MAX = 0, IR_POOL_AVERAGE } ir_pool_kind;
 
-/* 2-D MaxPool / AveragePool over NCHW. */
+/* 2-D (NCHW) and 3-D (NCDHW) MaxPool / AveragePool. The arrays hold n_spatial entries in ONNX's
+ * order (for 3-D: depth, height, width); pads holds the n_spatial begins, then the n_spatial ends. */
 typedef struct ir_pool_params {
   ir_pool_kind kind;
   ir_auto_pad auto_pad;
+  int8_t n_spatial; /* 2 or 3 */
   int8_t ceil_mode;
   int8_t count_include_pad;
-  int32_t kernel[2], strides[2], dilations[2];
-  int32_t pads[4]; /* top, left, bottom, right as in ONNX; resolved at run time for auto_pad */
+  int32_t kernel[3], strides[3], dilations[3];
+  int32_t pads[6]; /* resolved at run time for auto_pad */
 } ir_pool_params;
 
 /* Softmax / LogSoftmax: rows of `axis` (opset >= 13) or, for opsets 11-12, the input flattened to
