@@ -30,6 +30,7 @@
 #include "backend/wrap.h"
 #include "core/half.h"
 #include "ir/ops_reduce.h"
+#include "ir/resize_geom.h"
 #include "ir/shape.h"
 
 #define GUARD 256
@@ -749,6 +750,50 @@ static void pool_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* Resize over random subsets of the dims of rank 2..5 inputs (the general geometry when a leading
+ * dim resizes, the two-dim fast path otherwise): every mode, coordinate transformation and nearest
+ * mode, scales up and down, tf_crop_and_resize regions reaching outside the input. */
+static void resize_cases(gfx_dev* gpu, void* stream) {
+  static const float scale_set[] = {0.5f, 0.75f, 1.0f, 1.5f, 2.0f, 3.0f};
+  for (int k = 0; k < 60; k++) {
+    const int dtype = float_types[k % 3], rank = rand_int(2, 5);
+    ew_case c = case_of(GFX_OP_RESIZE, dtype, 1, NULL);
+    ir_resize_params* p = &c.node.params.resize;
+    p->rank = rank;
+    p->mode = k % 3 == 2 ? IR_RESIZE_CUBIC : rand_int(0, 1);
+    p->coord = rand_int(0, 6);
+    p->nearest = rand_int(0, 3);
+    p->exclude_outside = p->mode == IR_RESIZE_CUBIC && rand_int(0, 1);
+    p->cubic_a = p->exclude_outside ? -0.5f : -0.75f;
+    p->extrapolation = 3.5f;
+    int64_t x[5];
+    int resized = 0;
+    for (int i = 0; i < rank; i++) {
+      x[i] = rand_int(1, 6);
+      const int may = i >= rank - 2 || k % 4 != 0; /* every fourth case keeps the leading dims */
+      p->scales[i] = may && !(p->mode == IR_RESIZE_CUBIC && resized == 3) ? scale_set[rand_int(0, 5)] : 1.0f;
+      resized += p->scales[i] != 1.0f;
+      p->leading |= i < rank - 2 && p->scales[i] != 1.0f;
+      p->roi[i] = (float)rand_int(-2, 3) / 10.0f;
+      p->roi[rank + i] = (float)rand_int(7, 12) / 10.0f;
+    }
+    c.in[0] = shape(rank, x);
+    snprintf(c.label, sizeof c.label, "Resize x[%lld,%lld,%lld,%lld,%lld] scales %g,%g,%g,%g,%g mode %d coord %d "
+             "nearest %d excl %d %s", (long long)x[0], (long long)x[1], rank > 2 ? (long long)x[2] : 0,
+             rank > 3 ? (long long)x[3] : 0, rank > 4 ? (long long)x[4] : 0, (double)p->scales[0],
+             (double)p->scales[1], (double)p->scales[2], (double)p->scales[3], (double)p->scales[4], p->mode,
+             p->coord, p->nearest, p->exclude_outside, gfx_dtype_name(dtype));
+    ir_resize_geom g;
+    gfx_shape out;
+    gfx_status s = ir_resize_geometry(&c.node, &c.in[0], &g, &out);
+    if (s || gfx_shape_numel(&out) == 0) { /* a dim scaled to 0: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    run_case(gpu, stream, &c);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1277,6 +1322,7 @@ int main(int argc, char** argv) {
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);
   pool_cases(gpu, stream);
+  resize_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

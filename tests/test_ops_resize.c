@@ -67,7 +67,8 @@ static void test_resize_parse_claims(void** unused) {
   assert_int_equal(p.resize.mode, IR_RESIZE_LINEAR);
   assert_int_equal(p.resize.coord, IR_COORD_ALIGN_CORNERS);
   assert_int_equal(p.resize.from_sizes, 0);
-  assert_true(p.resize.scales[0] == 2.0f && p.resize.scales[1] == 1.5f);
+  assert_true(p.resize.scales[2] == 2.0f && p.resize.scales[3] == 1.5f);
+  assert_int_equal(p.resize.leading, 0);
 
   /* geometry: floor(in * scale) */
   ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 3, .n_outputs = 1, .params = p};
@@ -112,8 +113,28 @@ static void test_resize_parse_refuses(void** unused) {
   attr_table none = ATTRS(A_STR("mode", "linear"));
   ir_node_desc d = make_desc("Resize", 13, &none, shape4(1, 1, 4, 4));
   d.n_inputs = 3;
+  /* a leading dim resizes: claimed, through the general geometry */
   SET_FLOATS(&d, 2, scale_n);
-  parse_refused(&d, "only the last two dims are resized");
+  ir_params p;
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.leading, 1);
+  ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 3, .n_outputs = 1, .params = p};
+  gfx_shape x = shape4(3, 1, 4, 5), out;
+  ir_resize_geom g;
+  assert_null(ir_resize_geometry(&node, &x, &g, &out));
+  assert_int_equal(g.general, 1);
+  assert_int_equal(g.rank, 4);
+  assert_int_equal(out.dims[0], 6);
+  assert_int_equal(out.dims[3], 10);
+  assert_int_equal(g.axes[0].out, 6);
+  assert_true(g.axes[1].scale == 1.0f);
+  /* cubic over four dims (256 taps per output) stays with ONNX Runtime */
+  static const float scale_4[] = {2, 2, 2, 2};
+  attr_table cubic = ATTRS(A_STR("mode", "cubic"));
+  ir_node_desc dc = make_desc("Resize", 13, &cubic, shape4(1, 1, 4, 4));
+  dc.n_inputs = 3;
+  SET_FLOATS(&dc, 2, scale_4);
+  parse_refused(&dc, "up to 3 dims");
 
   SET_FLOATS(&d, 2, scales);
   d.input_is_const[2] = 0;

@@ -386,6 +386,35 @@ def resample_cases():
     out.append(Case("Resize", 13, [In([1, 2, 4, 4]), None, f32([1, 1, 2, 2])],
                     {"mode": "cubic", "cubic_coeff_a": -0.5}, expect="any", tag="cubic",
                     note="cubic interpolation may be left to ORT"))
+    # any dims (the general geometry): volumes, channels and batch, channels-last images; the Vulkan
+    # backend leaves a resize of a leading dim to ORT
+    gen = "a dim before the last two resizes: reference and CUDA; the Vulkan backend leaves it to ORT"
+    out.append(Case("Resize", 13, [In([1, 2, 3, 4, 4]), None, f32([1, 1, 2, 1.5, 2])],
+                    {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}, expect="full", tag="5d_linear",
+                    note=gen))
+    out.append(Case("Resize", 13, [In([2, 3, 4]), None, f32([1.5, 2, 0.75])],
+                    {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, expect="full",
+                    tag="3d_linear_all", note=gen))
+    out.append(Case("Resize", 13, [In([1, 1, 3, 4, 4]), None, f32([1, 1, 2, 1, 1])],
+                    {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+                    expect="full", tag="5d_depth", note=gen))
+    out.append(Case("Resize", 13, [In([2, 3, 2, 2]), None, f32([2, 0.7, 1, 2])],
+                    {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}, expect="full", tag="batch_channels",
+                    note=gen))
+    out.append(Case("Resize", 13, [In([1, 4, 5, 3]), None, f32([1, 2, 1.5, 1])],
+                    {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}, expect="full",
+                    tag="nhwc_linear", note=gen))
+    out.append(Case("Resize", 13, [In([1, 4, 4, 2]), None, f32([1, 2, 1.5, 1])],
+                    {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}, expect="full", tag="nhwc_cubic",
+                    note=gen))
+    out.append(Case("Resize", 18, [In([1, 2, 4, 3, 5]), None, None, i64([6, 5, 7])],
+                    {"mode": "linear", "axes": [2, 3, 4]}, expect="full", tag="5d_axes_sizes", note=gen))
+    out.append(Case("Resize", 13, [In([1, 1, 4, 4, 4]), f32([0, 0, -0.1, 0.2, 0, 1, 1, 0.9, 0.8, 1]),
+                                   f32([1, 1, 1.5, 1.5, 1])],
+                    {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
+                     "extrapolation_value": 2.5}, expect="full", tag="5d_crop", note=gen))
+    out.append(Case("Upsample", 9, [In([1, 1, 2, 3, 3]), f32([1, 1, 2, 2, 2])], {"mode": "nearest"}, expect="full",
+                    tag="5d", note=gen))
     # Upsample: scales attribute (7), input (9)
     out.append(Case("Upsample", 7, [In([1, 2, 3, 3])], {"scales": [1.0, 1.0, 2.0, 3.0], "mode": "nearest"}, expect="any",
                     note="Upsample-7's scales are a float-list attribute, which gfxep does not read"))

@@ -125,7 +125,7 @@ typedef struct ir_layout_params {
 /* end of layout params */
 
 /* ---- resampling params (ir/ops_resize.c) ---- */
-/* Resize and Upsample: only the last two dims resize; the geometry for a concrete input shape comes
+/* Resize and Upsample over any dims of the input; the geometry for a concrete input shape comes
  * from ir_resize_geometry (ir/resize_geom.h), the enums from there too. */
 typedef struct ir_resize_params {
   int rank;             /* input rank, known at parse */
@@ -133,14 +133,15 @@ typedef struct ir_resize_params {
   int coord;            /* IR_COORD_* */
   int nearest;          /* IR_NEAREST_* */
   int exclude_outside;
-  int from_sizes;       /* 1: the output size of the last two dims is given (sizes), 0: scales are */
+  int from_sizes;       /* 1: the output sizes are given (sizes), 0: scales are */
   int policy;           /* keep_aspect_ratio_policy with sizes: 0 stretch, 1 not_larger, 2 not_smaller */
-  int policy_axes;      /* bit 0: dim rank-2, bit 1: dim rank-1 take part in the policy */
+  int policy_axes;      /* bit k: dim k takes part in the policy */
+  int leading;          /* some dim before the last two may resize (ir_resize_geom.general then at run time) */
   float cubic_a;
   float extrapolation;
-  float scales[2];      /* of the last two dims, when from_sizes == 0 */
-  int64_t sizes[2];     /* of the last two dims, when from_sizes == 1; -1: the input's dim (axis not listed) */
-  float roi[4];         /* tf_crop_and_resize: start h, start w, end h, end w (normalized) */
+  float scales[GFX_MAX_RANK];  /* per dim, when from_sizes == 0 */
+  int64_t sizes[GFX_MAX_RANK]; /* per dim, when from_sizes == 1; -1: the input's dim (axis not listed) */
+  float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
 } ir_resize_params;
 
 /* DepthToSpace and SpaceToDepth, rank 4 */

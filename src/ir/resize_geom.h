@@ -48,17 +48,27 @@ typedef struct ir_resize_axis {
   float roi_end;
 } ir_resize_axis;
 
-/* Everything a kernel needs, passed to the CUDA kernels by value. The input is seen as
- * [outer, h.in, w.in] and the output as [outer, h.out, w.out]: only the last two dims resize. */
+/* Everything a kernel needs, passed to the CUDA kernels by value. When only the last two dims
+ * resize (general == 0), the input is seen as [outer, h.in, w.in] and the output as
+ * [outer, h.out, w.out]. Otherwise (general == 1: some leading dim resizes too, e.g. the depth of a
+ * video volume) every dim is an axis of its own in `axes` and outer, h, w are unused: each output
+ * interpolates separably over the dims that resize (1, 2 or 4 taps along each). */
 typedef struct ir_resize_geom {
   int64_t outer;         /* product of the leading (not resized) dims */
   ir_resize_axis h, w;
+  int general;
+  int rank;              /* general: the dims in axes */
+  ir_resize_axis axes[8]; /* general: every dim, outermost first (8 = GFX_MAX_RANK) */
   int identity;          /* output shape == input shape: a plain copy, whatever the mode */
   int mode, coord, nearest;
   int exclude_outside;
   float cubic_a;
   float extrapolation;   /* tf_crop_and_resize: the value of outputs that map outside the input */
 } ir_resize_geom;
+
+/* Whether axis a maps one to one (no resizing along it): a scale of exactly 1 is read that way by
+ * ir_resize_source_coord whatever the mode, so such an axis takes one tap at the output's index. */
+IR_RESIZE_FN int ir_resize_axis_kept(const ir_resize_axis* a) { return a->scale == 1.0f && a->out == a->in; }
 
 /* The input coordinate of output index x along axis a. An axis whose scale is exactly 1 maps
  * one to one, whatever the mode (no resizing happens along it). */
@@ -153,6 +163,32 @@ IR_RESIZE_FN void ir_resize_cubic_taps(const ir_resize_axis* ax, float cubic_a, 
   }
   if (exclude_outside)
     for (int k = 0; k < 4; k++) w[k] /= sum;
+}
+
+/* The taps of output index o along axis a of a general geometry (g->general): their count (1 for an
+ * axis kept as it is and for nearest, 2 for linear, 4 for cubic), input indices and weights; 0 when
+ * the coordinate lies outside the input under tf_crop_and_resize (the output is then the
+ * extrapolation value). */
+IR_RESIZE_FN int ir_resize_axis_taps(const ir_resize_geom* g, const ir_resize_axis* a, int64_t o, int64_t idx[4],
+                                     float w[4]) {
+  if (ir_resize_axis_kept(a)) {
+    idx[0] = o;
+    w[0] = 1.0f;
+    return 1;
+  }
+  const float c = ir_resize_source_coord(a, g->coord, o);
+  if (ir_resize_outside(a, g->coord, c)) return 0;
+  if (g->mode == IR_RESIZE_NEAREST) {
+    idx[0] = ir_resize_nearest_index(a, g->nearest, c);
+    w[0] = 1.0f;
+    return 1;
+  }
+  if (g->mode == IR_RESIZE_LINEAR) {
+    ir_resize_linear_taps(a, c, &idx[0], &idx[1], &w[0], &w[1]);
+    return 2;
+  }
+  ir_resize_cubic_taps(a, g->cubic_a, g->exclude_outside, c, idx, w);
+  return 4;
 }
 
 /* DepthToSpace (to_space = 1, CRD or DCR channel order) and SpaceToDepth (to_space = 0): the

@@ -1,5 +1,5 @@
 // gfxep CUDA backend — kernels of the resampling ops: Resize/Upsample (nearest, linear, cubic over
-// the last two dims) and DepthToSpace/SpaceToDepth.
+// the last two dims, and over any dims through the general geometry) and DepthToSpace/SpaceToDepth.
 //
 // One output row per block (grid-stride over rows, 64-bit offsets), one element per thread along
 // it. The coordinate mapping and the tap weights come from ir/resize_geom.h, the same functions the
@@ -181,6 +181,54 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
 }
 
+/* The general geometry (a leading dim resizes, e.g. the depth of a volume): one thread per output
+ * element, grid-stride; the per-dim taps come from ir_resize_axis_taps, as in the reference, and
+ * every combination of them is summed with the product of its weights, in float. */
+template <typename T>
+__global__ void resize_general_kernel(const T* x, T* y, ir_resize_geom g, int64_t count) {
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
+    int64_t idx[8][4];
+    float w[8][4];
+    int n[8], pick[8];
+    bool outside = false;
+    int64_t rest = e;
+    for (int k = g.rank - 1; k >= 0; k--) {
+      const ir_resize_axis* a = &g.axes[k];
+      n[k] = ir_resize_axis_taps(&g, a, rest % a->out, idx[k], w[k]);
+      outside |= n[k] == 0;
+      rest /= a->out;
+      pick[k] = 0;
+    }
+    if (outside) {
+      store_f(y, e, g.extrapolation);
+      continue;
+    }
+    float sum = 0.0f;
+    for (;;) { /* an odometer over the taps, the last dim fastest */
+      int64_t offset = 0;
+      float weight = 1.0f;
+      for (int k = 0; k < g.rank; k++) {
+        offset = offset * g.axes[k].in + idx[k][pick[k]];
+        weight *= w[k][pick[k]];
+      }
+      sum += weight * load_f(x, offset);
+      int k = g.rank - 1;
+      while (k >= 0 && ++pick[k] == n[k]) pick[k--] = 0;
+      if (k < 0) break;
+    }
+    store_f(y, e, sum);
+  }
+}
+
+template <typename T>
+cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& g, int64_t count,
+                                  cudaStream_t stream) {
+  const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+  resize_general_kernel<T><<<grid, kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g, count);
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
   const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
@@ -298,18 +346,29 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_NEAREST>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
 }
 
 }  // namespace
 
 extern "C" cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream) {
-  const int64_t count = g.outer * g.h.out * g.w.out;
+  int64_t count = g.outer * g.h.out * g.w.out;
+  if (g.general) {
+    count = 1;
+    for (int k = 0; k < g.rank; k++) count *= g.axes[k].out;
+  }
   if (count <= 0) return cudaSuccess;
   if (g.identity) {  // nothing resizes: a copy, whatever the mode (device to device, capturable)
     size_t es = dtype == GFX_DTYPE_F32 ? 4 : 2;
     return cudaMemcpyAsync(y, x, (size_t)count * es, cudaMemcpyDeviceToDevice, stream);
   }
+  if (g.general) switch (dtype) {
+      case GFX_DTYPE_F32: return launch_resize_general<float>(x, y, g, count, stream);
+      case GFX_DTYPE_F16: return launch_resize_general<__half>(x, y, g, count, stream);
+      case GFX_DTYPE_BF16: return launch_resize_general<__nv_bfloat16>(x, y, g, count, stream);
+      default: return cudaErrorInvalidValue;
+    }
   switch (dtype) {
     case GFX_DTYPE_F32: return launch_resize<float>(x, y, g, count, stream);
     case GFX_DTYPE_F16: return launch_resize<__half>(x, y, g, count, stream);

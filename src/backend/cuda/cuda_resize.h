@@ -17,8 +17,9 @@
 extern "C" {
 #endif
 
-/* Resize/Upsample of x ([g.outer, g.h.in, g.w.in]) into y ([g.outer, g.h.out, g.w.out]); dtype is
- * GFX_DTYPE_F32, F16 or BF16 (anything else returns cudaErrorInvalidValue). */
+/* Resize/Upsample of x ([g.outer, g.h.in, g.w.in]) into y ([g.outer, g.h.out, g.w.out]), or with
+ * g.general of x (g.axes[k].in) into y (g.axes[k].out); dtype is GFX_DTYPE_F32, F16 or BF16
+ * (anything else returns cudaErrorInvalidValue). */
 cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream);
 
 /* DepthToSpace (to_space = 1) or SpaceToDepth of elements of elem_size bytes (1, 2, 4 or 8);

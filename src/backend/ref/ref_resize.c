@@ -70,6 +70,34 @@ static double sample_cubic(const void* x, int dtype, const ir_resize_geom* g, in
   return sum;
 }
 
+/* The general geometry (a leading dim resizes): output element i (row-major over the output) sums
+ * the products of the per-dim tap weights over every combination of taps, in double. */
+static double sample_general(const void* x, int dtype, const ir_resize_geom* g, int64_t i) {
+  int64_t idx[GFX_MAX_RANK][4];
+  float w[GFX_MAX_RANK][4];
+  int n[GFX_MAX_RANK], pick[GFX_MAX_RANK];
+  for (int k = g->rank - 1; k >= 0; k--) {
+    const ir_resize_axis* a = &g->axes[k];
+    n[k] = ir_resize_axis_taps(g, a, i % a->out, idx[k], w[k]);
+    if (n[k] == 0) return g->extrapolation;
+    i /= a->out;
+    pick[k] = 0;
+  }
+  double sum = 0.0;
+  for (;;) { /* an odometer over the taps, the last dim fastest */
+    int64_t offset = 0;
+    double weight = 1.0;
+    for (int k = 0; k < g->rank; k++) {
+      offset = offset * g->axes[k].in + idx[k][pick[k]];
+      weight *= (double)w[k][pick[k]];
+    }
+    sum += weight * ref_load(x, dtype, offset);
+    int k = g->rank - 1;
+    while (k >= 0 && ++pick[k] == n[k]) pick[k--] = 0;
+    if (k < 0) return sum;
+  }
+}
+
 gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   ir_resize_geom g;
@@ -87,6 +115,10 @@ gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gf
     return NULL;
   }
   const void* x = in[0].data;
+  if (g.general) {
+    for (int64_t i = 0; i < count; i++) ref_store(out[0].data, dtype, i, sample_general(x, dtype, &g, i));
+    return NULL;
+  }
   int64_t i = 0;
   for (int64_t plane = 0; plane < g.outer; plane++) {
     for (int64_t oy = 0; oy < g.h.out; oy++) {
