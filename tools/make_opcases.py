@@ -694,10 +694,34 @@ def logic_index_cases():
     return out
 
 
+def topk_cases():
+    out = []
+    I32, I64 = TensorProto.INT32, TensorProto.INT64
+    k = lambda v: Const(np.array([v], np.int64))
+    # TopK: k a constant input; integer-valued data in a narrow range, so lines hold ties, which go to
+    # the lower index (ORT's rule); largest and smallest, each axis, k up to the whole line, int32
+    # and int64 data; a computed k is left to ORT
+    out.append(Case("TopK", 11, [In([3, 10], -3, 3, integer=True), k(4)], n_out=2, tag="ties"))
+    out.append(Case("TopK", 11, [In([2, 7, 5], -2, 2, integer=True), k(3)], {"axis": 1, "largest": 0}, n_out=2,
+                    tag="smallest_ties"))
+    out.append(Case("TopK", 10, [In([4, 6]), k(6)], {"axis": 1}, n_out=2, tag="opset10_whole"))
+    out.append(Case("TopK", 11, [In([5, 3, 4], -4, 4, integer=True), k(2)], {"axis": 0}, n_out=2, tag="axis0"))
+    out.append(Case("TopK", 11, [In([2, 300], -8, 8), k(7)], {"axis": -1, "largest": 1}, n_out=2, tag="long"))
+    out.append(Case("TopK", 11, [In([3, 9], -5, 5, elem=I32), k(5)], n_out=2, dtypes=(F32,), tag="i32"))
+    out.append(Case("TopK", 11, [In([2, 4, 9], -3, 3, elem=I64), k(4)], {"axis": 2, "largest": 0}, n_out=2,
+                    dtypes=(F32,), tag="i64_smallest"))
+    out.append(Case("TopK", 11, [In([3, 8], -2, 2, integer=True), k(3)], {"sorted": 0}, n_out=2, tag="unsorted",
+                    expect="refused", note="sorted = 0: the order is the implementation's; left to ORT"))
+    out.append(Case("TopK", 11, [In([3, 8]), In([1], 2, 2, elem=I64)], n_out=2, expect="refused", tag="computed_k",
+                    note="a computed k makes the output shape dynamic: left to ORT"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
+    cases += topk_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

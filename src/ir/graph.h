@@ -234,8 +234,8 @@ typedef enum ir_scatter_reduction {
  * its own fields; a zeroed struct is Mod with fmod 0, CumSum along axis 0, and so on. Axes are kept
  * as written (possibly negative) and resolved against the concrete rank at run time. */
 typedef struct ir_index_params {
-  int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements */
-  int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent) */
+  int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements, TopK */
+  int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent); TopK's count */
   int64_t count;      /* Range: the number of elements, from the constant start, limit and delta */
   double start, delta; /* Range of float32 */
   int64_t start_i, delta_i; /* Range of int32/int64 */
@@ -245,6 +245,7 @@ typedef struct ir_index_params {
   int8_t upper;       /* Trilu */
   int8_t batch_dims;  /* GatherND */
   int8_t reduction;   /* ir_scatter_reduction: ScatterElements, ScatterND */
+  int8_t largest;     /* TopK: the k largest (1) or smallest (0); always sorted, ties by lower index */
 } ir_index_params;
 /* end of index params */
 
