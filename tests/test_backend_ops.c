@@ -29,6 +29,7 @@
 #include "backend/registry.h"
 #include "backend/wrap.h"
 #include "core/half.h"
+#include "ir/ops_quant.h"
 #include "ir/ops_reduce.h"
 #include "ir/resize_geom.h"
 #include "ir/shape.h"
@@ -88,6 +89,8 @@ static void fill_ints(void* data, int dtype, int64_t n, int64_t lo, int64_t hi) 
     const int64_t v = lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
     if (dtype == GFX_DTYPE_I64) ((int64_t*)data)[i] = v;
     if (dtype == GFX_DTYPE_I32) ((int32_t*)data)[i] = (int32_t)v;
+    if (dtype == GFX_DTYPE_I8) ((int8_t*)data)[i] = (int8_t)v;
+    if (dtype == GFX_DTYPE_U8) ((uint8_t*)data)[i] = (uint8_t)v;
   }
 }
 
@@ -115,6 +118,8 @@ static double value_at(const void* data, int dtype, int64_t i) {
     case GFX_DTYPE_I32: return ((const int32_t*)data)[i];
     case GFX_DTYPE_I64: return (double)((const int64_t*)data)[i];
     case GFX_DTYPE_BOOL: return ((const uint8_t*)data)[i];
+    case GFX_DTYPE_I8: return ((const int8_t*)data)[i];
+    case GFX_DTYPE_U8: return ((const uint8_t*)data)[i];
     default: return 0;
   }
 }
@@ -794,6 +799,31 @@ static void resize_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* QuantizeLinear / DequantizeLinear: every type pair, per tensor and per axis (each axis), with and
+ * without a zero point; scales of either sign and near zero (quotients that saturate, NaN from 0/0),
+ * zero points over the whole range; integer results compared exactly. */
+static void quant_cases(gfx_dev* gpu, void* stream) {
+  static const int q_types[] = {GFX_DTYPE_I8, GFX_DTYPE_U8, GFX_DTYPE_I32};
+  for (int k = 0; k < 72; k++) {
+    const int quantize = k % 2 == 0, f = float_types[k / 2 % 3], q = q_types[k / 6 % (quantize ? 2 : 3)];
+    const int64_t x[3] = {rand_int(1, 3), rand_int(1, 70), rand_int(1, 9)};
+    const int per_axis = k % 3 != 0, axis = rand_int(0, 2), has_zp = k % 5 != 0 && q != GFX_DTYPE_I32;
+    const gfx_shape shapes[3] = {shape(3, x), per_axis ? shape(1, &x[axis]) : shape(0, NULL),
+                                 per_axis ? shape(1, &x[axis]) : shape(0, NULL)};
+    ew_case c = case_of(quantize ? GFX_OP_QUANTIZE_LINEAR : GFX_OP_DEQUANTIZE_LINEAR, f, has_zp ? 3 : 2, shapes);
+    c.node.params.quant = (ir_quant_params){.axis = axis - (k % 4 == 1 ? 3 : 0), .dtype = quantize ? q : f};
+    c.in_dtype[0] = quantize ? f : q;
+    c.in_dtype[2] = q;
+    c.out_dtype = quantize ? q : f;
+    const int64_t lo = q == GFX_DTYPE_I8 ? -128 : q == GFX_DTYPE_U8 ? 0 : -1000000;
+    const int64_t hi = q == GFX_DTYPE_I8 ? 127 : q == GFX_DTYPE_U8 ? 255 : 1000000;
+    for (int i = 0; i < 3; i++)
+      if (c.in_dtype[i] == q && (i == 2 || !quantize)) c.ranged[i] = 1, c.int_lo[i] = lo, c.int_hi[i] = hi;
+    c.grid = k % 7 == 3 ? 0.5 : 0; /* halves: quotients on rounding ties */
+    run_case(gpu, stream, &c);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1323,6 +1353,7 @@ int main(int argc, char** argv) {
   coop_cases(gpu, stream);
   pool_cases(gpu, stream);
   resize_cases(gpu, stream);
+  quant_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

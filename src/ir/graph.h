@@ -249,6 +249,16 @@ typedef struct ir_index_params {
 } ir_index_params;
 /* end of index params */
 
+/* ---- quantization params (ir/ops_quant.c) ---- */
+/* QuantizeLinear / DequantizeLinear: the scale (and zero point) are per tensor or, when they hold
+ * more than one value, per entry along `axis` (as written, possibly negative; resolved against the
+ * concrete rank at run time by ir_quant_geometry). */
+typedef struct ir_quant_params {
+  int64_t axis;
+  int dtype;   /* the output's element type: int8/uint8 (Quantize), float32/float16/bfloat16 (Dequantize) */
+} ir_quant_params;
+/* end of quantization params */
+
 typedef union ir_params {
   ir_conv_params conv;
   /* element-wise members */
@@ -272,6 +282,9 @@ typedef union ir_params {
 
   /* logic, Mod, scan and index members */
   ir_index_params index;
+
+  /* quantization members */
+  ir_quant_params quant;
 } ir_params;
 
 /* ---- graph ---- */
