@@ -771,6 +771,7 @@ static void resize_cases(gfx_dev* gpu, void* stream) {
     p->exclude_outside = p->mode == IR_RESIZE_CUBIC && rand_int(0, 1);
     p->cubic_a = p->exclude_outside ? -0.5f : -0.75f;
     p->extrapolation = 3.5f;
+    c.positive = 1; /* positive data: up to 64 cubic taps summed in float32 on a device cancel nowhere */
     int64_t x[5];
     int resized = 0;
     for (int i = 0; i < rank; i++) {
@@ -820,6 +821,29 @@ static void quant_cases(gfx_dev* gpu, void* stream) {
     for (int i = 0; i < 3; i++)
       if (c.in_dtype[i] == q && (i == 2 || !quantize)) c.ranged[i] = 1, c.int_lo[i] = lo, c.int_hi[i] = hi;
     c.grid = k % 7 == 3 ? 0.5 : 0; /* halves: quotients on rounding ties */
+    run_case(gpu, stream, &c);
+  }
+}
+
+/* RoiAlign: random planes and regions (inside, across the edges, some reversed), avg and max, both
+ * coordinate rules, fixed and adaptive sampling, a spatial scale. */
+static void roi_align_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 36; k++) {
+    const int dtype = float_types[k % 3];
+    const int64_t x[4] = {rand_int(1, 3), rand_int(1, 4), rand_int(2, 20), rand_int(2, 20)}, r = rand_int(1, 9);
+    const gfx_shape shapes[3] = {shape(4, x), SHAPE(r, 4), shape(1, &r)};
+    ew_case c = case_of(GFX_OP_ROI_ALIGN, dtype, 3, shapes);
+    c.in_dtype[2] = GFX_DTYPE_I64;
+    c.ranged[2] = 1, c.int_lo[2] = 0, c.int_hi[2] = x[0] - 1;
+    c.scale = 12.0;
+    c.positive = 1; /* no cancellation: the float sums on a device stay within float32's tolerance */
+    ir_roi_align_params* p = &c.node.params.roi_align;
+    p->mode_max = k % 2;
+    p->half_pixel = k % 5 != 2;
+    p->out_h = rand_int(1, 5);
+    p->out_w = rand_int(1, 5);
+    p->sampling_ratio = k % 3 == 0 ? 0 : rand_int(1, 3);
+    p->spatial_scale = k % 4 == 1 ? 0.5f : 1.0f;
     run_case(gpu, stream, &c);
   }
 }
@@ -1354,6 +1378,7 @@ int main(int argc, char** argv) {
   pool_cases(gpu, stream);
   resize_cases(gpu, stream);
   quant_cases(gpu, stream);
+  roi_align_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

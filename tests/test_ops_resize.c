@@ -191,6 +191,51 @@ static void test_resize_parse_refuses(void** unused) {
   parse_refused(&du7, "versions from 9");
 }
 
+/* A float32 RoiAlign node: X of shape x, rois [?, 4], int64 batch indices. */
+static ir_node_desc roi_desc(int opset, attr_table* t, gfx_shape x) {
+  ir_node_desc d = make_desc("RoiAlign", opset, t, x);
+  d.n_inputs = 3;
+  d.input_dtypes[1] = GFX_DTYPE_F32;
+  d.input_shapes[1] = SHAPE(-1, 4);
+  d.input_dtypes[2] = GFX_DTYPE_I64;
+  d.input_shapes[2] = SHAPE(-1);
+  return d;
+}
+
+static void test_roi_align_parse(void** unused) {
+  (void)unused;
+  attr_table t = ATTRS(A_STR("mode", "max"), A_INT("output_height", 3), A_INT("output_width", 2),
+                       A_INT("sampling_ratio", 2), A_FLOAT("spatial_scale", 0.25f));
+  ir_node_desc d = roi_desc(16, &t, shape4(1, 3, 8, 8));
+  ir_params p;
+  expect_claimed(&d, GFX_OP_ROI_ALIGN, &p);
+  assert_true(p.roi_align.mode_max == 1 && p.roi_align.half_pixel == 1 && p.roi_align.out_h == 3);
+  assert_true(p.roi_align.sampling_ratio == 2 && p.roi_align.spatial_scale == 0.25f);
+  /* opset 10 has output_half_pixel only */
+  ir_node_desc d10 = d;
+  d10.since_version = 10;
+  expect_claimed(&d10, GFX_OP_ROI_ALIGN, &p);
+  assert_int_equal(p.roi_align.half_pixel, 0);
+  /* the output shape: [regions, C, output_height, output_width] */
+  ir_node node = {.op = GFX_OP_ROI_ALIGN, .name = "ra", .n_inputs = 3, .n_outputs = 1, .params = p};
+  gfx_shape in[3] = {shape4(2, 3, 8, 8), shape_of(2, (int64_t[]){5, 4}), shape_of(1, (int64_t[]){5})}, out;
+  assert_null(ir_infer_roi_align(&node, in, &out));
+  assert_true(out.rank == 4 && out.dims[0] == 5 && out.dims[1] == 3 && out.dims[2] == 3 && out.dims[3] == 2);
+  in[2] = shape_of(1, (int64_t[]){4});
+  gfx_status s = ir_infer_roi_align(&node, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+  attr_table neg = ATTRS(A_INT("sampling_ratio", -1));
+  ir_node_desc dn = roi_desc(16, &neg, shape4(1, 3, 8, 8));
+  parse_refused(&dn, "sampling_ratio");
+  attr_table mode = ATTRS(A_STR("mode", "median"));
+  ir_node_desc dm = roi_desc(16, &mode, shape4(1, 3, 8, 8));
+  parse_refused(&dm, "mode 'median'");
+  ir_node_desc di = roi_desc(16, &t, shape4(1, 3, 8, 8));
+  di.input_dtypes[2] = GFX_DTYPE_I32;
+  parse_refused(&di, "batch_indices is int32");
+}
+
 static void test_space_depth_parse(void** unused) {
   (void)unused;
   attr_table crd = ATTRS(A_INT("blocksize", 2), A_STR("mode", "CRD"));
@@ -364,7 +409,8 @@ static void test_ref_space_depth(void** unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
-      cmocka_unit_test(test_space_depth_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
+      cmocka_unit_test(test_space_depth_parse),
+      cmocka_unit_test(test_roi_align_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
       cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -756,11 +756,33 @@ def quant_cases():
     return out
 
 
+def roi_align_cases():
+    out = []
+    f = lambda v: Const(np.array(v, np.float32))
+    i64 = lambda v: Const(np.array(v, np.int64))
+    # RoiAlign: regions inside, across and beyond the plane's edges (samples more than a pixel out
+    # count as 0), fixed and adaptive sampling, avg and max (ORT's rule: the largest weighted tap of
+    # each sample), half_pixel and output_half_pixel, a spatial scale
+    rois = f([[0, 0, 4, 4], [1.5, 2.2, 7.3, 6.1], [-3, -2, 5, 9.5], [6, 1, 9.7, 7.9]])
+    out.append(Case("RoiAlign", 16, [In([2, 3, 8, 10]), rois, i64([0, 1, 1, 0])],
+                    {"output_height": 3, "output_width": 2, "sampling_ratio": 2}, tag="avg"))
+    out.append(Case("RoiAlign", 16, [In([2, 3, 8, 10]), rois, i64([1, 0, 1, 0])],
+                    {"mode": "max", "output_height": 2, "output_width": 3,
+                     "coordinate_transformation_mode": "output_half_pixel"}, tag="max_adaptive"))
+    out.append(Case("RoiAlign", 16, [In([1, 4, 6, 7]), f([[2, 4, 18, 20], [0, 0, 26, 22], [10.5, 3, 13, 9]]),
+                                     i64([0, 0, 0])],
+                    {"output_height": 4, "output_width": 4, "spatial_scale": 0.25}, tag="scale_adaptive"))
+    out.append(Case("RoiAlign", 10, [In([2, 2, 9, 9]), f([[1, 1, 6, 5], [0.5, 3, 8, 8.5]]), i64([1, 0])],
+                    {"output_height": 2, "output_width": 2, "sampling_ratio": 3, "spatial_scale": 1.0},
+                    tag="opset10"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
-    cases += topk_cases() + quant_cases()
+    cases += topk_cases() + quant_cases() + roi_align_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

@@ -144,6 +144,15 @@ typedef struct ir_resize_params {
   float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
 } ir_resize_params;
 
+/* RoiAlign (opset 10, 16): X [N, C, H, W], rois [R, 4] of (x1, y1, x2, y2), batch_indices [R] */
+typedef struct ir_roi_align_params {
+  int mode_max;          /* mode "max" (1) or "avg" (0) */
+  int half_pixel;        /* coordinate_transformation_mode half_pixel (opset 16's default) or output_half_pixel */
+  int64_t out_h, out_w;  /* output_height, output_width */
+  int64_t sampling_ratio; /* sample points per bin along each dim; 0: ceil(roi size / output size) */
+  float spatial_scale;
+} ir_roi_align_params;
+
 /* DepthToSpace and SpaceToDepth, rank 4 */
 typedef struct ir_space_depth_params {
   int64_t blocksize;
@@ -270,6 +279,7 @@ typedef union ir_params {
   /* resampling members */
   ir_resize_params resize;
   ir_space_depth_params space_depth;
+  ir_roi_align_params roi_align;
 
   /* reduction members */
   ir_reduce_params reduce;

@@ -427,3 +427,60 @@ gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx
   if (out->dims[1] > RESIZE_MAX_DIM || gfx_shape_numel(out) < 0) return space_depth_shape_error(node, x, "the output is too large");
   return NULL;
 }
+
+/* ---- RoiAlign (10, 16) ---- */
+
+/* X float32/float16/bfloat16 of rank 4, rois [R, 4] of X's type, int64 batch_indices [R]; mode avg
+ * or max, output_half_pixel (opset 10's only rule) or half_pixel (opset 16's default),
+ * sampling_ratio >= 0, output sizes >= 1. */
+gfx_status ir_parse_roi_align(const ir_node_desc* d, ir_params* params) {
+  static const char* const known_10[] = {"mode", "output_height", "output_width", "sampling_ratio", "spatial_scale",
+                                         NULL};
+  static const char* const known_16[] = {"coordinate_transformation_mode", "mode", "output_height", "output_width",
+                                         "sampling_ratio", "spatial_scale", NULL};
+  ir_roi_align_params* p = &params->roi_align;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 3, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, d->since_version >= 16 ? known_16 : known_10));
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, NULL));
+  if (d->input_dtypes[2] != GFX_DTYPE_I64)
+    return IR_UNSUPPORTED(d, "batch_indices is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[2]));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != 4)
+    return IR_UNSUPPORTED(d, "X has rank %d; 4 is expected", d->input_shapes[0].rank);
+  int mode = 0, coord = 1;
+  GFX_TRY(read_choice(d, "mode", "avg", (const char* const[]){"avg", "max", NULL}, &mode));
+  if (d->since_version >= 16)
+    GFX_TRY(read_choice(d, "coordinate_transformation_mode", "half_pixel",
+                        (const char* const[]){"output_half_pixel", "half_pixel", NULL}, &coord));
+  else
+    coord = 0;
+  GFX_TRY(ir_attr_int(d, "output_height", 1, &p->out_h));
+  GFX_TRY(ir_attr_int(d, "output_width", 1, &p->out_w));
+  GFX_TRY(ir_attr_int(d, "sampling_ratio", 0, &p->sampling_ratio));
+  GFX_TRY(ir_attr_float(d, "spatial_scale", 1.0f, &p->spatial_scale));
+  if (p->out_h < 1 || p->out_w < 1 || p->out_h > RESIZE_MAX_DIM || p->out_w > RESIZE_MAX_DIM)
+    return IR_UNSUPPORTED(d, "output size %lld x %lld", (long long)p->out_h, (long long)p->out_w);
+  if (p->sampling_ratio < 0 || p->sampling_ratio > 65535)
+    return IR_UNSUPPORTED(d, "sampling_ratio = %lld is outside [0, 65535]", (long long)p->sampling_ratio);
+  if (!isfinite(p->spatial_scale)) return IR_UNSUPPORTED(d, "spatial_scale is not finite");
+  p->mode_max = mode;
+  p->half_pixel = coord;
+  return NULL;
+}
+
+gfx_status ir_infer_roi_align(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  const gfx_shape *x = &in[0], *rois = &in[1], *idx = &in[2];
+  char a[96], b[96], c[96];
+  if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || idx->rank != 1 || idx->dims[0] != rois->dims[0])
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign node \"%s\": X %s, rois %s and batch_indices %s do not fit "
+                     "([N, C, H, W], [R, 4], [R])", node->name ? node->name : "", gfx_shape_str(x, a, sizeof a),
+                     gfx_shape_str(rois, b, sizeof b), gfx_shape_str(idx, c, sizeof c));
+  for (int k = 0; k < 4; k++)
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM || (k < 2 && rois->dims[k] > RESIZE_MAX_DIM))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign node \"%s\": a dim is outside [0, 2^31]",
+                       node->name ? node->name : "");
+  *out = (gfx_shape){.rank = 4, .dims = {rois->dims[0], x->dims[1], node->params.roi_align.out_h,
+                                         node->params.roi_align.out_w}};
+  if (gfx_shape_numel(out) < 0) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign: the output is too large");
+  return NULL;
+}

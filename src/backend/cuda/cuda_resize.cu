@@ -256,6 +256,56 @@ cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64
   return cudaGetLastError();
 }
 
+// ---- RoiAlign ----
+
+/* One thread per output element (region, channel, ph, pw), grid-stride: the region's box and every
+ * sample's taps from ir/resize_geom.h as the reference computes them (float32 positions, products
+ * never fused), the samples' mean or maximum (ref_resize.c's roi_align_one) in float. A batch index
+ * outside [0, N) gives 0 (the reference fails the run), so nothing is read outside X. */
+template <typename T>
+__global__ void roi_align_kernel(const T* x, const T* rois, const int64_t* batch_indices, T* y,
+                                 cuda_roi_align_args a) {
+  const int64_t count = a.regions * a.c * a.out_h * a.out_w;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t pw = e % a.out_w, ph = e / a.out_w % a.out_h, ch = e / (a.out_w * a.out_h) % a.c;
+    const int64_t r = e / (a.out_w * a.out_h * a.c);
+    const int64_t batch = batch_indices[r];
+    if (batch < 0 || batch >= a.n) {
+      store_f(y, e, 0.0f);
+      continue;
+    }
+    float roi[4];
+    for (int k = 0; k < 4; k++) roi[k] = load_f(rois, r * 4 + k);
+    const ir_roi_box b = ir_roi_align_box(roi, a.spatial_scale, a.half_pixel, a.out_h, a.out_w, a.sampling_ratio);
+    const T* plane = x + (batch * a.c + ch) * a.h * a.w;
+    float acc = 0.0f;
+    bool first = true;
+    for (int64_t iy = 0; iy < b.grid_h; iy++) {
+      const float yy = ir_roi_align_coord(b.start_h, ph, b.bin_h, iy, b.grid_h);
+      for (int64_t ix = 0; ix < b.grid_w; ix++) {
+        const float xx = ir_roi_align_coord(b.start_w, pw, b.bin_w, ix, b.grid_w);
+        int64_t pos[4];
+        float wt[4];
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (ir_roi_align_taps(yy, xx, a.h, a.w, pos, wt))
+          for (int t = 0; t < 4; t++) v[t] = __fmul_rn(wt[t], load_f(plane, pos[t]));
+        if (a.mode_max) {
+          const float m = fmaxf(fmaxf(fmaxf(v[0], v[1]), v[2]), v[3]);
+          acc = first || m > acc ? m : acc;
+          first = false;
+        } else {
+          acc += v[0] + v[1] + v[2] + v[3];
+        }
+      }
+    }
+    if (!a.mode_max) {
+      const int64_t samples = b.grid_h * b.grid_w > 1 ? b.grid_h * b.grid_w : 1;
+      acc /= (float)samples;
+    }
+    store_f(y, e, acc);
+  }
+}
+
 // ---- DepthToSpace, SpaceToDepth ----
 
 struct space_depth_args {
@@ -377,6 +427,30 @@ extern "C" cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_
   }
 }
 
+extern "C" cudaError_t cuda_roi_align(int dtype, const void* x, const void* rois, const int64_t* batch_indices,
+                                      void* y, cuda_roi_align_args a, cudaStream_t stream) {
+  const int64_t count = a.regions * a.c * a.out_h * a.out_w;
+  if (count <= 0) return cudaSuccess;
+  const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+  switch (dtype) {
+    case GFX_DTYPE_F32:
+      roi_align_kernel<float><<<grid, kBlockSize, 0, stream>>>((const float*)x, (const float*)rois, batch_indices,
+                                                                (float*)y, a);
+      break;
+    case GFX_DTYPE_F16:
+      roi_align_kernel<__half><<<grid, kBlockSize, 0, stream>>>((const __half*)x, (const __half*)rois, batch_indices,
+                                                                 (__half*)y, a);
+      break;
+    case GFX_DTYPE_BF16:
+      roi_align_kernel<__nv_bfloat16><<<grid, kBlockSize, 0, stream>>>(
+          (const __nv_bfloat16*)x, (const __nv_bfloat16*)rois, batch_indices, (__nv_bfloat16*)y, a);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int64_t blocksize,
                                         const int64_t out_dims[4], const void* x, void* y, cudaStream_t stream) {
   space_depth_args a;
@@ -404,6 +478,9 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = preload_resize<__half>()) != cudaSuccess) return e;
   if ((e = preload_resize<__nv_bfloat16>()) != cudaSuccess) return e;
   cudaFuncAttributes attr;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<float>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<__half>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<__nv_bfloat16>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint8_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint16_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint32_t>)) != cudaSuccess) return e;
