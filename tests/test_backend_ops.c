@@ -848,6 +848,143 @@ static void roi_align_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* One node of two outputs (TopK's values and indices) on the backend and on the reference, from
+ * the same inputs: both outputs must agree bit for bit (values are copies of X's elements, indices
+ * exact), and the guard bytes after each output stay untouched. */
+static void two_output_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx_tensor* host_in, int n_in,
+                            const int out_dtype[2], const char* label) {
+  op_tally* t = &tally[node->op];
+  if (any_wanted && !wanted[node->op]) return;
+  if (verbose) fprintf(stderr, "case: %s\n", label);
+  gfx_dev* ref = gfx_reference_device();
+  ir_node_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.op_type = ir_op_name(node->op);
+  desc.domain = "";
+  desc.name = "case";
+  desc.n_inputs = n_in;
+  desc.n_outputs = 2;
+  for (int i = 0; i < n_in; i++) desc.input_dtypes[i] = host_in[i].dtype, desc.input_shapes[i] = host_in[i].shape;
+  desc.output_dtypes[0] = out_dtype[0], desc.output_dtypes[1] = out_dtype[1];
+  gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &desc};
+  gfx_status s = gfx_backend_supports_node(gpu, &q);
+  if (s) {
+    if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
+    gfx_status_free(s);
+    return;
+  }
+  node->n_inputs = n_in, node->n_outputs = 2, node->name = "case";
+  for (int i = 0; i < IR_MAX_IO; i++) node->inputs[i] = node->outputs[i] = -1;
+  for (int i = 0; i < n_in; i++) node->inputs[i] = i;
+  node->outputs[0] = n_in, node->outputs[1] = n_in + 1;
+  gfx_shape in_shapes[IR_MAX_IO], out_shapes[2];
+  for (int i = 0; i < n_in; i++) in_shapes[i] = host_in[i].shape;
+  int ok = 1;
+  void* dev[IR_MAX_IO + 2] = {0};
+  unsigned char* want[2] = {0};
+  unsigned char* got[2] = {0};
+  size_t bytes[2] = {0};
+  void *ref_state = NULL, *state = NULL;
+  gfx_tensor gin[IR_MAX_IO], rout[2], gout[2];
+  if ((s = infer[node->op](node, in_shapes, out_shapes))) goto done;
+  for (int o = 0; o < 2; o++) {
+    int okb;
+    bytes[o] = gfx_shape_bytes(&out_shapes[o], out_dtype[o], &okb);
+    want[o] = malloc(bytes[o] + 8);
+    got[o] = malloc(bytes[o] + GUARD);
+    memset(got[o], GUARD_BYTE, bytes[o] + GUARD);
+    rout[o] = (gfx_tensor){want[o], out_dtype[o], out_shapes[o]};
+    if ((s = gfx_backend_mem_alloc(gpu, bytes[o] + GUARD, &dev[n_in + o]))) goto done;
+    if ((s = gfx_backend_copy(gpu, dev[n_in + o], got[o], bytes[o] + GUARD, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gout[o] = (gfx_tensor){dev[n_in + o], out_dtype[o], out_shapes[o]};
+  }
+  for (int i = 0; i < n_in; i++) {
+    int okb;
+    const size_t b = gfx_shape_bytes(&host_in[i].shape, host_in[i].dtype, &okb);
+    if ((s = gfx_backend_mem_alloc(gpu, b + 8, &dev[i]))) goto done;
+    if (b && (s = gfx_backend_copy(gpu, dev[i], host_in[i].data, b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gin[i] = (gfx_tensor){dev[i], host_in[i].dtype, host_in[i].shape};
+  }
+  size_t scratch = 0;
+  if ((s = gfx_backend_node_prepare(ref, node, in_shapes, out_shapes, &ref_state, &scratch))) goto done;
+  gfx_exec_ctx rctx = {ref, NULL, NULL, 0};
+  if ((s = gfx_backend_node_run(&rctx, node, host_in, rout, ref_state))) goto done;
+  if ((s = gfx_backend_node_prepare(gpu, node, in_shapes, out_shapes, &state, &scratch))) goto done;
+  gfx_exec_ctx gctx = {gpu, stream, NULL, 0};
+  if ((s = gfx_backend_node_run(&gctx, node, gin, gout, state))) goto done;
+  if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
+  for (int o = 0; o < 2; o++) {
+    if ((s = gfx_backend_copy(gpu, got[o], dev[n_in + o], bytes[o] + GUARD, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
+    for (size_t g = 0; g < GUARD && ok; g++)
+      if (got[o][bytes[o] + g] != GUARD_BYTE) {
+        printf("FAIL %s: write past output %d\n", label, o);
+        ok = 0;
+      }
+    if (ok && memcmp(got[o], want[o], bytes[o]) != 0) {
+      const int64_t n = gfx_shape_numel(&out_shapes[o]);
+      for (int64_t e = 0, shown = 0; e < n && shown < 3; e++) {
+        const double w = value_at(want[o], out_dtype[o], e), g = value_at(got[o], out_dtype[o], e);
+        if (w != g && !(isnan(w) && isnan(g)) && shown++ < 3)
+          printf("  %s: output %d element %lld: want %.9g got %.9g\n", label, o, (long long)e, w, g);
+      }
+      printf("FAIL %s: output %d differs\n", label, o);
+      ok = 0;
+    }
+  }
+done:
+  if (ref_state) gfx_backend_node_release(ref, ref_state);
+  if (state) gfx_backend_node_release(gpu, state);
+  for (int i = 0; i < n_in + 2; i++)
+    if (dev[i]) gfx_backend_mem_free(gpu, dev[i]);
+  for (int o = 0; o < 2; o++) free(want[o]), free(got[o]);
+  if (s) {
+    printf("FAIL %s: %s\n", label, gfx_status_message(s));
+    gfx_status_free(s);
+    ok = 0;
+  }
+  t->run++;
+  t->passed += ok;
+}
+
+/* TopK: lines short and long (up to 5000), every axis, k from 1 to the whole line, largest and
+ * smallest, values on a grid of halves (many ties, which go to the lower index) and NaNs in some
+ * float cases; every element type. */
+static void topk_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 40; k++) {
+    const int dtype = all_math_types[k % 5], rank = rand_int(1, 3), axis = rand_int(0, rank - 1);
+    int64_t dims[3];
+    for (int i = 0; i < rank; i++) dims[i] = rand_int(1, 6);
+    if (k % 8 == 5) dims[axis] = rand_int(500, 5000);
+    const gfx_shape xs = shape(rank, dims);
+    const int64_t n = gfx_shape_numel(&xs), kk = k % 4 == 0 ? dims[axis] : rand_int(1, (int)dims[axis]);
+    int okb;
+    void* x = malloc(gfx_shape_bytes(&xs, dtype, &okb) + 8);
+    fill(x, dtype, n, 4.0, 0, 0.5);
+    if (k % 3 == 1) /* every third element a quiet NaN */
+      for (int64_t i = 0; i < n; i += 3) {
+        if (dtype == GFX_DTYPE_F32) ((float*)x)[i] = NAN;
+        if (dtype == GFX_DTYPE_F16) ((uint16_t*)x)[i] = 0x7E00u;
+        if (dtype == GFX_DTYPE_BF16) ((uint16_t*)x)[i] = 0x7FC0u;
+      }
+    int64_t kv = kk;
+    const gfx_tensor in[2] = {{x, dtype, xs}, {&kv, GFX_DTYPE_I64, SHAPE(1)}};
+    ir_node node;
+    memset(&node, 0, sizeof node);
+    node.op = GFX_OP_TOP_K;
+    node.params.index.axis = axis - (k % 2 ? rank : 0);
+    node.params.index.k = kk;
+    node.params.index.largest = (int8_t)(k % 5 != 2);
+    const int out_dtype[2] = {dtype, GFX_DTYPE_I64};
+    char label[200];
+    snprintf(label, sizeof label, "TopK %s rank %d axis %lld dims %lld,%lld,%lld k %lld largest %d",
+             gfx_dtype_name(dtype), rank, (long long)node.params.index.axis, (long long)dims[0],
+             rank > 1 ? (long long)dims[1] : 0, rank > 2 ? (long long)dims[2] : 0, (long long)kk,
+             node.params.index.largest);
+    two_output_case(gpu, stream, &node, in, 2, out_dtype, label);
+    free(x);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1379,6 +1516,7 @@ int main(int argc, char** argv) {
   resize_cases(gpu, stream);
   quant_cases(gpu, stream);
   roi_align_cases(gpu, stream);
+  topk_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;
