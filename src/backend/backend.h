@@ -44,7 +44,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-#define GFX_BACKEND_ABI_VERSION 6
+#define GFX_BACKEND_ABI_VERSION 8
 
 typedef struct gfx_backend gfx_backend;
 
