@@ -29,6 +29,9 @@
 #include "backend/registry.h"
 #include "backend/wrap.h"
 #include "core/half.h"
+#include "ir/ops_quant.h"
+#include "ir/ops_reduce.h"
+#include "ir/resize_geom.h"
 #include "ir/shape.h"
 
 #define GUARD 256
@@ -87,6 +90,8 @@ static void fill_ints(void* data, int dtype, int64_t n, int64_t lo, int64_t hi) 
     const int64_t v = lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
     if (dtype == GFX_DTYPE_I64) ((int64_t*)data)[i] = v;
     if (dtype == GFX_DTYPE_I32) ((int32_t*)data)[i] = (int32_t)v;
+    if (dtype == GFX_DTYPE_I8) ((int8_t*)data)[i] = (int8_t)v;
+    if (dtype == GFX_DTYPE_U8) ((uint8_t*)data)[i] = (uint8_t)v;
   }
 }
 
@@ -114,6 +119,8 @@ static double value_at(const void* data, int dtype, int64_t i) {
     case GFX_DTYPE_I32: return ((const int32_t*)data)[i];
     case GFX_DTYPE_I64: return (double)((const int64_t*)data)[i];
     case GFX_DTYPE_BOOL: return ((const uint8_t*)data)[i];
+    case GFX_DTYPE_I8: return ((const int8_t*)data)[i];
+    case GFX_DTYPE_U8: return ((const uint8_t*)data)[i];
     default: return 0;
   }
 }
@@ -805,6 +812,279 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
 /* Not, And, Or, Xor over bool tensors (broadcast patterns, a long tensor for the grid-stride loops);
  * Mod in every type and both fmod modes, integer divisors including 0 and -1 (the defined 0) and
  * the full int range (fill's [-50, 50]), one case with only zero divisors. */
+/* MaxPool / AveragePool, 2-D and 3-D: random windows, strides, dilations (MaxPool), pads below the
+ * kernel, ceil_mode and count_include_pad, SAME_* padding; windows partly in the padding. */
+static void pool_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 48; k++) {
+    const int ns = k % 2 ? 3 : 2, mx = k % 4 < 2;
+    const int dtype = float_types[k % 3];
+    ew_case c = case_of(mx ? GFX_OP_MAX_POOL : GFX_OP_AVERAGE_POOL, dtype, 1, NULL);
+    ir_pool_params* p = &c.node.params.pool;
+    p->kind = mx ? IR_POOL_MAX : IR_POOL_AVERAGE;
+    p->n_spatial = (int8_t)ns;
+    p->ceil_mode = (int8_t)(k % 5 == 1);
+    p->count_include_pad = (int8_t)(!mx && k % 3 == 0);
+    p->auto_pad = k % 7 == 3 ? IR_PAD_SAME_UPPER : k % 7 == 5 ? IR_PAD_SAME_LOWER : IR_PAD_NOTSET;
+    if (p->auto_pad != IR_PAD_NOTSET) p->ceil_mode = 0;
+    int64_t x[5] = {rand_int(1, 2), rand_int(1, 4)};
+    for (int i = 0; i < ns; i++) {
+      x[2 + i] = rand_int(ns == 3 ? 3 : 4, ns == 3 ? 9 : 17);
+      p->kernel[i] = rand_int(1, 3);
+      p->strides[i] = rand_int(1, 3);
+      p->dilations[i] = mx && p->auto_pad == IR_PAD_NOTSET ? rand_int(1, 2) : 1;
+      if (p->auto_pad == IR_PAD_NOTSET) {
+        p->pads[i] = rand_int(0, p->kernel[i] - 1);
+        p->pads[ns + i] = rand_int(0, p->kernel[i] - 1);
+      }
+    }
+    c.in[0] = shape(2 + ns, x);
+    snprintf(c.label, sizeof c.label,
+             "%s %dd x[%lld,%lld,%lld,%lld,%lld] k=%d,%d,%d s=%d,%d,%d d=%d,%d,%d pads=%d,%d,%d,%d,%d,%d auto_pad=%d "
+             "ceil=%d incl=%d %s", mx ? "MaxPool" : "AveragePool", ns, (long long)x[0], (long long)x[1],
+             (long long)x[2], (long long)x[3], (long long)(ns == 3 ? x[4] : 0), p->kernel[0], p->kernel[1],
+             p->kernel[2], p->strides[0], p->strides[1], p->strides[2], p->dilations[0], p->dilations[1],
+             p->dilations[2], p->pads[0], p->pads[1], p->pads[2], p->pads[3], p->pads[4], p->pads[5],
+             (int)p->auto_pad, p->ceil_mode, p->count_include_pad, gfx_dtype_name(dtype));
+    ir_pool_geom g;
+    gfx_status s = ir_pool_geometry(p, &c.in[0], &g);
+    if (s) { /* a window larger than the padded input: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    run_case(gpu, stream, &c);
+  }
+}
+
+/* Resize over random subsets of the dims of rank 2..5 inputs (the general geometry when a leading
+ * dim resizes, the two-dim fast path otherwise): every mode, coordinate transformation and nearest
+ * mode, scales up and down, tf_crop_and_resize regions reaching outside the input. */
+static void resize_cases(gfx_dev* gpu, void* stream) {
+  static const float scale_set[] = {0.5f, 0.75f, 1.0f, 1.5f, 2.0f, 3.0f};
+  for (int k = 0; k < 60; k++) {
+    const int dtype = float_types[k % 3], rank = rand_int(2, 5);
+    ew_case c = case_of(GFX_OP_RESIZE, dtype, 1, NULL);
+    ir_resize_params* p = &c.node.params.resize;
+    p->rank = rank;
+    p->mode = k % 3 == 2 ? IR_RESIZE_CUBIC : rand_int(0, 1);
+    p->coord = rand_int(0, 6);
+    p->nearest = rand_int(0, 3);
+    p->exclude_outside = p->mode == IR_RESIZE_CUBIC && rand_int(0, 1);
+    p->cubic_a = p->exclude_outside ? -0.5f : -0.75f;
+    p->extrapolation = 3.5f;
+    c.positive = 1; /* positive data: up to 64 cubic taps summed in float32 on a device cancel nowhere */
+    int64_t x[5];
+    int resized = 0;
+    for (int i = 0; i < rank; i++) {
+      x[i] = rand_int(1, 6);
+      const int may = i >= rank - 2 || k % 4 != 0; /* every fourth case keeps the leading dims */
+      p->scales[i] = may && !(p->mode == IR_RESIZE_CUBIC && resized == 3) ? scale_set[rand_int(0, 5)] : 1.0f;
+      resized += p->scales[i] != 1.0f;
+      p->leading |= i < rank - 2 && p->scales[i] != 1.0f;
+      p->roi[i] = (float)rand_int(-2, 3) / 10.0f;
+      p->roi[rank + i] = (float)rand_int(7, 12) / 10.0f;
+    }
+    c.in[0] = shape(rank, x);
+    snprintf(c.label, sizeof c.label, "Resize x[%lld,%lld,%lld,%lld,%lld] scales %g,%g,%g,%g,%g mode %d coord %d "
+             "nearest %d excl %d %s", (long long)x[0], (long long)x[1], rank > 2 ? (long long)x[2] : 0,
+             rank > 3 ? (long long)x[3] : 0, rank > 4 ? (long long)x[4] : 0, (double)p->scales[0],
+             (double)p->scales[1], (double)p->scales[2], (double)p->scales[3], (double)p->scales[4], p->mode,
+             p->coord, p->nearest, p->exclude_outside, gfx_dtype_name(dtype));
+    ir_resize_geom g;
+    gfx_shape out;
+    gfx_status s = ir_resize_geometry(&c.node, &c.in[0], &g, &out);
+    if (s || gfx_shape_numel(&out) == 0) { /* a dim scaled to 0: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    run_case(gpu, stream, &c);
+  }
+}
+
+/* QuantizeLinear / DequantizeLinear: every type pair, per tensor and per axis (each axis), with and
+ * without a zero point; scales of either sign and near zero (quotients that saturate, NaN from 0/0),
+ * zero points over the whole range; integer results compared exactly. */
+static void quant_cases(gfx_dev* gpu, void* stream) {
+  static const int q_types[] = {GFX_DTYPE_I8, GFX_DTYPE_U8, GFX_DTYPE_I32};
+  for (int k = 0; k < 72; k++) {
+    const int quantize = k % 2 == 0, f = float_types[k / 2 % 3], q = q_types[k / 6 % (quantize ? 2 : 3)];
+    const int64_t x[3] = {rand_int(1, 3), rand_int(1, 70), rand_int(1, 9)};
+    const int per_axis = k % 3 != 0, axis = rand_int(0, 2), has_zp = k % 5 != 0 && q != GFX_DTYPE_I32;
+    const gfx_shape shapes[3] = {shape(3, x), per_axis ? shape(1, &x[axis]) : shape(0, NULL),
+                                 per_axis ? shape(1, &x[axis]) : shape(0, NULL)};
+    ew_case c = case_of(quantize ? GFX_OP_QUANTIZE_LINEAR : GFX_OP_DEQUANTIZE_LINEAR, f, has_zp ? 3 : 2, shapes);
+    c.node.params.quant = (ir_quant_params){.axis = axis - (k % 4 == 1 ? 3 : 0), .dtype = quantize ? q : f};
+    c.in_dtype[0] = quantize ? f : q;
+    c.in_dtype[2] = q;
+    c.out_dtype = quantize ? q : f;
+    const int64_t lo = q == GFX_DTYPE_I8 ? -128 : q == GFX_DTYPE_U8 ? 0 : -1000000;
+    const int64_t hi = q == GFX_DTYPE_I8 ? 127 : q == GFX_DTYPE_U8 ? 255 : 1000000;
+    for (int i = 0; i < 3; i++)
+      if (c.in_dtype[i] == q && (i == 2 || !quantize)) c.ranged[i] = 1, c.int_lo[i] = lo, c.int_hi[i] = hi;
+    c.grid = k % 7 == 3 ? 0.5 : 0; /* halves: quotients on rounding ties */
+    run_case(gpu, stream, &c);
+  }
+}
+
+/* RoiAlign: random planes and regions (inside, across the edges, some reversed), avg and max, both
+ * coordinate rules, fixed and adaptive sampling, a spatial scale. */
+static void roi_align_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 36; k++) {
+    const int dtype = float_types[k % 3];
+    const int64_t x[4] = {rand_int(1, 3), rand_int(1, 4), rand_int(2, 20), rand_int(2, 20)}, r = rand_int(1, 9);
+    const gfx_shape shapes[3] = {shape(4, x), SHAPE(r, 4), shape(1, &r)};
+    ew_case c = case_of(GFX_OP_ROI_ALIGN, dtype, 3, shapes);
+    c.in_dtype[2] = GFX_DTYPE_I64;
+    c.ranged[2] = 1, c.int_lo[2] = 0, c.int_hi[2] = x[0] - 1;
+    c.scale = 12.0;
+    c.positive = 1; /* no cancellation: the float sums on a device stay within float32's tolerance */
+    ir_roi_align_params* p = &c.node.params.roi_align;
+    p->mode_max = k % 2;
+    p->half_pixel = k % 5 != 2;
+    p->out_h = rand_int(1, 5);
+    p->out_w = rand_int(1, 5);
+    p->sampling_ratio = k % 3 == 0 ? 0 : rand_int(1, 3);
+    p->spatial_scale = k % 4 == 1 ? 0.5f : 1.0f;
+    run_case(gpu, stream, &c);
+  }
+}
+
+/* One node of two outputs (TopK's values and indices) on the backend and on the reference, from
+ * the same inputs: both outputs must agree bit for bit (values are copies of X's elements, indices
+ * exact), and the guard bytes after each output stay untouched. */
+static void two_output_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx_tensor* host_in, int n_in,
+                            const int out_dtype[2], const char* label) {
+  op_tally* t = &tally[node->op];
+  if (any_wanted && !wanted[node->op]) return;
+  if (verbose) fprintf(stderr, "case: %s\n", label);
+  gfx_dev* ref = gfx_reference_device();
+  ir_node_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.op_type = ir_op_name(node->op);
+  desc.domain = "";
+  desc.name = "case";
+  desc.n_inputs = n_in;
+  desc.n_outputs = 2;
+  for (int i = 0; i < n_in; i++) desc.input_dtypes[i] = host_in[i].dtype, desc.input_shapes[i] = host_in[i].shape;
+  desc.output_dtypes[0] = out_dtype[0], desc.output_dtypes[1] = out_dtype[1];
+  gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &desc};
+  gfx_status s = gfx_backend_supports_node(gpu, &q);
+  if (s) {
+    if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
+    gfx_status_free(s);
+    return;
+  }
+  node->n_inputs = n_in, node->n_outputs = 2, node->name = "case";
+  for (int i = 0; i < IR_MAX_IO; i++) node->inputs[i] = node->outputs[i] = -1;
+  for (int i = 0; i < n_in; i++) node->inputs[i] = i;
+  node->outputs[0] = n_in, node->outputs[1] = n_in + 1;
+  gfx_shape in_shapes[IR_MAX_IO], out_shapes[2];
+  for (int i = 0; i < n_in; i++) in_shapes[i] = host_in[i].shape;
+  int ok = 1;
+  void* dev[IR_MAX_IO + 2] = {0};
+  unsigned char* want[2] = {0};
+  unsigned char* got[2] = {0};
+  size_t bytes[2] = {0};
+  void *ref_state = NULL, *state = NULL;
+  gfx_tensor gin[IR_MAX_IO], rout[2], gout[2];
+  if ((s = infer[node->op](node, in_shapes, out_shapes))) goto done;
+  for (int o = 0; o < 2; o++) {
+    int okb;
+    bytes[o] = gfx_shape_bytes(&out_shapes[o], out_dtype[o], &okb);
+    want[o] = malloc(bytes[o] + 8);
+    got[o] = malloc(bytes[o] + GUARD);
+    memset(got[o], GUARD_BYTE, bytes[o] + GUARD);
+    rout[o] = (gfx_tensor){want[o], out_dtype[o], out_shapes[o]};
+    if ((s = gfx_backend_mem_alloc(gpu, bytes[o] + GUARD, &dev[n_in + o]))) goto done;
+    if ((s = gfx_backend_copy(gpu, dev[n_in + o], got[o], bytes[o] + GUARD, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gout[o] = (gfx_tensor){dev[n_in + o], out_dtype[o], out_shapes[o]};
+  }
+  for (int i = 0; i < n_in; i++) {
+    int okb;
+    const size_t b = gfx_shape_bytes(&host_in[i].shape, host_in[i].dtype, &okb);
+    if ((s = gfx_backend_mem_alloc(gpu, b + 8, &dev[i]))) goto done;
+    if (b && (s = gfx_backend_copy(gpu, dev[i], host_in[i].data, b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gin[i] = (gfx_tensor){dev[i], host_in[i].dtype, host_in[i].shape};
+  }
+  size_t scratch = 0;
+  if ((s = gfx_backend_node_prepare(ref, node, in_shapes, out_shapes, &ref_state, &scratch))) goto done;
+  gfx_exec_ctx rctx = {ref, NULL, NULL, 0};
+  if ((s = gfx_backend_node_run(&rctx, node, host_in, rout, ref_state))) goto done;
+  if ((s = gfx_backend_node_prepare(gpu, node, in_shapes, out_shapes, &state, &scratch))) goto done;
+  gfx_exec_ctx gctx = {gpu, stream, NULL, 0};
+  if ((s = gfx_backend_node_run(&gctx, node, gin, gout, state))) goto done;
+  if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
+  for (int o = 0; o < 2; o++) {
+    if ((s = gfx_backend_copy(gpu, got[o], dev[n_in + o], bytes[o] + GUARD, GFX_COPY_DEVICE_TO_HOST, NULL))) goto done;
+    for (size_t g = 0; g < GUARD && ok; g++)
+      if (got[o][bytes[o] + g] != GUARD_BYTE) {
+        printf("FAIL %s: write past output %d\n", label, o);
+        ok = 0;
+      }
+    if (ok && memcmp(got[o], want[o], bytes[o]) != 0) {
+      const int64_t n = gfx_shape_numel(&out_shapes[o]);
+      for (int64_t e = 0, shown = 0; e < n && shown < 3; e++) {
+        const double w = value_at(want[o], out_dtype[o], e), g = value_at(got[o], out_dtype[o], e);
+        if (w != g && !(isnan(w) && isnan(g)) && shown++ < 3)
+          printf("  %s: output %d element %lld: want %.9g got %.9g\n", label, o, (long long)e, w, g);
+      }
+      printf("FAIL %s: output %d differs\n", label, o);
+      ok = 0;
+    }
+  }
+done:
+  if (ref_state) gfx_backend_node_release(ref, ref_state);
+  if (state) gfx_backend_node_release(gpu, state);
+  for (int i = 0; i < n_in + 2; i++)
+    if (dev[i]) gfx_backend_mem_free(gpu, dev[i]);
+  for (int o = 0; o < 2; o++) free(want[o]), free(got[o]);
+  if (s) {
+    printf("FAIL %s: %s\n", label, gfx_status_message(s));
+    gfx_status_free(s);
+    ok = 0;
+  }
+  t->run++;
+  t->passed += ok;
+}
+
+/* TopK: lines short and long (up to 5000), every axis, k from 1 to the whole line, largest and
+ * smallest, values on a grid of halves (many ties, which go to the lower index) and NaNs in some
+ * float cases; every element type. */
+static void topk_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 40; k++) {
+    const int dtype = all_math_types[k % 5], rank = rand_int(1, 3), axis = rand_int(0, rank - 1);
+    int64_t dims[3];
+    for (int i = 0; i < rank; i++) dims[i] = rand_int(1, 6);
+    if (k % 8 == 5) dims[axis] = rand_int(500, 5000);
+    const gfx_shape xs = shape(rank, dims);
+    const int64_t n = gfx_shape_numel(&xs), kk = k % 4 == 0 ? dims[axis] : rand_int(1, (int)dims[axis]);
+    int okb;
+    void* x = malloc(gfx_shape_bytes(&xs, dtype, &okb) + 8);
+    fill(x, dtype, n, 4.0, 0, 0.0, 0.5);
+    if (k % 3 == 1) /* every third element a quiet NaN */
+      for (int64_t i = 0; i < n; i += 3) {
+        if (dtype == GFX_DTYPE_F32) ((float*)x)[i] = NAN;
+        if (dtype == GFX_DTYPE_F16) ((uint16_t*)x)[i] = 0x7E00u;
+        if (dtype == GFX_DTYPE_BF16) ((uint16_t*)x)[i] = 0x7FC0u;
+      }
+    int64_t kv = kk;
+    const gfx_tensor in[2] = {{x, dtype, xs}, {&kv, GFX_DTYPE_I64, SHAPE(1)}};
+    ir_node node;
+    memset(&node, 0, sizeof node);
+    node.op = GFX_OP_TOP_K;
+    node.params.index.axis = axis - (k % 2 ? rank : 0);
+    node.params.index.k = kk;
+    node.params.index.largest = (int8_t)(k % 5 != 2);
+    const int out_dtype[2] = {dtype, GFX_DTYPE_I64};
+    char label[200];
+    snprintf(label, sizeof label, "TopK %s rank %d axis %lld dims %lld,%lld,%lld k %lld largest %d",
+             gfx_dtype_name(dtype), rank, (long long)node.params.index.axis, (long long)dims[0],
+             rank > 1 ? (long long)dims[1] : 0, rank > 2 ? (long long)dims[2] : 0, (long long)kk,
+             node.params.index.largest);
+    two_output_case(gpu, stream, &node, in, 2, out_dtype, label);
+    free(x);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1374,6 +1654,11 @@ int main(int argc, char** argv) {
   conv_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);
+  pool_cases(gpu, stream);
+  resize_cases(gpu, stream);
+  quant_cases(gpu, stream);
+  roi_align_cases(gpu, stream);
+  topk_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

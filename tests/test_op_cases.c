@@ -164,6 +164,8 @@ static void store(value* v, size_t i, double x) {
       memcpy(p, &q, 4);
       break;
     }
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: *(int8_t*)p = (int8_t)x; break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: *(uint8_t*)p = (uint8_t)x; break;
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: *(uint8_t*)p = x != 0; break;
     default: memset(p, 0, elem_size(v->type)); break;
   }

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,6 +181,66 @@ static void test_parse_trilu(void** unused) {
   assert_true(ir_trilu_keeps(1, INT64_MIN, 5, 0) && !ir_trilu_keeps(0, INT64_MIN, 0, 5));
 }
 
+/* ---- TopK ---- */
+
+/* X of dtype and shape x, k a constant int64, Values and int64 Indices. */
+static ir_node_desc topk_desc(int opset, attr_table* t, int dtype, gfx_shape x, const int64_t* k) {
+  ir_node_desc d = desc("TopK", opset, t, 2, dtype, x);
+  make_const(&d, 1, GFX_DTYPE_I64, k, 1, 8, 0);
+  d.n_outputs = 2;
+  d.output_dtypes[1] = GFX_DTYPE_I64;
+  return d;
+}
+
+static void test_topk(void** unused) {
+  (void)unused;
+  attr_table none = NO_ATTRS, smallest = ATTRS(A_INT("axis", 0), A_INT("largest", 0));
+  attr_table unsorted = ATTRS(A_INT("sorted", 0)), bad_axis = ATTRS(A_INT("axis", 2));
+  const int64_t k3 = 3, k9 = 9, k_neg = -1;
+  ir_node_desc d = topk_desc(11, &none, GFX_DTYPE_F16, SHAPE(2, 5), &k3);
+  ir_params p = parse_ok(&d, GFX_OP_TOP_K);
+  assert_true(p.index.k == 3 && p.index.axis == -1 && p.index.largest == 1);
+  d = topk_desc(11, &smallest, GFX_DTYPE_I32, SHAPE(4, 5), &k3);
+  p = parse_ok(&d, GFX_OP_TOP_K);
+  assert_true(p.index.axis == 0 && p.index.largest == 0);
+  d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k9);
+  parse_refused(&d, "k = 9", "exceeds");
+  d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k_neg);
+  parse_refused(&d, "negative");
+  d = topk_desc(11, &unsorted, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
+  parse_refused(&d, "sorted = 0");
+  d = topk_desc(11, &bad_axis, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
+  parse_refused(&d, "axis");
+  d = topk_desc(10, &smallest, GFX_DTYPE_F32, SHAPE(4, 5), &k3);
+  parse_refused(&d, "largest"); /* opset 10 has no largest */
+  d = topk_desc(11, &none, GFX_DTYPE_U8, SHAPE(2, 5), &k3);
+  parse_refused(&d, "uint8");
+  d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
+  d.output_dtypes[1] = GFX_DTYPE_I32;
+  parse_refused(&d, "Indices");
+  d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
+  d.input_is_const[1] = 0;
+  d.input_const_data[1] = NULL;
+  parse_refused(&d, "k", "run time");
+  /* shapes: k along the axis, for both outputs; a k beyond the axis is an error at run time */
+  ir_node n = node_of(GFX_OP_TOP_K, 2);
+  n.n_outputs = 2;
+  n.params.index.axis = 1;
+  n.params.index.k = 2;
+  gfx_shape in[2] = {SHAPE(3, 4, 5)}, out[2];
+  expect_ok(ir_infer_topk(&n, in, out));
+  expect_shape(out[0], SHAPE(3, 2, 5));
+  expect_shape(out[1], SHAPE(3, 2, 5));
+  n.params.index.k = 5;
+  expect_error(ir_infer_topk(&n, in, out), GFX_ERR_INVALID_ARGUMENT, "k = 5", NULL);
+  /* the order: larger first, NaN as the largest, ties (and NaNs) by the lower index */
+  assert_true(ir_topk_before_float(2.0, 5, 1.0, 0, 1) && !ir_topk_before_float(2.0, 5, 1.0, 0, 0));
+  assert_true(ir_topk_before_float(1.0, 0, 1.0, 1, 1) && ir_topk_before_float(1.0, 0, 1.0, 1, 0));
+  assert_true(ir_topk_before_float(NAN, 3, 1e30, 0, 1) && !ir_topk_before_float(NAN, 3, 1e30, 0, 0));
+  assert_true(ir_topk_before_float(NAN, 1, NAN, 2, 1) && !ir_topk_before_float(NAN, 2, NAN, 1, 0));
+  assert_true(ir_topk_before_int(INT64_MAX, 1, INT64_MAX - 1, 0, 1) && ir_topk_before_int(-5, 2, -5, 3, 1));
+}
+
 /* ---- the index ops ---- */
 
 static void test_parse_index_ops(void** unused) {
@@ -298,7 +359,7 @@ int main(void) {
       cmocka_unit_test(test_parse_logic),      cmocka_unit_test(test_parse_mod),
       cmocka_unit_test(test_parse_cumsum),     cmocka_unit_test(test_parse_range),
       cmocka_unit_test(test_parse_trilu),      cmocka_unit_test(test_parse_index_ops),
-      cmocka_unit_test(test_infer_index_ops),
+      cmocka_unit_test(test_infer_index_ops),    cmocka_unit_test(test_topk),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,9 +119,23 @@ static void test_parse_pool(void** unused) {
   parse_refused(&d, "dilations");
   d.op_type = "MaxPool";
   parse_ok(&d, GFX_OP_MAX_POOL);
-  attr_table k3 = ATTRS(A_INTS("kernel_shape", 2, 2, 2));
+  /* 3-D pooling: the kernel decides the spatial dims, pads are three begins then three ends */
+  attr_table k3 = ATTRS(A_INTS("kernel_shape", 2, 3, 2), A_INTS("pads", 1, 0, 1, 0, 2, 1));
   d = desc("MaxPool", 12, &k3, 1, SHAPE(1, 3, 4, 4, 4));
-  parse_refused(&d, "rank 5");
+  p = parse_ok(&d, GFX_OP_MAX_POOL);
+  assert_int_equal(p.pool.n_spatial, 3);
+  assert_int_equal(p.pool.kernel[1], 3);
+  assert_int_equal(p.pool.pads[4], 2);
+  d.op_type = "AveragePool";
+  parse_ok(&d, GFX_OP_AVERAGE_POOL);
+  d = desc("MaxPool", 12, &k3, 1, SHAPE(1, 3, 4, 4));
+  parse_refused(&d, "rank 4");
+  attr_table k1 = ATTRS(A_INTS("kernel_shape", 2));
+  d = desc("MaxPool", 12, &k1, 1, SHAPE(1, 3, 4));
+  parse_refused(&d, "1 entries");
+  attr_table k3_pads = ATTRS(A_INTS("kernel_shape", 2, 2, 2), A_INTS("pads", 1, 1, 1, 1));
+  d = desc("MaxPool", 12, &k3_pads, 1, SHAPE(1, 3, 4, 4, 4));
+  parse_refused(&d, "pads");
   attr_table big_pad = ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("pads", 2, 0, 0, 0));
   d = desc("MaxPool", 12, &big_pad, 1, SHAPE(1, 3, 10, 10));
   parse_refused(&d, "smaller than the kernel");
@@ -226,27 +240,45 @@ static void test_geometry(void** unused) {
   assert_int_equal(g.out.rank, 2);
 
   /* ceil_mode: 11 + pads 1,1, kernel 3, stride 2 -> ceil(10/2) + 1 = 6; last window starts at 10 - 1 = 9 < 11 */
-  ir_pool_params p = {.kind = IR_POOL_MAX, .ceil_mode = 1, .kernel = {3, 3}, .strides = {2, 2}, .dilations = {1, 1},
-                      .pads = {1, 1, 1, 1}};
+  ir_pool_params p = {.kind = IR_POOL_MAX, .n_spatial = 2, .ceil_mode = 1, .kernel = {3, 3}, .strides = {2, 2},
+                      .dilations = {1, 1}, .pads = {1, 1, 1, 1}};
   ir_pool_geom pg;
   gfx_shape img = SHAPE(1, 1, 11, 10);
   assert_null(ir_pool_geometry(&p, &img, &pg));
   assert_int_equal(pg.out_h, 6);
   assert_int_equal(pg.out_w, 6); /* ceil((10 + 2 - 3) / 2) + 1; the last starts at 10 - 1 = 9 < 10 */
   /* the last window would start in the end padding (12 >= 11 + 0): dropped */
-  p = (ir_pool_params){.kind = IR_POOL_MAX, .ceil_mode = 1, .kernel = {3, 3}, .strides = {3, 3}, .dilations = {1, 1},
-                       .pads = {0, 0, 2, 0}};
+  p = (ir_pool_params){.kind = IR_POOL_MAX, .n_spatial = 2, .ceil_mode = 1, .kernel = {3, 3}, .strides = {3, 3},
+                       .dilations = {1, 1}, .pads = {0, 0, 2, 0}};
   img = SHAPE(1, 1, 11, 12);
   assert_null(ir_pool_geometry(&p, &img, &pg));
   assert_int_equal(pg.out_h, 4);
   /* SAME_LOWER puts the odd padding first */
-  p = (ir_pool_params){.kind = IR_POOL_MAX, .auto_pad = IR_PAD_SAME_LOWER, .kernel = {4, 4}, .strides = {3, 3},
-                       .dilations = {1, 1}};
+  p = (ir_pool_params){.kind = IR_POOL_MAX, .n_spatial = 2, .auto_pad = IR_PAD_SAME_LOWER, .kernel = {4, 4},
+                       .strides = {3, 3}, .dilations = {1, 1}};
   img = SHAPE(1, 1, 10, 13);
   assert_null(ir_pool_geometry(&p, &img, &pg));
   assert_int_equal(pg.out_h, 4);
-  assert_int_equal(pg.pad_begin[0], 2); /* total (4-1)*3 + 4 - 10 = 3 */
-  assert_int_equal(pg.pad_end[0], 1);
+  assert_int_equal(pg.pad_begin[1], 2); /* total (4-1)*3 + 4 - 10 = 3 */
+  assert_int_equal(pg.pad_end[1], 1);
+  /* 2-D is a depth of 1 pooled by a window of 1 */
+  assert_int_equal(pg.in_d, 1);
+  assert_int_equal(pg.out_d, 1);
+  assert_int_equal(pg.kernel[0], 1);
+  assert_int_equal(pg.pad_begin[0], 0);
+  /* 3-D: pads are the depth, height and width begins, then the ends */
+  p = (ir_pool_params){.kind = IR_POOL_AVERAGE, .n_spatial = 3, .kernel = {2, 3, 3}, .strides = {2, 1, 2},
+                       .dilations = {1, 1, 1}, .pads = {1, 0, 1, 0, 1, 1}};
+  img = SHAPE(2, 3, 5, 6, 7);
+  assert_null(ir_pool_geometry(&p, &img, &pg));
+  assert_int_equal(pg.out_d, 3); /* (5 + 1 - 2) / 2 + 1 */
+  assert_int_equal(pg.out_h, 5); /* (6 + 1 - 3) / 1 + 1 */
+  assert_int_equal(pg.out_w, 4); /* (7 + 2 - 3) / 2 + 1 */
+  assert_int_equal(pg.pad_end[1], 1);
+  img = SHAPE(2, 3, 5, 6);
+  gfx_status rank_error = ir_pool_geometry(&p, &img, &pg);
+  assert_non_null(rank_error);
+  gfx_status_free(rank_error);
 
   ir_softmax_params sp = {.axis = 1, .flatten = 1};
   ir_softmax_geom sg;
@@ -338,8 +370,8 @@ static void test_ref_pool(void** unused) {
   /* 4x4 image 0..15, kernel 3, stride 2, pads 1 all round, ceil_mode */
   float x[16], y[9];
   for (int i = 0; i < 16; i++) x[i] = (float)i;
-  ir_params p = {.pool = {.kind = IR_POOL_AVERAGE, .kernel = {3, 3}, .strides = {2, 2}, .dilations = {1, 1},
-                          .pads = {1, 1, 1, 1}, .ceil_mode = 1}};
+  ir_params p = {.pool = {.kind = IR_POOL_AVERAGE, .n_spatial = 2, .kernel = {3, 3}, .strides = {2, 2},
+                          .dilations = {1, 1}, .pads = {1, 1, 1, 1}, .ceil_mode = 1}};
   ir_node n = reduce_node(GFX_OP_AVERAGE_POOL, 1, p);
   ir_pool_geom g;
   gfx_shape xs = SHAPE(1, 1, 4, 4);
@@ -358,11 +390,22 @@ static void test_ref_pool(void** unused) {
   assert_true(fabsf(y[8] - 15.0f / 4.0f) < 1e-6f);
   /* MaxPool with dilation 2: window {0, 2} x {0, 2} */
   float m[4];
-  p.pool = (ir_pool_params){.kind = IR_POOL_MAX, .kernel = {2, 2}, .strides = {1, 1}, .dilations = {2, 2}};
+  p.pool = (ir_pool_params){.kind = IR_POOL_MAX, .n_spatial = 2, .kernel = {2, 2}, .strides = {1, 1},
+                            .dilations = {2, 2}};
   n = reduce_node(GFX_OP_MAX_POOL, 1, p);
   out = f32(m, SHAPE(1, 1, 2, 2));
   run(&n, &in, &out);
   assert_true(m[0] == 10.0f && m[3] == 15.0f);
+  /* 3-D: a 2x2x4 volume 0..15 under a 2x2x2 window with stride 2 along width: two windows */
+  float a3[2];
+  p.pool = (ir_pool_params){.kind = IR_POOL_AVERAGE, .n_spatial = 3, .kernel = {2, 2, 2}, .strides = {1, 1, 2},
+                            .dilations = {1, 1, 1}};
+  n = reduce_node(GFX_OP_AVERAGE_POOL, 1, p);
+  in = f32(x, SHAPE(1, 1, 2, 2, 4));
+  out = f32(a3, SHAPE(1, 1, 1, 1, 2));
+  run(&n, &in, &out);
+  assert_true(fabsf(a3[0] - 6.5f) < 1e-6f); /* (0 + 1 + 4 + 5 + 8 + 9 + 12 + 13) / 8 */
+  assert_true(fabsf(a3[1] - 8.5f) < 1e-6f);
 }
 
 static void test_ref_softmax(void** unused) {

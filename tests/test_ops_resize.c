@@ -69,7 +69,8 @@ static void test_resize_parse_claims(void** unused) {
   assert_int_equal(p.resize.mode, IR_RESIZE_LINEAR);
   assert_int_equal(p.resize.coord, IR_COORD_ALIGN_CORNERS);
   assert_int_equal(p.resize.from_sizes, 0);
-  assert_true(p.resize.scales[0] == 2.0f && p.resize.scales[1] == 1.5f);
+  assert_true(p.resize.scales[2] == 2.0f && p.resize.scales[3] == 1.5f);
+  assert_int_equal(p.resize.leading, 0);
 
   /* geometry: floor(in * scale) */
   ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 3, .n_outputs = 1, .params = p};
@@ -114,8 +115,28 @@ static void test_resize_parse_refuses(void** unused) {
   attr_table none = ATTRS(A_STR("mode", "linear"));
   ir_node_desc d = make_desc("Resize", 13, &none, shape4(1, 1, 4, 4));
   d.n_inputs = 3;
+  /* a leading dim resizes: claimed, through the general geometry */
   SET_FLOATS(&d, 2, scale_n);
-  parse_refused(&d, "only the last two dims are resized");
+  ir_params p;
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.leading, 1);
+  ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 3, .n_outputs = 1, .params = p};
+  gfx_shape x = shape4(3, 1, 4, 5), out;
+  ir_resize_geom g;
+  assert_null(ir_resize_geometry(&node, &x, &g, &out));
+  assert_int_equal(g.general, 1);
+  assert_int_equal(g.rank, 4);
+  assert_int_equal(out.dims[0], 6);
+  assert_int_equal(out.dims[3], 10);
+  assert_int_equal(g.axes[0].out, 6);
+  assert_true(g.axes[1].scale == 1.0f);
+  /* cubic over four dims (256 taps per output) stays with ONNX Runtime */
+  static const float scale_4[] = {2, 2, 2, 2};
+  attr_table cubic = ATTRS(A_STR("mode", "cubic"));
+  ir_node_desc dc = make_desc("Resize", 13, &cubic, shape4(1, 1, 4, 4));
+  dc.n_inputs = 3;
+  SET_FLOATS(&dc, 2, scale_4);
+  parse_refused(&dc, "up to 3 dims");
 
   SET_FLOATS(&d, 2, scales);
   d.input_is_const[2] = 0;
@@ -170,6 +191,51 @@ static void test_resize_parse_refuses(void** unused) {
   parse_refused(&du, "Upsample needs >= 1");
   ir_node_desc du7 = make_desc("Upsample", 7, &none, shape4(1, 1, 4, 4));
   parse_refused(&du7, "versions from 9");
+}
+
+/* A float32 RoiAlign node: X of shape x, rois [?, 4], int64 batch indices. */
+static ir_node_desc roi_desc(int opset, attr_table* t, gfx_shape x) {
+  ir_node_desc d = make_desc("RoiAlign", opset, t, x);
+  d.n_inputs = 3;
+  d.input_dtypes[1] = GFX_DTYPE_F32;
+  d.input_shapes[1] = SHAPE(-1, 4);
+  d.input_dtypes[2] = GFX_DTYPE_I64;
+  d.input_shapes[2] = SHAPE(-1);
+  return d;
+}
+
+static void test_roi_align_parse(void** unused) {
+  (void)unused;
+  attr_table t = ATTRS(A_STR("mode", "max"), A_INT("output_height", 3), A_INT("output_width", 2),
+                       A_INT("sampling_ratio", 2), A_FLOAT("spatial_scale", 0.25f));
+  ir_node_desc d = roi_desc(16, &t, shape4(1, 3, 8, 8));
+  ir_params p;
+  expect_claimed(&d, GFX_OP_ROI_ALIGN, &p);
+  assert_true(p.roi_align.mode_max == 1 && p.roi_align.half_pixel == 1 && p.roi_align.out_h == 3);
+  assert_true(p.roi_align.sampling_ratio == 2 && p.roi_align.spatial_scale == 0.25f);
+  /* opset 10 has output_half_pixel only */
+  ir_node_desc d10 = d;
+  d10.since_version = 10;
+  expect_claimed(&d10, GFX_OP_ROI_ALIGN, &p);
+  assert_int_equal(p.roi_align.half_pixel, 0);
+  /* the output shape: [regions, C, output_height, output_width] */
+  ir_node node = {.op = GFX_OP_ROI_ALIGN, .name = "ra", .n_inputs = 3, .n_outputs = 1, .params = p};
+  gfx_shape in[3] = {shape4(2, 3, 8, 8), shape_of(2, (int64_t[]){5, 4}), shape_of(1, (int64_t[]){5})}, out;
+  assert_null(ir_infer_roi_align(&node, in, &out));
+  assert_true(out.rank == 4 && out.dims[0] == 5 && out.dims[1] == 3 && out.dims[2] == 3 && out.dims[3] == 2);
+  in[2] = shape_of(1, (int64_t[]){4});
+  gfx_status s = ir_infer_roi_align(&node, in, &out);
+  assert_non_null(s);
+  gfx_status_free(s);
+  attr_table neg = ATTRS(A_INT("sampling_ratio", -1));
+  ir_node_desc dn = roi_desc(16, &neg, shape4(1, 3, 8, 8));
+  parse_refused(&dn, "sampling_ratio");
+  attr_table mode = ATTRS(A_STR("mode", "median"));
+  ir_node_desc dm = roi_desc(16, &mode, shape4(1, 3, 8, 8));
+  parse_refused(&dm, "mode 'median'");
+  ir_node_desc di = roi_desc(16, &t, shape4(1, 3, 8, 8));
+  di.input_dtypes[2] = GFX_DTYPE_I32;
+  parse_refused(&di, "batch_indices is int32");
 }
 
 static void test_space_depth_parse(void** unused) {
@@ -422,7 +488,8 @@ static void test_ref_grid_sample(void** unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
-      cmocka_unit_test(test_space_depth_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
+      cmocka_unit_test(test_space_depth_parse),
+      cmocka_unit_test(test_roi_align_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
       cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),
       cmocka_unit_test(test_grid_sample_parse),       cmocka_unit_test(test_ref_grid_sample),
   };

@@ -125,7 +125,7 @@ typedef struct ir_layout_params {
 /* end of layout params */
 
 /* ---- resampling params (ir/ops_resize.c) ---- */
-/* Resize and Upsample: only the last two dims resize; the geometry for a concrete input shape comes
+/* Resize and Upsample over any dims of the input; the geometry for a concrete input shape comes
  * from ir_resize_geometry (ir/resize_geom.h), the enums from there too. */
 typedef struct ir_resize_params {
   int rank;             /* input rank, known at parse */
@@ -133,15 +133,25 @@ typedef struct ir_resize_params {
   int coord;            /* IR_COORD_* */
   int nearest;          /* IR_NEAREST_* */
   int exclude_outside;
-  int from_sizes;       /* 1: the output size of the last two dims is given (sizes), 0: scales are */
+  int from_sizes;       /* 1: the output sizes are given (sizes), 0: scales are */
   int policy;           /* keep_aspect_ratio_policy with sizes: 0 stretch, 1 not_larger, 2 not_smaller */
-  int policy_axes;      /* bit 0: dim rank-2, bit 1: dim rank-1 take part in the policy */
+  int policy_axes;      /* bit k: dim k takes part in the policy */
+  int leading;          /* some dim before the last two may resize (ir_resize_geom.general then at run time) */
   float cubic_a;
   float extrapolation;
-  float scales[2];      /* of the last two dims, when from_sizes == 0 */
-  int64_t sizes[2];     /* of the last two dims, when from_sizes == 1; -1: the input's dim (axis not listed) */
-  float roi[4];         /* tf_crop_and_resize: start h, start w, end h, end w (normalized) */
+  float scales[GFX_MAX_RANK];  /* per dim, when from_sizes == 0 */
+  int64_t sizes[GFX_MAX_RANK]; /* per dim, when from_sizes == 1; -1: the input's dim (axis not listed) */
+  float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
 } ir_resize_params;
+
+/* RoiAlign (opset 10, 16): X [N, C, H, W], rois [R, 4] of (x1, y1, x2, y2), batch_indices [R] */
+typedef struct ir_roi_align_params {
+  int mode_max;          /* mode "max" (1) or "avg" (0) */
+  int half_pixel;        /* coordinate_transformation_mode half_pixel (opset 16's default) or output_half_pixel */
+  int64_t out_h, out_w;  /* output_height, output_width */
+  int64_t sampling_ratio; /* sample points per bin along each dim; 0: ceil(roi size / output size) */
+  float spatial_scale;
+} ir_roi_align_params;
 
 /* DepthToSpace and SpaceToDepth, rank 4 */
 typedef struct ir_space_depth_params {
@@ -186,14 +196,16 @@ typedef struct ir_reduce_params {
 
 typedef enum ir_pool_kind { IR_POOL_MAX = 0, IR_POOL_AVERAGE } ir_pool_kind;
 
-/* 2-D MaxPool / AveragePool over NCHW. */
+/* 2-D (NCHW) and 3-D (NCDHW) MaxPool / AveragePool. The arrays hold n_spatial entries in ONNX's
+ * order (for 3-D: depth, height, width); pads holds the n_spatial begins, then the n_spatial ends. */
 typedef struct ir_pool_params {
   ir_pool_kind kind;
   ir_auto_pad auto_pad;
+  int8_t n_spatial; /* 2 or 3 */
   int8_t ceil_mode;
   int8_t count_include_pad;
-  int32_t kernel[2], strides[2], dilations[2];
-  int32_t pads[4]; /* top, left, bottom, right as in ONNX; resolved at run time for auto_pad */
+  int32_t kernel[3], strides[3], dilations[3];
+  int32_t pads[6]; /* resolved at run time for auto_pad */
 } ir_pool_params;
 
 /* Softmax / LogSoftmax: rows of `axis` (opset >= 13) or, for opsets 11-12, the input flattened to
@@ -249,8 +261,8 @@ typedef enum ir_scatter_reduction {
  * its own fields; a zeroed struct is Mod with fmod 0, CumSum along axis 0, and so on. Axes are kept
  * as written (possibly negative) and resolved against the concrete rank at run time. */
 typedef struct ir_index_params {
-  int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements */
-  int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent) */
+  int64_t axis;       /* CumSum (from its constant input), GatherElements, ScatterElements, TopK */
+  int64_t k;          /* Trilu's diagonal offset (constant input; 0 when absent); TopK's count */
   int64_t count;      /* Range: the number of elements, from the constant start, limit and delta */
   double start, delta; /* Range of float32 */
   int64_t start_i, delta_i; /* Range of int32/int64 */
@@ -260,8 +272,19 @@ typedef struct ir_index_params {
   int8_t upper;       /* Trilu */
   int8_t batch_dims;  /* GatherND */
   int8_t reduction;   /* ir_scatter_reduction: ScatterElements, ScatterND */
+  int8_t largest;     /* TopK: the k largest (1) or smallest (0); always sorted, ties by lower index */
 } ir_index_params;
 /* end of index params */
+
+/* ---- quantization params (ir/ops_quant.c) ---- */
+/* QuantizeLinear / DequantizeLinear: the scale (and zero point) are per tensor or, when they hold
+ * more than one value, per entry along `axis` (as written, possibly negative; resolved against the
+ * concrete rank at run time by ir_quant_geometry). */
+typedef struct ir_quant_params {
+  int64_t axis;
+  int dtype;   /* the output's element type: int8/uint8 (Quantize), float32/float16/bfloat16 (Dequantize) */
+} ir_quant_params;
+/* end of quantization params */
 
 typedef union ir_params {
   ir_conv_params conv;
@@ -275,6 +298,7 @@ typedef union ir_params {
   ir_resize_params resize;
   ir_space_depth_params space_depth;
   ir_grid_sample_params grid_sample;
+  ir_roi_align_params roi_align;
 
   /* reduction members */
   ir_reduce_params reduce;
@@ -288,6 +312,9 @@ typedef union ir_params {
 
   /* logic, Mod, scan and index members */
   ir_index_params index;
+
+  /* quantization members */
+  ir_quant_params quant;
 } ir_params;
 
 /* ---- graph ---- */

@@ -399,3 +399,70 @@ gfx_status ir_infer_scatter_nd(const ir_node* node, const gfx_shape* in, gfx_sha
   out[0] = in[0];
   return NULL;
 }
+
+/* ---- TopK ---- */
+
+/* Opset 10 on (opset 1 has k as an attribute and is left to ORT): X of a float type or int32/int64,
+ * k a constant int64 input of one value (a computed k would make the output shape dynamic; it is
+ * left to ORT), Values of X's type and int64 Indices. largest (11+) picks the largest or smallest;
+ * ties go to the lower index, as in ONNX Runtime. sorted = 0 leaves the order to the
+ * implementation: ONNX Runtime's is that of its selection's internals, which gfxep does not
+ * reproduce, so such a node is left to it. */
+gfx_status ir_parse_topk(const ir_node_desc* d, ir_params* p) {
+  GFX_TRY(ir_check_io(d, 2, 2, 2));
+  GFX_TRY(ir_check_known_attrs(d, d->since_version >= 11 ? (const char* const[]){"axis", "largest", "sorted", NULL}
+                                                         : (const char* const[]){"axis", NULL}));
+  GFX_TRY(ir_check_input_type(d, 0, IR_TYPES_FLOAT | IR_TYPES_INDEX));
+  const int dtype = d->input_dtypes[0];
+  if (d->output_dtypes[0] != dtype)
+    return IR_UNSUPPORTED(d, "Values is %s, X is %s", gfx_dtype_name(d->output_dtypes[0]), gfx_dtype_name(dtype));
+  if (d->output_dtypes[1] != GFX_DTYPE_I64)
+    return IR_UNSUPPORTED(d, "Indices is %s; int64 is expected", gfx_dtype_name(d->output_dtypes[1]));
+  if (d->input_dtypes[1] != GFX_DTYPE_I64)
+    return IR_UNSUPPORTED(d, "k is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[1]));
+  if (!d->input_is_const[1]) return IR_UNSUPPORTED(d, "k (input 1) is computed at run time");
+  int64_t k[2];
+  size_t n = 0;
+  GFX_TRY(ir_const_ints(d, 1, k, 2, &n));
+  if (n != 1) return IR_UNSUPPORTED(d, "k holds %zu values; one is expected", n);
+  if (k[0] < 0) return IR_UNSUPPORTED(d, "k = %lld is negative", (long long)k[0]);
+  int64_t axis = -1, largest = 1, sorted = 1;
+  GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
+  GFX_TRY(ir_attr_int(d, "largest", 1, &largest));
+  GFX_TRY(ir_attr_int(d, "sorted", 1, &sorted));
+  if (largest != 0 && largest != 1) return IR_UNSUPPORTED(d, "largest = %lld; 0 or 1 is expected", (long long)largest);
+  if (sorted != 1)
+    return IR_UNSUPPORTED(d, "sorted = %lld: the order of an unsorted TopK is ONNX Runtime's own", (long long)sorted);
+  const gfx_shape* x = &d->input_shapes[0];
+  if (x->rank == 0) return IR_UNSUPPORTED(d, "X is a scalar; TopK needs rank >= 1");
+  if (x->rank > 0) {
+    int a;
+    GFX_TRY(ir_norm_axis(d, axis, x->rank, &a));
+    /* ONNX Runtime fails a k beyond the axis; the node is left to it to report that */
+    if (x->dims[a] >= 0 && k[0] > x->dims[a])
+      return IR_UNSUPPORTED(d, "k = %lld exceeds the axis' %lld elements", (long long)k[0], (long long)x->dims[a]);
+  }
+  memset(&p->index, 0, sizeof p->index);
+  p->index.axis = axis;
+  p->index.k = k[0];
+  p->index.largest = (int8_t)largest;
+  return NULL;
+}
+
+gfx_status ir_topk_geometry(const gfx_shape* x, int64_t axis, int64_t k, ir_axis_geom* g) {
+  GFX_TRY(ir_axis_geometry(x, axis, g));
+  if (k < 0 || k > g->len)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "TopK: k = %lld but the axis of X %s has %lld elements", (long long)k,
+                     SHAPE_STR(x), (long long)g->len);
+  return NULL;
+}
+
+gfx_status ir_infer_topk(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_axis_geom g;
+  GFX_TRY(ir_topk_geometry(&in[0], node->params.index.axis, node->params.index.k, &g));
+  const int a = (int)(node->params.index.axis < 0 ? node->params.index.axis + in[0].rank : node->params.index.axis);
+  out[0] = in[0];
+  out[0].dims[a] = node->params.index.k;
+  out[1] = out[0];
+  return NULL;
+}

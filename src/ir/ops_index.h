@@ -15,6 +15,32 @@ typedef struct ir_axis_geom {
 /* The geometry of `s` around `axis` (in [-rank, rank)); INVALID_ARGUMENT for an axis outside. */
 gfx_status ir_axis_geometry(const gfx_shape* s, int64_t axis, ir_axis_geom* g);
 
+/* TopK: X as [outer, len, inner] around the axis; INVALID_ARGUMENT for an axis outside X's rank or
+ * k outside [0, len]. */
+gfx_status ir_topk_geometry(const gfx_shape* x, int64_t axis, int64_t k, ir_axis_geom* g);
+/* Values and Indices: X's shape with k along the axis (out[0], out[1]). */
+gfx_status ir_infer_topk(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+
+/* Whether element (a, ia) comes before (b, ib) in TopK's output: the larger (largest) or smaller
+ * value first, NaN before every number when largest and after every number otherwise (as if NaN
+ * were the largest value), equal values (and two NaNs) by the lower index. A strict total order, so
+ * the k first elements are one definite set in one definite order on every backend. Float types
+ * compare as double (exact for float32/float16/bfloat16), int32/int64 as int64 (exact). */
+static inline int ir_topk_before_float(double a, int64_t ia, double b, int64_t ib, int largest) {
+  const int na = a != a, nb = b != b;
+  if (na || nb) {
+    if (na && nb) return ia < ib;
+    return largest ? na : nb;
+  }
+  if (a != b) return largest ? a > b : a < b;
+  return ia < ib;
+}
+
+static inline int ir_topk_before_int(int64_t a, int64_t ia, int64_t b, int64_t ib, int largest) {
+  if (a != b) return largest ? a > b : a < b;
+  return ia < ib;
+}
+
 /* Trilu: `batch` matrices of rows x cols, the last two dims. */
 typedef struct ir_trilu_geom {
   int64_t batch, rows, cols;

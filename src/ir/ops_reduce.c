@@ -256,11 +256,13 @@ static gfx_status parse_auto_pad(const ir_node_desc* d, ir_auto_pad* out) {
  * shape inference it declares output shapes with may keep it; where the input size is known and the
  * two disagree, the node is left to ONNX Runtime rather than fail on a declared-shape mismatch. */
 static gfx_status check_ceil_rules(const ir_node_desc* d, const ir_pool_params* c) {
-  if (!c->ceil_mode || c->auto_pad != IR_PAD_NOTSET || d->input_shapes[0].rank != 4) return NULL;
-  for (int i = 0; i < 2; i++) {
+  const int ns = c->n_spatial;
+  if (!c->ceil_mode || c->auto_pad != IR_PAD_NOTSET || d->input_shapes[0].rank != 2 + ns) return NULL;
+  for (int i = 0; i < ns; i++) {
     const int64_t in = d->input_shapes[0].dims[2 + i];
     if (in < 0) continue;
-    const int64_t s = c->strides[i], room = in + c->pads[i] + c->pads[i + 2] - ((int64_t)c->dilations[i] * (c->kernel[i] - 1) + 1);
+    const int64_t s = c->strides[i];
+    const int64_t room = in + c->pads[i] + c->pads[i + ns] - ((int64_t)c->dilations[i] * (c->kernel[i] - 1) + 1);
     if (room < 0) continue;
     const int64_t out = (room + s - 1) / s + 1;
     if ((out - 1) * s >= in + c->pads[i])
@@ -270,34 +272,71 @@ static gfx_status check_ceil_rules(const ir_node_desc* d, const ir_pool_params* 
   return NULL;
 }
 
+static gfx_status check_pool_attrs(const ir_node_desc* d, ir_pool_kind kind) {
+  if (kind == IR_POOL_MAX)
+    return ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                                        "storage_order", "strides", NULL});
+  return ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                                      "kernel_shape", "pads", "strides", NULL});
+}
+
+/* The window attributes of ns spatial dims into c (kernel_shape decides ns: 2 or 3). */
+static gfx_status read_pool_windows(const ir_node_desc* d, ir_pool_params* c) {
+  int64_t kernel[3], strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1}, pads[6] = {0, 0, 0, 0, 0, 0};
+  int present, pads_present;
+  size_t n;
+  GFX_TRY(ir_attr_ints(d, "kernel_shape", kernel, 3, &n, &present));
+  if (!present) return IR_UNSUPPORTED(d, "attribute 'kernel_shape' is missing");
+  if (n != 2 && n != 3)
+    return IR_UNSUPPORTED(d, "kernel_shape has %zu entries; 2-D and 3-D pooling are handled", n);
+  const int ns = (int)n;
+  const int rank = d->input_shapes[0].rank;
+  if (rank >= 0 && rank != 2 + ns)
+    return IR_UNSUPPORTED(d, "input rank %d with a kernel of %d dims; %d-D pooling needs rank %d", rank, ns, ns,
+                          2 + ns);
+  for (int i = 0; i < ns; i++)
+    if (kernel[i] < 1) return IR_UNSUPPORTED(d, "kernel_shape[%d] = %lld (must be >= 1)", i, (long long)kernel[i]);
+  GFX_TRY(ir_read_ints(d, "strides", strides, (size_t)ns, 1, &present));
+  GFX_TRY(ir_read_ints(d, "dilations", dilations, (size_t)ns, 1, &present));
+  GFX_TRY(ir_read_ints(d, "pads", pads, 2 * (size_t)ns, 0, &pads_present));
+  int any_pad = 0, any_dilation = 0;
+  for (int i = 0; i < 2 * ns; i++) any_pad |= pads[i] != 0;
+  for (int i = 0; i < ns; i++) any_dilation |= dilations[i] != 1;
+  if (c->kind == IR_POOL_AVERAGE && any_dilation)
+    return IR_UNSUPPORTED(d, "dilations other than 1 are not handled for AveragePool");
+  if (c->auto_pad != IR_PAD_NOTSET) {
+    if (pads_present && any_pad) return IR_UNSUPPORTED(d, "both auto_pad and non-zero pads are set");
+    if (c->ceil_mode) return IR_UNSUPPORTED(d, "ceil_mode = 1 with auto_pad is not handled");
+    if (c->auto_pad != IR_PAD_VALID && any_dilation)
+      return IR_UNSUPPORTED(d, "auto_pad SAME_* with dilations > 1 is not handled");
+  }
+  for (int i = 0; i < ns; i++) {
+    if (kernel[i] > 65535 || strides[i] > 65535 || dilations[i] > 65535)
+      return IR_UNSUPPORTED(d, "kernel %lld, stride %lld or dilation %lld along dim %d is too large",
+                            (long long)kernel[i], (long long)strides[i], (long long)dilations[i], i);
+    /* ONNX Runtime rejects pads as large as the kernel: a window could then lie wholly in padding */
+    if (pads[i] >= kernel[i] || pads[i + ns] >= kernel[i])
+      return IR_UNSUPPORTED(d, "pads %lld, %lld along dim %d are not smaller than the kernel %lld", (long long)pads[i],
+                            (long long)pads[i + ns], i, (long long)kernel[i]);
+    c->kernel[i] = (int32_t)kernel[i];
+    c->strides[i] = (int32_t)strides[i];
+    c->dilations[i] = (int32_t)dilations[i];
+  }
+  for (int i = 0; i < 2 * ns; i++) c->pads[i] = (int32_t)pads[i];
+  c->n_spatial = (int8_t)ns;
+  return NULL;
+}
+
 static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind kind) {
   if (kind == IR_POOL_MAX && d->n_outputs == 2)
     return IR_UNSUPPORTED(d, "the optional Indices output is not handled");
   GFX_TRY(ir_check_io(d, 1, 1, 1));
-  if (kind == IR_POOL_MAX)
-    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-                                                          "storage_order", "strides", NULL}));
-  else
-    GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"auto_pad", "ceil_mode", "count_include_pad", "dilations",
-                                                          "kernel_shape", "pads", "strides", NULL}));
+  GFX_TRY(check_pool_attrs(d, kind));
   GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
-  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != 4)
-    return IR_UNSUPPORTED(d, "input rank %d; 2-D pooling (rank 4, NCHW) is handled", d->input_shapes[0].rank);
 
   ir_pool_params c;
   memset(&c, 0, sizeof c);
   c.kind = kind;
-  int64_t kernel[2], strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-  int present;
-  size_t n;
-  GFX_TRY(ir_attr_ints(d, "kernel_shape", kernel, 2, &n, &present));
-  if (!present) return IR_UNSUPPORTED(d, "attribute 'kernel_shape' is missing");
-  if (n != 2) return IR_UNSUPPORTED(d, "kernel_shape has %zu entries; 2-D pooling is handled", n);
-  for (int i = 0; i < 2; i++)
-    if (kernel[i] < 1) return IR_UNSUPPORTED(d, "kernel_shape[%d] = %lld (must be >= 1)", i, (long long)kernel[i]);
-  GFX_TRY(ir_read_ints(d, "strides", strides, 2, 1, &present));
-  GFX_TRY(ir_read_ints(d, "dilations", dilations, 2, 1, &present));
-  GFX_TRY(ir_read_ints(d, "pads", pads, 4, 0, &present));
   GFX_TRY(parse_auto_pad(d, &c.auto_pad));
   GFX_TRY(check_binary_flag(d, "ceil_mode", 0, &c.ceil_mode));
   if (kind == IR_POOL_AVERAGE) GFX_TRY(check_binary_flag(d, "count_include_pad", 0, &c.count_include_pad));
@@ -306,28 +345,7 @@ static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind k
     GFX_TRY(check_binary_flag(d, "storage_order", 0, &storage_order));
     if (storage_order) return IR_UNSUPPORTED(d, "storage_order = 1 is not handled");
   }
-  if (kind == IR_POOL_AVERAGE && (dilations[0] != 1 || dilations[1] != 1))
-    return IR_UNSUPPORTED(d, "dilations other than 1 are not handled for AveragePool");
-  if (c.auto_pad != IR_PAD_NOTSET) {
-    if (present && (pads[0] || pads[1] || pads[2] || pads[3]))
-      return IR_UNSUPPORTED(d, "both auto_pad and non-zero pads are set");
-    if (c.ceil_mode) return IR_UNSUPPORTED(d, "ceil_mode = 1 with auto_pad is not handled");
-    if (c.auto_pad != IR_PAD_VALID && (dilations[0] != 1 || dilations[1] != 1))
-      return IR_UNSUPPORTED(d, "auto_pad SAME_* with dilations > 1 is not handled");
-  }
-  for (int i = 0; i < 2; i++) {
-    if (kernel[i] > 65535 || strides[i] > 65535 || dilations[i] > 65535)
-      return IR_UNSUPPORTED(d, "kernel %lld, stride %lld or dilation %lld along dim %d is too large",
-                            (long long)kernel[i], (long long)strides[i], (long long)dilations[i], i);
-    /* ONNX Runtime rejects pads as large as the kernel: a window could then lie wholly in padding */
-    if (pads[i] >= kernel[i] || pads[i + 2] >= kernel[i])
-      return IR_UNSUPPORTED(d, "pads %lld, %lld along dim %d are not smaller than the kernel %lld", (long long)pads[i],
-                            (long long)pads[i + 2], i, (long long)kernel[i]);
-    c.kernel[i] = (int32_t)kernel[i];
-    c.strides[i] = (int32_t)strides[i];
-    c.dilations[i] = (int32_t)dilations[i];
-  }
-  for (int i = 0; i < 4; i++) c.pads[i] = (int32_t)pads[i];
+  GFX_TRY(read_pool_windows(d, &c));
   GFX_TRY(check_ceil_rules(d, &c));
   p->pool = c;
   return NULL;
@@ -336,16 +354,16 @@ static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind k
 gfx_status ir_parse_max_pool(const ir_node_desc* d, ir_params* p) { return parse_pool(d, p, IR_POOL_MAX); }
 gfx_status ir_parse_average_pool(const ir_node_desc* d, ir_params* p) { return parse_pool(d, p, IR_POOL_AVERAGE); }
 
-/* Output size and pads along one spatial dim, as ONNX defines them:
+/* Output size and pads along spatial dim i of the params (geometry slot j), as ONNX defines them:
  *  explicit pads: floor or (ceil_mode) ceil of (in + pads - dilated kernel) / stride, plus 1; with
  *    ceil_mode the last window must still start inside the input or the leading padding;
  *  SAME_*: ceil(in / stride), the padding needed split evenly, the odd one at the end (UPPER) or
  *    the beginning (LOWER);
  *  VALID: no padding, floor. */
-static gfx_status pool_dim(const ir_pool_params* p, int i, int64_t in, ir_pool_geom* g) {
+static gfx_status pool_dim(const ir_pool_params* p, int i, int j, int64_t in, int64_t* out_size, ir_pool_geom* g) {
   const int64_t k = p->kernel[i], s = p->strides[i], dil = p->dilations[i];
   const int64_t span = dil * (k - 1) + 1;
-  int64_t out, begin = p->pads[i], end = p->pads[i + 2];
+  int64_t out, begin = p->pads[i], end = p->pads[i + p->n_spatial];
   if (p->auto_pad == IR_PAD_SAME_UPPER || p->auto_pad == IR_PAD_SAME_LOWER) {
     out = (in + s - 1) / s;
     int64_t total = (out - 1) * s + span - in;
@@ -361,38 +379,52 @@ static gfx_status pool_dim(const ir_pool_params* p, int i, int64_t in, ir_pool_g
     out = (p->ceil_mode ? (room + s - 1) / s : room / s) + 1;
     if (p->ceil_mode && (out - 1) * s >= in + begin) out--;
   }
-  g->out_h = i == 0 ? out : g->out_h;
-  g->out_w = i == 1 ? out : g->out_w;
-  g->kernel[i] = k;
-  g->strides[i] = s;
-  g->dilations[i] = dil;
-  g->pad_begin[i] = begin;
-  g->pad_end[i] = end;
+  *out_size = out;
+  g->kernel[j] = k;
+  g->strides[j] = s;
+  g->dilations[j] = dil;
+  g->pad_begin[j] = begin;
+  g->pad_end[j] = end;
   return NULL;
 }
 
 gfx_status ir_pool_geometry(const ir_pool_params* p, const gfx_shape* in, ir_pool_geom* g) {
   memset(g, 0, sizeof *g);
   GFX_TRY(check_dims("pooling", in));
-  if (in->rank != 4)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "2-D pooling needs an NCHW input, got %s", SHAPE_STR(in));
-  for (int i = 0; i < 2; i++)
+  const int ns = p->n_spatial;
+  if (ns != 2 && ns != 3)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "pooling over %d spatial dims; 2 or 3 are handled", ns);
+  if (in->rank != 2 + ns)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d-D pooling needs a rank-%d input, got %s", ns, 2 + ns, SHAPE_STR(in));
+  int64_t elements;
+  GFX_TRY(dims_product(in, 0, in->rank, &elements)); /* every plane and volume size below fits then */
+  (void)elements;
+  for (int i = 0; i < ns; i++)
     if (p->kernel[i] < 1 || p->strides[i] < 1 || p->dilations[i] < 1)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "pooling kernel %d, stride %d and dilation %d must be >= 1",
                        p->kernel[i], p->strides[i], p->dilations[i]);
   g->n = in->dims[0];
   g->c = in->dims[1];
-  g->in_h = in->dims[2];
-  g->in_w = in->dims[3];
-  GFX_TRY(pool_dim(p, 0, g->in_h, g));
-  GFX_TRY(pool_dim(p, 1, g->in_w, g));
+  /* 2-D: a depth of 1, pooled by a window of 1 */
+  int64_t* const in_size[3] = {&g->in_d, &g->in_h, &g->in_w};
+  int64_t* const out_size[3] = {&g->out_d, &g->out_h, &g->out_w};
+  g->in_d = g->out_d = 1;
+  g->kernel[0] = g->strides[0] = g->dilations[0] = 1;
+  for (int i = 0; i < ns; i++) {
+    const int j = i + 3 - ns;
+    *in_size[j] = in->dims[2 + i];
+    GFX_TRY(pool_dim(p, i, j, *in_size[j], out_size[j], g));
+  }
   return NULL;
 }
 
 gfx_status ir_infer_pool(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   ir_pool_geom g;
   GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
-  out[0] = (gfx_shape){.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
+  if (node->params.pool.n_spatial == 3)
+    out[0] = (gfx_shape){.rank = 5, .dims = {g.n, g.c, g.out_d, g.out_h, g.out_w}};
+  else
+    out[0] = (gfx_shape){.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
   return NULL;
 }
 

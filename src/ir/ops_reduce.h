@@ -22,11 +22,13 @@ typedef struct ir_reduce_geom {
 
 gfx_status ir_reduce_geometry(const ir_reduce_params* p, const gfx_shape* in, ir_reduce_geom* g);
 
-/* 2-D pooling over NCHW with pads resolved (auto_pad) and the output size rule applied. */
+/* Pooling with pads resolved (auto_pad) and the output size rule applied, always as 3-D: the arrays
+ * are indexed depth, height, width, and 2-D pooling (NCHW) is a depth of 1 with a kernel of 1 along
+ * it, so one kernel per backend serves both. */
 typedef struct ir_pool_geom {
-  int64_t n, c, in_h, in_w, out_h, out_w;
-  int64_t kernel[2], strides[2], dilations[2];
-  int64_t pad_begin[2], pad_end[2];
+  int64_t n, c, in_d, in_h, in_w, out_d, out_h, out_w;
+  int64_t kernel[3], strides[3], dilations[3];
+  int64_t pad_begin[3], pad_end[3];
 } ir_pool_geom;
 
 gfx_status ir_pool_geometry(const ir_pool_params* p, const gfx_shape* in, ir_pool_geom* g);

@@ -2,8 +2,8 @@
  * DepthToSpace, SpaceToDepth, GridSample; and the Resize and GridSample geometry the backends use
  * (ir/resize_geom.h, ir/grid_sample_geom.h).
  *
- * Resize is claimed when its scales or sizes are constant initializers and only the last two dims
- * are resized (the image case: [..., H, W]); everything else stays with ONNX Runtime.
+ * Resize is claimed when its scales or sizes are constant initializers; any dims may resize (the
+ * image case [..., H, W] takes the geometry's two-dim form, the kernels' fast path).
  */
 #include <float.h>
 #include <math.h>
@@ -54,8 +54,7 @@ static const char* const nearest_names[] = {"round_prefer_floor", "round_prefer_
 static const char* const policy_names[] = {"stretch", "not_larger", "not_smaller", NULL};
 
 /* The per-dim scales (from_sizes == 0) or sizes (from_sizes == 1, -1 = the input's dim) of all
- * `rank` dims, from the constant input and the axes it applies to; then only the last two dims
- * may resize. */
+ * `rank` dims, from the constant input and the axes it applies to. */
 typedef struct resize_request {
   int rank;
   int from_sizes;
@@ -64,20 +63,27 @@ typedef struct resize_request {
   int listed[GFX_MAX_RANK]; /* the dim is in axes (or there are no axes) */
 } resize_request;
 
-static gfx_status check_only_spatial(const ir_node_desc* d, const resize_request* r, const char* what) {
-  const gfx_shape* x = &d->input_shapes[0];
-  for (int k = 0; k < r->rank - 2; k++) {
-    if (!r->from_sizes && r->scales[k] != 1.0f)
-      return IR_UNSUPPORTED(d, "%s scale %g on dim %d: only the last two dims are resized", what, (double)r->scales[k], k);
-    if (r->from_sizes && r->sizes[k] >= 0) {
-      if (x->dims[k] < 0)
-        return IR_UNSUPPORTED(d, "sizes[%d] = %lld but input dim %d is not known before run time: only the last two "
-                                 "dims are resized", k, (long long)r->sizes[k], k);
-      if (x->dims[k] != r->sizes[k])
-        return IR_UNSUPPORTED(d, "sizes[%d] = %lld resizes dim %d (%lld): only the last two dims are resized", k,
-                              (long long)r->sizes[k], k, (long long)x->dims[k]);
-    }
+/* Whether dim k may resize: a scale other than 1, or a size that is not known to equal the input's
+ * dim. */
+static int dim_may_resize(const ir_node_desc* d, const resize_request* r, int k) {
+  if (!r->from_sizes) return r->scales[k] != 1.0f;
+  return r->sizes[k] >= 0 && d->input_shapes[0].dims[k] != r->sizes[k];
+}
+
+/* The dims that may resize: every one is handled, each interpolated separably; cubic's 4 taps per
+ * resized dim are bounded at three such dims (64 taps per output). Sets p->leading when a dim before
+ * the last two may resize. */
+static gfx_status check_resized_dims(const ir_node_desc* d, const resize_request* r, ir_resize_params* p) {
+  int resized = 0;
+  p->leading = 0;
+  for (int k = 0; k < r->rank; k++) {
+    if (!dim_may_resize(d, r, k)) continue;
+    resized++;
+    if (k < r->rank - 2) p->leading = 1;
   }
+  if (p->mode == IR_RESIZE_CUBIC && resized > 3)
+    return IR_UNSUPPORTED(d, "cubic resize of %d dims (4^%d taps per output); up to 3 dims are handled", resized,
+                          resized);
   return NULL;
 }
 
@@ -140,8 +146,10 @@ static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, i
 }
 
 static gfx_status read_roi(const ir_node_desc* d, const int* axes, int n_axes, int rank, ir_resize_params* p) {
-  p->roi[0] = p->roi[1] = 0.0f;
-  p->roi[2] = p->roi[3] = 1.0f;
+  for (int k = 0; k < rank; k++) {
+    p->roi[k] = 0.0f;
+    p->roi[rank + k] = 1.0f;
+  }
   if (p->coord != IR_COORD_TF_CROP_AND_RESIZE) return NULL; /* roi means nothing to the other modes */
   if (d->n_inputs < 2 || d->input_dtypes[1] == GFX_DTYPE_UNDEFINED) return NULL; /* the whole input */
   if (input_empty(d, 1)) return IR_UNSUPPORTED(d, "tf_crop_and_resize with an empty roi");
@@ -152,12 +160,10 @@ static gfx_status read_roi(const ir_node_desc* d, const int* axes, int n_axes, i
   if ((int)n != 2 * n_entries) return IR_UNSUPPORTED(d, "roi has %zu values, expected %d", n, 2 * n_entries);
   for (int k = 0; k < n_entries; k++) {
     int axis = entry_axis(axes, n_axes, k);
-    if (axis < rank - 2) continue; /* a dim that is not resized maps one to one, whatever its roi */
-    int s = axis - (rank - 2);
     if (!isfinite(v[k]) || !isfinite(v[n_entries + k]))
       return IR_UNSUPPORTED(d, "roi of dim %d is not finite", axis);
-    p->roi[s] = v[k];
-    p->roi[2 + s] = v[n_entries + k];
+    p->roi[axis] = v[k];
+    p->roi[rank + axis] = v[n_entries + k];
   }
   return NULL;
 }
@@ -198,15 +204,15 @@ gfx_status ir_parse_resize(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(read_axes(d, rank, axes, &n_axes));
   resize_request r = {.rank = rank};
   GFX_TRY(read_scales_or_sizes(d, axes, n_axes, &r));
-  GFX_TRY(check_only_spatial(d, &r, "a"));
   p->from_sizes = r.from_sizes;
+  GFX_TRY(check_resized_dims(d, &r, p));
   /* ONNX Runtime maps nearest positions from the exact sizes ratio, not from the float scale
    * out/in, and the two round differently at ties (7 -> 4 asymmetric picks 3.5, not 3.4999998) */
   if (p->from_sizes && p->mode == IR_RESIZE_NEAREST)
     return IR_UNSUPPORTED(d, "nearest with sizes: sampling positions at rounding ties are not reproduced exactly");
-  for (int s = 0; s < 2; s++) {
-    p->scales[s] = r.scales[rank - 2 + s];
-    p->sizes[s] = r.sizes[rank - 2 + s];
+  for (int k = 0; k < rank; k++) {
+    p->scales[k] = r.scales[k];
+    p->sizes[k] = r.sizes[k];
   }
 
   p->policy = 0;
@@ -216,9 +222,8 @@ gfx_status ir_parse_resize(const ir_node_desc* d, ir_params* params) {
     /* without axes the policy's common scale would apply to every dim, the leading ones included */
     if (n_axes == 0) return IR_UNSUPPORTED(d, "keep_aspect_ratio_policy without axes would resize every dim");
     for (int k = 0; k < n_axes; k++) {
-      if (axes[k] < rank - 2)
-        return IR_UNSUPPORTED(d, "keep_aspect_ratio_policy over dim %d: only the last two dims are resized", axes[k]);
-      p->policy_axes |= 1 << (axes[k] - (rank - 2));
+      p->policy_axes |= 1 << axes[k];
+      if (axes[k] < rank - 2) p->leading = 1;
     }
   }
   return read_roi(d, axes, n_axes, rank, p);
@@ -239,7 +244,7 @@ gfx_status ir_parse_upsample(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(read_choice(d, "mode", "nearest", (const char* const[]){"nearest", "linear", NULL}, &p->mode));
   p->coord = IR_COORD_ASYMMETRIC;
   p->nearest = IR_NEAREST_SIMPLE;
-  p->roi[2] = p->roi[3] = 1.0f;
+  for (int k = 0; k < rank; k++) p->roi[rank + k] = 1.0f;
 
   resize_request r = {.rank = rank};
   float v[GFX_MAX_RANK];
@@ -250,9 +255,8 @@ gfx_status ir_parse_upsample(const ir_node_desc* d, ir_params* params) {
     if (!(v[k] >= 1.0f) || isinf(v[k])) return IR_UNSUPPORTED(d, "scales[%d] = %g (Upsample needs >= 1)", k, (double)v[k]);
     r.scales[k] = v[k];
   }
-  GFX_TRY(check_only_spatial(d, &r, "a"));
-  p->scales[0] = v[rank - 2];
-  p->scales[1] = v[rank - 1];
+  GFX_TRY(check_resized_dims(d, &r, p));
+  for (int k = 0; k < rank; k++) p->scales[k] = v[k];
   return NULL;
 }
 
@@ -264,60 +268,83 @@ static gfx_status dims_error(const ir_node* node, const gfx_shape* x, const char
                    node->name ? node->name : "", gfx_shape_str(x, buf, sizeof buf), why);
 }
 
-gfx_status ir_resize_geometry(const ir_node* node, const gfx_shape* x, ir_resize_geom* g, gfx_shape* out) {
+/* Every dim as an axis: its output size and the scale the coordinate mapping uses, exactly as ONNX
+ * Runtime derives them (floor(in * scale) in float arithmetic from scales; out/in from sizes). A
+ * scale of exactly 1 keeps the dim as it is. */
+static gfx_status fill_axes(const ir_node* node, const gfx_shape* x, ir_resize_axis* axes) {
   const ir_resize_params* p = &node->params.resize;
-  memset(g, 0, sizeof *g);
-  if (x->rank != p->rank) return dims_error(node, x, "the rank differs from the one the node was compiled for");
-  g->outer = 1;
   for (int k = 0; k < x->rank; k++) {
-    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM) return dims_error(node, x, "a dim is negative or above 2^31");
-    if (k >= x->rank - 2) continue;
-    if (x->dims[k] && g->outer > INT64_MAX / x->dims[k]) return dims_error(node, x, "the leading dims overflow");
-    g->outer *= x->dims[k];
-  }
-  ir_resize_axis* axis[2] = {&g->h, &g->w};
-  for (int s = 0; s < 2; s++) {
-    ir_resize_axis* a = axis[s];
-    a->in = x->dims[x->rank - 2 + s];
-    a->roi_start = p->roi[s];
-    a->roi_end = p->roi[2 + s];
+    ir_resize_axis* a = &axes[k];
+    a->in = x->dims[k];
+    a->roi_start = p->roi[k];
+    a->roi_end = p->roi[x->rank + k];
     if (p->from_sizes) {
-      a->out = p->sizes[s] < 0 ? a->in : p->sizes[s];
+      a->out = p->sizes[k] < 0 ? a->in : p->sizes[k];
       if (a->in == 0 && a->out != 0) return dims_error(node, x, "a dim of 0 cannot be resized to a nonzero size");
       a->scale = a->in == 0 ? 1.0f : (float)a->out / (float)a->in;
+    } else if (p->scales[k] == 1.0f) {
+      a->scale = 1.0f;
+      a->out = a->in;
     } else {
-      a->scale = p->scales[s];
+      a->scale = p->scales[k];
       /* float arithmetic and truncation, as ONNX Runtime computes floor(in * scale) */
       float product = a->scale * (float)a->in;
       if (!(product <= (float)RESIZE_MAX_DIM)) return dims_error(node, x, "the resized dim exceeds 2^31");
       a->out = (int64_t)product;
     }
   }
-  if (p->policy) {
-    /* one common scale for the dims the policy covers: the smallest (not_larger) or largest
-     * (not_smaller) of their sizes/in ratios; those dims become round(in * scale) */
-    float common = p->policy == 1 ? FLT_MAX : FLT_MIN;
-    for (int s = 0; s < 2; s++)
-      if (p->policy_axes & (1 << s))
-        common = p->policy == 1 ? fminf(common, axis[s]->scale) : fmaxf(common, axis[s]->scale);
-    for (int s = 0; s < 2; s++) {
-      ir_resize_axis* a = axis[s];
-      if (p->policy_axes & (1 << s)) {
-        float product = roundf(common * (float)a->in);
-        if (!(product <= (float)RESIZE_MAX_DIM)) return dims_error(node, x, "the resized dim exceeds 2^31");
-        a->scale = common;
-        a->out = (int64_t)product;
-      } else {
-        a->scale = 1.0f;
-        a->out = a->in;
-      }
+  if (!p->policy) return NULL;
+  /* one common scale for the dims the policy covers: the smallest (not_larger) or largest
+   * (not_smaller) of their sizes/in ratios; those dims become round(in * scale), the others stay */
+  float common = p->policy == 1 ? FLT_MAX : FLT_MIN;
+  for (int k = 0; k < x->rank; k++)
+    if (p->policy_axes & (1 << k))
+      common = p->policy == 1 ? fminf(common, axes[k].scale) : fmaxf(common, axes[k].scale);
+  for (int k = 0; k < x->rank; k++) {
+    ir_resize_axis* a = &axes[k];
+    if (p->policy_axes & (1 << k)) {
+      float product = roundf(common * (float)a->in);
+      if (!(product <= (float)RESIZE_MAX_DIM)) return dims_error(node, x, "the resized dim exceeds 2^31");
+      a->scale = common;
+      a->out = (int64_t)product;
+    } else {
+      a->scale = 1.0f;
+      a->out = a->in;
     }
   }
+  return NULL;
+}
+
+gfx_status ir_resize_geometry(const ir_node* node, const gfx_shape* x, ir_resize_geom* g, gfx_shape* out) {
+  const ir_resize_params* p = &node->params.resize;
+  memset(g, 0, sizeof *g);
+  if (x->rank != p->rank) return dims_error(node, x, "the rank differs from the one the node was compiled for");
+  if (x->rank < 2 || x->rank > GFX_MAX_RANK) return dims_error(node, x, "the rank is outside 2..8");
+  for (int k = 0; k < x->rank; k++)
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM) return dims_error(node, x, "a dim is negative or above 2^31");
+  ir_resize_axis axes[GFX_MAX_RANK];
+  memset(axes, 0, sizeof axes);
+  GFX_TRY(fill_axes(node, x, axes));
   *out = *x;
-  out->dims[x->rank - 2] = g->h.out;
-  out->dims[x->rank - 1] = g->w.out;
+  g->identity = 1;
+  for (int k = 0; k < x->rank; k++) {
+    out->dims[k] = axes[k].out;
+    g->identity &= axes[k].out == axes[k].in;
+    if (k < x->rank - 2 && !ir_resize_axis_kept(&axes[k])) g->general = 1;
+  }
   if (gfx_shape_numel(out) < 0) return dims_error(node, x, "the output's element count overflows");
-  g->identity = g->h.out == g->h.in && g->w.out == g->w.in;
+  if (g->general) {
+    g->rank = x->rank;
+    memcpy(g->axes, axes, sizeof(ir_resize_axis) * (size_t)x->rank);
+  } else {
+    g->outer = 1;
+    for (int k = 0; k < x->rank - 2; k++) {
+      if (x->dims[k] && g->outer > INT64_MAX / x->dims[k]) return dims_error(node, x, "the leading dims overflow");
+      g->outer *= x->dims[k];
+    }
+    g->h = axes[x->rank - 2];
+    g->w = axes[x->rank - 1];
+  }
   g->mode = p->mode;
   g->coord = p->coord;
   g->nearest = p->nearest;
@@ -478,4 +505,60 @@ gfx_status ir_grid_sample_geometry(const ir_node* node, const gfx_shape* x, cons
 gfx_status ir_infer_grid_sample(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   ir_grid_geom g;
   return ir_grid_sample_geometry(node, &in[0], &in[1], &g, &out[0]);
+}
+/* ---- RoiAlign (10, 16) ---- */
+
+/* X float32/float16/bfloat16 of rank 4, rois [R, 4] of X's type, int64 batch_indices [R]; mode avg
+ * or max, output_half_pixel (opset 10's only rule) or half_pixel (opset 16's default),
+ * sampling_ratio >= 0, output sizes >= 1. */
+gfx_status ir_parse_roi_align(const ir_node_desc* d, ir_params* params) {
+  static const char* const known_10[] = {"mode", "output_height", "output_width", "sampling_ratio", "spatial_scale",
+                                         NULL};
+  static const char* const known_16[] = {"coordinate_transformation_mode", "mode", "output_height", "output_width",
+                                         "sampling_ratio", "spatial_scale", NULL};
+  ir_roi_align_params* p = &params->roi_align;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 3, 3, 1));
+  GFX_TRY(ir_check_known_attrs(d, d->since_version >= 16 ? known_16 : known_10));
+  GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, NULL));
+  if (d->input_dtypes[2] != GFX_DTYPE_I64)
+    return IR_UNSUPPORTED(d, "batch_indices is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[2]));
+  if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank != 4)
+    return IR_UNSUPPORTED(d, "X has rank %d; 4 is expected", d->input_shapes[0].rank);
+  int mode = 0, coord = 1;
+  GFX_TRY(read_choice(d, "mode", "avg", (const char* const[]){"avg", "max", NULL}, &mode));
+  if (d->since_version >= 16)
+    GFX_TRY(read_choice(d, "coordinate_transformation_mode", "half_pixel",
+                        (const char* const[]){"output_half_pixel", "half_pixel", NULL}, &coord));
+  else
+    coord = 0;
+  GFX_TRY(ir_attr_int(d, "output_height", 1, &p->out_h));
+  GFX_TRY(ir_attr_int(d, "output_width", 1, &p->out_w));
+  GFX_TRY(ir_attr_int(d, "sampling_ratio", 0, &p->sampling_ratio));
+  GFX_TRY(ir_attr_float(d, "spatial_scale", 1.0f, &p->spatial_scale));
+  if (p->out_h < 1 || p->out_w < 1 || p->out_h > RESIZE_MAX_DIM || p->out_w > RESIZE_MAX_DIM)
+    return IR_UNSUPPORTED(d, "output size %lld x %lld", (long long)p->out_h, (long long)p->out_w);
+  if (p->sampling_ratio < 0 || p->sampling_ratio > 65535)
+    return IR_UNSUPPORTED(d, "sampling_ratio = %lld is outside [0, 65535]", (long long)p->sampling_ratio);
+  if (!isfinite(p->spatial_scale)) return IR_UNSUPPORTED(d, "spatial_scale is not finite");
+  p->mode_max = mode;
+  p->half_pixel = coord;
+  return NULL;
+}
+
+gfx_status ir_infer_roi_align(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  const gfx_shape *x = &in[0], *rois = &in[1], *idx = &in[2];
+  char a[96], b[96], c[96];
+  if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || idx->rank != 1 || idx->dims[0] != rois->dims[0])
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign node \"%s\": X %s, rois %s and batch_indices %s do not fit "
+                     "([N, C, H, W], [R, 4], [R])", node->name ? node->name : "", gfx_shape_str(x, a, sizeof a),
+                     gfx_shape_str(rois, b, sizeof b), gfx_shape_str(idx, c, sizeof c));
+  for (int k = 0; k < 4; k++)
+    if (x->dims[k] < 0 || x->dims[k] > RESIZE_MAX_DIM || (k < 2 && rois->dims[k] > RESIZE_MAX_DIM))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign node \"%s\": a dim is outside [0, 2^31]",
+                       node->name ? node->name : "");
+  *out = (gfx_shape){.rank = 4, .dims = {rois->dims[0], x->dims[1], node->params.roi_align.out_h,
+                                         node->params.roi_align.out_w}};
+  if (gfx_shape_numel(out) < 0) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "RoiAlign: the output is too large");
+  return NULL;
 }

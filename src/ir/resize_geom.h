@@ -48,17 +48,27 @@ typedef struct ir_resize_axis {
   float roi_end;
 } ir_resize_axis;
 
-/* Everything a kernel needs, passed to the CUDA kernels by value. The input is seen as
- * [outer, h.in, w.in] and the output as [outer, h.out, w.out]: only the last two dims resize. */
+/* Everything a kernel needs, passed to the CUDA kernels by value. When only the last two dims
+ * resize (general == 0), the input is seen as [outer, h.in, w.in] and the output as
+ * [outer, h.out, w.out]. Otherwise (general == 1: some leading dim resizes too, e.g. the depth of a
+ * video volume) every dim is an axis of its own in `axes` and outer, h, w are unused: each output
+ * interpolates separably over the dims that resize (1, 2 or 4 taps along each). */
 typedef struct ir_resize_geom {
   int64_t outer;         /* product of the leading (not resized) dims */
   ir_resize_axis h, w;
+  int general;
+  int rank;              /* general: the dims in axes */
+  ir_resize_axis axes[8]; /* general: every dim, outermost first (8 = GFX_MAX_RANK) */
   int identity;          /* output shape == input shape: a plain copy, whatever the mode */
   int mode, coord, nearest;
   int exclude_outside;
   float cubic_a;
   float extrapolation;   /* tf_crop_and_resize: the value of outputs that map outside the input */
 } ir_resize_geom;
+
+/* Whether axis a maps one to one (no resizing along it): a scale of exactly 1 is read that way by
+ * ir_resize_source_coord whatever the mode, so such an axis takes one tap at the output's index. */
+IR_RESIZE_FN int ir_resize_axis_kept(const ir_resize_axis* a) { return a->scale == 1.0f && a->out == a->in; }
 
 /* The input coordinate of output index x along axis a. An axis whose scale is exactly 1 maps
  * one to one, whatever the mode (no resizing happens along it). */
@@ -153,6 +163,109 @@ IR_RESIZE_FN void ir_resize_cubic_taps(const ir_resize_axis* ax, float cubic_a, 
   }
   if (exclude_outside)
     for (int k = 0; k < 4; k++) w[k] /= sum;
+}
+
+/* The taps of output index o along axis a of a general geometry (g->general): their count (1 for an
+ * axis kept as it is and for nearest, 2 for linear, 4 for cubic), input indices and weights; 0 when
+ * the coordinate lies outside the input under tf_crop_and_resize (the output is then the
+ * extrapolation value). */
+IR_RESIZE_FN int ir_resize_axis_taps(const ir_resize_geom* g, const ir_resize_axis* a, int64_t o, int64_t idx[4],
+                                     float w[4]) {
+  if (ir_resize_axis_kept(a)) {
+    idx[0] = o;
+    w[0] = 1.0f;
+    return 1;
+  }
+  const float c = ir_resize_source_coord(a, g->coord, o);
+  if (ir_resize_outside(a, g->coord, c)) return 0;
+  if (g->mode == IR_RESIZE_NEAREST) {
+    idx[0] = ir_resize_nearest_index(a, g->nearest, c);
+    w[0] = 1.0f;
+    return 1;
+  }
+  if (g->mode == IR_RESIZE_LINEAR) {
+    ir_resize_linear_taps(a, c, &idx[0], &idx[1], &w[0], &w[1]);
+    return 2;
+  }
+  ir_resize_cubic_taps(a, g->cubic_a, g->exclude_outside, c, idx, w);
+  return 4;
+}
+
+/* float32 a * b, never fused into a neighbouring addition: nvcc contracts a * b + c into one fma
+ * in device code, which rounds once where the host rounds twice; RoiAlign's box edges decide a
+ * sample count by ceil, so both sides must round alike. */
+IR_RESIZE_FN float ir_fmul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+/* One RoiAlign region: its top-left corner and bin sizes in input pixels and the sample grid of
+ * each bin, in float32 as ONNX Runtime's CPU kernel computes them. */
+typedef struct ir_roi_box {
+  float start_h, start_w, bin_h, bin_w;
+  int64_t grid_h, grid_w;
+} ir_roi_box;
+
+/* The box of roi (x1, y1, x2, y2): scaled by spatial_scale, shifted by half a pixel (half_pixel),
+ * or at least 1 pixel on each side (output_half_pixel); sampling_ratio samples per bin along each
+ * dim, or (0) ceil(roi size / output size). */
+IR_RESIZE_FN ir_roi_box ir_roi_align_box(const float roi[4], float spatial_scale, int half_pixel, int64_t out_h,
+                                         int64_t out_w, int64_t sampling_ratio) {
+  ir_roi_box b;
+  const float offset = half_pixel ? 0.5f : 0.0f;
+  b.start_w = ir_fmul(roi[0], spatial_scale) - offset;
+  b.start_h = ir_fmul(roi[1], spatial_scale) - offset;
+  float width = ir_fmul(roi[2], spatial_scale) - offset - b.start_w;
+  float height = ir_fmul(roi[3], spatial_scale) - offset - b.start_h;
+  if (!half_pixel) {
+    width = width > 1.0f ? width : 1.0f;
+    height = height > 1.0f ? height : 1.0f;
+  }
+  b.bin_h = height / (float)out_h;
+  b.bin_w = width / (float)out_w;
+  b.grid_h = sampling_ratio > 0 ? sampling_ratio : (int64_t)ceilf(height / (float)out_h);
+  b.grid_w = sampling_ratio > 0 ? sampling_ratio : (int64_t)ceilf(width / (float)out_w);
+  return b;
+}
+
+/* Sample i of grid samples within bin p of a box edge at start with bins of bin. */
+IR_RESIZE_FN float ir_roi_align_coord(float start, int64_t p, float bin, int64_t i, int64_t grid) {
+  return start + ir_fmul((float)p, bin) + ir_fmul((float)i + 0.5f, bin) / (float)grid;
+}
+
+/* The bilinear taps of point (y, x) in a height x width plane: 0 (no taps, the sample counts as 0)
+ * when it lies more than a pixel outside; otherwise the four offsets and weights, the point clamped
+ * to the plane (ONNX Runtime's rule). */
+IR_RESIZE_FN int ir_roi_align_taps(float y, float x, int64_t height, int64_t width, int64_t pos[4], float w[4]) {
+  if (y < -1.0f || y > (float)height || x < -1.0f || x > (float)width) return 0;
+  if (y <= 0.0f) y = 0.0f;
+  if (x <= 0.0f) x = 0.0f;
+  int64_t y_low = (int64_t)y, x_low = (int64_t)x, y_high, x_high;
+  if (y_low >= height - 1) {
+    y_high = y_low = height - 1;
+    y = (float)y_low;
+  } else {
+    y_high = y_low + 1;
+  }
+  if (x_low >= width - 1) {
+    x_high = x_low = width - 1;
+    x = (float)x_low;
+  } else {
+    x_high = x_low + 1;
+  }
+  const float ly = y - (float)y_low, lx = x - (float)x_low, hy = 1.0f - ly, hx = 1.0f - lx;
+  pos[0] = y_low * width + x_low;
+  pos[1] = y_low * width + x_high;
+  pos[2] = y_high * width + x_low;
+  pos[3] = y_high * width + x_high;
+  w[0] = ir_fmul(hy, hx);
+  w[1] = ir_fmul(hy, lx);
+  w[2] = ir_fmul(ly, hx);
+  w[3] = ir_fmul(ly, lx);
+  return 1;
 }
 
 /* DepthToSpace (to_space = 1, CRD or DCR channel order) and SpaceToDepth (to_space = 0): the

@@ -57,6 +57,7 @@ gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
 gfx_status ir_infer_resize(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_depth_to_space(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_space_to_depth(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_roi_align(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 /* element-wise (ir/ops_elementwise.c) */
 gfx_status ir_infer_broadcast_all(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_prelu(const ir_node* node, const gfx_shape* in, gfx_shape* out);

@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_elementwise.h"
 #include "backend/cuda/cuda_hold.h"
 #include "backend/cuda/cuda_index.h"
+#include "backend/cuda/cuda_quant.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_layout.h"
 #include "backend/cuda/cuda_pad.h"
@@ -78,6 +79,7 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_layout_preload(), "loading the layout kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_resize_preload(), "loading the resampling kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_index_preload(), "loading the logic, scan and index kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_quant_preload(), "loading the quantization kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_hold_preload(), "loading the stream-hold kernel on device %d", device));
   atomic_store(&kernels_loaded[device], 1);
   return NULL;

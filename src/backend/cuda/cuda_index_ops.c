@@ -196,6 +196,38 @@ gfx_status cuda_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gf
   return run_trilu(ctx, node, in, out);
 }
 
+/* ---- TopK ---- */
+
+STATELESS_PREPARE(topk)
+
+gfx_status cuda_run_topk(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                         cuda_node_state* state) {
+  (void)state;
+  if (node->n_inputs != 2 || node->n_outputs != 2 || !in || !out)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 2 and 2",
+                                      node->n_inputs, node->n_outputs));
+  if (!is_float_type(in[0].dtype) && !is_int_type(in[0].dtype))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "X is %s; float or int32/int64 is expected",
+                                      gfx_dtype_name(in[0].dtype)));
+  GFX_TRY(require_dtype(node, &out[0], "output 0", in[0].dtype));
+  GFX_TRY(require_dtype(node, &out[1], "output 1", GFX_DTYPE_I64));
+  const ir_index_params* p = &node->params.index;
+  ir_axis_geom g;
+  gfx_shape want[2];
+  gfx_status s = ir_infer_topk(node, &in[0].shape, want);
+  if (!s) s = ir_topk_geometry(&in[0].shape, p->axis, p->k, &g);
+  if (s) return node_error(node, s);
+  GFX_TRY(require_shape(node, &out[0].shape, &want[0]));
+  GFX_TRY(require_shape(node, &out[1].shape, &want[1]));
+  if (gfx_shape_numel(&want[0]) == 0) return NULL;
+  if (!in[0].data || !out[0].data || !out[1].data)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "a tensor has no data"));
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node,
+                  cuda_index_topk(in[0].dtype, in[0].data, out[0].data, out[1].data, g.outer, g.len, g.inner, p->k,
+                                  p->largest, (cudaStream_t)ctx->stream));
+}
+
 /* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
 
 /* data and indices (and updates) as ref_index.c's check_index_io requires; a scatter's output

@@ -584,32 +584,36 @@ void launch_arg(const void* x, int64_t* y, const cuda_reduce_args& a, cudaStream
 template <typename T>
 __global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
-    const int64_t ow = i % a.out_w;
-    const int64_t oh = i / a.out_w % a.out_h;
-    const int64_t plane = i / (a.out_w * a.out_h);
-    const T* src = x + plane * a.in_h * a.in_w;
-    const int64_t h0 = oh * a.strides[0] - a.pad_begin[0], w0 = ow * a.strides[1] - a.pad_begin[1];
+    int64_t start[3], rest = i;
+    for (int j = 2; j >= 0; j--) {
+      start[j] = rest % a.out_size[j] * a.strides[j] - a.pad_begin[j];
+      rest /= a.out_size[j];
+    }
+    const T* src = x + rest * a.in_size[0] * a.in_size[1] * a.in_size[2];
     float acc = a.kind == 0 ? -INFINITY : 0.0f;
     int64_t taps = 0;
-    for (int64_t kh = 0; kh < a.kernel[0]; kh++) {
-      const int64_t ih = h0 + kh * a.dilations[0];
-      if (ih < 0 || ih >= a.in_h) continue;
-      for (int64_t kw = 0; kw < a.kernel[1]; kw++) {
-        const int64_t iw = w0 + kw * a.dilations[1];
-        if (iw < 0 || iw >= a.in_w) continue;
-        const float v = load(src, ih * a.in_w + iw);
-        if (a.kind == 0)
-          acc = max_op()(acc, v);
-        else
-          acc += v;
-        taps++;
+    for (int64_t kd = 0; kd < a.kernel[0]; kd++) {
+      const int64_t id = start[0] + kd * a.dilations[0];
+      if (id < 0 || id >= a.in_size[0]) continue;
+      for (int64_t kh = 0; kh < a.kernel[1]; kh++) {
+        const int64_t ih = start[1] + kh * a.dilations[1];
+        if (ih < 0 || ih >= a.in_size[1]) continue;
+        for (int64_t kw = 0; kw < a.kernel[2]; kw++) {
+          const int64_t iw = start[2] + kw * a.dilations[2];
+          if (iw < 0 || iw >= a.in_size[2]) continue;
+          const float v = load(src, (id * a.in_size[1] + ih) * a.in_size[2] + iw);
+          if (a.kind == 0)
+            acc = max_op()(acc, v);
+          else
+            acc += v;
+          taps++;
+        }
       }
     }
     if (a.kind != 0) {
       if (a.count_include_pad) {
-        const int64_t h1 = min(h0 + a.kernel[0], a.in_h + a.pad_end[0]);
-        const int64_t w1 = min(w0 + a.kernel[1], a.in_w + a.pad_end[1]);
-        taps = (h1 - h0) * (w1 - w0);
+        taps = 1;
+        for (int j = 0; j < 3; j++) taps *= min(start[j] + a.kernel[j], a.in_size[j] + a.pad_end[j]) - start[j];
       }
       acc = taps > 0 ? acc / (float)taps : NAN;
     }
@@ -745,7 +749,7 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
 
 template <typename T>
 void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t stream) {
-  const int64_t count = a.planes * a.out_h * a.out_w;
+  const int64_t count = a.volumes * a.out_size[0] * a.out_size[1] * a.out_size[2];
   if (count <= 0) return;
   pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
                                                                         count, a);

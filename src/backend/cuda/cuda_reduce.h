@@ -51,12 +51,13 @@ typedef struct cuda_reduce_args {
   void* scratch;
 } cuda_reduce_args;
 
-/* 2-D pooling of planes (N*C) NCHW images; kind 0 max, 1 average. */
+/* 3-D pooling of `volumes` (N*C) NCDHW volumes, 2-D pooling being a depth of 1 with a window of 1
+ * along it (ir_pool_geom); kind 0 max, 1 average. The arrays are indexed depth, height, width. */
 typedef struct cuda_pool_args {
   int kind;
   int count_include_pad;
-  int64_t planes, in_h, in_w, out_h, out_w;
-  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+  int64_t volumes, in_size[3], out_size[3];
+  int64_t kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
 } cuda_pool_args;
 
 /* Softmax over the middle dim of [outer, n, inner]; lp 1 or 2: LpNormalization there instead

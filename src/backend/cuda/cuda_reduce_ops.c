@@ -213,14 +213,18 @@ gfx_status cuda_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   ir_pool_geom g;
   gfx_status s = ir_pool_geometry(&node->params.pool, &in[0].shape, &g);
   if (s) return node_error(node, s);
-  const gfx_shape y = {.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
+  gfx_shape y;
+  s = ir_infer_pool(node, &in[0].shape, &y);
+  if (s) return node_error(node, s);
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, &y));
   cuda_pool_args a = {
       .kind = node->params.pool.kind == IR_POOL_MAX ? 0 : 1,
       .count_include_pad = node->params.pool.count_include_pad,
-      .planes = g.n * g.c, .in_h = g.in_h, .in_w = g.in_w, .out_h = g.out_h, .out_w = g.out_w,
+      .volumes = g.n * g.c,
+      .in_size = {g.in_d, g.in_h, g.in_w},
+      .out_size = {g.out_d, g.out_h, g.out_w},
   };
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     a.kernel[i] = g.kernel[i];
     a.strides[i] = g.strides[i];
     a.dilations[i] = g.dilations[i];

@@ -1,5 +1,5 @@
 // gfxep CUDA backend — kernels of the resampling ops: Resize/Upsample (nearest, linear, cubic over
-// the last two dims) and DepthToSpace/SpaceToDepth.
+// the last two dims, and over any dims through the general geometry) and DepthToSpace/SpaceToDepth.
 //
 // One output row per block (grid-stride over rows, 64-bit offsets), one element per thread along
 // it. The coordinate mapping and the tap weights come from ir/resize_geom.h, the same functions the
@@ -181,6 +181,54 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
 }
 
+/* The general geometry (a leading dim resizes, e.g. the depth of a volume): one thread per output
+ * element, grid-stride; the per-dim taps come from ir_resize_axis_taps, as in the reference, and
+ * every combination of them is summed with the product of its weights, in float. */
+template <typename T>
+__global__ void resize_general_kernel(const T* x, T* y, ir_resize_geom g, int64_t count) {
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
+    int64_t idx[8][4];
+    float w[8][4];
+    int n[8], pick[8];
+    bool outside = false;
+    int64_t rest = e;
+    for (int k = g.rank - 1; k >= 0; k--) {
+      const ir_resize_axis* a = &g.axes[k];
+      n[k] = ir_resize_axis_taps(&g, a, rest % a->out, idx[k], w[k]);
+      outside |= n[k] == 0;
+      rest /= a->out;
+      pick[k] = 0;
+    }
+    if (outside) {
+      store_f(y, e, g.extrapolation);
+      continue;
+    }
+    float sum = 0.0f;
+    for (;;) { /* an odometer over the taps, the last dim fastest */
+      int64_t offset = 0;
+      float weight = 1.0f;
+      for (int k = 0; k < g.rank; k++) {
+        offset = offset * g.axes[k].in + idx[k][pick[k]];
+        weight *= w[k][pick[k]];
+      }
+      sum += weight * load_f(x, offset);
+      int k = g.rank - 1;
+      while (k >= 0 && ++pick[k] == n[k]) pick[k--] = 0;
+      if (k < 0) break;
+    }
+    store_f(y, e, sum);
+  }
+}
+
+template <typename T>
+cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& g, int64_t count,
+                                  cudaStream_t stream) {
+  const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+  resize_general_kernel<T><<<grid, kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g, count);
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
   const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
@@ -206,6 +254,56 @@ cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
+}
+
+// ---- RoiAlign ----
+
+/* One thread per output element (region, channel, ph, pw), grid-stride: the region's box and every
+ * sample's taps from ir/resize_geom.h as the reference computes them (float32 positions, products
+ * never fused), the samples' mean or maximum (ref_resize.c's roi_align_one) in float. A batch index
+ * outside [0, N) gives 0 (the reference fails the run), so nothing is read outside X. */
+template <typename T>
+__global__ void roi_align_kernel(const T* x, const T* rois, const int64_t* batch_indices, T* y,
+                                 cuda_roi_align_args a) {
+  const int64_t count = a.regions * a.c * a.out_h * a.out_w;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t pw = e % a.out_w, ph = e / a.out_w % a.out_h, ch = e / (a.out_w * a.out_h) % a.c;
+    const int64_t r = e / (a.out_w * a.out_h * a.c);
+    const int64_t batch = batch_indices[r];
+    if (batch < 0 || batch >= a.n) {
+      store_f(y, e, 0.0f);
+      continue;
+    }
+    float roi[4];
+    for (int k = 0; k < 4; k++) roi[k] = load_f(rois, r * 4 + k);
+    const ir_roi_box b = ir_roi_align_box(roi, a.spatial_scale, a.half_pixel, a.out_h, a.out_w, a.sampling_ratio);
+    const T* plane = x + (batch * a.c + ch) * a.h * a.w;
+    float acc = 0.0f;
+    bool first = true;
+    for (int64_t iy = 0; iy < b.grid_h; iy++) {
+      const float yy = ir_roi_align_coord(b.start_h, ph, b.bin_h, iy, b.grid_h);
+      for (int64_t ix = 0; ix < b.grid_w; ix++) {
+        const float xx = ir_roi_align_coord(b.start_w, pw, b.bin_w, ix, b.grid_w);
+        int64_t pos[4];
+        float wt[4];
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (ir_roi_align_taps(yy, xx, a.h, a.w, pos, wt))
+          for (int t = 0; t < 4; t++) v[t] = __fmul_rn(wt[t], load_f(plane, pos[t]));
+        if (a.mode_max) {
+          const float m = fmaxf(fmaxf(fmaxf(v[0], v[1]), v[2]), v[3]);
+          acc = first || m > acc ? m : acc;
+          first = false;
+        } else {
+          acc += v[0] + v[1] + v[2] + v[3];
+        }
+      }
+    }
+    if (!a.mode_max) {
+      const int64_t samples = b.grid_h * b.grid_w > 1 ? b.grid_h * b.grid_w : 1;
+      acc /= (float)samples;
+    }
+    store_f(y, e, acc);
+  }
 }
 
 // ---- DepthToSpace, SpaceToDepth ----
@@ -298,24 +396,59 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_NEAREST>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
 }
 
 }  // namespace
 
 extern "C" cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream) {
-  const int64_t count = g.outer * g.h.out * g.w.out;
+  int64_t count = g.outer * g.h.out * g.w.out;
+  if (g.general) {
+    count = 1;
+    for (int k = 0; k < g.rank; k++) count *= g.axes[k].out;
+  }
   if (count <= 0) return cudaSuccess;
   if (g.identity) {  // nothing resizes: a copy, whatever the mode (device to device, capturable)
     size_t es = dtype == GFX_DTYPE_F32 ? 4 : 2;
     return cudaMemcpyAsync(y, x, (size_t)count * es, cudaMemcpyDeviceToDevice, stream);
   }
+  if (g.general) switch (dtype) {
+      case GFX_DTYPE_F32: return launch_resize_general<float>(x, y, g, count, stream);
+      case GFX_DTYPE_F16: return launch_resize_general<__half>(x, y, g, count, stream);
+      case GFX_DTYPE_BF16: return launch_resize_general<__nv_bfloat16>(x, y, g, count, stream);
+      default: return cudaErrorInvalidValue;
+    }
   switch (dtype) {
     case GFX_DTYPE_F32: return launch_resize<float>(x, y, g, count, stream);
     case GFX_DTYPE_F16: return launch_resize<__half>(x, y, g, count, stream);
     case GFX_DTYPE_BF16: return launch_resize<__nv_bfloat16>(x, y, g, count, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+extern "C" cudaError_t cuda_roi_align(int dtype, const void* x, const void* rois, const int64_t* batch_indices,
+                                      void* y, cuda_roi_align_args a, cudaStream_t stream) {
+  const int64_t count = a.regions * a.c * a.out_h * a.out_w;
+  if (count <= 0) return cudaSuccess;
+  const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+  switch (dtype) {
+    case GFX_DTYPE_F32:
+      roi_align_kernel<float><<<grid, kBlockSize, 0, stream>>>((const float*)x, (const float*)rois, batch_indices,
+                                                                (float*)y, a);
+      break;
+    case GFX_DTYPE_F16:
+      roi_align_kernel<__half><<<grid, kBlockSize, 0, stream>>>((const __half*)x, (const __half*)rois, batch_indices,
+                                                                 (__half*)y, a);
+      break;
+    case GFX_DTYPE_BF16:
+      roi_align_kernel<__nv_bfloat16><<<grid, kBlockSize, 0, stream>>>(
+          (const __nv_bfloat16*)x, (const __nv_bfloat16*)rois, batch_indices, (__nv_bfloat16*)y, a);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }
 
 extern "C" cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int64_t blocksize,
@@ -345,6 +478,9 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = preload_resize<__half>()) != cudaSuccess) return e;
   if ((e = preload_resize<__nv_bfloat16>()) != cudaSuccess) return e;
   cudaFuncAttributes attr;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<float>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<__half>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, roi_align_kernel<__nv_bfloat16>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint8_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint16_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint32_t>)) != cudaSuccess) return e;

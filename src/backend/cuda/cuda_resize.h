@@ -18,9 +18,20 @@
 extern "C" {
 #endif
 
-/* Resize/Upsample of x ([g.outer, g.h.in, g.w.in]) into y ([g.outer, g.h.out, g.w.out]); dtype is
- * GFX_DTYPE_F32, F16 or BF16 (anything else returns cudaErrorInvalidValue). */
+/* Resize/Upsample of x ([g.outer, g.h.in, g.w.in]) into y ([g.outer, g.h.out, g.w.out]), or with
+ * g.general of x (g.axes[k].in) into y (g.axes[k].out); dtype is GFX_DTYPE_F32, F16 or BF16
+ * (anything else returns cudaErrorInvalidValue). */
 cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream);
+
+/* RoiAlign of x ([n, c, h, w]) over `regions` rois ([regions, 4], x's type) with int64
+ * batch_indices into y ([regions, c, out_h, out_w]); dtype GFX_DTYPE_F32, F16 or BF16. */
+typedef struct cuda_roi_align_args {
+  int64_t n, c, h, w, regions, out_h, out_w, sampling_ratio;
+  float spatial_scale;
+  int half_pixel, mode_max;
+} cuda_roi_align_args;
+cudaError_t cuda_roi_align(int dtype, const void* x, const void* rois, const int64_t* batch_indices, void* y,
+                           cuda_roi_align_args a, cudaStream_t stream);
 
 /* DepthToSpace (to_space = 1) or SpaceToDepth of elements of elem_size bytes (1, 2, 4 or 8);
  * out_dims is the output shape [N, C, H, W]. */

@@ -48,6 +48,45 @@ gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const g
                     ctx->dev->index);
 }
 
+gfx_status cuda_prepare_roi_align(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                  cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
+  return NULL;
+}
+
+gfx_status cuda_run_roi_align(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                              cuda_node_state* state) {
+  (void)state;
+  if (node->n_inputs != 3 || !in)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\" has %d inputs; 3 are expected",
+                     ir_op_name(node->op), cuda_node_name(node), node->n_inputs);
+  const gfx_shape shapes[3] = {in[0].shape, in[1].shape, in[2].shape};
+  gfx_shape expected;
+  GFX_TRY(ir_infer_roi_align(node, shapes, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const int dtype = in[0].dtype;
+  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16) || in[1].dtype != dtype ||
+      in[2].dtype != GFX_DTYPE_I64)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: %s node \"%s\": X %s, rois %s, batch_indices %s are not "
+                     "handled", ir_op_name(node->op), cuda_node_name(node), gfx_dtype_name(dtype),
+                     gfx_dtype_name(in[1].dtype), gfx_dtype_name(in[2].dtype));
+  if (gfx_shape_numel(&expected) == 0) return NULL;
+  if (!in[1].data || !in[2].data)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: %s node \"%s\": rois or batch_indices has no memory",
+                     ir_op_name(node->op), cuda_node_name(node));
+  const ir_roi_align_params* p = &node->params.roi_align;
+  const cuda_roi_align_args a = {.n = in[0].shape.dims[0], .c = in[0].shape.dims[1], .h = in[0].shape.dims[2],
+                                 .w = in[0].shape.dims[3], .regions = in[1].shape.dims[0], .out_h = p->out_h,
+                                 .out_w = p->out_w, .sampling_ratio = p->sampling_ratio,
+                                 .spatial_scale = p->spatial_scale, .half_pixel = p->half_pixel,
+                                 .mode_max = p->mode_max};
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  cudaError_t err =
+      cuda_roi_align(dtype, in[0].data, in[1].data, in[2].data, out[0].data, a, (cudaStream_t)ctx->stream);
+  return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
+                    ctx->dev->index);
+}
+
 gfx_status cuda_prepare_space_depth(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                     cuda_node_state** state, size_t* scratch_bytes) {
   (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/ref/ref_dtype.h"
@@ -400,4 +401,78 @@ gfx_status ref_run_index(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     case GFX_OP_SCATTER_ND: return run_scatter_nd(node, in, out);
     default: return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is not an index op", ir_op_name(node->op));
   }
+}
+
+/* ---- TopK ---- */
+
+/* One line of X along the axis: its elements at base + j * inner, j < len. */
+typedef struct topk_line {
+  const gfx_tensor* x;
+  int64_t base, inner;
+  int largest, is_float;
+} topk_line;
+
+/* Whether element j of the line comes before element i in TopK's order (ir/ops_index.h). */
+static int topk_before(const topk_line* l, int64_t j, int64_t i) {
+  const int64_t a = l->base + j * l->inner, b = l->base + i * l->inner;
+  if (l->is_float)
+    return ir_topk_before_float(ref_load(l->x->data, l->x->dtype, a), j, ref_load(l->x->data, l->x->dtype, b), i,
+                                l->largest);
+  return ir_topk_before_int(load_int(l->x->data, l->x->dtype, a), j, load_int(l->x->data, l->x->dtype, b), i,
+                            l->largest);
+}
+
+/* Sorts order[0..n) (positions along the line) into TopK's order: a merge sort through tmp. The
+ * order is total (ties broken by position), so any correct sort gives this one result. */
+static void topk_sort(const topk_line* l, int64_t* order, int64_t* tmp, int64_t n) {
+  if (n < 2) return;
+  const int64_t h = n / 2;
+  topk_sort(l, order, tmp, h);
+  topk_sort(l, order + h, tmp, n - h);
+  int64_t i = 0, j = h, o = 0;
+  while (i < h && j < n) tmp[o++] = topk_before(l, order[j], order[i]) ? order[j++] : order[i++];
+  while (i < h) tmp[o++] = order[i++];
+  while (j < n) tmp[o++] = order[j++];
+  memcpy(order, tmp, (size_t)n * sizeof *order);
+}
+
+/* Values (X's type, copied bit for bit) and int64 Indices of the k first elements of every line. */
+gfx_status ref_run_topk(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  if (node->n_inputs != 2 || node->n_outputs != 2 || !in || !out)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 2 and 2", node->n_inputs,
+                     node->n_outputs);
+  GFX_TRY(check_tensor("input 0", &in[0]));
+  GFX_TRY(check_tensor("output 0", &out[0]));
+  GFX_TRY(check_tensor("output 1", &out[1]));
+  if (!is_float_type(in[0].dtype) && !is_int_type(in[0].dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "X is %s; float or int32/int64 is expected", gfx_dtype_name(in[0].dtype));
+  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  GFX_TRY(check_dtype("output 1", &out[1], GFX_DTYPE_I64));
+  const ir_index_params* p = &node->params.index;
+  ir_axis_geom g;
+  gfx_shape want[2];
+  GFX_TRY(ir_infer_topk(node, &in[0].shape, want));
+  GFX_TRY(ir_topk_geometry(&in[0].shape, p->axis, p->k, &g));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &want[0]));
+  GFX_TRY(ref_check_shape_is("output 1", &out[1].shape, &want[1]));
+  if (p->k == 0 || g.outer * g.inner == 0) return NULL;
+  int64_t* order = malloc(2 * (size_t)g.len * sizeof *order);
+  if (!order) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "TopK: no memory for a line of %lld", (long long)g.len);
+  const size_t es = gfx_dtype_size(in[0].dtype);
+  topk_line l = {.x = &in[0], .inner = g.inner, .largest = p->largest, .is_float = is_float_type(in[0].dtype)};
+  for (int64_t o = 0; o < g.outer; o++)
+    for (int64_t c = 0; c < g.inner; c++) {
+      l.base = o * g.len * g.inner + c;
+      for (int64_t j = 0; j < g.len; j++) order[j] = j;
+      topk_sort(&l, order, order + g.len, g.len);
+      for (int64_t r = 0; r < p->k; r++) {
+        const int64_t dst = (o * p->k + r) * g.inner + c;
+        const int64_t src = l.base + order[r] * g.inner;
+        memcpy((char*)out[0].data + (size_t)dst * es, (const char*)in[0].data + (size_t)src * es, es);
+        ((int64_t*)out[1].data)[dst] = order[r];
+      }
+    }
+  free(order);
+  return NULL;
 }

@@ -153,33 +153,43 @@ gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gf
 
 /* ---- MaxPool, AveragePool ---- */
 
-/* One output element. Taps in the padding are skipped: MaxPool ignores them, AveragePool divides by
- * the taps inside the input, or with count_include_pad by the window clipped to the padded input
- * (a ceil_mode window reaching past the end padding counts only up to it). */
-static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const void* plane, int dtype, int64_t oh,
-                       int64_t ow) {
-  const int64_t h0 = oh * g->strides[0] - g->pad_begin[0], w0 = ow * g->strides[1] - g->pad_begin[1];
+/* One output element of one (N, C) volume, 2-D pooling being a depth of 1 (ir_pool_geom). Taps in
+ * the padding are skipped: MaxPool ignores them, AveragePool divides by the taps inside the input, or
+ * with count_include_pad by the window clipped to the padded input (a ceil_mode window reaching past
+ * the end padding counts only up to it). */
+static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const void* volume, int dtype,
+                       const int64_t o[3]) {
+  const int64_t in_size[3] = {g->in_d, g->in_h, g->in_w};
+  int64_t start[3];
+  for (int j = 0; j < 3; j++) start[j] = o[j] * g->strides[j] - g->pad_begin[j];
   double acc = p->kind == IR_POOL_MAX ? -INFINITY : 0.0;
   int64_t taps = 0;
-  for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
-    const int64_t ih = h0 + kh * g->dilations[0];
-    if (ih < 0 || ih >= g->in_h) continue;
-    for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
-      const int64_t iw = w0 + kw * g->dilations[1];
-      if (iw < 0 || iw >= g->in_w) continue;
-      const double v = ref_load(plane, dtype, ih * g->in_w + iw);
-      if (p->kind == IR_POOL_MAX)
-        acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
-      else
-        acc += v;
-      taps++;
+  for (int64_t kd = 0; kd < g->kernel[0]; kd++) {
+    const int64_t id = start[0] + kd * g->dilations[0];
+    if (id < 0 || id >= g->in_d) continue;
+    for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+      const int64_t ih = start[1] + kh * g->dilations[1];
+      if (ih < 0 || ih >= g->in_h) continue;
+      for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+        const int64_t iw = start[2] + kw * g->dilations[2];
+        if (iw < 0 || iw >= g->in_w) continue;
+        const double v = ref_load(volume, dtype, (id * g->in_h + ih) * g->in_w + iw);
+        if (p->kind == IR_POOL_MAX)
+          acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
+        else
+          acc += v;
+        taps++;
+      }
     }
   }
   if (p->kind == IR_POOL_MAX) return acc;
   if (p->count_include_pad) {
-    const int64_t h1 = h0 + g->kernel[0] < g->in_h + g->pad_end[0] ? h0 + g->kernel[0] : g->in_h + g->pad_end[0];
-    const int64_t w1 = w0 + g->kernel[1] < g->in_w + g->pad_end[1] ? w0 + g->kernel[1] : g->in_w + g->pad_end[1];
-    taps = (h1 - h0) * (w1 - w0);
+    taps = 1;
+    for (int j = 0; j < 3; j++) {
+      const int64_t end = start[j] + g->kernel[j] < in_size[j] + g->pad_end[j] ? start[j] + g->kernel[j]
+                                                                               : in_size[j] + g->pad_end[j];
+      taps *= end - start[j];
+    }
   }
   return taps > 0 ? acc / (double)taps : NAN;
 }
@@ -189,16 +199,20 @@ gfx_status ref_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   GFX_TRY(check_io(node, in, out, 1, 1, 1));
   ir_pool_geom g;
   GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0].shape, &g));
-  const gfx_shape y = ref_make_shape4(g.n, g.c, g.out_h, g.out_w);
+  gfx_shape y;
+  GFX_TRY(ir_infer_pool(node, &in[0].shape, &y));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &y));
   const int dtype = in[0].dtype;
   const size_t es = gfx_dtype_size(dtype);
-  for (int64_t plane = 0; plane < g.n * g.c; plane++) {
-    const char* x = (const char*)in[0].data + (size_t)(plane * g.in_h * g.in_w) * es;
-    for (int64_t oh = 0; oh < g.out_h; oh++)
-      for (int64_t ow = 0; ow < g.out_w; ow++)
-        ref_store(out[0].data, dtype, (plane * g.out_h + oh) * g.out_w + ow,
-                  pool_one(&node->params.pool, &g, x, dtype, oh, ow));
+  const int64_t in_volume = g.in_d * g.in_h * g.in_w;
+  int64_t e = 0; /* output elements in row-major order */
+  for (int64_t v = 0; v < g.n * g.c; v++) {
+    const char* x = (const char*)in[0].data + (size_t)(v * in_volume) * es;
+    int64_t o[3];
+    for (o[0] = 0; o[0] < g.out_d; o[0]++)
+      for (o[1] = 0; o[1] < g.out_h; o[1]++)
+        for (o[2] = 0; o[2] < g.out_w; o[2]++)
+          ref_store(out[0].data, dtype, e++, pool_one(&node->params.pool, &g, x, dtype, o));
   }
   return NULL;
 }

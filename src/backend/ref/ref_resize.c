@@ -72,6 +72,34 @@ static double sample_cubic(const void* x, int dtype, const ir_resize_geom* g, in
   return sum;
 }
 
+/* The general geometry (a leading dim resizes): output element i (row-major over the output) sums
+ * the products of the per-dim tap weights over every combination of taps, in double. */
+static double sample_general(const void* x, int dtype, const ir_resize_geom* g, int64_t i) {
+  int64_t idx[GFX_MAX_RANK][4];
+  float w[GFX_MAX_RANK][4];
+  int n[GFX_MAX_RANK], pick[GFX_MAX_RANK];
+  for (int k = g->rank - 1; k >= 0; k--) {
+    const ir_resize_axis* a = &g->axes[k];
+    n[k] = ir_resize_axis_taps(g, a, i % a->out, idx[k], w[k]);
+    if (n[k] == 0) return g->extrapolation;
+    i /= a->out;
+    pick[k] = 0;
+  }
+  double sum = 0.0;
+  for (;;) { /* an odometer over the taps, the last dim fastest */
+    int64_t offset = 0;
+    double weight = 1.0;
+    for (int k = 0; k < g->rank; k++) {
+      offset = offset * g->axes[k].in + idx[k][pick[k]];
+      weight *= (double)w[k][pick[k]];
+    }
+    sum += weight * ref_load(x, dtype, offset);
+    int k = g->rank - 1;
+    while (k >= 0 && ++pick[k] == n[k]) pick[k--] = 0;
+    if (k < 0) return sum;
+  }
+}
+
 gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   ir_resize_geom g;
@@ -89,6 +117,10 @@ gfx_status ref_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gf
     return NULL;
   }
   const void* x = in[0].data;
+  if (g.general) {
+    for (int64_t i = 0; i < count; i++) ref_store(out[0].data, dtype, i, sample_general(x, dtype, &g, i));
+    return NULL;
+  }
   int64_t i = 0;
   for (int64_t plane = 0; plane < g.outer; plane++) {
     for (int64_t oy = 0; oy < g.h.out; oy++) {
@@ -178,5 +210,75 @@ gfx_status ref_run_grid_sample(const gfx_exec_ctx* ctx, const ir_node* node, con
         ref_store(out[0].data, dtype, (n * g.c + c) * pixels + p, grid_sample_one(plane, dtype, &g, gx, gy));
       }
     }
+  return NULL;
+}
+
+/* ---- RoiAlign ---- */
+
+/* Output element (c, ph, pw) of one region over plane x (of height h, width w): the mean of the
+ * bin's bilinear samples (each the weighted sum of its four taps), or their maximum where each
+ * sample is the largest of its four weighted taps (ONNX Runtime's max rule); a sample more than a
+ * pixel outside the plane counts as 0. Positions in float32 (ir/resize_geom.h), sums in double. */
+static double roi_align_one(const ir_roi_align_params* p, const ir_roi_box* b, const void* x, int dtype, int64_t plane,
+                            int64_t h, int64_t w, int64_t ph, int64_t pw) {
+  double acc = 0.0;
+  int first = 1;
+  for (int64_t iy = 0; iy < b->grid_h; iy++) {
+    const float y = ir_roi_align_coord(b->start_h, ph, b->bin_h, iy, b->grid_h);
+    for (int64_t ix = 0; ix < b->grid_w; ix++) {
+      const float xx = ir_roi_align_coord(b->start_w, pw, b->bin_w, ix, b->grid_w);
+      int64_t pos[4];
+      float wt[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      double v[4] = {0.0, 0.0, 0.0, 0.0};
+      if (ir_roi_align_taps(y, xx, h, w, pos, wt))
+        for (int t = 0; t < 4; t++) v[t] = (double)wt[t] * ref_load(x, dtype, plane + pos[t]);
+      if (p->mode_max) {
+        const double m = fmax(fmax(fmax(v[0], v[1]), v[2]), v[3]);
+        acc = first || m > acc ? m : acc;
+        first = 0;
+      } else {
+        acc += v[0] + v[1] + v[2] + v[3];
+      }
+    }
+  }
+  if (p->mode_max) return acc;
+  const int64_t count = b->grid_h * b->grid_w > 1 ? b->grid_h * b->grid_w : 1;
+  return acc / (double)count;
+}
+
+gfx_status ref_run_roi_align(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  (void)ctx;
+  if (node->n_inputs != 3 || node->n_outputs != 1 || !in || !out)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 3 and 1", node->n_inputs,
+                     node->n_outputs);
+  const gfx_shape shapes[3] = {in[0].shape, in[1].shape, in[2].shape};
+  gfx_shape expected;
+  GFX_TRY(ir_infer_roi_align(node, shapes, &expected));
+  GFX_TRY(check_io(node, in, out, &expected));
+  const int dtype = in[0].dtype;
+  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16) || in[1].dtype != dtype ||
+      in[2].dtype != GFX_DTYPE_I64)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "X %s, rois %s, batch_indices %s are not handled", gfx_dtype_name(dtype),
+                     gfx_dtype_name(in[1].dtype), gfx_dtype_name(in[2].dtype));
+  const ir_roi_align_params* p = &node->params.roi_align;
+  const int64_t n = in[0].shape.dims[0], c = in[0].shape.dims[1], h = in[0].shape.dims[2], w = in[0].shape.dims[3];
+  const int64_t regions = in[1].shape.dims[0];
+  if (regions > 0 && (!in[1].data || !in[2].data))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "rois or batch_indices has no data");
+  int64_t e = 0;
+  for (int64_t r = 0; r < regions; r++) {
+    const int64_t batch = ((const int64_t*)in[2].data)[r];
+    if (batch < 0 || batch >= n)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
+                       (long long)batch, (long long)n);
+    float roi[4];
+    for (int k = 0; k < 4; k++) roi[k] = (float)ref_load(in[1].data, dtype, r * 4 + k);
+    const ir_roi_box b = ir_roi_align_box(roi, p->spatial_scale, p->half_pixel, p->out_h, p->out_w, p->sampling_ratio);
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t ph = 0; ph < p->out_h; ph++)
+        for (int64_t pw = 0; pw < p->out_w; pw++)
+          ref_store(out[0].data, dtype, e++,
+                    roi_align_one(p, &b, in[0].data, dtype, (batch * c + ch) * h * w, h, w, ph, pw));
+  }
   return NULL;
 }

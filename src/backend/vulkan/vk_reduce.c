@@ -35,9 +35,10 @@ typedef struct norm_geom_gpu {
   int32_t rms, pad0; /* RMSNormalization */
 } norm_geom_gpu;
 
+/* ir_pool_geom: 2-D pooling is a depth of 1; the arrays are indexed depth, height, width */
 typedef struct pool_geom_gpu {
-  int64_t n, c, in_h, in_w, out_h, out_w;
-  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+  int64_t volumes, in_size[3], out_size[3];
+  int64_t kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
   int32_t is_max, count_include_pad;
 } pool_geom_gpu;
 
@@ -112,8 +113,23 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                    gfx_dtype_name(dtype));
 }
 
+/* CPU implementations built on llvmpipe (lavapipe) end an invocation after 65535 loop turns in all:
+ * there, pooling windows whose walk (every kernel loop turn) may be longer are declined. */
+#define SOFTWARE_WALK_LIMIT 60000
+
+static int64_t pool_window_turns(const ir_pool_params* p) {
+  int64_t turns = 0;
+  for (int i = p->n_spatial - 1; i >= 0; i--) turns = (int64_t)p->kernel[i] * (1 + turns);
+  return turns;
+}
+
 gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
   const int dtype = q->desc && q->desc->n_inputs > 0 ? q->desc->input_dtypes[0] : GFX_DTYPE_F32;
+  if (vk_family_of(q->op) == VK_FAM_POOL && q->params && d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+      pool_window_turns(&q->params->pool) > SOFTWARE_WALK_LIMIT)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: a %s window walks more than %d taps in one invocation, which %s (a CPU "
+                     "implementation) cuts short", ir_op_name(q->op), SOFTWARE_WALK_LIMIT, d->info.name);
   vk_shader_id shader;
   return shader_for(d, q->op, dtype, &shader);
 }
@@ -182,14 +198,16 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
       GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
       pool_geom_gpu gg;
       memset(&gg, 0, sizeof gg);
-      gg.n = g.n, gg.c = g.c, gg.in_h = g.in_h, gg.in_w = g.in_w, gg.out_h = g.out_h, gg.out_w = g.out_w;
-      for (int i = 0; i < 2; i++) {
+      gg.volumes = g.n * g.c;
+      gg.in_size[0] = g.in_d, gg.in_size[1] = g.in_h, gg.in_size[2] = g.in_w;
+      gg.out_size[0] = g.out_d, gg.out_size[1] = g.out_h, gg.out_size[2] = g.out_w;
+      for (int i = 0; i < 3; i++) {
         gg.kernel[i] = g.kernel[i], gg.strides[i] = g.strides[i], gg.dilations[i] = g.dilations[i];
         gg.pad_begin[i] = g.pad_begin[i], gg.pad_end[i] = g.pad_end[i];
       }
       gg.is_max = node->params.pool.kind == IR_POOL_MAX;
       gg.count_include_pad = node->params.pool.count_include_pad;
-      st->groups = clamp_groups((g.n * g.c * g.out_h * g.out_w + RED_GROUP - 1) / RED_GROUP);
+      st->groups = clamp_groups((gg.volumes * g.out_d * g.out_h * g.out_w + RED_GROUP - 1) / RED_GROUP);
       return fill_geom(d, st, &gg, sizeof gg);
     }
   }

@@ -137,6 +137,11 @@ static gfx_status space_depth_shader(vk_device* d, gfx_op op, int dtype, vk_shad
 }
 
 gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q) {
+  /* resize.comp's tap tables cover the last two dims; a resize of a leading dim (the depth of a
+   * volume, channels) is left to ONNX Runtime */
+  if (is_resize(q->op) && q->params && q->params->resize.leading)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of a dim before the last two is not implemented",
+                     ir_op_name(q->op));
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   const int dtype = q->desc->input_dtypes[0];
@@ -182,6 +187,8 @@ static gfx_status prepare_resize(vk_device* d, const ir_node* node, const gfx_sh
   }
   st->identity = g.identity;
   if (g.identity || st->count == 0) return NULL;
+  if (g.general)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a resize of a dim before the last two is not implemented");
   if (g.h.out + g.w.out > MAX_TAP_ENTRIES)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "an output of %lld x %lld pixels is beyond the tap table's limit",
                      (long long)g.h.out, (long long)g.w.out);

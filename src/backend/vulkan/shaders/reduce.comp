@@ -1,7 +1,8 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
-// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), and 2-D
-// Max/AveragePool (-DKIND_POOL), LRN (-DKIND_LRN); LpNormalization runs in the softmax kernel. -DT_F16 loads and
-// stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device address.
+// and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), 2-D / 3-D
+// Max/AveragePool (-DKIND_POOL) and LRN (-DKIND_LRN); LpNormalization runs in the softmax kernel.
+// -DT_F16 loads and stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device
+// address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
 // invocations stride over the row and combine through shared memory (float32 throughout); with
@@ -260,39 +261,47 @@ void main() {
 #endif
 
 #if defined(KIND_POOL)
+// ir_pool_geom: 2-D pooling is a depth of 1 with a window of 1 along it; indexed depth, height, width
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
-  int64_t n, c, in_h, in_w, out_h, out_w;
-  int64_t kernel[2], strides[2], dilations[2], pad_begin[2], pad_end[2];
+  int64_t volumes, in_size[3], out_size[3];
+  int64_t kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
   int is_max, count_include_pad;
 };
 
 void main() {
   Geom g = Geom(pc.geom_addr);
-  const int64_t total = g.n * g.c * g.out_h * g.out_w;
+  const int64_t total = g.volumes * g.out_size[0] * g.out_size[1] * g.out_size[2];
   const int64_t step = int64_t(gl_NumWorkGroups.x) * GROUP;
   for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < total; e += step) {
-    const int64_t ow = e % g.out_w, oh = (e / g.out_w) % g.out_h, plane = e / (g.out_w * g.out_h);
-    const int64_t h0 = oh * g.strides[0] - g.pad_begin[0], w0 = ow * g.strides[1] - g.pad_begin[1];
-    const int64_t x0 = plane * g.in_h * g.in_w;
+    int64_t start[3];
+    int64_t rest = e;
+    for (int j = 2; j >= 0; j--) {
+      start[j] = (rest % g.out_size[j]) * g.strides[j] - g.pad_begin[j];
+      rest /= g.out_size[j];
+    }
+    const int64_t x0 = rest * g.in_size[0] * g.in_size[1] * g.in_size[2];
     float acc = g.is_max != 0 ? -INF_F : 0.0;
     int64_t taps = 0;
-    for (int64_t kh = 0; kh < g.kernel[0]; kh++) {
-      const int64_t ih = h0 + kh * g.dilations[0];
-      if (ih < 0 || ih >= g.in_h) continue;
-      for (int64_t kw = 0; kw < g.kernel[1]; kw++) {
-        const int64_t iw = w0 + kw * g.dilations[1];
-        if (iw < 0 || iw >= g.in_w) continue;
-        const float v = load_x(x0 + ih * g.in_w + iw);
-        acc = g.is_max != 0 ? nan_max(acc, v) : acc + v;
-        taps++;
+    for (int64_t kd = 0; kd < g.kernel[0]; kd++) {
+      const int64_t id = start[0] + kd * g.dilations[0];
+      if (id < 0 || id >= g.in_size[0]) continue;
+      for (int64_t kh = 0; kh < g.kernel[1]; kh++) {
+        const int64_t ih = start[1] + kh * g.dilations[1];
+        if (ih < 0 || ih >= g.in_size[1]) continue;
+        for (int64_t kw = 0; kw < g.kernel[2]; kw++) {
+          const int64_t iw = start[2] + kw * g.dilations[2];
+          if (iw < 0 || iw >= g.in_size[2]) continue;
+          const float v = load_x(x0 + (id * g.in_size[1] + ih) * g.in_size[2] + iw);
+          acc = g.is_max != 0 ? nan_max(acc, v) : acc + v;
+          taps++;
+        }
       }
     }
     if (g.is_max == 0) {
       // taps in the padding: skipped, or counted up to the end padding with count_include_pad
       if (g.count_include_pad != 0) {
-        const int64_t h1 = min(h0 + g.kernel[0], g.in_h + g.pad_end[0]);
-        const int64_t w1 = min(w0 + g.kernel[1], g.in_w + g.pad_end[1]);
-        taps = (h1 - h0) * (w1 - w0);
+        taps = 1;
+        for (int j = 0; j < 3; j++) taps *= min(start[j] + g.kernel[j], g.in_size[j] + g.pad_end[j]) - start[j];
       }
       acc = taps > 0 ? acc / float(taps) : NAN_F;
     }

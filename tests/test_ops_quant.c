@@ -1,0 +1,121 @@
+/* gfxep — QuantizeLinear and DequantizeLinear on their own: which nodes parse claims and which it
+ * refuses (and why), the geometry of per-tensor and per-axis scales, and the arithmetic every
+ * backend shares (rounding half to even, saturation, NaN).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/graph.h"
+#include "ir/ops_quant.h"
+#include "ir/shape.h"
+#include "ir_test_util.h"
+
+/* x of x_type and shape x, a scale of s_type and shape s, a zero point of zp_type (none when
+ * GFX_DTYPE_UNDEFINED) shaped like the scale, y of y_type. */
+static ir_node_desc qdesc(const char* op, int opset, attr_table* t, int x_type, gfx_shape x, int s_type, gfx_shape s,
+                          int zp_type, int y_type) {
+  ir_node_desc d = desc_base(op, opset, "q", t, zp_type ? 3 : 2, x_type);
+  d.input_shapes[0] = x;
+  d.input_dtypes[1] = s_type;
+  d.input_shapes[1] = s;
+  if (zp_type) {
+    d.input_dtypes[2] = zp_type;
+    d.input_shapes[2] = s;
+  }
+  d.output_dtypes[0] = y_type;
+  return d;
+}
+
+static void test_parse_quantize(void** unused) {
+  (void)unused;
+  attr_table none = NO_ATTRS, axis0 = ATTRS(A_INT("axis", 0)), block = ATTRS(A_INT("block_size", 4));
+  const int F32 = GFX_DTYPE_F32, F16 = GFX_DTYPE_F16, I8 = GFX_DTYPE_I8, U8 = GFX_DTYPE_U8;
+  ir_node_desc d = qdesc("QuantizeLinear", 13, &none, F32, SHAPE(2, 3), F32, SHAPE(3), I8, I8);
+  ir_params p = parse_ok(&d, GFX_OP_QUANTIZE_LINEAR);
+  assert_true(p.quant.axis == 1 && p.quant.dtype == I8);
+  d = qdesc("QuantizeLinear", 10, &none, F32, SHAPE(2, 3), F32, SHAPE(0), GFX_DTYPE_UNDEFINED, U8);
+  d.input_shapes[1].rank = 0;
+  parse_ok(&d, GFX_OP_QUANTIZE_LINEAR);
+  /* per axis before opset 13, a scale that does not fit the axis */
+  d = qdesc("QuantizeLinear", 10, &none, F32, SHAPE(2, 3), F32, SHAPE(3), U8, U8);
+  parse_refused(&d, "before opset 13");
+  d = qdesc("QuantizeLinear", 13, &axis0, F32, SHAPE(2, 3), F32, SHAPE(3), U8, U8);
+  parse_refused(&d, "axis of 2");
+  /* float16 x from opset 19, with a float16 scale */
+  d = qdesc("QuantizeLinear", 13, &none, F16, SHAPE(2, 3), F16, SHAPE(1), U8, U8);
+  parse_refused(&d, "float16");
+  d = qdesc("QuantizeLinear", 19, &none, F16, SHAPE(2, 3), F16, SHAPE(1), U8, U8);
+  parse_ok(&d, GFX_OP_QUANTIZE_LINEAR);
+  d = qdesc("QuantizeLinear", 19, &none, F16, SHAPE(2, 3), F32, SHAPE(1), U8, U8);
+  parse_refused(&d, "scale is float32");
+  /* 16-bit outputs, block quantization, int32 x */
+  d = qdesc("QuantizeLinear", 21, &none, F32, SHAPE(2, 3), F32, SHAPE(1), GFX_DTYPE_I64, GFX_DTYPE_I64);
+  parse_refused(&d, "int8 and uint8");
+  d = qdesc("QuantizeLinear", 21, &block, F32, SHAPE(2, 8), F32, SHAPE(2, 2), I8, I8);
+  parse_refused(&d, "block");
+  d = qdesc("QuantizeLinear", 13, &none, GFX_DTYPE_I32, SHAPE(2, 3), F32, SHAPE(1), I8, I8);
+  parse_refused(&d, "x is int32");
+  d = qdesc("QuantizeLinear", 13, &none, F32, SHAPE(2, 3), F32, SHAPE(1), U8, I8);
+  parse_refused(&d, "zero point is uint8");
+}
+
+static void test_parse_dequantize(void** unused) {
+  (void)unused;
+  attr_table none = NO_ATTRS, last = ATTRS(A_INT("axis", -1));
+  const int F32 = GFX_DTYPE_F32, BF16 = GFX_DTYPE_BF16, I8 = GFX_DTYPE_I8, I32 = GFX_DTYPE_I32;
+  ir_node_desc d = qdesc("DequantizeLinear", 13, &last, I8, SHAPE(2, 5), F32, SHAPE(5), I8, F32);
+  ir_params p = parse_ok(&d, GFX_OP_DEQUANTIZE_LINEAR);
+  assert_true(p.quant.axis == -1 && p.quant.dtype == F32);
+  d = qdesc("DequantizeLinear", 10, &none, I32, SHAPE(4), F32, SHAPE(1), GFX_DTYPE_UNDEFINED, F32);
+  parse_ok(&d, GFX_OP_DEQUANTIZE_LINEAR);
+  d = qdesc("DequantizeLinear", 19, &none, GFX_DTYPE_U8, SHAPE(4), BF16, SHAPE(1), GFX_DTYPE_U8, BF16);
+  parse_ok(&d, GFX_OP_DEQUANTIZE_LINEAR);
+  d = qdesc("DequantizeLinear", 13, &none, GFX_DTYPE_I64, SHAPE(4), F32, SHAPE(1), GFX_DTYPE_I64, F32);
+  parse_refused(&d, "x is int64");
+  d = qdesc("DequantizeLinear", 13, &none, I8, SHAPE(4), BF16, SHAPE(1), I8, BF16);
+  parse_refused(&d, "scale is bfloat16");
+  d = qdesc("DequantizeLinear", 13, &none, I8, SHAPE(2, 3), F32, SHAPE(2, 3), I8, F32);
+  parse_refused(&d, "rank 2");
+  d = qdesc("DequantizeLinear", 13, &none, I8, SHAPE(2, 3), F32, SHAPE(3), I8, F32);
+  d.input_shapes[2] = SHAPE(1);
+  parse_refused(&d, "zero point's shape");
+}
+
+static void test_quant_geometry_and_math(void** unused) {
+  (void)unused;
+  ir_quant_params p = {.axis = 1, .dtype = GFX_DTYPE_I8};
+  ir_quant_geom g;
+  gfx_shape x = SHAPE(2, 3, 4), s = SHAPE(3), one = SHAPE(1);
+  expect_ok(ir_quant_geometry(&p, &x, &s, &s, &g));
+  assert_true(g.per_axis && g.len == 3 && g.inner == 4 && g.outer == 2 && g.count == 24);
+  expect_ok(ir_quant_geometry(&p, &x, &one, NULL, &g));
+  assert_false(g.per_axis);
+  p.axis = 2;
+  expect_error(ir_quant_geometry(&p, &x, &s, NULL, &g), GFX_ERR_INVALID_ARGUMENT, "axis 2", NULL);
+  /* halves to even, saturation at both ends, NaN to the zero point */
+  assert_int_equal(ir_quantize(5.0f, 2.0f, 0, -128, 127), 2);
+  assert_int_equal(ir_quantize(7.0f, 2.0f, 0, -128, 127), 4);
+  assert_int_equal(ir_quantize(-5.0f, 2.0f, 1, -128, 127), -1);
+  assert_int_equal(ir_quantize(1000.0f, 1.0f, 0, -128, 127), 127);
+  assert_int_equal(ir_quantize(-1000.0f, 1.0f, 10, 0, 255), 0);
+  assert_int_equal(ir_quantize(INFINITY, 1.0f, 0, 0, 255), 255);
+  assert_int_equal(ir_quantize(0.0f, 0.0f, 7, 0, 255), 7);
+  assert_true(ir_dequantize(-128, 0.5f, 2) == -65.0f);
+  assert_true(ir_dequantize(2147483647, 1.0f, 0) == 2147483648.0f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_quantize),
+      cmocka_unit_test(test_parse_dequantize),
+      cmocka_unit_test(test_quant_geometry_and_math),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
