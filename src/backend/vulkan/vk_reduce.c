@@ -125,7 +125,9 @@ static int64_t pool_window_turns(const ir_pool_params* p) {
 
 gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
   const int dtype = q->desc && q->desc->n_inputs > 0 ? q->desc->input_dtypes[0] : GFX_DTYPE_F32;
-  if (vk_family_of(q->op) == VK_FAM_POOL && q->params && d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+  /* the pooling ops only: LRN shares the family but not the params */
+  const int pooling = q->op == GFX_OP_MAX_POOL || q->op == GFX_OP_AVERAGE_POOL;
+  if (pooling && q->params && d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
       pool_window_turns(&q->params->pool) > SOFTWARE_WALK_LIMIT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED,
                      "vulkan backend: a %s window walks more than %d taps in one invocation, which %s (a CPU "
