@@ -497,11 +497,10 @@ static void phase_watchdog(const char* model) {
          "\"current_known\": %d}}\n",
          reported, seen_ms, got.wait_stalled_ms, (unsigned long long)got.wait_value,
          (got.flags & GFXEP_FRAME_WAIT_VALUE_KNOWN) != 0);
-  /* releasing gfxep's objects while the stream is stalled must not block. On the Vulkan backend on
-   * the producer's own queue, a frame whose session and stream were released while stalled did not
-   * drain after the signal (H200, not understood yet): there the release comes after the drain */
+  /* releasing gfxep's objects while the stream is stalled must not block, nor free what the stalled
+   * work still reads (node states, recorded graphs, memory): those releases are held until it resumes */
   double release_ms = -1;
-  if (!one_queue) {
+  {
     arm("watchdog: release while stalled", 20);
     t0 = ortkit_now_ns();
     for (int i = 0; i < IN_FLIGHT; i++) {

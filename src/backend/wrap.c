@@ -61,14 +61,15 @@ gfx_status gfx_backend_check_alive(gfx_dev* dev) {
 
 /* ---- stalled devices ----
  * cudaFree and cudaFreeHost wait for the whole device, releasing an imported semaphore that a queued
- * wait still uses is not allowed, and the Vulkan backend waits (bounded) for a stream's or an event's
- * submissions before destroying it: while a device is stalled (a wait past the watchdog's limit),
- * these releases are kept in a list and carried out when it resumes, so that releasing a session
- * never hangs on a producer that does not signal. */
+ * wait still uses is not allowed, the Vulkan backend waits (bounded) for a stream's or an event's
+ * submissions before destroying it, and the work queued behind a stalled wait still reads node states
+ * and recorded graphs: while a device is stalled (a wait past the watchdog's limit), these releases are
+ * kept in a list and carried out when it resumes, so that releasing a session never hangs on a
+ * producer that does not signal, nor pulls memory from under the work that waits. */
 typedef struct deferred_free {
   gfx_dev* dev;
   int kind; /* 0 mem_free, 1 host_free, 2 release_memory, 3 release_semaphore, 4 stream_destroy, 5 event_destroy,
-             * 6 stamps_destroy, 7 replay_stamps_destroy */
+             * 6 stamps_destroy, 7 replay_stamps_destroy, 8 node_release, 9 graph_destroy */
   void* a;
   void* b;
   struct deferred_free* next;
@@ -126,6 +127,8 @@ void gfx_backend_set_stalled(gfx_dev* dev, int stalled) {
       case 4: be(dev)->stream_destroy(dev, d->a); break;
       case 6: be(dev)->stamps_destroy(dev, d->a); break;
       case 7: be(dev)->replay_stamps_destroy(dev, d->a); break;
+      case 8: be(dev)->node_release(dev, d->a); break;
+      case 9: be(dev)->graph_destroy(dev, d->a); break;
       default: be(dev)->event_destroy(dev, d->a); break;
     }
     free(d);
@@ -219,8 +222,10 @@ gfx_status gfx_backend_node_prepare(gfx_dev* dev, const ir_node* node, const gfx
   *scratch_bytes = 0;
   return be(dev)->node_prepare ? be(dev)->node_prepare(dev, node, in, out, state, scratch_bytes) : NULL;
 }
+/* held while stalled: the work queued behind the stalled wait still reads a node's state (the Vulkan
+ * backend's geometry buffers) and runs a recorded graph's commands */
 void gfx_backend_node_release(gfx_dev* dev, void* state) {
-  if (state && be(dev)->node_release) be(dev)->node_release(dev, state);
+  if (state && be(dev)->node_release && !defer(dev, 8, state, NULL)) be(dev)->node_release(dev, state);
 }
 gfx_status gfx_backend_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                 void* state) {
@@ -292,7 +297,7 @@ gfx_status gfx_backend_graph_launch(gfx_dev* dev, void* graph, void* stream) {
                                       : missing(dev, "recorded partitions");
 }
 void gfx_backend_graph_destroy(gfx_dev* dev, void* graph) {
-  if (graph && be(dev)->graph_destroy) be(dev)->graph_destroy(dev, graph);
+  if (graph && be(dev)->graph_destroy && !defer(dev, 9, graph, NULL)) be(dev)->graph_destroy(dev, graph);
 }
 
 int gfx_backend_has_stamps(const gfx_dev* dev) {
