@@ -35,6 +35,8 @@ typedef struct frame {
   int abandoned;         /* a stamp could not be written, or the Run never ended: never complete, never
                           * read, and its slots reused only once the stamps it did write are reached */
   int in_run;            /* a partition's run is writing this frame's slot stamps: the slot stays taken */
+  int has_limit;         /* the Run's session set the watchdog's limit for this frame's waits */
+  unsigned limit_ms;     /* that limit (0: not watched) */
   /* RUN_BEGIN (0) and RUN_END (1) as stamped by a replayed graph itself (a reference each), or NULL:
    * then the frame's own slot holds the stamp */
   gfx_replay_stamps* ring[2];
@@ -338,6 +340,9 @@ void gfx_frames_compute(gfx_ep* ep, void* stream, gfx_run_stamps* req) {
       f->t.run = run_mark.run;
       memcpy(f->t.run_tag, run_mark.tag, sizeof f->t.run_tag);
       f->t.flags |= GFXEP_FRAME_HAS_RUN;
+      /* the waits before this Run are watched with its session's limit */
+      f->has_limit = 1;
+      f->limit_ms = ep->options.wait_timeout_ms;
       run_mark.index = i;
       run_mark.frame = f->t.frame;
       req->begin_slot = slot_of(i, S_RUN_BEGIN);
@@ -427,11 +432,12 @@ void gfx_frames_run_end(gfx_ep* ep, void* stream) {
 
 /* ---- the watchdog ---- */
 
-/* With logs_lock held: reports waits pending longer than the device's limit, once per frame; returns
- * whether the device now begins or ends a stall. */
+/* With logs_lock held: reports waits pending longer than their limit (the session's whose Run follows
+ * them, else the device's), once per frame; returns whether the device now begins or ends a stall. */
 static int watchdog_scan(gfx_frame_log* log) {
-  unsigned limit = atomic_load(&log->timeout_ms);
-  if (!limit) return STALL_KEEP;
+  /* the device's limit (the newest session's) for waits no Run has claimed yet; a frame whose Run is
+   * queued uses its session's */
+  const unsigned device_limit = atomic_load(&log->timeout_ms);
   const int stalled_before = log->stalled > 0;
   pthread_mutex_lock(&log->lock);
   const uint64_t now = gfx_profiler_now_ns();
@@ -448,8 +454,9 @@ static int watchdog_scan(gfx_frame_log* log) {
       continue;
     }
     if (f->t.flags & GFXEP_FRAME_WAIT_TIMED_OUT) continue;
+    const unsigned limit = f->has_limit ? f->limit_ms : device_limit;
     const double pending_ms = (double)(now - f->wait_queued_ns) / 1e6;
-    if (pending_ms < (double)limit) continue;
+    if (!limit || pending_ms < (double)limit) continue;
     /* the device is marked stalled before anyone can see the report: an application that reacts to it
      * by releasing what the stalled work uses must find those releases held */
     if (log->stalled++ == 0) gfx_backend_set_stalled(log->device->dev, 1);

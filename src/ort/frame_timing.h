@@ -27,7 +27,8 @@ void gfx_frame_log_destroy(gfx_device* d);
  * backend's current device object (the renderer's VkDevice after InitGraphicsInterop); a later session
  * makes a new one. Called around InitGraphicsInterop and DeinitGraphicsInterop. Kept while stalled. */
 void gfx_frame_log_retire(gfx_device* d);
-/* The watchdog's limit for waits on this device (0: off); the newest session's option sets it. */
+/* The watchdog's limit for waits on this device that no Run has claimed yet (0: off); the newest
+ * session's option sets it. A wait followed by a Run is watched with that Run's session's limit. */
 void gfx_frame_log_set_timeout(gfx_device* d, unsigned ms);
 
 /* Importer hooks around a backend wait / signal on `stream` (a native stream of device d).

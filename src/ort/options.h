@@ -21,7 +21,8 @@ typedef struct gfx_ep_options {
                           * by default: they add 4-6 us of host time to a Run on the H200 (measured) */
   unsigned wait_timeout_ms; /* wait_timeout_ms = milliseconds, decimal (default 5000); 0: no watchdog. How
                              * long a wait on an imported semaphore may stay incomplete before it is
-                             * reported; it applies to the device's waits, set by the newest session */
+                             * reported: the waits before this session's Runs; waits no Run has
+                             * claimed yet, by the newest session's */
 } gfx_ep_options;
 
 /* How float32 models are computed. fp32: float32 arithmetic (FMA, no TF32). tf32: convolutions and
