@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,11 +242,12 @@ typedef struct session_state {
   size_t n_want;
   uint64_t mismatches;
   double max_abs;
+  int cpu_only; /* ORT's CPU EP alone: the control the gfxep cycles are measured against */
 } session_state;
 
 static void session_cycle(session_state* st) {
   OrtSession* s = NULL;
-  expect_ok(ortkit_session(&k, model_path("add_relu"), device, NULL, NULL, 0, &s), "session");
+  expect_ok(ortkit_session(&k, model_path("add_relu"), st->cpu_only ? NULL : device, NULL, NULL, 0, &s), "session");
   ortkit_tensor* got = NULL;
   size_t n_got = 0;
   expect_ok(ortkit_run(&k, s, NULL, st->in, st->n_in, &got, &n_got), "run");
@@ -265,8 +267,15 @@ static void test_soak_sessions(void** state) {
   expect_ok(ortkit_random_inputs(&k, cpu, 42, 1, &in, &n_in), "inputs");
   expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
   k.api->ReleaseSession(cpu);
-  session_state st = {in, n_in, want, n_want, 0, 0.0};
+  session_state st = {in, n_in, want, n_want, 0, 0.0, 0};
   for (int c = 0; c < SESSION_WARMUP; c++) session_cycle(&st);
+  /* the control: as many cycles with ORT's CPU EP alone */
+  session_state cpu_st = st;
+  cpu_st.cpu_only = 1;
+  for (int c = 0; c < SESSION_WARMUP; c++) session_cycle(&cpu_st);
+  const long long control0 = rss_bytes();
+  for (int c = 0; c < SESSION_CYCLES; c++) session_cycle(&cpu_st);
+  const long long control_kib = (rss_bytes() - control0) / 1024;
   snapshot before = take_snapshot();
   long long rss_half = 0;
   for (int c = 0; c < SESSION_CYCLES; c++) {
@@ -275,16 +284,20 @@ static void test_soak_sessions(void** state) {
   }
   snapshot after = take_snapshot();
   /* the second half's growth tells a steady leak (about half the total) from heap that settles (0) */
-  char extra[200];
+  char extra[256];
   snprintf(extra, sizeof extra,
-           ", \"rss_growth_second_half_kib\": %lld, \"model\": \"add_relu\", \"mismatches\": %llu, "
-           "\"max_abs_vs_cpu\": %.3g",
-           (after.rss - rss_half) / 1024, (unsigned long long)st.mismatches, st.max_abs);
+           ", \"rss_growth_second_half_kib\": %lld, \"cpu_ep_control_rss_growth_kib\": %lld, \"model\": \"add_relu\", "
+           "\"mismatches\": %llu, \"max_abs_vs_cpu\": %.3g",
+           (after.rss - rss_half) / 1024, control_kib, (unsigned long long)st.mismatches, st.max_abs);
   print_figures("soak_sessions", SESSION_CYCLES, SESSION_WARMUP, &before, &after, extra);
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(want, n_want);
   assert_int_equal(st.mismatches, 0);
-  check_growth("sessions", &before, &after, SESSION_RSS_LIMIT);
+  /* ONNX Runtime's own heap grows over session cycles by an amount that varies from run to run (0.9 to
+   * 5 MiB of allocated bytes per 1,000 CPU-EP-only cycles on a 2-core machine, ORT 1.29): gfxep's share
+   * is what grows beyond the same cycles on ORT's CPU EP, measured just before */
+  long long allowed = SESSION_RSS_LIMIT + (control_kib > 0 ? control_kib * 1024 : 0);
+  check_growth("sessions", &before, &after, allowed);
 }
 
 int main(void) {
