@@ -396,6 +396,8 @@ typedef enum vk_shader_id {
   VK_SHADER_SCAN_I32,
   VK_SHADER_SCAN_I64,
   VK_SHADER_SCAN_BF16,
+  VK_SHADER_QUANT_F32,  /* quant.comp (vk_quant.c): QuantizeLinear / DequantizeLinear, float32 or float16 */
+  VK_SHADER_QUANT_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -442,6 +444,7 @@ typedef enum vk_family {
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
   VK_FAM_RESIZE,  /* resize, space_depth, grid_sample (vk_resize.c) */
   VK_FAM_INDEX,   /* logic, mod, cumsum, range, trilu, index (vk_index.c) */
+  VK_FAM_QUANT,   /* quant (vk_quant.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -495,6 +498,14 @@ gfx_status vk_prepare_index(vk_device* d, const ir_node* node, const gfx_shape* 
                             void** state);
 void vk_release_index(vk_device* d, void* state);
 gfx_status vk_run_index(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                        gfx_tensor* out, void* state);
+
+/* QuantizeLinear, DequantizeLinear (vk_quant.c) */
+gfx_status vk_supports_quant(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_quant(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                            void** state);
+void vk_release_quant(vk_device* d, void* state);
+gfx_status vk_run_quant(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                         gfx_tensor* out, void* state);
 
 /* Helpers of the kernels with 32-bit indices (vk_misc.c): NOT_SUPPORTED naming the node when one of
