@@ -201,6 +201,9 @@ static const uint32_t quant_f32[] =
 static const uint32_t quant_f16[] =
 #include "quant_f16.spv.inc"
     ;
+static const uint32_t topk[] =
+#include "topk.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -416,4 +419,5 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_SCAN_BF16, "scan.comp (CumSum, bfloat16)", scan_bf16),
     BLOB(VK_SHADER_QUANT_F32, "quant.comp (float32)", quant_f32),
     BLOB(VK_SHADER_QUANT_F16, "quant.comp (float16)", quant_f16),
+    BLOB(VK_SHADER_TOPK, "topk.comp", topk),
 };
