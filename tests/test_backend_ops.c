@@ -946,6 +946,25 @@ static void roi_align_cases(gfx_dev* gpu, void* stream) {
     p->spatial_scale = k % 4 == 1 ? 0.5f : 1.0f;
     run_case(gpu, stream, &c);
   }
+  /* regions hundreds of pixels across over small planes, adaptive: bins of up to ~100 x 100 samples,
+   * nearly all more than a pixel outside (Vulkan visits only the window near the plane) */
+  for (int k = 0; k < 8; k++) {
+    const int64_t x[4] = {1, 2, rand_int(2, 7), rand_int(2, 7)}, r = 3;
+    const gfx_shape shapes[3] = {shape(4, x), SHAPE(r, 4), shape(1, &r)};
+    ew_case c = case_of(GFX_OP_ROI_ALIGN, float_types[k % 2], 3, shapes);
+    c.in_dtype[2] = GFX_DTYPE_I64;
+    c.ranged[2] = 1, c.int_lo[2] = 0, c.int_hi[2] = 0;
+    c.scale = 400.0;
+    c.positive = 1;
+    ir_roi_align_params* p = &c.node.params.roi_align;
+    p->mode_max = k / 2 % 2;
+    p->half_pixel = k / 4;
+    p->out_h = rand_int(1, 4);
+    p->out_w = rand_int(1, 4);
+    p->sampling_ratio = 0;
+    p->spatial_scale = 1.0f;
+    run_case(gpu, stream, &c);
+  }
 }
 
 /* One node of two outputs (TopK's values and indices) on the backend and on the reference, from

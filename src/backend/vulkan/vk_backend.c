@@ -78,7 +78,8 @@ static const struct {
     {"resize", VK_FAM_RESIZE}, {"space_depth", VK_FAM_RESIZE},
     {"logic", VK_FAM_INDEX},   {"mod", VK_FAM_INDEX},       {"cumsum", VK_FAM_INDEX},
     {"range", VK_FAM_INDEX},   {"trilu", VK_FAM_INDEX},     {"index", VK_FAM_INDEX},
-    {"grid_sample", VK_FAM_RESIZE}, {"lrn", VK_FAM_POOL},
+    {"grid_sample", VK_FAM_RESIZE}, {"lrn", VK_FAM_POOL},  {"quant", VK_FAM_QUANT},
+    {"topk", VK_FAM_TOPK},     {"roi_align", VK_FAM_ROI_ALIGN},
 };
 
 vk_family vk_family_of(gfx_op op) {
@@ -112,6 +113,9 @@ static gfx_status vk_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     case VK_FAM_MISC: return vk_supports_misc(vk_dev(dev), q);
     case VK_FAM_RESIZE: return vk_supports_resize(vk_dev(dev), q);
     case VK_FAM_INDEX: return vk_supports_index(vk_dev(dev), q);
+    case VK_FAM_QUANT: return vk_supports_quant(vk_dev(dev), q);
+    case VK_FAM_TOPK: return vk_supports_topk(vk_dev(dev), q);
+    case VK_FAM_ROI_ALIGN: return vk_supports_roi_align(vk_dev(dev), q);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(q->op);
@@ -135,6 +139,9 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_MISC: return vk_prepare_misc(vk_dev(dev), node, in, out, state);
     case VK_FAM_RESIZE: return vk_prepare_resize(vk_dev(dev), node, in, out, state);
     case VK_FAM_INDEX: return vk_prepare_index(vk_dev(dev), node, in, out, state);
+    case VK_FAM_QUANT: return vk_prepare_quant(vk_dev(dev), node, in, out, state);
+    case VK_FAM_TOPK: return vk_prepare_topk(vk_dev(dev), node, in, out, state);
+    case VK_FAM_ROI_ALIGN: return vk_prepare_roi_align(vk_dev(dev), node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);
@@ -154,6 +161,9 @@ static void vk_node_release(gfx_dev* dev, void* state) {
     case VK_FAM_MISC: vk_release_misc(vk_dev(dev), state); return;
     case VK_FAM_RESIZE: vk_release_resize(vk_dev(dev), state); return;
     case VK_FAM_INDEX: vk_release_index(vk_dev(dev), state); return;
+    case VK_FAM_QUANT: vk_release_quant(vk_dev(dev), state); return;
+    case VK_FAM_TOPK: vk_release_topk(vk_dev(dev), state); return;
+    case VK_FAM_ROI_ALIGN: vk_release_roi_align(vk_dev(dev), state); return;
     case VK_FAM_OTHER: break;
   }
 }
@@ -173,6 +183,9 @@ static gfx_status vk_node_run(const gfx_exec_ctx* ctx, const ir_node* node, cons
     case VK_FAM_MISC: return vk_run_misc(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_RESIZE: return vk_run_resize(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_INDEX: return vk_run_index(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_QUANT: return vk_run_quant(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_TOPK: return vk_run_topk(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_ROI_ALIGN: return vk_run_roi_align(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);

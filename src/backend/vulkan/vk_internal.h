@@ -396,6 +396,11 @@ typedef enum vk_shader_id {
   VK_SHADER_SCAN_I32,
   VK_SHADER_SCAN_I64,
   VK_SHADER_SCAN_BF16,
+  VK_SHADER_QUANT_F32,  /* quant.comp (vk_quant.c): QuantizeLinear / DequantizeLinear, float32 or float16 */
+  VK_SHADER_QUANT_F16,
+  VK_SHADER_TOPK,       /* topk.comp (vk_topk.c): the element type a specialization constant */
+  VK_SHADER_ROI_ALIGN_F32, /* roi_align.comp (vk_roi_align.c): float32 or float16 */
+  VK_SHADER_ROI_ALIGN_F16,
   VK_SHADER_COUNT
 } vk_shader_id;
 
@@ -442,6 +447,9 @@ typedef enum vk_family {
   VK_FAM_MISC,    /* cast, where, batchnorm (vk_misc.c) */
   VK_FAM_RESIZE,  /* resize, space_depth, grid_sample (vk_resize.c) */
   VK_FAM_INDEX,   /* logic, mod, cumsum, range, trilu, index (vk_index.c) */
+  VK_FAM_QUANT,   /* quant (vk_quant.c) */
+  VK_FAM_TOPK,    /* topk (vk_topk.c) */
+  VK_FAM_ROI_ALIGN, /* roi_align (vk_roi_align.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -496,6 +504,30 @@ gfx_status vk_prepare_index(vk_device* d, const ir_node* node, const gfx_shape* 
 void vk_release_index(vk_device* d, void* state);
 gfx_status vk_run_index(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                         gfx_tensor* out, void* state);
+
+/* QuantizeLinear, DequantizeLinear (vk_quant.c) */
+gfx_status vk_supports_quant(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_quant(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                            void** state);
+void vk_release_quant(vk_device* d, void* state);
+gfx_status vk_run_quant(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                        gfx_tensor* out, void* state);
+
+/* TopK (vk_topk.c) */
+gfx_status vk_supports_topk(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_topk(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                           void** state);
+void vk_release_topk(vk_device* d, void* state);
+gfx_status vk_run_topk(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                       gfx_tensor* out, void* state);
+
+/* RoiAlign (vk_roi_align.c) */
+gfx_status vk_supports_roi_align(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_roi_align(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                void** state);
+void vk_release_roi_align(vk_device* d, void* state);
+gfx_status vk_run_roi_align(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                            gfx_tensor* out, void* state);
 
 /* Helpers of the kernels with 32-bit indices (vk_misc.c): NOT_SUPPORTED naming the node when one of
  * the n shapes (rank < 0: absent, skipped) has 2^32 elements or more; one dispatch of `pipe` with

@@ -195,6 +195,21 @@ static const uint32_t scan_i64[] =
 static const uint32_t scan_bf16[] =
 #include "scan_bf16.spv.inc"
     ;
+static const uint32_t quant_f32[] =
+#include "quant_f32.spv.inc"
+    ;
+static const uint32_t quant_f16[] =
+#include "quant_f16.spv.inc"
+    ;
+static const uint32_t topk[] =
+#include "topk.spv.inc"
+    ;
+static const uint32_t roi_align_f32[] =
+#include "roi_align_f32.spv.inc"
+    ;
+static const uint32_t roi_align_f16[] =
+#include "roi_align_f16.spv.inc"
+    ;
 static const uint32_t reduce_f32[] =
 #include "reduce_f32.spv.inc"
     ;
@@ -408,4 +423,9 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_SCAN_I32, "scan.comp (CumSum, int32)", scan_i32),
     BLOB(VK_SHADER_SCAN_I64, "scan.comp (CumSum, int64)", scan_i64),
     BLOB(VK_SHADER_SCAN_BF16, "scan.comp (CumSum, bfloat16)", scan_bf16),
+    BLOB(VK_SHADER_QUANT_F32, "quant.comp (float32)", quant_f32),
+    BLOB(VK_SHADER_QUANT_F16, "quant.comp (float16)", quant_f16),
+    BLOB(VK_SHADER_TOPK, "topk.comp", topk),
+    BLOB(VK_SHADER_ROI_ALIGN_F32, "roi_align.comp (float32)", roi_align_f32),
+    BLOB(VK_SHADER_ROI_ALIGN_F16, "roi_align.comp (float16)", roi_align_f16),
 };
