@@ -1104,6 +1104,39 @@ static void topk_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* Attention: rank 4 and rank 3 inputs, grouped kv heads, no mask, a bool mask or a float one of
+ * every broadcast rank, is_causal with fewer, as many or more queries than keys, a scale; one case
+ * of more keys than the CUDA kernel keeps in shared memory (its scratch path). */
+static void attention_cases(gfx_dev* gpu, void* stream) {
+  for (int k = 0; k < 37; k++) {
+    const int dtype = float_types[k % 3], rank = k % 4 == 3 ? 3 : 4, mask = k % 3;
+    const int64_t b = rand_int(1, 2), kvh = rand_int(1, 3), qh = kvh * rand_int(1, 3), d = rand_int(1, 40);
+    const int64_t dv = k % 5 == 0 ? rand_int(1, 20) : d, sq = rand_int(1, 12);
+    const int64_t skv = k == 36 ? 9000 : rand_int(1, 300);
+    gfx_shape shapes[4];
+    if (rank == 4) {
+      shapes[0] = SHAPE(b, qh, sq, d), shapes[1] = SHAPE(b, kvh, skv, d), shapes[2] = SHAPE(b, kvh, skv, dv);
+    } else {
+      shapes[0] = SHAPE(b, sq, qh * d), shapes[1] = SHAPE(b, skv, kvh * d), shapes[2] = SHAPE(b, skv, kvh * dv);
+    }
+    const int64_t full[4] = {b, qh, sq, skv};
+    const int mrank = (int)rand_int(1, 4);
+    int64_t m[4];
+    for (int a = 0; a < mrank; a++) m[a] = full[4 - mrank + a] == 1 || rand_int(0, 2) ? full[4 - mrank + a] : 1;
+    shapes[3] = shape(mrank, m);
+    ew_case c = case_of(GFX_OP_ATTENTION, dtype, mask ? 4 : 3, shapes);
+    if (mask == 1) c.in_dtype[3] = GFX_DTYPE_BOOL;
+    c.scale = 1.0;
+    ir_attention_params* p = &c.node.params.attention;
+    p->has_mask = mask != 0;
+    p->mask_bool = mask == 1;
+    p->is_causal = k % 4 == 1;
+    p->scale = k % 6 == 2 ? 0.7f : 0.0f;
+    if (rank == 3) p->q_heads = qh, p->kv_heads = kvh;
+    run_case(gpu, stream, &c);
+  }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1678,6 +1711,7 @@ int main(int argc, char** argv) {
   quant_cases(gpu, stream);
   roi_align_cases(gpu, stream);
   topk_cases(gpu, stream);
+  attention_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

@@ -882,11 +882,50 @@ def roi_align_cases():
     return out
 
 
+def attention_cases():
+    out = []
+    BOOL = TensorProto.BOOL
+    q4 = lambda b, h, s, d: In([b, h, s, d])
+    # Attention (23): 4-D and 3-D inputs, grouped kv heads, bool and float masks broadcast from
+    # [q seq, kv seq] and [1, heads, q seq, kv seq], is_causal (upper-left aligned when q seq < kv
+    # seq), scale; past inputs, present outputs and a softcap stay with ORT
+    out.append(Case("Attention", 23, [q4(2, 3, 5, 8), q4(2, 3, 6, 8), q4(2, 3, 6, 4)], dtypes=(F32, F16)))
+    out.append(Case("Attention", 23, [q4(1, 2, 7, 16), q4(1, 2, 7, 16), q4(1, 2, 7, 16)], {"is_causal": 1},
+                    dtypes=(F32, F16), tag="causal"))
+    out.append(Case("Attention", 23, [q4(1, 2, 4, 8), q4(1, 2, 9, 8), q4(1, 2, 9, 8)], {"is_causal": 1},
+                    dtypes=(F32,), tag="causal_short_q"))
+    out.append(Case("Attention", 23, [q4(2, 2, 5, 8), q4(2, 2, 6, 8), q4(2, 2, 6, 8), In([5, 6], 0, 1, elem=BOOL)],
+                    dtypes=(F32, F16), tag="bool_mask"))
+    out.append(Case("Attention", 23, [q4(2, 3, 5, 8), q4(2, 3, 6, 8), q4(2, 3, 6, 8), In([1, 3, 5, 6], -3, 0)],
+                    {"scale": 0.3}, dtypes=(F32, F16), tag="float_mask_scale"))
+    out.append(Case("Attention", 23, [q4(2, 4, 5, 8), q4(2, 2, 7, 8), q4(2, 2, 7, 6)], dtypes=(F32, F16), tag="gqa"))
+    out.append(Case("Attention", 23, [In([2, 5, 4 * 6]), In([2, 7, 2 * 6]), In([2, 7, 2 * 3])],
+                    {"q_num_heads": 4, "kv_num_heads": 2}, dtypes=(F32, F16), tag="rank3_gqa"))
+    mask = np.ones([4, 6], bool)
+    mask[1, :] = False
+    mask[2, 3:] = False
+    out.append(Case("Attention", 23, [q4(1, 2, 4, 8), q4(1, 2, 6, 8), q4(1, 2, 6, 8), Const(mask)],
+                    dtypes=(F32,), tag="masked_row"))
+    fmask = np.zeros([4, 6], np.float32)
+    fmask[0, :] = -np.inf
+    fmask[3, 1:4] = -np.inf
+    out.append(Case("Attention", 23, [q4(1, 2, 4, 8), q4(1, 2, 6, 8), q4(1, 2, 6, 8), Const(fmask)],
+                    dtypes=(F32,), tag="inf_row"))
+    out.append(Case("Attention", 23, [q4(1, 2, 4, 8), q4(1, 2, 4, 8), q4(1, 2, 4, 8)], {"softcap": 2.0},
+                    dtypes=(F32,), expect="refused", tag="softcap", note="softcap is left to ORT"))
+    out.append(Case("Attention", 23, [q4(1, 2, 3, 8), q4(1, 2, 4, 8), q4(1, 2, 4, 8)], n_out=3, dtypes=(F32,),
+                    expect="refused", tag="present", note="present_key/present_value outputs are left to ORT"))
+    out.append(Case("Attention", 23, [q4(1, 2, 3, 8), q4(1, 2, 4, 8), q4(1, 2, 4, 8), None, q4(1, 2, 2, 8),
+                                      q4(1, 2, 2, 8)], n_out=3, dtypes=(F32,), expect="refused", tag="past",
+                    note="past key/value inputs are left to ORT"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
-    cases += topk_cases() + quant_cases() + roi_align_cases()
+    cases += topk_cases() + quant_cases() + roi_align_cases() + attention_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

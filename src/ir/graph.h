@@ -144,6 +144,17 @@ typedef struct ir_resize_params {
   float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
 } ir_resize_params;
 
+/* Attention (opset 23): Q, K, V of rank 4 [batch, heads, seq, head size] or rank 3 [batch, seq,
+ * heads x head size] (q_num_heads/kv_num_heads given), K and V sharing kv heads that divide Q's;
+ * an optional mask (bool: true attends; float: added to the scores); Y only */
+typedef struct ir_attention_params {
+  int is_causal;         /* query i attends keys j <= i (upper-left aligned, no past) */
+  int has_mask;          /* input 3 present */
+  int mask_bool;         /* the mask is bool rather than Q's type */
+  int64_t q_heads, kv_heads; /* rank 3: q_num_heads, kv_num_heads; rank 4: 0 (read from the shapes) */
+  float scale;           /* 0: 1 / sqrt(head size) */
+} ir_attention_params;
+
 /* RoiAlign (opset 10, 16): X [N, C, H, W], rois [R, 4] of (x1, y1, x2, y2), batch_indices [R] */
 typedef struct ir_roi_align_params {
   int mode_max;          /* mode "max" (1) or "avg" (0) */
@@ -299,6 +310,7 @@ typedef union ir_params {
   ir_space_depth_params space_depth;
   ir_grid_sample_params grid_sample;
   ir_roi_align_params roi_align;
+  ir_attention_params attention;
 
   /* reduction members */
   ir_reduce_params reduce;

@@ -1,6 +1,7 @@
 /* gfxep — parse and shape functions of convolution and matrix products (see ir/ops.def). */
 #include "ir/ops_nn.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "ir/ops_common.h"
@@ -437,5 +438,136 @@ gfx_status ir_infer_gemm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   GFX_TRY(ir_gemm_geometry(&node->params.gemm, &in[0], &in[1], c, &g));
   gfx_shape o = {.rank = 2, .dims = {g.m, g.n}};
   out[0] = o;
+  return NULL;
+}
+
+/* ---- Attention (23) ---- */
+
+/* Q, K, V float32/float16/bfloat16 alike, all of rank 4, or all of rank 3 with q_num_heads and
+ * kv_num_heads; an optional mask, bool or Q's type; is_causal, scale. Past key/value inputs, the
+ * present and qk outputs, a softcap and softmax_precision are left to ONNX Runtime. */
+gfx_status ir_parse_attention(const ir_node_desc* d, ir_params* params) {
+  static const char* const known[] = {"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale",
+                                      "softcap", "softmax_precision", NULL};
+  ir_attention_params* p = &params->attention;
+  memset(p, 0, sizeof *p);
+  GFX_TRY(ir_check_io(d, 3, 6, 1));
+  GFX_TRY(ir_check_known_attrs(d, known));
+  for (int i = 4; i < d->n_inputs; i++)
+    if (d->input_dtypes[i] != GFX_DTYPE_UNDEFINED) return IR_UNSUPPORTED(d, "past key/value input %d", i);
+  GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, NULL));
+  p->has_mask = d->n_inputs > 3 && d->input_dtypes[3] != GFX_DTYPE_UNDEFINED;
+  if (p->has_mask) {
+    p->mask_bool = d->input_dtypes[3] == GFX_DTYPE_BOOL;
+    if (!p->mask_bool && d->input_dtypes[3] != d->input_dtypes[0])
+      return IR_UNSUPPORTED(d, "attn_mask is %s; bool or Q's type is handled", gfx_dtype_name(d->input_dtypes[3]));
+    const int mr = d->input_shapes[3].rank;
+    if (mr >= 0 && (mr < 1 || mr > 4)) return IR_UNSUPPORTED(d, "attn_mask has rank %d", mr);
+  }
+  const int rank = d->input_shapes[0].rank;
+  if (rank != 3 && rank != 4) return IR_UNSUPPORTED(d, "Q has rank %d; 3 or 4 is handled", rank);
+  for (int i = 1; i < 3; i++)
+    if (d->input_shapes[i].rank != rank)
+      return IR_UNSUPPORTED(d, "input %d has rank %d, Q %d", i, d->input_shapes[i].rank, rank);
+  int64_t causal = 0, qk_mode = 0, precision = 0;
+  float softcap = 0.0f;
+  GFX_TRY(ir_attr_int(d, "is_causal", 0, &causal));
+  GFX_TRY(ir_attr_int(d, "qk_matmul_output_mode", 0, &qk_mode));
+  GFX_TRY(ir_attr_int(d, "softmax_precision", 0, &precision));
+  GFX_TRY(ir_attr_float(d, "softcap", 0.0f, &softcap));
+  GFX_TRY(ir_attr_float(d, "scale", 0.0f, &p->scale));
+  GFX_TRY(ir_attr_int(d, "q_num_heads", 0, &p->q_heads));
+  GFX_TRY(ir_attr_int(d, "kv_num_heads", 0, &p->kv_heads));
+  if (causal != 0 && causal != 1) return IR_UNSUPPORTED(d, "is_causal = %lld", (long long)causal);
+  if (softcap != 0.0f) return IR_UNSUPPORTED(d, "softcap = %g", (double)softcap);
+  /* the scores are accumulated in float32 at least, which every softmax_precision admits */
+  if (precision != 0 && precision != GFX_DTYPE_F32 && precision != d->input_dtypes[0])
+    return IR_UNSUPPORTED(d, "softmax_precision = %lld", (long long)precision);
+  if (!isfinite(p->scale)) return IR_UNSUPPORTED(d, "scale is not finite");
+  if (rank == 3 && (p->q_heads < 1 || p->kv_heads < 1 || p->q_heads % p->kv_heads != 0 || p->q_heads > 65535))
+    return IR_UNSUPPORTED(d, "rank-3 inputs with q_num_heads %lld, kv_num_heads %lld", (long long)p->q_heads,
+                          (long long)p->kv_heads);
+  if (rank == 4) p->q_heads = p->kv_heads = 0;
+  p->is_causal = (int)causal;
+  return NULL;
+}
+
+static gfx_status attention_error(const char* what, const gfx_shape* in, int n) {
+  char s[4][96];
+  for (int i = 0; i < 4; i++) {
+    s[i][0] = 0;
+    if (i < n) gfx_shape_str(&in[i], s[i], sizeof s[i]);
+  }
+  return gfx_error(GFX_ERR_INVALID_ARGUMENT, "Attention: %s (Q %s, K %s, V %s, mask %s)", what, s[0], s[1], s[2],
+                   n > 3 ? s[3] : "none");
+}
+
+/* Strides of [b, heads, seq, dim] (rank 4) or [b, seq, heads x dim] (rank 3) per b, head, seq. */
+static void attention_strides(int rank, int64_t heads, int64_t seq, int64_t dim, int64_t st[3]) {
+  if (rank == 4) {
+    st[0] = heads * seq * dim, st[1] = seq * dim, st[2] = dim;
+  } else {
+    st[0] = seq * heads * dim, st[1] = dim, st[2] = heads * dim;
+  }
+}
+
+gfx_status ir_attention_geometry(const ir_attention_params* p, const gfx_shape* in, ir_attention_geom* g) {
+  const int n = p->has_mask ? 4 : 3, rank = in[0].rank;
+  memset(g, 0, sizeof *g);
+  for (int i = 0; i < 3; i++) {
+    if (in[i].rank != rank || (rank != 3 && rank != 4)) return attention_error("Q, K, V ranks differ", in, n);
+    for (int k = 0; k < rank; k++)
+      if (in[i].dims[k] < 0 || in[i].dims[k] > INT32_MAX) return attention_error("a dim is outside [0, 2^31)", in, n);
+  }
+  const gfx_shape *q = &in[0], *k = &in[1], *v = &in[2];
+  g->batch = q->dims[0];
+  if (rank == 4) {
+    g->q_heads = q->dims[1], g->kv_heads = k->dims[1];
+    g->q_seq = q->dims[2], g->kv_seq = k->dims[2], g->head_size = q->dims[3], g->v_head_size = v->dims[3];
+    if (v->dims[1] != g->kv_heads || v->dims[2] != g->kv_seq || k->dims[3] != g->head_size)
+      return attention_error("K and V do not fit Q", in, n);
+  } else {
+    g->q_heads = p->q_heads, g->kv_heads = p->kv_heads;
+    g->q_seq = q->dims[1], g->kv_seq = k->dims[1];
+    if (q->dims[2] % g->q_heads || k->dims[2] % g->kv_heads || v->dims[2] % g->kv_heads || v->dims[1] != g->kv_seq)
+      return attention_error("the hidden sizes are not multiples of the heads", in, n);
+    g->head_size = q->dims[2] / g->q_heads, g->v_head_size = v->dims[2] / g->kv_heads;
+    if (k->dims[2] / g->kv_heads != g->head_size) return attention_error("K's head size is not Q's", in, n);
+  }
+  if (k->dims[0] != g->batch || v->dims[0] != g->batch || g->kv_heads < 1 || g->q_heads % g->kv_heads)
+    return attention_error("the batch or the heads do not fit", in, n);
+  g->group = g->q_heads / g->kv_heads;
+  attention_strides(rank, g->q_heads, g->q_seq, g->head_size, g->q_stride);
+  attention_strides(rank, g->kv_heads, g->kv_seq, g->head_size, g->k_stride);
+  attention_strides(rank, g->kv_heads, g->kv_seq, g->v_head_size, g->v_stride);
+  attention_strides(rank, g->q_heads, g->q_seq, g->v_head_size, g->y_stride);
+  if (rank == 4)
+    g->y = (gfx_shape){.rank = 4, .dims = {g->batch, g->q_heads, g->q_seq, g->v_head_size}};
+  else
+    g->y = (gfx_shape){.rank = 3, .dims = {g->batch, g->q_seq, g->q_heads * g->v_head_size}};
+  if (gfx_shape_numel(&g->y) < 0 || gfx_shape_numel(&g->y) > INT32_MAX * (int64_t)64)
+    return attention_error("the output is too large", in, n);
+  /* the mask broadcasts (numpy rules, aligned right) to [batch, q heads, q seq, kv seq] */
+  g->has_mask = p->has_mask;
+  if (p->has_mask) {
+    const gfx_shape* m = &in[3];
+    const int64_t full[4] = {g->batch, g->q_heads, g->q_seq, g->kv_seq};
+    if (m->rank < 1 || m->rank > 4) return attention_error("the mask's rank is not 1..4", in, n);
+    int64_t stride = 1;
+    for (int a = 3, md = m->rank - 1; a >= 0; a--, md--) {
+      const int64_t dim = md >= 0 ? m->dims[md] : 1;
+      if (dim != full[a] && dim != 1) return attention_error("the mask does not broadcast to the scores", in, n);
+      g->mask_stride[a] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+  }
+  g->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)(g->head_size > 0 ? g->head_size : 1)));
+  return NULL;
+}
+
+gfx_status ir_infer_attention(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  ir_attention_geom g;
+  GFX_TRY(ir_attention_geometry(&node->params.attention, in, &g));
+  *out = g.y;
   return NULL;
 }

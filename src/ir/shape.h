@@ -64,5 +64,6 @@ gfx_status ir_infer_prelu(const ir_node* node, const gfx_shape* in, gfx_shape* o
 gfx_status ir_infer_batchnorm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_conv_transpose(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 gfx_status ir_infer_gemm(const ir_node* node, const gfx_shape* in, gfx_shape* out);
+gfx_status ir_infer_attention(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
 #endif

@@ -1,0 +1,135 @@
+/* gfxep CUDA backend — the Attention kernel.
+ *
+ * One block per query row (grid-stride over the rows of every batch and head): the scores of all
+ * keys, their maximum, the exponentials and their sum, then the weighted sum of V, every sum in
+ * float32. A key hidden by causality or a false bool mask is marked NaN in the scores; a row with
+ * no key left (every one hidden, or -inf in a float mask) is zeros, as the reference backend and
+ * ONNX Runtime give.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "backend/cuda/cuda_attention.h"
+#include "ir/tensor.h"
+
+namespace {
+
+const int kBlockSize = 128;
+const int64_t kMaxBlocks = 65535;
+/* blocks of the scratch path (each holds one row of scores in scratch) */
+const int64_t kScratchBlocks = 1024;
+
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__half v) { return __half2float(v); }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename F> __device__ inline F from_float(float v);
+template <> __device__ inline float from_float<float>(float v) { return v; }
+template <> __device__ inline __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+/* The block's sum (max = 0) or maximum (max = 1) of v, in every thread. red holds 32 floats. */
+__device__ float block_reduce(float v, int max, float* red) {
+  for (int off = 16; off > 0; off >>= 1) {
+    const float o = __shfl_down_sync(0xffffffffu, v, off);
+    v = max ? fmaxf(v, o) : v + o;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  __syncthreads(); /* red may still be read from the previous reduction */
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float r = red[0];
+  for (int w = 1; w < warps; w++) r = max ? fmaxf(r, red[w]) : r + red[w];
+  return r;
+}
+
+/* scale * q.k + a float mask's value, or NaN for a hidden key */
+template <typename T>
+__device__ float score(const T* __restrict__ q, const T* __restrict__ k, const void* __restrict__ mask,
+                       const cuda_attention_args& a, int64_t b, int64_t h, int64_t i, int64_t j) {
+  if (a.is_causal && j > i) return __int_as_float(0x7fc00000);
+  float bias = 0.0f;
+  if (a.mask_kind) {
+    const int64_t at = b * a.mask_stride[0] + h * a.mask_stride[1] + i * a.mask_stride[2] + j * a.mask_stride[3];
+    if (a.mask_kind == 1 && ((const uint8_t*)mask)[at] == 0) return __int_as_float(0x7fc00000);
+    if (a.mask_kind == 2) bias = to_float(((const T*)mask)[at]);
+  }
+  const T* qr = q + b * a.q_stride[0] + h * a.q_stride[1] + i * a.q_stride[2];
+  const T* kr = k + b * a.k_stride[0] + (h / a.group) * a.k_stride[1] + j * a.k_stride[2];
+  float dot = 0.0f;
+  for (int64_t d = 0; d < a.head_size; d++) dot += to_float(qr[d]) * to_float(kr[d]);
+  return dot * a.scale + bias;
+}
+
+template <typename T>
+__global__ void attention_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                                 const void* __restrict__ mask, T* __restrict__ y, cuda_attention_args a,
+                                 float* scratch) {
+  extern __shared__ float shared_scores[];
+  __shared__ float red[32];
+  float* s = scratch ? scratch + (int64_t)blockIdx.x * a.kv_seq : shared_scores;
+  const int64_t rows = a.batch * a.q_heads * a.q_seq;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t i = row % a.q_seq, h = row / a.q_seq % a.q_heads, b = row / (a.q_seq * a.q_heads);
+    float max = -INFINITY, open = 0.0f;
+    for (int64_t j = threadIdx.x; j < a.kv_seq; j += blockDim.x) {
+      const float sc = score(q, k, mask, a, b, h, i, j);
+      s[j] = sc;
+      if (!isnan(sc)) max = fmaxf(max, sc), open += 1.0f;
+    }
+    max = block_reduce(max, 1, red);
+    open = block_reduce(open, 0, red);
+    const int none = open == 0.0f || max == -INFINITY;
+    float sum = 0.0f;
+    for (int64_t j = threadIdx.x; j < a.kv_seq; j += blockDim.x) {
+      const float w = none || isnan(s[j]) ? 0.0f : expf(s[j] - max);
+      s[j] = w;
+      sum += w;
+    }
+    sum = block_reduce(sum, 0, red); /* its barriers also publish every s[j] */
+    const T* vb = v + b * a.v_stride[0] + (h / a.group) * a.v_stride[1];
+    T* yr = y + b * a.y_stride[0] + h * a.y_stride[1] + i * a.y_stride[2];
+    for (int64_t d = threadIdx.x; d < a.v_head_size; d += blockDim.x) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < a.kv_seq; j++) acc += s[j] * to_float(vb[j * a.v_stride[2] + d]);
+      yr[d] = from_float<T>(none ? 0.0f : acc / sum);
+    }
+    __syncthreads(); /* the next row overwrites s */
+  }
+}
+
+int64_t blocks_for(const cuda_attention_args& a) {
+  const int64_t rows = a.batch * a.q_heads * a.q_seq;
+  const int64_t cap = a.kv_seq > CUDA_ATTENTION_SHARED_KEYS ? kScratchBlocks : kMaxBlocks;
+  return rows < cap ? rows : cap;
+}
+
+template <typename T>
+cudaError_t launch(const void* q, const void* k, const void* v, const void* mask, void* y,
+                   const cuda_attention_args& a, void* scratch, cudaStream_t stream) {
+  const int64_t blocks = blocks_for(a);
+  if (blocks <= 0) return cudaSuccess;
+  const int in_shared = a.kv_seq <= CUDA_ATTENTION_SHARED_KEYS;
+  const size_t shared = in_shared ? (size_t)a.kv_seq * sizeof(float) : 0;
+  if (!in_shared && !scratch) return cudaErrorInvalidValue;
+  attention_kernel<T><<<(unsigned int)blocks, kBlockSize, shared, stream>>>(
+      (const T*)q, (const T*)k, (const T*)v, mask, (T*)y, a, in_shared ? nullptr : (float*)scratch);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+size_t cuda_attention_scratch(const cuda_attention_args* a) {
+  if (a->kv_seq <= CUDA_ATTENTION_SHARED_KEYS) return 0;
+  return (size_t)blocks_for(*a) * (size_t)a->kv_seq * sizeof(float);
+}
+
+cudaError_t cuda_attention(int dtype, const void* q, const void* k, const void* v, const void* mask, void* y,
+                           cuda_attention_args a, void* scratch, cudaStream_t stream) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: return launch<float>(q, k, v, mask, y, a, scratch, stream);
+    case GFX_DTYPE_F16: return launch<__half>(q, k, v, mask, y, a, scratch, stream);
+    case GFX_DTYPE_BF16: return launch<__nv_bfloat16>(q, k, v, mask, y, a, scratch, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
