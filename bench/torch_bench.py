@@ -1,18 +1,24 @@
 """gfxep against PyTorch on the same GPU, the same model, the same weights and the same precision.
 
 Every model is defined once here in PyTorch, exported to ONNX with torch.onnx.export, and then run by
-  - PyTorch eager (cuDNN, TF32 off so float32 means float32),
-  - PyTorch with the whole forward captured as one CUDA graph,
+  - PyTorch (cuDNN, TF32 off so float32 means float32) in four configurations: NCHW and channels-last
+    (model.to(memory_format=torch.channels_last) and a channels-last input, where cuDNN's NHWC tensor-core
+    kernels run), each eager and with the whole forward captured as one CUDA graph; PyTorch's best is the
+    fastest of them whose output agrees with the float32 reference (a configuration that disagrees is
+    marked "excluded" in the JSON and not counted; channels-last without a 4-D input is "not_applicable"),
+  - PyTorch's TF32 default for float32 (NCHW, eager and graph; shown apart, never PyTorch's best),
   - gfxep through ONNX Runtime (gfxep-bench: inputs and outputs already in device memory),
   - ONNX Runtime's CPU EP (float32 only; what a user gets without a GPU EP).
 gfxep's outputs are checked against PyTorch's on the same input first (and, for float32, ORT's CPU
-EP); a model whose outputs disagree is reported as such and its timings are not ranked.
+EP); a model whose outputs disagree is reported as such and does not meet its goal. The goal is gfxep's
+p50 over PyTorch's best p50 (bench_common.GOAL_RULE: 0.8 for super-resolution and denoisers, else 1.0).
 
     python3 bench/torch_bench.py --bench build/gfxep-bench --plugin build/libgfxep.so --out DIR
-        [--models espcn_x2,resnet50,...] [--runs 100] [--quick]
+        [--models espcn_x2,resnet50,...] [--runs 100] [--budget-s 450] [--no-kernels]
 
 Prints progress to stderr, a table to stdout, and writes DIR/bench.json (one record per model and
-precision). Latencies are medians (p50) and p99 over --runs synchronized runs, in milliseconds.
+precision, rewritten after each), which bench/report.py turns into docs/performance.md. Latencies are
+medians (p50) and p99 over --runs synchronized runs, in milliseconds.
 """
 import argparse
 import json
@@ -29,7 +35,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import run_gfxep_bench, summarize_profile  # noqa: E402
+from bench_common import (TORCH_CONFIGS, goal_ratio, model_kind, run_gfxep_bench,  # noqa: E402
+                          summarize_profile, torch_best)
 
 
 def log(msg):
@@ -289,10 +296,14 @@ def time_torch(fn, runs, warmup=10):
     return stats(ms)
 
 
-def torch_timings(model, x, runs):
+def time_config(model, x, graph, runs):
+    """One PyTorch configuration: p50/p99 of the forward called eagerly, or captured once as a CUDA graph
+    and replayed, and the output of one more call (float32, on the host) to check against the reference."""
     with torch.no_grad():
-        eager = time_torch(lambda: model(x), runs)
-        static_x = x.clone()
+        if not graph:
+            st = time_torch(lambda: model(x), runs)
+            return st, model(x).float().cpu().numpy()
+        static_x = x.clone()  # keeps x's memory format
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
@@ -302,9 +313,43 @@ def torch_timings(model, x, runs):
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             static_y = model(static_x)
-        graph = time_torch(lambda: g.replay(), runs)
-        del static_y
-    return eager, graph
+        st = time_torch(g.replay, runs)
+        g.replay()
+        out = static_y.float().cpu().numpy()
+        del g, static_y
+        return st, out
+
+
+def torch_configs(model, x, runs, ref, tol):
+    """PyTorch in each of TORCH_CONFIGS: {key: {"p50", "p99", "vs_torch_fp32", "agrees"}}, with "excluded"
+    (and why) where the output disagrees with the float32 reference beyond tol, "error" where the
+    configuration failed, "not_applicable" where it does not apply (channels-last needs a 4-D input)."""
+    out = {}
+    for key, label in TORCH_CONFIGS:
+        layout, mode = key.split("_")
+        if layout == "cl" and x.dim() != 4:
+            out[key] = {"not_applicable": f"the input is {x.dim()}-D; channels-last is a 4-D memory format"}
+            continue
+        try:
+            xin = x
+            if layout == "cl":
+                model.to(memory_format=torch.channels_last)
+                xin = x.contiguous(memory_format=torch.channels_last)
+            st, got = time_config(model, xin, mode == "graph", runs)
+            c = compare(got, ref)
+            agrees = c["finite"] and c["max_rel_to_peak"] is not None and c["max_rel_to_peak"] <= tol
+            out[key] = dict(st, vs_torch_fp32=c, agrees=agrees)
+            if not agrees:
+                out[key]["excluded"] = ("non-finite output" if not c["finite"] else
+                                        f"output disagrees with the float32 reference: err/peak "
+                                        f"{c['max_rel_to_peak']:.2e} > {tol:g}")
+        except Exception as e:  # noqa: BLE001 — reported per configuration, the others go on
+            out[key] = {"error": f"{type(e).__name__}: {e}"[-400:]}
+            log(f"PyTorch {label} failed: {out[key]['error']}")
+        finally:
+            if layout == "cl":
+                model.to(memory_format=torch.contiguous_format)
+    return out
 
 
 def export(model, x, path):
@@ -316,10 +361,12 @@ def export(model, x, path):
 
 
 def compare(got, want):
+    """max |got - want| and that over max |want|; None for those where got is not finite (JSON has no NaN)."""
     got, want = got.astype(np.float64), want.astype(np.float64)
     scale = max(float(np.max(np.abs(want))), 1e-6)
-    return {"max_abs": float(np.max(np.abs(got - want))), "max_rel_to_peak": float(np.max(np.abs(got - want)) / scale),
-            "finite": bool(np.all(np.isfinite(got)))}
+    finite = bool(np.all(np.isfinite(got)))
+    diff = float(np.max(np.abs(got - want))) if finite else None
+    return {"max_abs": diff, "max_rel_to_peak": diff / scale if finite else None, "finite": finite}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,11 +455,16 @@ def kernel_efficiency(args, env, models_dir):
                 a = torch.randn(4096, 4096, device="cuda", dtype=dt)
                 b = torch.randn(4096, 4096, device="cuda", dtype=dt)
                 ref_ms = time_torch(lambda: a @ b, 50)["p50"]
-            else:
+            else:  # PyTorch's faster layout, as for the models
                 conv = nn.Conv2d(256, 256, 3, padding=1, bias=False).cuda().half()
                 t = torch.randn(8, 256, 128, 128, device="cuda", dtype=dt)
                 with torch.no_grad():
-                    ref_ms = time_torch(lambda: conv(t), 50)["p50"]
+                    ref = {"nchw": time_torch(lambda: conv(t), 50)["p50"]}
+                    conv.to(memory_format=torch.channels_last)
+                    tcl = t.contiguous(memory_format=torch.channels_last)
+                    ref["cl"] = time_torch(lambda: conv(tcl), 50)["p50"]
+                rec["torch_layout"] = min(ref, key=ref.get)
+                ref_ms = ref[rec["torch_layout"]]
             rec["tflops"] = flops / ms / 1e9
             rec["torch_tflops"] = flops / ref_ms / 1e9
             rec["fraction_of_torch"] = rec["tflops"] / rec["torch_tflops"]
@@ -457,7 +509,7 @@ def memory_report(args, env, path, models_dir):
     total["partitions"] = len(parts)
     held = total["weight_bytes"] + total["workspace_bytes"]
     bound = total["weight_bytes"] + total["live_bound_bytes"]
-    total["held_over_bound"] = held / bound if bound else float("nan")
+    total["held_over_bound"] = held / bound if bound else None
     return total
 
 
@@ -486,7 +538,14 @@ def main():
     ap.add_argument("--cpu-runs", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=180, help="seconds per gfxep-bench call")
     ap.add_argument("--no-kernels", action="store_true", help="skip the kernel-efficiency section")
+    ap.add_argument("--budget-s", type=int, default=0,
+                    help="seconds after which models not yet started (and the kernel section) are skipped, "
+                         "recorded as skipped (0: no budget)")
     args = ap.parse_args()
+    unknown = [n for n in args.models.split(",") if n not in MODELS]
+    if unknown:
+        log(f"unknown model(s) {', '.join(unknown)}: the models are {', '.join(MODELS)}")
+        return 2
     os.makedirs(args.out, exist_ok=True)
     models_dir = args.models_dir or args.out
     os.makedirs(models_dir, exist_ok=True)
@@ -503,11 +562,27 @@ def main():
     env = dict(os.environ, GFXEP_PLUGIN=os.path.abspath(args.plugin))
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": torch.cuda.get_device_name(0),
             "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "onnxruntime": ort.__version__,
-            "host": platform.node(), "runs": args.runs}
+            "host": platform.node(), "runs": args.runs,
+            "torch_configs": [label for _, label in TORCH_CONFIGS], "budget_s": args.budget_s}
     records = []
+    started = time.time()
+
+    def over_budget():
+        return args.budget_s > 0 and time.time() - started > args.budget_s
+
+    def save(records, kernels):
+        # written after every model, so a run stopped by its time limit still leaves what it measured
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump({"meta": meta, "records": records, "kernels": kernels}, f, indent=1)
+
     for name in args.models.split(","):
         model, shape, precisions = build(name)
         for prec in precisions:
+            if over_budget():
+                records.append({"model": name, "precision": prec, "input": list(shape), "kind": model_kind(name),
+                                "error": f"skipped: the run's time budget (--budget-s {args.budget_s}) was spent"})
+                log(f"[{name} {prec}] {records[-1]['error']}")
+                continue
             t0 = time.time()
             log(f"[{name} {prec}] export")
             dtype = torch.float16 if prec == "fp16" else torch.float32
@@ -515,7 +590,7 @@ def main():
             torch.manual_seed(1)
             x = torch.rand(shape, device="cuda", dtype=torch.float32).to(dtype)
             path = os.path.join(models_dir, f"{name}_{prec}.onnx")
-            rec = {"model": name, "precision": prec, "input": list(shape)}
+            rec = {"model": name, "precision": prec, "input": list(shape), "kind": model_kind(name)}
             try:
                 with torch.no_grad():
                     export(m, x, path)
@@ -555,12 +630,23 @@ def main():
             rec["correct"] = "error" not in rec and rec["vs_torch_fp32"]["finite"] and \
                 rec["vs_torch_fp32"]["max_rel_to_peak"] <= tol
             log(f"[{name} {prec}] torch timings")
-            rec["torch_eager_ms"], rec["torch_graph_ms"] = torch_timings(m, x, args.runs)
+            # PyTorch in both layouts, eager and as a CUDA graph; its best is the fastest whose output agrees
+            rec["torch_configs"] = torch_configs(m, x, args.runs, ref, tol)
+            rec["torch_best"] = torch_best(rec["torch_configs"])
+            for key, legacy in (("nchw_eager", "torch_eager_ms"), ("nchw_graph", "torch_graph_ms")):
+                c = rec["torch_configs"][key]
+                if c.get("p50") is not None:
+                    rec[legacy] = {"p50": c["p50"], "p99": c["p99"]}
             if prec == "fp32":
                 # PyTorch's defaults let cuDNN convolutions use TF32 (10-bit mantissa products): faster, and
-                # not float32 arithmetic. Measured too, so the table shows what a default user sees.
+                # not float32 arithmetic. Measured too (NCHW, PyTorch's default layout), so the table shows
+                # what a default user sees; it is never PyTorch's best for float32.
                 torch.backends.cudnn.allow_tf32 = True
-                rec["torch_tf32_eager_ms"], rec["torch_tf32_graph_ms"] = torch_timings(m, x, args.runs)
+                try:
+                    rec["torch_tf32_eager_ms"] = time_config(m, x, False, args.runs)[0]
+                    rec["torch_tf32_graph_ms"] = time_config(m, x, True, args.runs)[0]
+                except Exception as e:  # noqa: BLE001
+                    rec["torch_tf32_error"] = f"{type(e).__name__}: {e}"[-400:]
                 torch.backends.cudnn.allow_tf32 = False
             log(f"[{name} {prec}] gfxep timings")
             rec["gfxep"], err = run_bench(args, env, path, profile=os.path.join(models_dir, f"profile_{name}_{prec}"))
@@ -584,33 +670,68 @@ def main():
                     rec[f"gfxep_{opt}_vs_torch_fp32"] = compare(got, ref) if got is not None else None
                     rec[f"gfxep_{opt}"], _ = run_bench(args, env, path, f"precision={opt}")
             g = rec.get("gfxep")
+            best = rec["torch_best"]
             if g:
-                rec["ratio_vs_eager"] = g["latency_ms"]["p50"] / rec["torch_eager_ms"]["p50"]
-                rec["ratio_vs_graph"] = g["latency_ms"]["p50"] / rec["torch_graph_ms"]["p50"]
+                for key, legacy in (("torch_eager_ms", "ratio_vs_eager"), ("torch_graph_ms", "ratio_vs_graph")):
+                    if key in rec:
+                        rec[legacy] = g["latency_ms"]["p50"] / rec[key]["p50"]
+                if best.get("p50"):
+                    rec["ratio_vs_best"] = g["latency_ms"]["p50"] / best["p50"]
+            rec["goal_max_ratio"] = goal_ratio(name)
+            # met: gfxep agrees with the reference and is within the goal of PyTorch's best; None: no ratio
+            rec["goal_met"] = (rec["correct"] and rec["ratio_vs_best"] <= rec["goal_max_ratio"]) \
+                if "ratio_vs_best" in rec else None
             records.append(rec)
+            save(records, [])
             log(f"[{name} {prec}] done in {time.time() - t0:.1f} s: " +
-                (f"gfxep {g['latency_ms']['p50']:.3f} ms, torch eager {rec['torch_eager_ms']['p50']:.3f} ms, "
-                 f"graph {rec['torch_graph_ms']['p50']:.3f} ms, correct={rec['correct']}" if g else
+                (f"gfxep {g['latency_ms']['p50']:.3f} ms, PyTorch best " +
+                 (f"{best['p50']:.3f} ms ({best['label']}), ratio {rec['ratio_vs_best']:.2f}" if "p50" in best
+                  else best["missing"][:200]) + f", correct={rec['correct']}" if g else
                  f"gfxep failed: {rec.get('gfxep_error', rec.get('error', ''))[:300]}"))
             del m
             torch.cuda.empty_cache()
-    kernels = [] if args.no_kernels else kernel_efficiency(args, env, models_dir)
-    out = {"meta": meta, "records": records, "kernels": kernels}
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(out, f, indent=1)
-    hdr = f"{'model':<12} {'prec':<5} {'nodes':>9} {'gfxep p50/p99 ms':>18} {'eager p50':>10} {'graph p50':>10} " \
-          f"{'x eager':>8} {'x graph':>8} {'cpu-ep p50':>11} {'enq us':>7} {'err/peak':>9} ok"
-    print(hdr)
+    kernels = []
+    if not args.no_kernels:
+        if over_budget():
+            meta["kernels_skipped"] = f"the run's time budget (--budget-s {args.budget_s}) was spent"
+            log(f"kernel efficiency skipped: {meta['kernels_skipped']}")
+        else:
+            kernels = kernel_efficiency(args, env, models_dir)
+    save(records, kernels)
+    log(f"measured in {time.time() - started:.0f} s")
+
+    def num(v, fmt):  # a figure, or "-" where there is none
+        return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, fmt)
+
+    def p50(d):
+        return d.get("p50") if isinstance(d, dict) else None
+
+    print(f"{'model':<12} {'prec':<5} {'nodes':>9} {'gfxep p50/p99 ms':>18} " +
+          " ".join(f"{label:>10}" for _, label in TORCH_CONFIGS) +
+          f" {'best p50':>9} {'best':>10} {'x best':>7} {'goal':>5} {'met':>4} {'cpu-ep p50':>11} {'enq us':>7} "
+          f"{'err/peak':>9} ok")
     for r in records:
         g = r.get("gfxep")
         nodes = f"{g['nodes_on_gfxep']}/{g['nodes_on_gfxep'] + g['nodes_elsewhere']}" if g else "-"
-        print(f"{r['model']:<12} {r['precision']:<5} {nodes:>9} "
-              f"{(str(round(g['latency_ms']['p50'], 3)) + '/' + str(round(g['latency_ms']['p99'], 3))) if g else 'failed':>18} "
-              f"{r.get('torch_eager_ms', {}).get('p50', float('nan')):>10.3f} {r.get('torch_graph_ms', {}).get('p50', float('nan')):>10.3f} "
-              f"{r.get('ratio_vs_eager', float('nan')):>8.2f} {r.get('ratio_vs_graph', float('nan')):>8.2f} "
-              f"{r.get('cpu_ep_ms', {}).get('p50', float('nan')):>11.2f} "
-              f"{g['enqueue_us']['p50'] if g else float('nan'):>7.1f} "
-              f"{r.get('vs_torch_fp32', {}).get('max_rel_to_peak', float('nan')):>9.2e} {'yes' if r.get('correct') else 'NO'}")
+        lat = f"{g['latency_ms']['p50']:.3f}/{g['latency_ms']['p99']:.3f}" if g else "failed"
+        cfgs = r.get("torch_configs") or {}
+        best = r.get("torch_best") or {}
+        met = {True: "yes", False: "NO", None: "-"}[r.get("goal_met")]
+        print(f"{r['model']:<12} {r['precision']:<5} {nodes:>9} {lat:>18} " +
+              " ".join(f"{num(p50(cfgs.get(k)), '.3f') + ('x' if (cfgs.get(k) or {}).get('excluded') else ''):>10}"
+                       for k, _ in TORCH_CONFIGS) +
+              f" {num(best.get('p50'), '.3f'):>9} {best.get('label', '-'):>10} {num(r.get('ratio_vs_best'), '.2f'):>7} "
+              f"{num(r.get('goal_max_ratio'), '.1f'):>5} {met:>4} {num(p50(r.get('cpu_ep_ms')), '.2f'):>11} "
+              f"{num(g['enqueue_us']['p50'] if g else None, '.1f'):>7} "
+              f"{num((r.get('vs_torch_fp32') or {}).get('max_rel_to_peak'), '.2e'):>9} {'yes' if r.get('correct') else 'NO'}")
+    rated = [r for r in records if r.get("goal_met") is not None]
+    print(f"goal met: {sum(1 for r in records if r.get('goal_met'))} of {len(records)} model x precision rows"
+          f" ({len(records) - len(rated)} without a ratio); an x after a PyTorch time: its output disagreed, not counted")
+    for r in records:
+        for k, c in (r.get("torch_configs") or {}).items():
+            why = c.get("excluded") or c.get("error")
+            if why:
+                print(f"    {r['model']} {r['precision']} PyTorch {k}: {why[:200]}")
     print(f"\n{'fp32 model':<12} {'gfxep fp32':>10} {'tf32':>8} {'err/peak':>9} {'fp16':>8} {'err/peak':>9} "
           f"{'torch tf32 graph':>16}")
     for r in records:
@@ -618,13 +739,12 @@ def main():
             continue
         def lat(key):
             g = r.get(key)
-            return g["latency_ms"]["p50"] if g else float("nan")
+            return g["latency_ms"]["p50"] if g else None
         def err(key):
-            e = r.get(key)
-            return e["max_rel_to_peak"] if e else float("nan")
-        print(f"{r['model']:<12} {lat('gfxep'):>10.3f} {lat('gfxep_tf32'):>8.3f} {err('gfxep_tf32_vs_torch_fp32'):>9.1e} "
-              f"{lat('gfxep_fp16'):>8.3f} {err('gfxep_fp16_vs_torch_fp32'):>9.1e} "
-              f"{r.get('torch_tf32_graph_ms', {}).get('p50', float('nan')):>16.3f}")
+            return (r.get(key) or {}).get("max_rel_to_peak")
+        print(f"{r['model']:<12} {num(lat('gfxep'), '.3f'):>10} {num(lat('gfxep_tf32'), '.3f'):>8} "
+              f"{num(err('gfxep_tf32_vs_torch_fp32'), '.1e'):>9} {num(lat('gfxep_fp16'), '.3f'):>8} "
+              f"{num(err('gfxep_fp16_vs_torch_fp32'), '.1e'):>9} {num(p50(r.get('torch_tf32_graph_ms')), '.3f'):>16}")
     print(f"\n{'model':<12} {'prec':<5} {'graph p50':>9} {'enq us':>7} {'ort-capture p50':>15} {'enq us':>7} "
           f"{'no-graph p50':>12} {'enq us':>7} {'weights MiB':>11} {'workspace MiB':>13} {'live MiB':>8} {'held/bound':>10}")
     for r in records:
@@ -636,7 +756,7 @@ def main():
         a, b, c = cell("gfxep"), cell("gfxep_graph_ort"), cell("gfxep_graph_0")
         print(f"{r['model']:<12} {r['precision']:<5} {a[0]:>9} {a[1]:>7} {b[0]:>15} {b[1]:>7} {c[0]:>12} {c[1]:>7} "
               f"{mib('weight_bytes'):>11} {mib('workspace_bytes'):>13} {mib('live_bound_bytes'):>8} "
-              f"{mem.get('held_over_bound', float('nan')):>10.2f}")
+              f"{num(mem.get('held_over_bound'), '.2f'):>10}")
         for key in ("gfxep_graph_ort_error", "gfxep_graph_0_error"):
             if key in r:
                 print(f"    {key}: {r[key][-200:]}")
