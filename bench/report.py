@@ -1,21 +1,42 @@
 #!/usr/bin/python3
 """Turns the benchmark's bench.json (tools/gpu-bench.sh) into docs/performance.md and its plot.
 
-    bench/report.py bench.json [--md docs/performance.md] [--png docs/performance.png]
+    bench/report.py bench.json [--md docs/performance.md] [--png docs/performance.png] [--no-plot]
 
 Every figure in the page comes from the JSON: the date, GPU and versions of the run, then one row per
 model and precision with gfxep's latency (device-resident inputs and outputs, synchronized per run),
-PyTorch eager and CUDA-graph latencies, the ratios, ORT's CPU EP, the CPU time gfxep's Run costs the
-calling thread, and the agreement with PyTorch's float32 output.
+PyTorch's four configurations (NCHW and channels-last, eager and CUDA graph), PyTorch's best of them and
+which one it was, gfxep over that best and whether the goal is met (bench_common.GOAL_RULE); then ORT's
+CPU EP, the CPU time gfxep's Run costs the calling thread, and the agreement with PyTorch's float32
+output. A figure the JSON lacks prints as "–"; the JSON says why (an "error", "excluded" or
+"not_applicable" beside it).
 """
 import argparse
 import json
 import math
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import GOAL_RULE, TORCH_CONFIGS, config_missing, goal_ratio, torch_best  # noqa: E402
+
+LEGACY_CL = "not measured: this bench.json predates the channels-last configurations"
+
+
+def missing(v):
+    return v is None or (isinstance(v, float) and not math.isfinite(v))
 
 
 def f(v, digits=3):
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+    return "–" if missing(v) else f"{v:.{digits}f}"
+
+
+def e(v):
+    return "–" if missing(v) else f"{v:.1e}"
+
+
+def pct(v):
+    return "–" if missing(v) else f"{v:.0%}"
 
 
 def p50(rec, key):
@@ -23,17 +44,66 @@ def p50(rec, key):
     return v.get("p50") if isinstance(v, dict) else None
 
 
+def configs_of(rec):
+    """The record's PyTorch configurations; a bench.json from before they existed had NCHW eager and
+    graph as torch_eager_ms / torch_graph_ms and no channels-last."""
+    if isinstance(rec.get("torch_configs"), dict):
+        return rec["torch_configs"]
+    out = {}
+    for key, legacy in (("nchw_eager", "torch_eager_ms"), ("nchw_graph", "torch_graph_ms")):
+        out[key] = dict(rec[legacy]) if isinstance(rec.get(legacy), dict) else {"missing": "not measured"}
+    out["cl_eager"] = {"missing": LEGACY_CL}
+    out["cl_graph"] = {"missing": LEGACY_CL}
+    return out
+
+
+def comparison(rec):
+    """gfxep against PyTorch's best for one record: configs, best, ratio, goal and whether it is met
+    (None where there is no ratio)."""
+    configs = configs_of(rec)
+    best = rec.get("torch_best") if isinstance(rec.get("torch_best"), dict) else torch_best(configs)
+    g = rec.get("gfxep")
+    ratio = g["latency_ms"]["p50"] / best["p50"] if g and not missing(best.get("p50")) and best["p50"] > 0 else None
+    goal = goal_ratio(rec["model"])
+    met = None if ratio is None else bool(rec.get("correct")) and ratio <= goal
+    return {"configs": configs, "best": best, "ratio": ratio, "goal": goal, "met": met}
+
+
+def config_cell(cfg):
+    """A configuration's p50: struck out where its output disagreed (not counted), – where there is none."""
+    if not isinstance(cfg, dict) or missing(cfg.get("p50")) or cfg.get("error") or cfg.get("not_applicable"):
+        return "–"
+    return f"~~{f(cfg['p50'])}~~" if config_missing(cfg) else f(cfg["p50"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
     ap.add_argument("--md", default="docs/performance.md")
     ap.add_argument("--png", default="docs/performance.png")
+    ap.add_argument("--no-plot", action="store_true", help="write the page only, not the plot")
     ap.add_argument("--note", default="", help="a paragraph to print under the run's description")
     ap.add_argument("--no-profile", action="store_true", help="leave the profile table out")
     args = ap.parse_args()
     with open(args.json) as fh:
         data = json.load(fh)
     meta, records = data["meta"], data["records"]
+    cmp = {id(r): comparison(r) for r in records}
+    labels = [label for _, label in TORCH_CONFIGS]
+
+    rated = [r for r in records if cmp[id(r)]["met"] is not None]
+    met = [r for r in records if cmp[id(r)]["met"]]
+    by_prec = []
+    for prec, name in (("fp32", "float32"), ("fp16", "float16")):
+        rows = [r for r in records if r["precision"] == prec]
+        if rows:
+            by_prec.append(f"{name} {sum(1 for r in rows if cmp[id(r)]['met'])} of {len(rows)}")
+    wins = {}
+    for r in records:
+        label = cmp[id(r)]["best"].get("label")
+        if label:
+            wins[label] = wins.get(label, 0) + 1
+    legacy = any(not isinstance(r.get("torch_configs"), dict) and "torch_eager_ms" in r for r in records)
 
     lines = [
         "# Performance",
@@ -45,34 +115,81 @@ def main():
         f"- Each latency is the median (p50) and p99 of {meta['runs']} synchronized runs after warm-up, batch 1, "
         "inputs and outputs already in device memory (gfxep: `gfxep-bench`, bound device tensors and an "
         "application stream; PyTorch: CUDA events around the forward call).",
-        "- `fp32` is float32 arithmetic on both sides (PyTorch with TF32 off). PyTorch's default lets cuDNN "
-        "use TF32 for float32 convolutions; that column is shown separately.",
-        "- Ratios are gfxep p50 / PyTorch p50: below 1 means gfxep is faster.",
+        "- PyTorch runs in four configurations: NCHW and channels-last (`model.to(memory_format=torch.channels_last)` "
+        "and a channels-last input, where cuDNN's NHWC tensor-core kernels run), each eager and with the forward "
+        f"captured as one CUDA graph ({', '.join(f'`{x}`' for x in labels)}). **PyTorch best** is the fastest of "
+        "them whose output agrees with PyTorch's float32 output (err/peak within the row's tolerance: 1e-3 in "
+        "float32, 2e-2 in float16); a configuration that disagrees is shown ~~struck out~~ and not counted.",
+        "- `fp32` is float32 arithmetic on both sides (PyTorch with TF32 off, in all four configurations). "
+        "PyTorch's default lets cuDNN use TF32 for float32 convolutions; that is shown apart (NCHW, CUDA graph) "
+        "and never counts as PyTorch's best for float32.",
+        f"- **gfxep ÷ best** is gfxep p50 / PyTorch best p50: below 1 means gfxep is faster. The goal: {GOAL_RULE}. "
+        "A row meets it when gfxep's output agrees and the ratio is within the goal.",
+        "- `–` marks a figure the run does not have (not measured, failed, or not applicable: channels-last needs "
+        "a 4-D input); bench.json says why, beside the figure (`error`, `excluded`, `not_applicable`).",
         "- `enqueue` is the host time gfxep's Run takes to return on an application stream (the renderer "
         "thread's cost); `err/peak` is max |gfxep - PyTorch fp32| / max |PyTorch fp32| on the same input.",
+        *(["- This bench.json has no channels-last timings: PyTorch best here is the faster of NCHW eager and "
+           "NCHW graph only."] if legacy else []),
         "",
         *([args.note, ""] if args.note else []),
-        "| model | prec | nodes on gfxep | gfxep p50 / p99 ms | PyTorch eager p50 | PyTorch graph p50 | x eager | x graph "
-        "| PyTorch TF32 graph p50 | ORT CPU EP p50 | enqueue p50 us | err/peak | agrees |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"**Goal met in {len(met)} of {len(records)} model × precision rows** ({', '.join(by_prec)}"
+        + (f"; {len(records) - len(rated)} without a ratio" if len(rated) < len(records) else "") + "). "
+        + ("PyTorch's best was " + ", ".join(f"`{k}` in {v}" for k, v in sorted(wins.items(), key=lambda kv: -kv[1]))
+           + "." if wins else ""),
+        "",
+        "| model | prec | gfxep p50 / p99 ms | " + " | ".join(f"PyTorch {x} p50" for x in labels) +
+        " | PyTorch best p50 / p99 | best config | gfxep ÷ best | goal | met |",
+        "|---|---|---|" + "---|" * len(labels) + "---|---|---|---|---|",
     ]
+    for r in records:
+        c = cmp[id(r)]
+        g = r.get("gfxep")
+        lat = f"{f(g['latency_ms']['p50'])} / {f(g['latency_ms']['p99'])}" if g else "failed"
+        best = c["best"]
+        best_cell = f"{f(best.get('p50'))} / {f(best.get('p99'))}" if not missing(best.get("p50")) else "–"
+        if c["met"] is None:
+            met_cell = "–"
+        elif c["met"]:
+            met_cell = "yes"
+        else:
+            met_cell = "**no**" if r.get("correct") else "**no** (output disagrees)"
+        lines.append(
+            f"| {r['model']} | {r['precision']} | {lat} | " +
+            " | ".join(config_cell(c["configs"].get(k)) for k, _ in TORCH_CONFIGS) +
+            f" | {best_cell} | {('`' + best['label'] + '`') if best.get('label') else '–'} | {f(c['ratio'], 2)} | "
+            f"≤ {c['goal']:.1f} | {met_cell} |")
+    notes = []  # configurations that ran and failed, or whose output disagreed
+    for r in records:
+        for k, label in TORCH_CONFIGS:
+            cfg = cmp[id(r)]["configs"].get(k) or {}
+            if cfg.get("error") or cfg.get("excluded"):
+                notes.append(f"- {r['model']} {r['precision']} `{label}`: {config_missing(cfg)}")
+    if notes:
+        lines += ["", "PyTorch configurations not counted:", "", *notes]
+    lines += ["", "## Per row: gfxep's placement and host cost, agreement, TF32, ORT's CPU EP", "",
+              "| model | prec | nodes on gfxep | enqueue p50 us | err/peak | agrees | x nchw+eager | x nchw+graph "
+              "| PyTorch TF32 graph p50 | ORT CPU EP p50 |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         g = r.get("gfxep")
         nodes = f"{g['nodes_on_gfxep']}/{g['nodes_on_gfxep'] + g['nodes_elsewhere']}" if g else "–"
-        lat = f"{f(g['latency_ms']['p50'])} / {f(g['latency_ms']['p99'])}" if g else "failed"
-        err = r.get("vs_torch_fp32", {}).get("max_rel_to_peak")
+        cfgs = cmp[id(r)]["configs"]
+        def ratio(key):
+            t = (cfgs.get(key) or {}).get("p50")
+            return g["latency_ms"]["p50"] / t if g and not missing(t) and t > 0 else None
         lines.append(
-            f"| {r['model']} | {r['precision']} | {nodes} | {lat} | {f(p50(r, 'torch_eager_ms'))} | "
-            f"{f(p50(r, 'torch_graph_ms'))} | {f(r.get('ratio_vs_eager'), 2)} | {f(r.get('ratio_vs_graph'), 2)} | "
-            f"{f(p50(r, 'torch_tf32_graph_ms'))} | {f(p50(r, 'cpu_ep_ms'), 2)} | "
-            f"{f(g['enqueue_us']['p50'], 1) if g else '–'} | {('%.1e' % err) if err is not None else '–'} | "
-            f"{'yes' if r.get('correct') else 'NO'} |")
+            f"| {r['model']} | {r['precision']} | {nodes} | {f(g['enqueue_us']['p50'], 1) if g else '–'} | "
+            f"{e((r.get('vs_torch_fp32') or {}).get('max_rel_to_peak'))} | {'yes' if r.get('correct') else 'NO'} | "
+            f"{f(ratio('nchw_eager'), 2)} | {f(ratio('nchw_graph'), 2)} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
+            f"{f(p50(r, 'cpu_ep_ms'), 2)} |")
     lines += ["", "## float32 models with gfxep's `precision` option", "",
               "The float32 models again, with `precision=tf32` (TF32 tensor cores in convolutions and matrix "
               "products, float32 accumulation) and `precision=fp16` (the partition computed in float16). "
-              "err/peak against PyTorch's float32 output; PyTorch's own TF32 default for comparison.", "",
+              "err/peak against PyTorch's float32 output; PyTorch's own TF32 default (NCHW, CUDA graph) and "
+              "PyTorch's best float16 configuration for comparison.", "",
               "| model | gfxep fp32 p50 | gfxep tf32 p50 | tf32 err/peak | gfxep fp16 p50 | fp16 err/peak | "
-              "PyTorch TF32 graph p50 | PyTorch fp16 graph p50 |", "|---|---|---|---|---|---|---|---|"]
+              "PyTorch TF32 graph p50 | PyTorch fp16 best p50 |", "|---|---|---|---|---|---|---|---|"]
     by_key = {(r["model"], r["precision"]): r for r in records}
     for r in records:
         if r["precision"] != "fp32":
@@ -81,12 +198,13 @@ def main():
             g = r.get(key)
             return g["latency_ms"]["p50"] if g else None
         def err(key):
-            e = r.get(key)
-            return ("%.1e" % e["max_rel_to_peak"]) if e else "–"
-        half = by_key.get((r["model"], "fp16"), {})
+            return e((r.get(key) or {}).get("max_rel_to_peak"))
+        half = by_key.get((r["model"], "fp16"))
+        half_best = cmp[id(half)]["best"] if half else {}
+        half_cell = f"{f(half_best['p50'])} (`{half_best['label']}`)" if half_best.get("label") else "–"
         lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
                      f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
-                     f"{f(p50(half, 'torch_graph_ms'))} |")
+                     f"{half_cell} |")
     moded = [r for r in records if r.get("gfxep_graph_ort") or r.get("gfxep_graph_0") or r.get("memory")]
     if moded:
         lines += ["", "## Graph modes and memory", "",
@@ -127,41 +245,47 @@ def main():
     if kernels:
         lines += ["", "## Kernel efficiency", "",
                   "Memory-bound kernels against a measured device-to-device copy (PyTorch `copy_` of the same "
-                  "bytes); large float16 GEMM and convolution against PyTorch (cuBLAS/cuDNN) on the same shapes, "
-                  "device time per kernel.", "", "| kernel | device ms | achieved | reference | fraction |",
+                  "bytes); large float16 GEMM and convolution against PyTorch (cuBLAS/cuDNN) on the same shapes "
+                  "(the convolution in PyTorch's faster layout, NCHW or channels-last `cl`), device time per kernel.", "", "| kernel | device ms | achieved | reference | fraction |",
                   "|---|---|---|---|---|"]
         for k in kernels:
             if "error" in k:
                 lines.append(f"| {k['kernel']} | failed | – | – | – |")
             elif "gbs" in k:
-                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {k['gbs']:.0f} GB/s | copy {k['copy_gbs']:.0f} GB/s | "
-                             f"{k['fraction_of_copy']:.0%} |")
+                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {f(k['gbs'], 0)} GB/s | copy {f(k.get('copy_gbs'), 0)} "
+                             f"GB/s | {pct(k.get('fraction_of_copy'))} |")
             else:
-                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {k['tflops']:.0f} TFLOP/s | PyTorch "
-                             f"{k['torch_tflops']:.0f} TFLOP/s | {k['fraction_of_torch']:.0%} |")
+                layout = f" ({k['torch_layout']})" if k.get("torch_layout") else ""
+                lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {f(k.get('tflops'), 0)} TFLOP/s | PyTorch{layout} "
+                             f"{f(k.get('torch_tflops'), 0)} TFLOP/s | {pct(k.get('fraction_of_torch'))} |")
     failures = [r for r in records if not r.get("gfxep")]
     if failures:
         lines += ["", "Runs that failed:", ""]
         for r in failures:
             why = (r.get("gfxep_error") or r.get("error") or "").strip().splitlines()
             lines.append(f"- {r['model']} {r['precision']}: {why[-1] if why else 'no output'}")
-    lines += ["", f"![latency per model](performance.png)", ""]
+    if meta.get("kernels_skipped"):
+        lines += ["", f"Kernel efficiency not measured: {meta['kernels_skipped']}."]
+    lines += ["", f"![latency per model]({os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.md)))})", ""]
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     with open(args.md, "w") as fh:
         fh.write("\n".join(lines))
+    if args.no_plot:
+        print(f"wrote {args.md}")
+        return
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     labels = [f"{r['model']}\n{r['precision']}" for r in records]
     series = [("gfxep", lambda r: r["gfxep"]["latency_ms"]["p50"] if r.get("gfxep") else None),
-              ("PyTorch eager", lambda r: p50(r, "torch_eager_ms")),
-              ("PyTorch CUDA graph", lambda r: p50(r, "torch_graph_ms"))]
+              ("PyTorch nchw+graph", lambda r: cmp[id(r)]["configs"].get("nchw_graph", {}).get("p50")),
+              ("PyTorch best", lambda r: cmp[id(r)]["best"].get("p50"))]
     fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(records)), 4.5))
     width = 0.8 / len(series)
     for i, (name, get) in enumerate(series):
         xs = [k + (i - 1) * width for k in range(len(records))]
-        ys = [get(r) or 0 for r in records]
+        ys = [float("nan") if missing(get(r)) else get(r) for r in records]  # no bar where there is no figure
         ax.bar(xs, ys, width, label=name)
     ax.set_xticks(range(len(records)))
     ax.set_xticklabels(labels, fontsize=7)
