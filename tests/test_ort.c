@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,7 +246,8 @@ static void test_unknown_option_is_named(void** state) {
   assert_null(s);
 }
 
-/* precision=fp16 computes a float32 model in float16 inside gfxep: the result moves away from the
+/* precision=fp16 computes a float32 model in float16 inside gfxep once its range guard has seen the
+ * first Run (which is float32: it calibrates): from the second Run the result moves away from the
  * float32 one by float16 rounding (so the lowering happened), and stays within float16's bound;
  * precision=tf32 leaves the reference backend exact (TF32 is a CUDA math mode). */
 static void test_precision_option(void** state) {
@@ -260,8 +262,13 @@ static void test_precision_option(void** state) {
   const char* fp16[] = {"fp16"};
   const char* tf[] = {"tf32"};
   expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, fp16, 1, &s16), "fp16 session");
-  expect_ok(ortkit_run(&k, s16, NULL, in, n_in, &half, &n_half), "fp16 run");
+  expect_ok(ortkit_run(&k, s16, NULL, in, n_in, &half, &n_half), "fp16 run 1");
   ortkit_diff d;
+  if (ortkit_compare(half, want, n_want, ATOL_F32, RTOL_F32, &d))
+    fail_msg("precision=fp16, first Run (float32 while the guard calibrates): max abs error %g", d.max_abs);
+  ortkit_tensors_free(half, n_half);
+  /* the probes are back by the next Run here: ortkit_run waited for its outputs */
+  expect_ok(ortkit_run(&k, s16, NULL, in, n_in, &half, &n_half), "fp16 run 2");
   ortkit_compare(half, want, n_want, 0, 0, &d);
   if (!(d.max_abs > 1e-6 && d.max_abs < 2e-2)) fail_msg("precision=fp16: max abs error %g vs float32", d.max_abs);
   expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, tf, 1, &s32), "tf32 session");
@@ -278,6 +285,114 @@ static void test_precision_option(void** state) {
   k.api->ReleaseSession(cpu);
   k.api->ReleaseSession(s16);
   k.api->ReleaseSession(s32);
+}
+
+/* Non-finite elements of the outputs. */
+static size_t count_nonfinite(const ortkit_tensor* t, size_t n) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t e = 0; e < t[i].count; e++) bad += !isfinite(t[i].data[e]);
+  return bad;
+}
+
+/* The largest |x| over the outputs: a comparison against an output near zero would prove nothing. */
+static double peak_of(const ortkit_tensor* t, size_t n) {
+  double peak = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t e = 0; e < t[i].count; e++) peak = fmax(peak, fabs(t[i].data[e]));
+  return peak;
+}
+
+/* Runs `runs` times and keeps the last Run's outputs. */
+static void run_times(OrtSession* s, const ortkit_tensor* in, size_t n_in, int runs, ortkit_tensor** out,
+                      size_t* n_out) {
+  for (int r = 0; r < runs; r++) {
+    if (r) ortkit_tensors_free(*out, *n_out);
+    expect_ok(ortkit_run(&k, s, NULL, in, n_in, out, n_out), "run");
+  }
+}
+
+/* fp16_overflow's middle activations reach about 1e6: lowered to float16 without the range guard
+ * its output is NaN (so the model does overflow, and the check below can fail); with the guard
+ * (the default) every Run is finite and within float16's rounding of ORT's float32 CPU EP, as the
+ * nodes touching those values stay float32; precision=bf16 has float32's range and needs no guard. */
+static void test_fp16_range_guard(void** state) {
+  (void)state;
+  ortkit_tensor *in = NULL, *want = NULL, *got = NULL;
+  size_t n_in = 0, n_want = 0, n_got = 0;
+  OrtSession *cpu = NULL, *s = NULL;
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_random_inputs(&k, cpu, 5, 24, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  const double peak = peak_of(want, n_want);
+  assert_int_equal(count_nonfinite(want, n_want), 0);
+  if (!(peak > 1.0)) fail_msg("fp16_overflow's float32 output peaks at %g: no signal to compare", peak);
+  const char* keys[] = {"precision", "fp16_guard"};
+  const char* unguarded[] = {"fp16", "0"};
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), the_device(), keys, unguarded, 2, &s), "unguarded");
+  run_times(s, in, n_in, 2, &got, &n_got);
+  if (count_nonfinite(got, n_got) == 0) fail_msg("without the guard float16 stayed finite: the model proves nothing");
+  ortkit_tensors_free(got, n_got);
+  k.api->ReleaseSession(s);
+  const char* guarded[] = {"fp16", "1"};
+  const char* bf16[] = {"bf16", "1"};
+  const char* const* variants[] = {guarded, bf16};
+  const double tol[] = {2e-2, 5e-2}; /* of the peak: float16's and bfloat16's rounding through three layers */
+  for (int v = 0; v < 2; v++) {
+    expect_ok(ortkit_session(&k, model_path("fp16_overflow"), the_device(), keys, variants[v], 2, &s), variants[v][0]);
+    for (int r = 0; r < 4; r++) {
+      expect_ok(ortkit_run(&k, s, NULL, in, n_in, &got, &n_got), "run");
+      ortkit_diff d;
+      assert_int_equal(count_nonfinite(got, n_got), 0);
+      if (ortkit_compare(got, want, n_want, tol[v] * peak, 0, &d))
+        fail_msg("precision=%s, Run %d: max abs error %g, peak %g", variants[v][0], r + 1, d.max_abs, peak);
+      ortkit_tensors_free(got, n_got);
+    }
+    k.api->ReleaseSession(s);
+  }
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(cpu);
+}
+
+/* The guard calibrates on the first Run's input. Here it is a thousand times dimmer than later
+ * frames, so everything fits float16 and the mixed model is all float16; the first bright frame
+ * then overflows (a Run the guard cannot take back), the output watch sees it, and the Runs after it
+ * are float32 and right again. */
+static void test_fp16_guard_watches_outputs(void** state) {
+  (void)state;
+  ortkit_tensor *dim = NULL, *bright = NULL, *want = NULL, *got = NULL;
+  size_t n_dim = 0, n_bright = 0, n_want = 0, n_got = 0;
+  OrtSession *cpu = NULL, *s = NULL;
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_random_inputs(&k, cpu, 6, 16, &bright, &n_bright), "inputs");
+  expect_ok(ortkit_random_inputs(&k, cpu, 6, 16, &dim, &n_dim), "inputs");
+  for (size_t e = 0; e < dim[0].count; e++) dim[0].data[e] *= 1e-3f;
+  expect_ok(ortkit_run(&k, cpu, NULL, bright, n_bright, &want, &n_want), "cpu run");
+  const double peak = peak_of(want, n_want);
+  const char* keys[] = {"precision"};
+  const char* fp16[] = {"fp16"};
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), the_device(), keys, fp16, 1, &s), "fp16 session");
+  run_times(s, dim, n_dim, 3, &got, &n_got); /* calibrated on dim frames: float16 throughout */
+  assert_int_equal(count_nonfinite(got, n_got), 0);
+  ortkit_tensors_free(got, n_got);
+  expect_ok(ortkit_run(&k, s, NULL, bright, n_bright, &got, &n_got), "first bright run");
+  if (count_nonfinite(got, n_got) == 0)
+    fail_msg("the bright frame stayed finite in float16: the watch is not exercised");
+  ortkit_tensors_free(got, n_got);
+  for (int r = 0; r < 3; r++) {
+    expect_ok(ortkit_run(&k, s, NULL, bright, n_bright, &got, &n_got), "bright run");
+    ortkit_diff d;
+    assert_int_equal(count_nonfinite(got, n_got), 0);
+    if (ortkit_compare(got, want, n_want, 1e-4 * peak, 1e-3, &d))
+      fail_msg("after the watch, Run %d: max abs error %g (float32 expected), peak %g", r + 2, d.max_abs, peak);
+    ortkit_tensors_free(got, n_got);
+  }
+  ortkit_tensors_free(dim, n_dim);
+  ortkit_tensors_free(bright, n_bright);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(s);
+  k.api->ReleaseSession(cpu);
 }
 
 static void test_bad_option_value_is_named(void** state) {
@@ -792,6 +907,8 @@ int main(void) {
       cmocka_unit_test(test_concurrent_runs_on_separate_streams),
       cmocka_unit_test(test_profiling_shows_gfxep_kernels),
       cmocka_unit_test(test_precision_option),
+      cmocka_unit_test(test_fp16_range_guard),
+      cmocka_unit_test(test_fp16_guard_watches_outputs),
       cmocka_unit_test(test_cuda_graph_option_values),
       cmocka_unit_test(test_cuda_graph_ort),
   };

@@ -145,5 +145,22 @@ def main(out_dir):
          "A residual conv net shaped like a denoiser (fixed random weights)")
 
 
+    # a network without normalization whose middle activations pass float16's 65504 (conv2 reaches
+    # about 1e6) while its input, first layer and output stay small: precision=fp16 without its range
+    # guard returns NaN here, with it conv2..conv3 stay float32 and the rest runs in float16
+    save(out_dir, "fp16_overflow",
+         [conv("conv1", "x", "w1", "b1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+          conv("conv2", "r1", "w2", "b2", "c2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+          conv("conv3", "r2", "w3", None, "c3", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Mul", ["c3", "half"], ["y"], name="halve")],
+         [tensor("x", [1, 3, "H", "W"])], [tensor("y", [1, 4, "H", "W"])],
+         [weight("w1", [8, 3, 3, 3], 300.0), weight("b1", [8], 0.1),
+          weight("w2", [8, 8, 3, 3], 100.0), weight("b2", [8], 0.1),
+          weight("w3", [4, 8, 3, 3], 1e-5),
+          numpy_helper.from_array(np.array([0.5], np.float32), "half")],
+         "Activations beyond float16's range in the middle of a conv net (no normalization layers)")
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "models")

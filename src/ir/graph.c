@@ -162,3 +162,29 @@ gfx_status ir_graph_validate(const ir_graph* g) {
   free(ready);
   return s;
 }
+
+gfx_status ir_graph_clone(const ir_graph* g, ir_graph** out) {
+  *out = NULL;
+  ir_graph* c = ir_graph_new();
+  if (!c) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "copying a graph");
+  gfx_status s = NULL;
+  for (int i = 0; i < g->n_values && !s; i++) {
+    const ir_value* v = &g->values[i];
+    int index = -1;
+    s = ir_graph_add_value(c, v->name, v->dtype, &v->shape, &index);
+    if (!s && v->const_data) s = ir_graph_set_constant(c, index, v->const_data, v->const_bytes);
+  }
+  for (int i = 0; i < g->n_inputs && !s; i++) s = ir_graph_add_input(c, g->inputs[i]);
+  for (int i = 0; i < g->n_nodes && !s; i++) {
+    const ir_node* n = &g->nodes[i];
+    s = ir_graph_add_node(c, n->op, n->name, n->inputs, n->n_inputs, n->outputs, n->n_outputs, &n->params);
+    if (!s) c->nodes[i].math_mode = n->math_mode;
+  }
+  for (int i = 0; i < g->n_outputs && !s; i++) s = ir_graph_add_output(c, g->outputs[i]);
+  if (s) {
+    ir_graph_free(c);
+    return s;
+  }
+  *out = c;
+  return NULL;
+}

@@ -372,6 +372,8 @@ typedef struct ir_graph {
 
 ir_graph* ir_graph_new(void);
 void ir_graph_free(ir_graph* g);
+/* A deep copy (names, constants, nodes and their parameters). */
+gfx_status ir_graph_clone(const ir_graph* g, ir_graph** out);
 
 /* Adds a value (name copied) and returns its index through *index. */
 gfx_status ir_graph_add_value(ir_graph* g, const char* name, int dtype, const gfx_shape* shape, int* index);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exec/model.h"
+#include "exec/range_guard.h"
 #include "core/half.h"
 #include "ir/fuse.h"
 #include "ort/ep.h"
@@ -19,7 +20,8 @@
 typedef struct compute_info {
   OrtNodeComputeInfo base; /* first */
   gfx_ep* ep;
-  gfx_model* model;
+  gfx_model* model;        /* the partition's model, or NULL when a range guard picks it per Run */
+  gfx_range_guard* guard;  /* precision=fp16 with its range guard (exec/range_guard.h) */
   char partition[24]; /* "partition 3": its name in profiles */
 } compute_info;
 
@@ -39,11 +41,12 @@ void gfx_ep_forget_last_stream(const gfx_ep* ep) {
   last_run.stream = NULL;
 }
 
-/* ---- import, optionally lowering float32 to float16 (precision=fp16) ---- */
+/* ---- import, optionally lowering float32 to float16 or bfloat16 (precision=fp16, bf16) ---- */
 
 typedef struct importer {
   ir_graph* g;
-  int fp16; /* float32 values become float16 inside the partition */
+  int lower_to; /* float32 values become this type inside the partition; 0: they stay float32 */
+  gfx_dev* dev; /* a lowered node must also be one the device runs in the lowered type */
 } importer;
 
 /* The name a lowered partition input or output keeps for its float32 side; the float16 value inside
@@ -59,15 +62,15 @@ static int keeps_float32(const char* op_type, int input) {
   return 0;
 }
 
-/* float32 bytes to float16 bytes, in a new buffer the caller frees. */
-static gfx_status to_half(const void* data, size_t bytes, void** out, size_t* out_bytes) {
+/* float32 bytes to float16 or bfloat16 bytes (dtype), in a new buffer the caller frees. */
+static gfx_status to_half(const void* data, size_t bytes, int dtype, void** out, size_t* out_bytes) {
   size_t n = bytes / 4;
   uint16_t* h = malloc(n * 2 + 1);
-  if (!h) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "converting %zu bytes of weights to float16", bytes);
+  if (!h) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "converting %zu bytes of weights to %s", bytes, gfx_dtype_name(dtype));
   for (size_t i = 0; i < n; i++) {
     float f;
     memcpy(&f, (const char*)data + 4 * i, 4);
-    h[i] = gfx_float_to_half(f);
+    h[i] = dtype == GFX_DTYPE_BF16 ? gfx_float_to_bf16(f) : gfx_float_to_half(f);
   }
   *out = h;
   *out_bytes = n * 2;
@@ -88,8 +91,8 @@ static gfx_status value_for(importer* im, const OrtValueInfo* vi, int keep, int*
   int dtype = 0;
   gfx_shape shape;
   GFX_TRY(gfx_value_info_type(vi, &dtype, &shape));
-  const int lower = im->fp16 && dtype == GFX_DTYPE_F32 && !keep;
-  GFX_TRY(ir_graph_add_value(g, name, lower ? GFX_DTYPE_F16 : dtype, &shape, &v));
+  const int lower = im->lower_to && dtype == GFX_DTYPE_F32 && !keep;
+  GFX_TRY(ir_graph_add_value(g, name, lower ? im->lower_to : dtype, &shape, &v));
   bool is_const = false;
   GFX_TRY(gfx_from_ort(gfx_ort->ValueInfo_IsConstantInitializer(vi, &is_const)));
   if (is_const) {
@@ -103,7 +106,7 @@ static gfx_status value_for(importer* im, const OrtValueInfo* vi, int keep, int*
     if (lower) {
       void* half = NULL;
       size_t half_bytes = 0;
-      GFX_TRY(to_half(data, bytes, &half, &half_bytes));
+      GFX_TRY(to_half(data, bytes, im->lower_to, &half, &half_bytes));
       gfx_status s = ir_graph_set_constant(g, v, half, half_bytes);
       free(half);
       GFX_TRY(s);
@@ -118,19 +121,19 @@ static gfx_status value_for(importer* im, const OrtValueInfo* vi, int keep, int*
 /* The node's description as the lowered partition sees it: float32 inputs (constants converted into
  * `owned`, which the caller frees) and outputs become float16, so that parse computes the node's
  * parameters (a Pad value, say) for the type it will really run in. */
-static gfx_status lower_desc(ir_node_desc* d, void** owned) {
+static gfx_status lower_desc(ir_node_desc* d, int lower_to, void** owned) {
   for (int i = 0; i < d->n_inputs; i++) {
     if (d->input_dtypes[i] != GFX_DTYPE_F32 || keeps_float32(d->op_type, i)) continue;
-    d->input_dtypes[i] = GFX_DTYPE_F16;
+    d->input_dtypes[i] = lower_to;
     if (d->input_const_data[i]) {
       size_t bytes = 0;
-      GFX_TRY(to_half(d->input_const_data[i], d->input_const_bytes[i], &owned[i], &bytes));
+      GFX_TRY(to_half(d->input_const_data[i], d->input_const_bytes[i], lower_to, &owned[i], &bytes));
       d->input_const_data[i] = owned[i];
       d->input_const_bytes[i] = bytes;
     }
   }
   for (int o = 0; o < d->n_outputs; o++)
-    if (d->output_dtypes[o] == GFX_DTYPE_F32) d->output_dtypes[o] = GFX_DTYPE_F16;
+    if (d->output_dtypes[o] == GFX_DTYPE_F32) d->output_dtypes[o] = lower_to;
   return NULL;
 }
 
@@ -141,8 +144,12 @@ static gfx_status import_node(importer* im, const OrtNode* node) {
   ir_params params;
   GFX_TRY(gfx_node_describe(node, &reader, &desc));
   void* owned[IR_MAX_IO] = {0};
-  gfx_status s = im->fp16 ? lower_desc(&desc, owned) : NULL;
+  gfx_status s = im->lower_to ? lower_desc(&desc, im->lower_to, owned) : NULL;
   if (!s) s = ir_op_parse(&desc, &op, &params);
+  if (!s && im->lower_to) {
+    gfx_node_query q = {.op = op, .params = &params, .desc = &desc};
+    s = gfx_backend_supports_node(im->dev, &q);
+  }
   for (int i = 0; i < IR_MAX_IO; i++) free(owned[i]);
   GFX_TRY(s);
   const OrtValueInfo* ins[IR_MAX_IO] = {0};
@@ -173,7 +180,7 @@ static gfx_status add_cast(ir_graph* g, int from, int to) {
 }
 
 /* A lowered partition's float32 input: the graph input keeps float32 under another name, and a Cast
- * writes the float16 value the nodes read under the ORT name. */
+ * writes the lowered value the nodes read under the ORT name. */
 static gfx_status lowered_input(importer* im, const OrtValueInfo* vi, int* graph_input) {
   const char* name = NULL;
   int dtype = 0;
@@ -184,7 +191,7 @@ static gfx_status lowered_input(importer* im, const OrtValueInfo* vi, int* graph
   snprintf(side, sizeof side, "%s" F32_SIDE, name);
   int f32 = -1, f16 = -1;
   GFX_TRY(ir_graph_add_value(im->g, side, GFX_DTYPE_F32, &shape, &f32));
-  GFX_TRY(ir_graph_add_value(im->g, name, GFX_DTYPE_F16, &shape, &f16));
+  GFX_TRY(ir_graph_add_value(im->g, name, im->lower_to, &shape, &f16));
   GFX_TRY(add_cast(im->g, f32, f16));
   *graph_input = f32;
   return NULL;
@@ -203,10 +210,13 @@ static gfx_status lowered_output(importer* im, int f16, int* graph_output) {
   return NULL;
 }
 
-static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, int fp16, ir_graph** out) {
+/* Imports the fused node's subgraph; lower_to (0, GFX_DTYPE_F16 or GFX_DTYPE_BF16) lowers its float32
+ * values. *first_node is the index of the subgraph's first node (after a lowered graph's input casts). */
+static gfx_status import_graph(gfx_dev* dev, const OrtGraph* graph, const OrtNode* fused, int lower_to,
+                               ir_graph** out, int* first_node) {
   ir_graph* g = ir_graph_new();
   if (!g) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "graph");
-  importer im = {.g = g, .fp16 = fp16};
+  importer im = {.g = g, .lower_to = lower_to, .dev = dev};
   gfx_status s = NULL;
   size_t n_in = 0, n_out = 0, n_nodes = 0;
   const OrtValueInfo** ins = NULL;
@@ -234,12 +244,13 @@ static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, int 
       goto fail;
     }
     if ((s = gfx_value_info_type(ins[i], &dtype, &shape))) goto fail;
-    if (fp16 && dtype == GFX_DTYPE_F32)
+    if (lower_to && dtype == GFX_DTYPE_F32)
       s = lowered_input(&im, ins[i], &v);
     else
       s = value_for(&im, ins[i], 0, &v);
     if (s || (s = ir_graph_add_input(g, v))) goto fail;
   }
+  if (first_node) *first_node = g->n_nodes;
   for (size_t i = 0; i < n_nodes; i++)
     if ((s = import_node(&im, nodes[i]))) goto fail;
   for (size_t i = 0; i < n_out; i++) {
@@ -253,7 +264,7 @@ static gfx_status import_graph(const OrtGraph* graph, const OrtNode* fused, int 
       goto fail;
     }
     if ((s = gfx_value_info_type(outs[i], &dtype, &shape))) goto fail;
-    if (fp16 && dtype == GFX_DTYPE_F32 && (s = lowered_output(&im, v, &v))) goto fail;
+    if (lower_to && dtype == GFX_DTYPE_F32 && (s = lowered_output(&im, v, &v))) goto fail;
     if ((s = ir_graph_add_output(g, v))) goto fail;
   }
   free(ins);
@@ -269,23 +280,37 @@ fail:
   return s;
 }
 
-/* Imports a partition; with precision=fp16 its float32 values become float16. A partition whose
- * nodes cannot all run lowered (an op without float16, an attribute that only fits float32) is
- * imported as it is, and the log says why: never a partition half lowered. */
+/* Imports a partition; with precision=fp16 or bf16 its float32 values become float16 or bfloat16
+ * (*lowered, with *first_lowered its first node after the input casts). A partition whose nodes
+ * cannot all run lowered (an op without the type, an attribute that only fits float32, a device
+ * without the kernel) stays float32, and the log says why: never a partition half lowered by
+ * accident. With float16's range guard on, *full is the float32 import beside the lowered one (the
+ * guard runs both, see exec/range_guard.h); otherwise exactly one of them is set. */
 static gfx_status import_partition(const gfx_ep* ep, const OrtGraph* graph, const OrtNode* fused, size_t index,
-                                   ir_graph** out) {
-  if (ep->options.precision == GFX_PRECISION_FP16) {
-    gfx_status s = import_graph(graph, fused, 1, out);
+                                   ir_graph** full, ir_graph** lowered, int* first_lowered) {
+  *full = *lowered = NULL;
+  const int p = ep->options.precision;
+  const int lower_to = p == GFX_PRECISION_FP16 ? GFX_DTYPE_F16 : p == GFX_PRECISION_BF16 ? GFX_DTYPE_BF16 : 0;
+  gfx_dev* dev = ep->device->dev;
+  if (lower_to) {
+    gfx_status s = import_graph(dev, graph, fused, lower_to, lowered, first_lowered);
     if (!s) {
-      gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: partition %zu: float32 computed in float16", index);
-      return NULL;
+      const int guarded = lower_to == GFX_DTYPE_F16 && ep->options.fp16_guard && ep->options.graphs != GFX_GRAPHS_ORT;
+      gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO, "gfxep: partition %zu: float32 computed in %s%s", index,
+                  gfx_dtype_name(lower_to), guarded ? " where its range allows (fp16_guard)" : "");
+      if (!guarded) return NULL;
+      s = import_graph(dev, graph, fused, 0, full, NULL);
+      if (s) {
+        ir_graph_free(*lowered);
+        *lowered = NULL;
+      }
+      return s;
     }
-    gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_WARNING,
-                "gfxep: partition %zu stays in float32 (precision=fp16 does not apply): %s", index,
-                gfx_status_message(s));
+    gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_WARNING, "gfxep: partition %zu stays in float32 (precision=%s does not "
+                "apply): %s", index, lower_to == GFX_DTYPE_F16 ? "fp16" : "bf16", gfx_status_message(s));
     gfx_status_free(s);
   }
-  return import_graph(graph, fused, 0, out);
+  return import_graph(dev, graph, fused, 0, full, NULL);
 }
 
 /* ---- OrtNodeComputeInfo ---- */
@@ -300,8 +325,17 @@ static void ORT_API_CALL release_state(OrtNodeComputeInfo* this_ptr, void* state
   (void)this_ptr, (void)state;
 }
 
+/* Where a Run's outputs go: ORT's outputs, and past them the range guard's probes. */
+typedef struct run_outputs {
+  OrtKernelContext* ctx;
+  gfx_range_guard* guard; /* NULL without one */
+  int first_probe;
+} run_outputs;
+
 static gfx_status output_for(void* user, int index, const gfx_shape* shape, void** data) {
-  OrtKernelContext* ctx = user;
+  const run_outputs* ro = user;
+  if (ro->guard && index >= ro->first_probe) return gfx_range_guard_probe(ro->guard, index, data);
+  OrtKernelContext* ctx = ro->ctx;
   OrtValue* value = NULL;
   GFX_TRY(gfx_from_ort(gfx_ort->KernelContext_GetOutput(ctx, (size_t)index, shape->dims, (size_t)shape->rank, &value)));
   GFX_TRY(gfx_from_ort(gfx_ort->GetTensorMutableData(value, data)));
@@ -318,13 +352,13 @@ static gfx_status output_for(void* user, int index, const gfx_shape* shape, void
 }
 
 /* A Compute while a profiler is active: node by node with device timers, recorded for the profile. */
-static gfx_status run_profiled(compute_info* ci, gfx_profiler* p, uint64_t correlation, void* stream,
-                               const gfx_tensor* in, OrtKernelContext* ctx) {
-  const ir_graph* g = gfx_model_graph(ci->model);
+static gfx_status run_profiled(compute_info* ci, gfx_model* model, gfx_profiler* p, uint64_t correlation,
+                               void* stream, const gfx_tensor* in, run_outputs* ro) {
+  const ir_graph* g = gfx_model_graph(model);
   gfx_node_trace* trace = calloc((size_t)g->n_nodes + 1, sizeof *trace);
   if (!trace) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "profiling trace");
   uint64_t t0 = gfx_profiler_now_ns();
-  gfx_status s = gfx_model_run_traced(ci->model, stream, in, output_for, ctx, trace);
+  gfx_status s = gfx_model_run_traced(model, stream, in, output_for, ro, trace);
   if (!s) gfx_profiler_record(p, t0, ci->partition, correlation, g, trace);
   free(trace);
   return s;
@@ -333,7 +367,10 @@ static gfx_status run_profiled(compute_info* ci, gfx_profiler* p, uint64_t corre
 static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelContext* ctx) {
   (void)state;
   compute_info* ci = (compute_info*)(void*)this_ptr;
-  const ir_graph* g = gfx_model_graph(ci->model);
+  gfx_model* model = ci->guard ? gfx_range_guard_begin(ci->guard) : ci->model;
+  run_outputs ro = {.ctx = ctx, .guard = ci->guard,
+                    .first_probe = ci->guard ? gfx_range_guard_first_probe(ci->guard, model) : 0};
+  const ir_graph* g = gfx_model_graph(model);
   size_t n_in = 0;
   ORT_TRY(gfx_ort->KernelContext_GetInputCount(ctx, &n_in));
   if ((int)n_in != g->n_inputs)
@@ -394,14 +431,15 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
     if (s) {
       /* the injected fault: the Run fails as on a real loss */
     } else if (captured) {
-      s = gfx_to_ort(gfx_model_run_captured(ci->model, stream, in, output_for, ctx, pin_id));
+      s = gfx_to_ort(gfx_model_run_captured(model, stream, in, output_for, &ro, pin_id));
     } else if (p) {
       gfx_run_stamps_write(ci->ep->device->dev, &stamps, 0, stream);
-      s = gfx_to_ort(run_profiled(ci, p, correlation, stream, in, ctx));
+      s = gfx_to_ort(run_profiled(ci, model, p, correlation, stream, in, &ro));
       if (!s) gfx_run_stamps_write(ci->ep->device->dev, &stamps, 1, stream);
     } else {
-      s = gfx_to_ort(gfx_model_run_stamped(ci->model, stream, in, output_for, ctx, &stamps));
+      s = gfx_to_ort(gfx_model_run_stamped(model, stream, in, output_for, &ro, &stamps));
     }
+    if (!s && !captured && ci->guard) gfx_range_guard_end(ci->guard, model, stream);
     if (timed) gfx_frames_compute_done(ci->ep, stream, &stamps);
   }
   if (in != inputs) free(in);
@@ -414,20 +452,37 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
   gfx_ep* ep = (gfx_ep*)(void*)this_ptr;
   for (size_t i = 0; i < count; i++) infos[i] = NULL;
   for (size_t i = 0; i < count; i++) {
-    ir_graph* g = NULL;
-    gfx_status s = import_partition(ep, graphs[i], fused_nodes[i], i, &g);
-    if (!s && ep->options.precision == GFX_PRECISION_TF32)
-      for (int n = 0; n < g->n_nodes; n++) g->nodes[n].math_mode = IR_MATH_REDUCED_F32;
-    if (!s && (s = ir_fuse(g))) ir_graph_free(g);
+    ir_graph *full = NULL, *lowered = NULL, *g = NULL;
+    int first_lowered = 0;
+    gfx_status s = import_partition(ep, graphs[i], fused_nodes[i], i, &full, &lowered, &first_lowered);
     compute_info* ci = NULL;
     if (!s) {
       ci = calloc(1, sizeof *ci);
       if (!ci) {
-        ir_graph_free(g);
+        ir_graph_free(full);
+        ir_graph_free(lowered);
         s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "compute info");
       }
     }
-    if (!s) {
+    if (!s) snprintf(ci->partition, sizeof ci->partition, "partition %d", ep->n_partitions);
+    if (!s && full && lowered) {
+      /* float16 behind the range guard: float32 with probes first, the mixed model once they are back */
+      const gfx_range_guard_config config = {.partition = ci->partition,
+                                             .use_graphs = ep->options.graphs == GFX_GRAPHS_OWN,
+                                             .stamp_replays = ep->options.frame_timings};
+      const int nodes = full->n_nodes;
+      s = gfx_range_guard_create(ep->device->dev, full, lowered, first_lowered, &config, &ci->guard);
+      if (!s)
+        gfx_ort_log(ep->logger, ORT_LOGGING_LEVEL_INFO,
+                    "gfxep: compiled partition %zu: %d nodes on %s device %d, float16 behind its range guard", i,
+                    nodes, ep->device->backend_name, ep->device->dev->index);
+    } else if (!s) {
+      g = full ? full : lowered;
+      if (ep->options.precision == GFX_PRECISION_TF32)
+        for (int n = 0; n < g->n_nodes; n++) g->nodes[n].math_mode = IR_MATH_REDUCED_F32;
+      if ((s = ir_fuse(g))) ir_graph_free(g);
+    }
+    if (!s && !ci->guard) {
       int nodes = g->n_nodes;
       s = gfx_model_create(ep->device->dev, g, &ci->model);
       /* ORT's capture (cuda_graph=ort) records Compute's work: no graph of the partition's own inside it */
@@ -454,7 +509,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
       return gfx_to_ort(gfx_status_wrap(s, "gfxep: compiling partition %zu", i));
     }
     ci->ep = ep;
-    snprintf(ci->partition, sizeof ci->partition, "partition %d", ep->n_partitions++);
+    ep->n_partitions++;
     ci->base.ort_version_supported = ORT_API_VERSION;
     ci->base.CreateState = create_state;
     ci->base.Compute = compute;
@@ -473,13 +528,14 @@ static void report_memory(const compute_info* ci) {
   const char* path = getenv("GFXEP_MEMORY_REPORT");
   if (!path || !*path) return;
   gfx_model_stats st;
-  gfx_model_get_stats(ci->model, &st);
+  gfx_model* model = ci->guard ? gfx_range_guard_current(ci->guard) : ci->model;
+  gfx_model_get_stats(model, &st);
   FILE* f = fopen(path, "a");
   if (!f) return;
   fprintf(f,
           "{\"partition\": \"%s\", \"nodes\": %d, \"signatures\": %d, \"weight_bytes\": %zu, \"workspace_bytes\": %zu, "
           "\"workspaces\": %d, \"live_bound_bytes\": %zu, \"scratch_bytes\": %zu, \"graph_launches\": %lld}\n",
-          ci->partition, gfx_model_graph(ci->model)->n_nodes, st.signatures, st.weight_bytes, st.workspace_bytes,
+          ci->partition, gfx_model_graph(model)->n_nodes, st.signatures, st.weight_bytes, st.workspace_bytes,
           st.workspaces, st.live_bound_bytes, st.scratch_bytes, st.graph_launches);
   fclose(f);
 }
@@ -490,8 +546,9 @@ void ORT_API_CALL gfx_ep_release_compute_infos(OrtEp* this_ptr, OrtNodeComputeIn
     compute_info* ci = (compute_info*)(void*)infos[i];
     if (!ci) continue;
     report_memory(ci);
-    gfx_capture_remove_model(ci->ep, ci->model);
+    if (ci->model) gfx_capture_remove_model(ci->ep, ci->model);
     gfx_model_free(ci->model);
+    gfx_range_guard_free(ci->guard);
     free(ci);
   }
 }

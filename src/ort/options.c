@@ -58,7 +58,15 @@ static OrtStatus* set_precision(gfx_ep_options* o, const char* key, const char* 
   if (strcmp(value, "fp32") == 0) o->precision = GFX_PRECISION_FP32;
   else if (strcmp(value, "tf32") == 0) o->precision = GFX_PRECISION_TF32;
   else if (strcmp(value, "fp16") == 0) o->precision = GFX_PRECISION_FP16;
-  else return bad_value(key, value, "fp32, tf32, fp16");
+  else if (strcmp(value, "bf16") == 0) o->precision = GFX_PRECISION_BF16;
+  else return bad_value(key, value, "fp32, tf32, fp16, bf16");
+  return NULL;
+}
+
+static OrtStatus* set_fp16_guard(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "1") == 0) o->fp16_guard = 1;
+  else if (strcmp(value, "0") == 0) o->fp16_guard = 0;
+  else return bad_value(key, value, "0, 1");
   return NULL;
 }
 
@@ -100,6 +108,7 @@ static const struct {
     {"cuda_graph", set_graphs}, /* the name the option had while CUDA was the only backend; kept as an alias */
     {"device_memory_limit", set_device_memory_limit},
     {"precision", set_precision},
+    {"fp16_guard", set_fp16_guard},
 };
 
 OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out) {
@@ -108,6 +117,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
   out->graphs = GFX_GRAPHS_OWN;
   out->frame_timings = 0;
   out->wait_timeout_ms = 5000;
+  out->fp16_guard = 1;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
   const char* const* keys = NULL;
@@ -124,7 +134,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
                         "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, graphs "
-                        "(alias cuda_graph), precision, session_name, frame_timings, wait_timeout_ms)",
+                        "(alias cuda_graph), precision, fp16_guard, session_name, frame_timings, wait_timeout_ms)",
                         key);
     else
       s = known[k].set(out, key, values[i]);

@@ -11,7 +11,9 @@ typedef struct gfx_ep_options {
   int log_partition;     /* log_partition = 0 (default) | 1: log each node left to ORT, and why, as warnings */
   int graphs;            /* graphs (alias cuda_graph) = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated
                           * runs replay as recorded partitions (CUDA graphs, Vulkan command buffers) */
-  int precision;         /* precision = fp32 (default) | tf32 | fp16 (GFX_PRECISION_*) */
+  int precision;         /* precision = fp32 (default) | tf32 | fp16 | bf16 (GFX_PRECISION_*) */
+  int fp16_guard;        /* fp16_guard = 1 (default) | 0: with precision=fp16, the range guard keeps values
+                          * beyond float16's range in float32 and watches the outputs (exec/range_guard.h) */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
                                * memory held by the session's allocator for ORT's tensors on the device
                                * (inputs copied in, outputs, values between partitions), cached blocks
@@ -29,15 +31,16 @@ typedef struct gfx_ep_options {
  * matrix products may use TF32 tensor cores (10-bit mantissa products, float32 accumulation), as
  * PyTorch does by default for convolutions. fp16: each partition's float32 values are computed in
  * float16 (weights converted once at compile, float32 accumulation inside convolutions and matrix
- * products), with casts at the partition's float32 inputs and outputs. Models already in float16
- * are unaffected by either. */
+ * products), with casts at the partition's float32 inputs and outputs; the range guard (fp16_guard)
+ * keeps the nodes whose values reach float16's limit in float32. bf16: the same in bfloat16, which
+ * has float32's range and an 8-bit mantissa. Models already in float16 are unaffected by all of them. */
 /* Graph replay. OWN: each compiled partition captures and replays its own graph inside Compute, per
  * input-shape signature and set of addresses (gfx_model_use_graphs). ORT: ONNX Runtime's session-level
  * capture (OrtEp::IsGraphCaptureEnabled / ReplayGraph, graph_capture.c): the whole run is one graph
  * per "gpu_graph_id", replayed by ORT without calling Compute; needs a backend that can capture. */
 enum { GFX_GRAPHS_OFF = 0, GFX_GRAPHS_OWN = 1, GFX_GRAPHS_ORT = 2 };
 
-enum { GFX_PRECISION_FP32 = 0, GFX_PRECISION_TF32 = 1, GFX_PRECISION_FP16 = 2 };
+enum { GFX_PRECISION_FP32 = 0, GFX_PRECISION_TF32 = 1, GFX_PRECISION_FP16 = 2, GFX_PRECISION_BF16 = 3 };
 
 #define GFXEP_OPTION_PREFIX "ep." GFXEP_EP_NAME "."
 
