@@ -468,8 +468,8 @@ static int fuse_split_output(ir_graph* g, int* readers, int split, int i) {
   return 1;
 }
 
-gfx_status ir_fuse(ir_graph* g) {
-  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+/* The fusions of ir_fuse (fuse.h), in one walk over the nodes. */
+static gfx_status fuse_nodes(ir_graph* g) {
   int* readers = NULL;
   /* room for the two values each BatchNormalization fold adds */
   int folds = 0;
@@ -500,5 +500,16 @@ gfx_status ir_fuse(ir_graph* g) {
     if (fuse_conv_residual(g, readers, n)) n--;
   }
   free(readers);
+  return NULL;
+}
+
+gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
+  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+  int count = 0;
+  /* first, while Q, K and V still reach the products through the layout nodes it absorbs */
+  GFX_TRY(ir_fuse_attention(g, target, &count));
+  GFX_TRY(fuse_nodes(g));
   return ir_graph_validate(g);
 }
+
+gfx_status ir_fuse(ir_graph* g) { return ir_fuse_for(g, NULL); }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/half.h"
+#include "core/log.h"
 
 gfx_status ir_fuse_count_readers(const ir_graph* g, int** readers, int extra) {
   *readers = calloc((size_t)g->n_values + (size_t)extra + 1, sizeof **readers);
@@ -100,4 +101,14 @@ int ir_fuse_shape_known(const gfx_shape* s) {
   for (int i = 0; i < s->rank; i++)
     if (s->dims[i] < 0) return 0;
   return 1;
+}
+
+int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_node* node) {
+  if (!target || !target->supports) return 1;
+  gfx_status s = target->supports(target->user, g, node);
+  if (!s) return 1;
+  gfx_log(GFX_LOG_VERBOSE, "gfxep: not fused into one %s ('%s'): %s", ir_op_name(node->op), ir_fuse_name_of(node),
+          gfx_status_message(s));
+  gfx_status_free(s);
+  return 0;
 }

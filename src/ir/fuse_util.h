@@ -3,6 +3,7 @@
 #ifndef GFXEP_IR_FUSE_UTIL_H
 #define GFXEP_IR_FUSE_UTIL_H
 
+#include "ir/fuse.h"
 #include "ir/graph.h"
 
 /* How many node inputs read each value (n_values + extra entries, caller frees). A pass that keeps
@@ -31,5 +32,11 @@ void ir_fuse_drop_if_unread(ir_graph* g, const int* readers, int v);
 int ir_fuse_other_input(const ir_node* n, int v);
 /* Whether every dim of the declared shape is known. */
 int ir_fuse_shape_known(const gfx_shape* s);
+
+/* 1 when the target runs node (or there is no target); 0 otherwise, with the reason logged. */
+int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_node* node);
+
+/* The passes ir_fuse_for runs besides ir_fuse's own; *count gets how many fusions each made. */
+gfx_status ir_fuse_attention(ir_graph* g, const ir_fuse_target* target, int* count);
 
 #endif
