@@ -14,12 +14,13 @@ fi
 "$py" "$(dirname "$0")/conv_fusion_models.py" "$out" > /dev/null || exit 1
 fail=0
 # nodes each transformer model compiles to at ORT's default level once fused: the attention pattern
-# (MatMul, scale, masks, Softmax, MatMul and the layout nodes of q, k, v) is one node; the nofuse_
-# ones keep their Softmax
+# (MatMul, scale, masks, Softmax, MatMul and the layout nodes of q, k, v) is one node, a residual Add
+# goes into the LayerNormalization after it; the nofuse_ ones keep their Softmax
 expected_nodes() {
   case $1 in
     fuse_attention.onnx|fuse_attention_scale_first.onnx) echo 4 ;;
     fuse_attention_kt_output.onnx|fuse_attention_swin.onnx|fuse_attention_swin_shifted.onnx) echo 6 ;;
+    fuse_residual_layernorm.onnx|fuse_residual_layernorm_sum_output.onnx) echo 5 ;;
     nofuse_attention_*) echo 3 ;;
   esac
 }
@@ -48,6 +49,6 @@ for f in "$out"/*.onnx; do
   check "$f"
   # ORT's transpose optimizer moves attention's kᵀ Transpose up the graph at its default level:
   # without it gfxep sees (and fuses) the Transpose -> MatMul pattern as exported
-  case $(basename "$f") in fuse_attention*|nofuse_attention*) check "$f" --graph-opt disable ;; esac
+  case $(basename "$f") in fuse_attention*|nofuse_attention*|fuse_residual*) check "$f" --graph-opt disable ;; esac
 done
 exit $fail

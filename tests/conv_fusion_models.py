@@ -289,6 +289,23 @@ def swin_attention(name, shifted, windows=4, heads=3, head=32):
     save(name, n, [vi("x", [windows, n_tok, c])], [vi("y", None)], inits)
 
 
+def residual_layer_norm():
+    """A pre-norm transformer's residual stream: x + f(LN(x)) twice, each sum normalized by the next
+    LayerNormalization and read again by the next residual Add (the last sum is normalized only);
+    and a sum that is a graph output too."""
+    n = [h.make_node("LayerNormalization", ["x", "g0", "b0"], ["n0"], axis=-1, epsilon=1e-5),
+         h.make_node("MatMul", ["n0", "w0"], ["f0"]), h.make_node("Add", ["x", "f0"], ["r0"]),
+         h.make_node("LayerNormalization", ["r0", "g1", "b1"], ["n1"], axis=-1, epsilon=1e-5),
+         h.make_node("MatMul", ["n1", "w1"], ["f1"]), h.make_node("Add", ["f1", "r0"], ["r1"]),
+         h.make_node("LayerNormalization", ["r1", "g2"], ["y"], axis=-1, epsilon=1e-5)]
+    inits = [init("w0", [48, 48]), init("w1", [48, 48])]
+    for i in range(3):
+        inits += [nh.from_array((1 + 0.1 * rng.standard_normal(48)).astype(np.float32), "g%d" % i)]
+    inits += [init("b0", [48], 0.1), init("b1", [48], 0.1)]
+    save("fuse_residual_layernorm", n, [vi("x", [1, 10, 48])], [vi("y", None)], inits)
+    save("fuse_residual_layernorm_sum_output", n, [vi("x", [1, 10, 48])], [vi("y", None), vi("r1", None)], inits)
+
+
 def attention_refusals():
     """Attention-like graphs that must stay unfused and still agree: Softmax over the queries (not
     the last axis), and scores that are a graph output."""
@@ -306,6 +323,7 @@ espcn()
 transformer_mlp()
 swin_attention("fuse_attention_swin", shifted=False)
 swin_attention("fuse_attention_swin_shifted", shifted=True)
+residual_layer_norm()
 attention_refusals()
 attention()
 attention("fuse_attention_scale_first", scale_first=True)

@@ -1223,6 +1223,29 @@ static void fused_attention_cases(gfx_dev* gpu, void* stream) {
   unsetenv("GFXEP_CUDA_ATTENTION");
 }
 
+/* LayerNormalization of x + r with a residual Add fused in (ir/fuse_norm.c): ViT's rows of 192,
+ * Swin's of 96 and 768, rows for one warp of 32 elements a lane, rows for a block; the sum written
+ * too (output 1) or not. */
+static void add_norm_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape rows[] = {SHAPE(1, 197, 192), SHAPE(1, 3136, 96), SHAPE(1, 49, 768), SHAPE(4, 1000), SHAPE(2, 3000),
+                            SHAPE(3, 7)};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 6; k++)
+      for (int with_sum = 0; with_sum < 2; with_sum++) {
+        const gfx_shape x = rows[k], a = SHAPE(x.dims[x.rank - 1]);
+        const gfx_shape shapes[4] = {x, a, a, x};
+        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, float_types[t], 4, shapes);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f, .residual = 1};
+        c.n_out = with_sum ? 2 : 1;
+        c.stats_dtype = float_types[t];
+        c.misalign = k == 0 && with_sum;
+        char b[96];
+        snprintf(c.label, sizeof c.label, "LayerNormalization of x + r %s %s%s%s", gfx_dtype_name(float_types[t]),
+                 gfx_shape_str(&x, b, sizeof b), with_sum ? ", the sum written" : "", c.misalign ? " misaligned" : "");
+        run_case(gpu, stream, &c);
+      }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1799,6 +1822,7 @@ int main(int argc, char** argv) {
   topk_cases(gpu, stream);
   attention_cases(gpu, stream);
   fused_attention_cases(gpu, stream);
+  add_norm_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

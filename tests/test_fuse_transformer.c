@@ -1,7 +1,8 @@
 /* gfxep — the transformer fusions of ir_fuse_for on graphs built as ONNX Runtime hands them over:
  * attention (ir/fuse_attention.c) as ViT exports it at ORT's default level (Gathers and Transposes
  * of one projection), as PyTorch's exporter writes it with Split and Squeeze, and as Swin writes it
- * (q scaled, a relative position bias, a shift mask added through a 5-D Reshape). Each graph runs through the reference kernels before and
+ * (q scaled, a relative position bias, a shift mask added through a 5-D Reshape); residual Add +
+ * LayerNormalization (ir/fuse_norm.c). Each graph runs through the reference kernels before and
  * after the fusion: the node count says the pattern fired (or, for the graphs that must be left
  * alone, did not), and the outputs must agree. Every node is parsed from a description, as
  * GetCapability parses it, so the fusions see the parameters a model gives them.
@@ -463,6 +464,66 @@ static void test_attention_geometry_refuses(void** unused) {
   ir_graph_free(b.g);
 }
 
+/* ---- residual Add + LayerNormalization ---- */
+
+/* x + f -> LayerNormalization; the sum read again by an Add (the next residual) unless last. */
+static builder residual_graph(int dtype, int sum_read_again, int with_bias) {
+  builder b = b_new(dtype);
+  const int x = b_value(&b, dtype, SHAPE(2, 5, 24)), f = b_value(&b, dtype, SHAPE(2, 5, 24));
+  expect_ok(ir_graph_add_input(b.g, x));
+  expect_ok(ir_graph_add_input(b.g, f));
+  float sc[24], bi[24];
+  fill(sc, 24, &b.seed);
+  fill(bi, 24, &b.seed);
+  for (int i = 0; i < 24; i++) sc[i] += 1.5f;
+  const int sum = b_binary(&b, "Add", x, f);
+  int in[3] = {sum, b_float_const(&b, SHAPE(24), sc), with_bias ? b_float_const(&b, SHAPE(24), bi) : -1};
+  const int y = b_node(&b, "LayerNormalization", 17, ATTRS(A_INT("axis", -1), A_FLOAT("epsilon", 1e-5f)), in,
+                       with_bias ? 3 : 2, SHAPE(2, 5, 24));
+  expect_ok(ir_graph_add_output(b.g, y));
+  if (sum_read_again) expect_ok(ir_graph_add_output(b.g, b_binary(&b, "Add", sum, y)));
+  return b;
+}
+
+/* The Add goes, the normalization adds: bit for bit the pair's result, the sum written where
+ * another node reads it. */
+static void test_residual_layer_norm(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 3; t++)
+    for (int again = 0; again < 2; again++) {
+      builder b = residual_graph(dtypes[t], again, again);
+      expect_fused(&b, NULL, again ? 2 : 1, GFX_OP_LAYER_NORMALIZATION, 1, 0.0);
+    }
+  builder b = residual_graph(GFX_DTYPE_F16, 1, 1);
+  expect_ok(ir_fuse(b.g));
+  const ir_node* n = &b.g->nodes[0];
+  assert_int_equal(n->op, GFX_OP_LAYER_NORMALIZATION);
+  assert_true(n->params.norm.residual && n->n_inputs == 4 && n->n_outputs == 2);
+  assert_int_equal(n->inputs[IR_NORM_RESIDUAL_INPUT], b.g->inputs[1]);
+  ir_graph_free(b.g);
+  /* a backend without the fused kernel (the Vulkan one) keeps the pair */
+  static const gfx_op no_norm[] = {GFX_OP_LAYER_NORMALIZATION, GFX_OP_NONE};
+  const ir_fuse_target target = {.supports = declining, .user = (void*)no_norm};
+  builder c = residual_graph(GFX_DTYPE_F32, 1, 1);
+  expect_fused(&c, &target, 3, GFX_OP_ADD, 2, 0.0);
+}
+
+/* An Add that broadcasts is left alone. */
+static void test_residual_broadcast_left_alone(void** unused) {
+  (void)unused;
+  builder b = b_new(GFX_DTYPE_F32);
+  const int x = b_value(&b, GFX_DTYPE_F32, SHAPE(2, 5, 24)), f = b_value(&b, GFX_DTYPE_F32, SHAPE(1, 5, 24));
+  expect_ok(ir_graph_add_input(b.g, x));
+  expect_ok(ir_graph_add_input(b.g, f));
+  float sc[24];
+  fill(sc, 24, &b.seed);
+  const int sum = b_binary(&b, "Add", x, f);
+  const int y = b_node(&b, "LayerNormalization", 17, ATTRS(A_INT("axis", -1)), (int[]){sum, b_float_const(&b, SHAPE(24), sc)},
+                       2, SHAPE(2, 5, 24));
+  expect_ok(ir_graph_add_output(b.g, y));
+  expect_fused(&b, NULL, 2, GFX_OP_ADD, 1, 0.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attention_vit),
@@ -472,6 +533,8 @@ int main(void) {
       cmocka_unit_test(test_attention_swin),
       cmocka_unit_test(test_attention_swin_mask_views),
       cmocka_unit_test(test_attention_geometry_refuses),
+      cmocka_unit_test(test_residual_layer_norm),
+      cmocka_unit_test(test_residual_broadcast_left_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -509,6 +509,7 @@ gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
   /* first, while Q, K and V still reach the products through the layout nodes it absorbs */
   GFX_TRY(ir_fuse_attention(g, target, &count));
   GFX_TRY(fuse_nodes(g));
+  GFX_TRY(ir_fuse_residual_norm(g, target, &count));
   return ir_graph_validate(g);
 }
 

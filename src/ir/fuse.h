@@ -43,8 +43,12 @@ typedef struct ir_fuse_target {
  *     and V each reached from the tensor it is cut from through layout nodes that move no data
  *     (Gather of one constant index, Split, Squeeze, Unsqueeze, Reshape, Transpose, a scalar Mul on
  *     Q or K): one Attention node (params.attention.fused) that reads Q, K, V in place and writes Y
- *     in the Transpose's layout; the layout nodes go too when nothing else reads them.
- * Only where every declared shape involved is known and `target` (NULL: any backend)
+ *     in the Transpose's layout; the layout nodes go too when nothing else reads them;
+ * and after it
+ *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
+ *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
+ *     another node reads it.
+ * Each of these only where every declared shape involved is known and `target` (NULL: any backend)
  * runs the fused node. */
 gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target);
 

@@ -253,6 +253,8 @@ typedef struct ir_softmax_params {
   int8_t lp;
 } ir_softmax_params;
 
+#define IR_NORM_RESIDUAL_INPUT 3
+
 typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP, IR_NORM_RMS } ir_norm_kind;
 
 /* LayerNormalization, InstanceNormalization, GroupNormalization, RMSNormalization (no mean is
@@ -261,6 +263,10 @@ typedef struct ir_norm_params {
   ir_norm_kind kind;
   int8_t axis;              /* LayerNormalization, RMSNormalization, as written */
   int8_t per_channel;       /* GroupNormalization 21: scale and bias per channel (18: per group) */
+  /* LayerNormalization with a residual Add fused in (ir/fuse_norm.c; parse never sets it): input 3,
+   * of input 0's shape and type, is added to input 0 and the sum rounded to their type is
+   * normalized; output 1, when the node has it, is that sum (no Mean/InvStdDev outputs then). */
+  int8_t residual;
   int32_t num_groups;
   float epsilon;
 } ir_norm_params;
