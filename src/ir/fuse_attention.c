@@ -514,7 +514,8 @@ static int match_products(const ir_graph* g, const int* readers, pattern* p) {
   p->y = o2;
   p->transpose = -1;
   const int t = ir_fuse_sole_reader(g, readers, o2);
-  if (t > p->mm2 && g->values[o2].graph_output < 0 && g->nodes[t].op == GFX_OP_TRANSPOSE && g->nodes[t].n_outputs == 1 &&
+  if (t > p->mm2 && g->values[o2].graph_output < 0 && g->nodes[t].op == GFX_OP_TRANSPOSE && g->nodes[t].n_inputs == 1 &&
+      g->nodes[t].n_outputs == 1 &&
       g->values[g->nodes[t].outputs[0]].dtype == dtype && ir_fuse_shape_known(shape_of(g, g->nodes[t].outputs[0]))) {
     p->transpose = t;
     p->core[p->n_core++] = t;
@@ -524,12 +525,11 @@ static int match_products(const ir_graph* g, const int* readers, pattern* p) {
 }
 
 /* Replaces the pattern with the fused node in the slot of its last node. */
-static void rewrite(ir_graph* g, const pattern* p, const ir_attention_params* a, ir_node* fused) {
+static void rewrite(ir_graph* g, const pattern* p, const ir_node* fused) {
   int list[CORE_MAX + 3 * CHAIN_MAX];
   const int n = absorbed(p, list);
   int slot = list[0];
   for (int i = 1; i < n; i++) slot = list[i] > slot ? list[i] : slot;
-  (void)a;
   /* values the gone nodes wrote, and the constants only they read (indices, shapes, scalars) */
   int consts[IR_MAX_IO * (CORE_MAX + 3 * CHAIN_MAX)], n_consts = 0;
   for (int i = 0; i < n; i++) {
@@ -553,7 +553,11 @@ static void rewrite(ir_graph* g, const pattern* p, const ir_attention_params* a,
   for (int i = 0; i < n; i++)
     if (list[i] != slot) ir_fuse_remove_node(g, list[i]);
   int* readers = NULL;
-  if (ir_fuse_count_readers(g, &readers, 0)) return; /* out of memory: the constants stay uploaded */
+  gfx_status s = ir_fuse_count_readers(g, &readers, 0);
+  if (s) { /* out of memory: the constants stay uploaded, which costs only memory */
+    gfx_status_free(s);
+    return;
+  }
   for (int i = 0; i < n_consts; i++) ir_fuse_drop_if_unread(g, readers, consts[i]);
   free(readers);
 }
@@ -626,7 +630,7 @@ static gfx_status fuse_at(ir_graph* g, const ir_fuse_target* target, int sm, int
           "%lld, scale %g, %d mask%s)",
           fused.name, gone, (long long)a.batch, (long long)a.heads, (long long)a.q_seq, (long long)a.kv_seq,
           (long long)a.head_size, (double)a.scale, p.n_masks, p.n_masks == 1 ? "" : "s");
-  rewrite(g, &p, &a, &fused);
+  rewrite(g, &p, &fused);
   *done = 1;
   return NULL;
 }
