@@ -317,7 +317,7 @@ static void test_attention_vit(void** unused) {
   }
   /* the fused node reads the projection itself through views: q, k, v at offsets 0, H D, 2 H D */
   builder b = vit_graph(GFX_DTYPE_F32, 0, -1);
-  expect_ok(ir_fuse(b.g));
+  expect_ok(ir_fuse_for(b.g, NULL));
   const ir_node* a = &b.g->nodes[0];
   assert_int_equal(a->op, GFX_OP_ATTENTION);
   const ir_attention_params* p = &a->params.attention;
@@ -439,7 +439,7 @@ static void test_attention_swin_mask_views(void** unused) {
   s = b_reshape(&b, s, SHAPE(W, H, N, N));
   const int y = b_matmul(&b, b_softmax(&b, s, 3), v);
   expect_ok(ir_graph_add_output(b.g, y));
-  expect_ok(ir_fuse(b.g));
+  expect_ok(ir_fuse_for(b.g, NULL));
   assert_int_equal(b.g->n_nodes, 1);
   const ir_attention_params* p = &b.g->nodes[0].params.attention;
   assert_true(p->has_mask && p->has_mask2 && p->scale == 1.0f);
@@ -454,7 +454,7 @@ static void test_attention_swin_mask_views(void** unused) {
 static void test_attention_geometry_refuses(void** unused) {
   (void)unused;
   builder b = vit_graph(GFX_DTYPE_F32, 0, -1);
-  expect_ok(ir_fuse(b.g));
+  expect_ok(ir_fuse_for(b.g, NULL));
   const ir_node* a = &b.g->nodes[0];
   gfx_shape in[3] = {SHAPE(1, S + 1, 3 * H * D), SHAPE(1, S + 1, 3 * H * D), SHAPE(1, S + 1, 3 * H * D)};
   ir_attention_geom g;
@@ -495,7 +495,7 @@ static void test_residual_layer_norm(void** unused) {
       expect_fused(&b, NULL, again ? 2 : 1, GFX_OP_LAYER_NORMALIZATION, 1, 0.0);
     }
   builder b = residual_graph(GFX_DTYPE_F16, 1, 1);
-  expect_ok(ir_fuse(b.g));
+  expect_ok(ir_fuse_for(b.g, NULL));
   const ir_node* n = &b.g->nodes[0];
   assert_int_equal(n->op, GFX_OP_LAYER_NORMALIZATION);
   assert_true(n->params.norm.residual && n->n_inputs == 4 && n->n_outputs == 2);

@@ -257,6 +257,10 @@ gfx_status gfx_backend_supports_graph_node(gfx_dev* dev, const ir_graph* g, cons
   gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &d};
   return gfx_backend_supports_node(dev, &q);
 }
+
+gfx_status gfx_backend_fuse_supports(void* dev, const ir_graph* g, const ir_node* node) {
+  return gfx_backend_supports_graph_node((gfx_dev*)dev, g, node);
+}
 gfx_status gfx_backend_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                     void** state, size_t* scratch_bytes) {
   *state = NULL;

@@ -513,4 +513,8 @@ gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
   return ir_graph_validate(g);
 }
 
-gfx_status ir_fuse(ir_graph* g) { return ir_fuse_for(g, NULL); }
+gfx_status ir_fuse(ir_graph* g) {
+  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+  GFX_TRY(fuse_nodes(g));
+  return ir_graph_validate(g);
+}

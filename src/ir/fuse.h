@@ -4,7 +4,7 @@
 
 #include "ir/graph.h"
 
-/* Applies every fusion the graph allows, each logged at INFO, the fused node named "a+b":
+/* Applies the fusions whose nodes every backend runs, each logged at INFO, the fused node named "a+b":
  *   Conv -> BatchNormalization, the Conv's weights and bias and the BatchNormalization's parameters
  *     all constants: one Conv with the normalization folded into new weights and bias (the old
  *     constants are dropped when nothing else reads them).
@@ -48,8 +48,10 @@ typedef struct ir_fuse_target {
  *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
  *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
  *     another node reads it.
- * Each of these only where every declared shape involved is known and `target` (NULL: any backend)
- * runs the fused node. */
+ * Each of these only where every declared shape involved is known and `target` runs the fused node;
+ * with no target the fused nodes are made without asking (for a caller that knows its backend runs
+ * them: the reference backend runs every node). ir_fuse alone never makes them, so a caller that does
+ * not know the backend is safe with it. */
 gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target);
 
 #endif

@@ -408,10 +408,6 @@ static OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* this_ptr, void* state
   return s;
 }
 
-static gfx_status fuse_supports(void* user, const ir_graph* g, const ir_node* node) {
-  return gfx_backend_supports_graph_node((gfx_dev*)user, g, node);
-}
-
 OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs, const OrtNode** fused_nodes,
                                        size_t count, OrtNodeComputeInfo** infos, OrtNode** ep_context_nodes) {
   (void)ep_context_nodes; /* gfxep writes no EPContext nodes */
@@ -423,7 +419,7 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
     if (!s && ep->options.precision == GFX_PRECISION_TF32)
       for (int n = 0; n < g->n_nodes; n++) g->nodes[n].math_mode = IR_MATH_REDUCED_F32;
     /* fusions that make nodes only some backends run ask this device first */
-    const ir_fuse_target target = {.supports = fuse_supports, .user = ep->device->dev};
+    const ir_fuse_target target = {.supports = gfx_backend_fuse_supports, .user = ep->device->dev};
     if (!s && (s = ir_fuse_for(g, &target))) ir_graph_free(g);
     compute_info* ci = NULL;
     if (!s) {
