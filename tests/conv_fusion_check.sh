@@ -1,7 +1,10 @@
 #!/bin/bash
 # Writes the fusion models (tests/conv_fusion_models.py) and runs each through gfxep-run on one
-# backend: every node must land on gfxep and the outputs must agree with ORT's CPU EP.
-#   conv_fusion_check.sh PYTHON GFXEP_RUN OUT_DIR reference|cuda
+# backend: every node must land on gfxep and the outputs must agree with ORT's CPU EP. On the
+# backends that run every fused node (reference, cuda) the transformer models must also compile to
+# the node count their fusions leave (the partition's nodes after ir_fuse, from GFXEP_MEMORY_REPORT),
+# so a pattern that stops firing fails here, not only in the timings.
+#   conv_fusion_check.sh PYTHON GFXEP_RUN OUT_DIR reference|cuda|vulkan
 set -u
 py=$1 run=$2 out=$3 backend=$4
 if [ "$backend" = cuda ] && ! nvidia-smi -L > /dev/null 2>&1; then
@@ -10,23 +13,42 @@ if [ "$backend" = cuda ] && ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 "$py" "$(dirname "$0")/conv_fusion_models.py" "$out" > /dev/null || exit 1
 fail=0
+# nodes each transformer model compiles to at ORT's default level once fused: the attention pattern
+# (MatMul, scale, masks, Softmax, MatMul and the layout nodes of q, k, v) is one node, a residual Add
+# goes into the LayerNormalization after it; the nofuse_ ones keep their Softmax
+expected_nodes() {
+  case $1 in
+    fuse_attention.onnx|fuse_attention_scale_first.onnx) echo 4 ;;
+    fuse_attention_kt_output.onnx|fuse_attention_swin.onnx|fuse_attention_swin_shifted.onnx) echo 6 ;;
+    fuse_residual_layernorm.onnx|fuse_residual_layernorm_sum_output.onnx) echo 5 ;;
+    nofuse_attention_*) echo 3 ;;
+  esac
+}
+report=$out/memory_report.jsonl
 check() { # check MODEL [gfxep-run options...]
   local f=$1
   shift
-  log=$("$run" --backend "$backend" --runs 1 --atol 1e-4 --rtol 1e-4 "$@" "$f" 2>&1)
+  rm -f "$report"
+  log=$(GFXEP_MEMORY_REPORT="$report" "$run" --backend "$backend" --runs 1 --atol 1e-4 --rtol 1e-4 "$@" "$f" 2>&1)
   rc=$?
+  local want="" got=""
+  [ $# -eq 0 ] && [ "$backend" != vulkan ] && want=$(expected_nodes "$(basename "$f")")
+  [ -n "$want" ] && got=$(grep -o '"nodes": [0-9]*' "$report" 2>/dev/null | awk '{s += $2} END {print s + 0}')
   if [ $rc -ne 0 ] || ! grep -q "on other EPs: 0" <<< "$log"; then
     echo "FAIL $(basename "$f") $* (exit $rc)"
     echo "$log" | tail -8
     fail=1
+  elif [ -n "$want" ] && [ "$got" != "$want" ]; then
+    echo "FAIL $(basename "$f") $*: compiled to $got nodes, $want expected after the fusions"
+    fail=1
   else
-    echo "ok   $(basename "$f") $*: $(grep -o 'max abs error [^,]*' <<< "$log")"
+    echo "ok   $(basename "$f") $*: $(grep -o 'max abs error [^,]*' <<< "$log")${want:+, $got nodes after fusion}"
   fi
 }
 for f in "$out"/*.onnx; do
   check "$f"
   # ORT's transpose optimizer moves attention's kᵀ Transpose up the graph at its default level:
   # without it gfxep sees (and fuses) the Transpose -> MatMul pattern as exported
-  case $(basename "$f") in fuse_attention*) check "$f" --graph-opt disable ;; esac
+  case $(basename "$f") in fuse_attention*|nofuse_attention*|fuse_residual*) check "$f" --graph-opt disable ;; esac
 done
 exit $fail

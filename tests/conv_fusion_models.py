@@ -238,8 +238,93 @@ def attention(name="fuse_attention", scale_first=False, kt_output=False):
     save(name, n, [vi("x", [1, 10, 48])], outputs, inits)
 
 
+def swin_attention(name, shifted, windows=4, heads=3, head=32):
+    """Swin's window attention as torchvision's swin_t exports (opset 17, the TorchScript exporter):
+    the qkv projection, Reshape [windows, 49, 3, heads, head], Transpose(2,0,3,1,4), Gather of q, k
+    and v, q * scale, q @ kᵀ through a Transpose, + the relative position bias (Gather from its table,
+    Reshape, Transpose, Unsqueeze: constants ORT folds), and for shifted windows a Reshape to
+    [1, windows, heads, 49, 49], + the shift mask [1, windows, 1, 49, 49] of 0 and -100 and a
+    Reshape back; Softmax, @ v, Transpose, Reshape, output projection."""
+    c, n_tok = heads * head, 49
+    n = [h.make_node("MatMul", ["x", "wqkv"], ["qkv0"]), h.make_node("Add", ["qkv0", "bqkv"], ["qkv"]),
+         h.make_node("Reshape", ["qkv", "s5"], ["r"]), h.make_node("Transpose", ["r"], ["t"], perm=[2, 0, 3, 1, 4]),
+         h.make_node("Gather", ["t", "i0"], ["q0"], axis=0), h.make_node("Gather", ["t", "i1"], ["k"], axis=0),
+         h.make_node("Gather", ["t", "i2"], ["v"], axis=0), h.make_node("Mul", ["q0", "scale"], ["q"]),
+         h.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), h.make_node("MatMul", ["q", "kt"], ["a0"]),
+         h.make_node("Gather", ["table", "index"], ["b0"], axis=0), h.make_node("Reshape", ["b0", "sb"], ["b1"]),
+         h.make_node("Transpose", ["b1"], ["b2"], perm=[2, 0, 1]), h.make_node("Unsqueeze", ["b2", "ax0"], ["bias"]),
+         h.make_node("Add", ["a0", "bias"], ["a1"])]
+    scores = "a1"
+    if shifted:
+        n += [h.make_node("Reshape", ["a1", "s_win"], ["a2"]), h.make_node("Add", ["a2", "mask"], ["a3"]),
+              h.make_node("Reshape", ["a3", "s_back"], ["a4"])]
+        scores = "a4"
+    n += [h.make_node("Softmax", [scores], ["p"], axis=-1), h.make_node("MatMul", ["p", "v"], ["o"]),
+          h.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]), h.make_node("Reshape", ["ot", "s3"], ["o3"]),
+          h.make_node("MatMul", ["o3", "wo"], ["y0"]), h.make_node("Add", ["y0", "bo"], ["y"])]
+    # the relative position index of a 7x7 window, as torchvision computes it
+    coords = np.stack(np.meshgrid(np.arange(7), np.arange(7), indexing="ij")).reshape(2, -1)
+    rel = (coords[:, :, None] - coords[:, None, :]).transpose(1, 2, 0) + 6
+    index = (rel[:, :, 0] * 13 + rel[:, :, 1]).reshape(-1).astype(np.int64)
+    # the shift mask of a 14x14 map (4 windows of 7x7) shifted by 3: regions told apart, -100 across
+    region = np.zeros((14, 14))
+    cnt = 0
+    for hs in (slice(0, -7), slice(-7, -3), slice(-3, None)):
+        for ws in (slice(0, -7), slice(-7, -3), slice(-3, None)):
+            region[hs, ws] = cnt
+            cnt += 1
+    win = region.reshape(2, 7, 2, 7).transpose(0, 2, 1, 3).reshape(windows, n_tok)
+    mask = np.where(win[:, None, :] - win[:, :, None] != 0, -100.0, 0.0).astype(np.float32)
+    inits = [init("wqkv", [c, 3 * c], 0.15), init("bqkv", [3 * c], 0.1), init("wo", [c, c], 0.15), init("bo", [c], 0.1),
+             scalar("scale", head ** -0.5), init("table", [169, heads], 1.0),
+             nh.from_array(index, "index"), nh.from_array(np.array([n_tok, n_tok, heads], np.int64), "sb"),
+             nh.from_array(np.array([0], np.int64), "ax0"),
+             nh.from_array(np.array([windows, n_tok, 3, heads, head], np.int64), "s5"),
+             nh.from_array(np.array([windows, n_tok, c], np.int64), "s3")] + \
+            [nh.from_array(np.array(i, np.int64), "i%d" % i) for i in range(3)]
+    if shifted:
+        inits += [nh.from_array(mask.reshape(1, windows, 1, n_tok, n_tok), "mask"),
+                  nh.from_array(np.array([1, windows, heads, n_tok, n_tok], np.int64), "s_win"),
+                  nh.from_array(np.array([windows, heads, n_tok, n_tok], np.int64), "s_back")]
+    save(name, n, [vi("x", [windows, n_tok, c])], [vi("y", None)], inits)
+
+
+def residual_layer_norm():
+    """A pre-norm transformer's residual stream: x + f(LN(x)) twice, each sum normalized by the next
+    LayerNormalization and read again by the next residual Add (the last sum is normalized only);
+    and a sum that is a graph output too."""
+    n = [h.make_node("LayerNormalization", ["x", "g0", "b0"], ["n0"], axis=-1, epsilon=1e-5),
+         h.make_node("MatMul", ["n0", "w0"], ["f0"]), h.make_node("Add", ["x", "f0"], ["r0"]),
+         h.make_node("LayerNormalization", ["r0", "g1", "b1"], ["n1"], axis=-1, epsilon=1e-5),
+         h.make_node("MatMul", ["n1", "w1"], ["f1"]), h.make_node("Add", ["f1", "r0"], ["r1"]),
+         h.make_node("LayerNormalization", ["r1", "g2"], ["y"], axis=-1, epsilon=1e-5)]
+    inits = [init("w0", [48, 48]), init("w1", [48, 48])]
+    for i in range(3):
+        inits += [nh.from_array((1 + 0.1 * rng.standard_normal(48)).astype(np.float32), "g%d" % i)]
+    inits += [init("b0", [48], 0.1), init("b1", [48], 0.1)]
+    save("fuse_residual_layernorm", n, [vi("x", [1, 10, 48])], [vi("y", None)], inits)
+    save("fuse_residual_layernorm_sum_output", n, [vi("x", [1, 10, 48])], [vi("y", None), vi("r1", None)], inits)
+
+
+def attention_refusals():
+    """Attention-like graphs that must stay unfused and still agree: Softmax over the queries (not
+    the last axis), and scores that are a graph output."""
+    for name, axis, out_scores in (("nofuse_attention_softmax_axis", -2, False),
+                                   ("nofuse_attention_scores_output", -1, True)):
+        n = [h.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), h.make_node("MatMul", ["q", "kt"], ["s"]),
+             h.make_node("Mul", ["s", "scale"], ["ss"]), h.make_node("Softmax", ["ss"], ["p"], axis=axis),
+             h.make_node("MatMul", ["p", "v"], ["y"])]
+        outputs = [vi("y", None)] + ([vi("ss", None)] if out_scores else [])
+        save(name, n, [vi("q", [1, 2, 12, 16]), vi("k", [1, 2, 12, 16]), vi("v", [1, 2, 12, 16])], outputs,
+             [scalar("scale", 0.25)])
+
+
 espcn()
 transformer_mlp()
+swin_attention("fuse_attention_swin", shifted=False)
+swin_attention("fuse_attention_swin_shifted", shifted=True)
+residual_layer_norm()
+attention_refusals()
 attention()
 attention("fuse_attention_scale_first", scale_first=True)
 attention("fuse_attention_kt_output", kt_output=True)

@@ -1137,6 +1137,115 @@ static void attention_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* A fused attention node (ir/fuse_attention.c) over the layouts the fusion finds in models. Q, K and
+ * V are read in place from [batch, seq, 3, heads, head] projections (ViT; Swin's windows as the
+ * batch), Y written as [batch, seq, heads, head]; K may come as kᵀ [batch, heads, head, seq] (unit
+ * stride along the keys, which the row kernel takes) or broadcast over the heads; up to two float
+ * masks with their broadcast strides (Swin's relative position bias [1, heads, N, N] and shift mask
+ * [windows, 1, N, N]). */
+typedef struct fused_layout {
+  int64_t batch, heads, sq, skv, d, dv;
+  int kt;     /* K given transposed */
+  int k_bcast; /* K and V of one head for all */
+  int masks;  /* 0, 1 (bias), 2 (bias and shift mask) */
+  const char* what;
+} fused_layout;
+
+static void fused_attention_case(gfx_dev* gpu, void* stream, int dtype, const fused_layout* f, int misalign) {
+  const int64_t b = f->batch, h = f->heads, sq = f->sq, skv = f->skv, d = f->d, dv = f->dv;
+  ew_case c = case_of(GFX_OP_ATTENTION, dtype, 3 + f->masks, NULL);
+  ir_attention_params* p = &c.node.params.attention;
+  p->fused = 1;
+  p->batch = b, p->heads = h, p->q_seq = sq, p->kv_seq = skv, p->head_size = d, p->v_head_size = dv;
+  p->scale = 1.0f / sqrtf((float)d);
+  /* Q from a [b, sq, 3, h, d] projection: its first part */
+  c.in[0] = SHAPE(b, sq, 3, h, d);
+  p->q = (ir_attention_view){0, {sq * 3 * h * d, d, 3 * h * d, 1}};
+  if (f->kt) { /* kᵀ [b, h, d, skv] */
+    c.in[1] = SHAPE(b, h, d, skv);
+    p->k = (ir_attention_view){0, {h * d * skv, d * skv, 1, skv}};
+  } else if (f->k_bcast) { /* [b, skv, d]: one head for all */
+    c.in[1] = SHAPE(b, skv, d);
+    p->k = (ir_attention_view){0, {skv * d, 0, d, 1}};
+  } else { /* the second part of a [b, skv, 3, h, d] projection */
+    c.in[1] = SHAPE(b, skv, 3, h, d);
+    p->k = (ir_attention_view){h * d, {skv * 3 * h * d, d, 3 * h * d, 1}};
+  }
+  if (f->k_bcast) {
+    c.in[2] = SHAPE(b, skv, dv);
+    p->v = (ir_attention_view){0, {skv * dv, 0, dv, 1}};
+  } else { /* the third part of a [b, skv, 3, h, dv] projection */
+    c.in[2] = SHAPE(b, skv, 3, h, dv);
+    p->v = (ir_attention_view){2 * h * dv, {skv * 3 * h * dv, dv, 3 * h * dv, 1}};
+  }
+  p->y_shape = SHAPE(b, sq, h, dv);
+  p->y = (ir_attention_view){0, {sq * h * dv, dv, h * dv, 1}};
+  if (f->masks > 0) { /* a bias per head, as Swin's relative positions */
+    c.in[3] = SHAPE(1, h, sq, skv);
+    p->has_mask = 1;
+    p->mask_stride[1] = sq * skv, p->mask_stride[2] = skv, p->mask_stride[3] = 1;
+  }
+  if (f->masks > 1) { /* a mask per batch entry (window), the same for every head */
+    c.in[4] = SHAPE(b, 1, sq, skv);
+    p->has_mask2 = 1;
+    p->mask2_stride[0] = sq * skv, p->mask2_stride[2] = skv, p->mask2_stride[3] = 1;
+  }
+  for (int i = 0; i < c.n_in; i++) p->in_numel[i] = gfx_shape_numel(&c.in[i]);
+  c.scale = 2.0; /* scores of a few units: softmax weights far from uniform */
+  c.misalign = misalign;
+  snprintf(c.label, sizeof c.label, "Attention fused %s %s: %lld x %lld heads, %lld queries, %lld keys, head %lld/%lld%s",
+           f->what, gfx_dtype_name(dtype), (long long)b, (long long)h, (long long)sq, (long long)skv, (long long)d,
+           (long long)dv, misalign ? " misaligned" : "");
+  run_case(gpu, stream, &c);
+}
+
+static const fused_layout fused_layouts[] = {
+    {1, 3, 197, 197, 64, 64, 0, 0, 0, "ViT-tiny"},
+    {64, 3, 49, 49, 32, 32, 0, 0, 1, "Swin window, bias"},
+    {16, 6, 49, 49, 32, 32, 0, 0, 2, "Swin shifted window, bias and mask"},
+    {2, 2, 77, 130, 128, 128, 0, 0, 1, "head 128"},
+    {2, 3, 40, 33, 40, 24, 0, 0, 2, "heads 40/24"},
+    {1, 4, 17, 29, 100, 72, 0, 0, 0, "head 100"},
+    {2, 2, 21, 35, 16, 16, 1, 0, 1, "k transposed"},
+    {2, 4, 30, 50, 64, 64, 0, 1, 0, "one kv head"},
+    {1, 2, 9, 11, 160, 160, 0, 0, 1, "head 160"},
+};
+
+/* Every fused layout in every float type (misaligned once per type: the tiled kernels' scalar
+ * loads), and the same layouts again on the row kernel (GFXEP_CUDA_ATTENTION=rows), with the
+ * unfused cases of more keys than it keeps in shared memory. */
+static void fused_attention_cases(gfx_dev* gpu, void* stream) {
+  const int n = (int)(sizeof fused_layouts / sizeof fused_layouts[0]);
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < n; k++) fused_attention_case(gpu, stream, float_types[t], &fused_layouts[k], k == 1);
+  setenv("GFXEP_CUDA_ATTENTION", "rows", 1);
+  for (int t = 0; t < 3; t++) fused_attention_case(gpu, stream, float_types[t], &fused_layouts[t == 0 ? 0 : 2], 0);
+  unsetenv("GFXEP_CUDA_ATTENTION");
+}
+
+/* LayerNormalization of x + r with a residual Add fused in (ir/fuse_norm.c): ViT's rows of 192,
+ * Swin's of 96 and 768, rows for one warp of 32 elements a lane, rows for a block; the sum written
+ * too (output 1) or not. */
+static void add_norm_cases(gfx_dev* gpu, void* stream) {
+  const gfx_shape rows[] = {SHAPE(1, 197, 192), SHAPE(1, 3136, 96), SHAPE(1, 49, 768), SHAPE(4, 1000), SHAPE(2, 3000),
+                            SHAPE(3, 7)};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 6; k++)
+      for (int with_sum = 0; with_sum < 2; with_sum++) {
+        const gfx_shape x = rows[k], a = SHAPE(x.dims[x.rank - 1]);
+        const gfx_shape shapes[4] = {x, a, a, x};
+        ew_case c = case_of(GFX_OP_LAYER_NORMALIZATION, float_types[t], 4, shapes);
+        c.node.params.norm = (ir_norm_params){.kind = IR_NORM_LAYER, .axis = -1, .epsilon = 1e-5f, .residual = 1};
+        c.n_out = with_sum ? 2 : 1;
+        c.stats_dtype = float_types[t];
+        c.misalign = k == 0 && with_sum;
+        char b[96];
+        snprintf(c.label, sizeof c.label, "LayerNormalization of x + r %s %s%s%s", gfx_dtype_name(float_types[t]),
+                 gfx_shape_str(&x, b, sizeof b), with_sum ? ", the sum written" : "", c.misalign ? " misaligned" : "");
+        run_case(gpu, stream, &c);
+      }
+}
+
 static void logic_mod_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape pats[][2] = {{SHAPE(4, 33, 17), SHAPE(4, 33, 17)}, {SHAPE(4, 33, 17), SHAPE(17)},
                                {SHAPE(1), SHAPE(4, 33, 17)},         {SHAPE(4, 1, 17), SHAPE(33, 1)},
@@ -1712,6 +1821,8 @@ int main(int argc, char** argv) {
   roi_align_cases(gpu, stream);
   topk_cases(gpu, stream);
   attention_cases(gpu, stream);
+  fused_attention_cases(gpu, stream);
+  add_norm_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

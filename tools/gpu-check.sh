@@ -73,6 +73,10 @@ step op_cases_cuda 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP
 # convolution fusions (activations, residual Adds) in exported-model shape, on CUDA against ORT's CPU EP
 step conv_fusion_cuda 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/conv_fusion_check.sh" "$py" "$pack/bin/gfxep-run" \
   /tmp/gfxep-conv-fusion cuda
+# the zoo's ViT-tiny with its attention and residual LayerNormalization fused (node count after fusion),
+# float32 (SIMT tiles) and float16 (tensor-core tiles) on CUDA against ORT's CPU EP
+step vit_fusion_cuda 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/vit_fusion_check.sh" "$py" "$pack/bin/gfxep-run" \
+  /tmp/gfxep-vit-fusion cuda
 # each family's attribute combinations on CUDA against ORT's CPU EP
 for fam in "reduce_models tests/reduce_models.py 1e-5 1e-4" "layout_models tests/layout_ort_models.py 0 0" \
            "resize_models tests/resize_ort_cases.py 1e-5 1e-4" "nn_models tools/nn_models.py 1e-5 1e-4" \

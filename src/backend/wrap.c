@@ -216,6 +216,51 @@ gfx_status gfx_backend_device_sync(gfx_dev* dev) { return seen(dev, be(dev)->dev
 gfx_status gfx_backend_supports_node(gfx_dev* dev, const gfx_node_query* q) {
   return be(dev)->supports_node ? be(dev)->supports_node(dev, q) : NULL;
 }
+
+/* An attribute reader with no attributes (a fused node's parameters are already parsed). */
+static int no_attr_int(void* ctx, const char* name, int64_t* out) { return (void)ctx, (void)name, (void)out, 0; }
+static int no_attr_float(void* ctx, const char* name, float* out) { return (void)ctx, (void)name, (void)out, 0; }
+static int no_attr_ints(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n) {
+  return (void)ctx, (void)name, (void)out, (void)cap, *n = 0, 0;
+}
+static int no_attr_string(void* ctx, const char* name, char* out, size_t cap) {
+  return (void)ctx, (void)name, (void)out, (void)cap, 0;
+}
+static int no_attr_count(void* ctx) { return (void)ctx, 0; }
+static const char* no_attr_name(void* ctx, int i) { return (void)ctx, (void)i, ""; }
+
+gfx_status gfx_backend_supports_graph_node(gfx_dev* dev, const ir_graph* g, const ir_node* node) {
+  if (!dev || !g || !node) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "supports_graph_node: NULL argument");
+  if (node->n_inputs > IR_MAX_IO || node->n_outputs > IR_MAX_IO)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "supports_graph_node: %d inputs, %d outputs", node->n_inputs,
+                     node->n_outputs);
+  ir_node_desc d;
+  memset(&d, 0, sizeof d);
+  d.op_type = ir_op_name(node->op);
+  d.domain = "";
+  d.since_version = ir_op_min_opset(node->op);
+  d.name = node->name ? node->name : "";
+  d.n_inputs = node->n_inputs;
+  d.n_outputs = node->n_outputs;
+  for (int i = 0; i < node->n_inputs; i++) {
+    const int v = node->inputs[i];
+    d.input_dtypes[i] = v < 0 ? GFX_DTYPE_UNDEFINED : g->values[v].dtype;
+    d.input_shapes[i] = v < 0 ? (gfx_shape){.rank = -1} : g->values[v].shape;
+    d.input_is_const[i] = v >= 0 && g->values[v].const_data != NULL;
+    d.input_const_data[i] = v >= 0 ? g->values[v].const_data : NULL;
+    d.input_const_bytes[i] = v >= 0 ? g->values[v].const_bytes : 0;
+  }
+  for (int o = 0; o < node->n_outputs; o++)
+    d.output_dtypes[o] = node->outputs[o] < 0 ? GFX_DTYPE_UNDEFINED : g->values[node->outputs[o]].dtype;
+  d.attrs = (ir_attr_reader){.get_int = no_attr_int, .get_float = no_attr_float, .get_ints = no_attr_ints,
+                             .get_string = no_attr_string, .count = no_attr_count, .name_at = no_attr_name};
+  gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &d};
+  return gfx_backend_supports_node(dev, &q);
+}
+
+gfx_status gfx_backend_fuse_supports(void* dev, const ir_graph* g, const ir_node* node) {
+  return gfx_backend_supports_graph_node((gfx_dev*)dev, g, node);
+}
 gfx_status gfx_backend_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                     void** state, size_t* scratch_bytes) {
   *state = NULL;

@@ -33,6 +33,13 @@ gfx_status gfx_backend_device_sync(gfx_dev* dev);
 
 /* Default: every node that parsed is supported. */
 gfx_status gfx_backend_supports_node(gfx_dev* dev, const gfx_node_query* q);
+/* supports_node for a node of an IR graph (one a fusion would make), described as GetCapability
+ * describes a node of the model: its op, parameters, element types, declared shapes and constant
+ * inputs (no attributes: its parameters say everything). */
+gfx_status gfx_backend_supports_graph_node(gfx_dev* dev, const ir_graph* g, const ir_node* node);
+/* The same in the shape of ir_fuse_target.supports (ir/fuse.h), dev being the gfx_dev*: what every
+ * caller of ir_fuse_for hands it, so that the fusions ask each device one way. */
+gfx_status gfx_backend_fuse_supports(void* dev, const ir_graph* g, const ir_node* node);
 /* Default: no state, no scratch. */
 gfx_status gfx_backend_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                     void** state, size_t* scratch_bytes);

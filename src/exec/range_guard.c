@@ -53,7 +53,9 @@ struct gfx_range_guard {
 };
 
 static gfx_status make_model(gfx_range_guard* g, ir_graph* graph, gfx_model** out) {
-  gfx_status s = ir_fuse(graph);
+  /* fusions that make nodes only some backends run ask this device first */
+  const ir_fuse_target target = {.supports = gfx_backend_fuse_supports, .user = g->dev};
+  gfx_status s = ir_fuse_for(graph, &target);
   if (s) {
     ir_graph_free(graph);
     return s;

@@ -8,57 +8,7 @@
 
 #include "core/half.h"
 #include "core/log.h"
-
-/* How many node inputs read each value (n_values entries, caller frees). The fusions below keep the
- * counts exact, so one count serves the whole pass. */
-static gfx_status count_readers(const ir_graph* g, int** readers, int extra) {
-  *readers = calloc((size_t)g->n_values + (size_t)extra + 1, sizeof **readers);
-  if (!*readers) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "counting the readers of %d values", g->n_values);
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] >= 0) (*readers)[g->nodes[n].inputs[i]]++;
-  return NULL;
-}
-
-/* The only node that reads value v, or -1. */
-static int sole_reader(const ir_graph* g, const int* readers, int v) {
-  if (readers[v] != 1) return -1;
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] == v) return n;
-  return -1;
-}
-
-/* Removes node `index`, keeping the order of the others and their values' producer indices. The
- * caller updates the reader counts. */
-static void remove_node(ir_graph* g, int index) {
-  free(g->nodes[index].name);
-  memmove(&g->nodes[index], &g->nodes[index + 1], sizeof g->nodes[0] * (size_t)(g->n_nodes - index - 1));
-  g->n_nodes--;
-  for (int n = index; n < g->n_nodes; n++)
-    for (int o = 0; o < g->nodes[n].n_outputs; o++)
-      if (g->nodes[n].outputs[o] >= 0) g->values[g->nodes[n].outputs[o]].producer = n;
-}
-
-/* A value no node writes or reads any more stays in the table (indices elsewhere point past it);
- * an empty shape keeps the planner from sizing it, which a dynamic declared shape would fail. */
-static void retire_value(ir_graph* g, int v) {
-  g->values[v].producer = -1;
-  g->values[v].shape = (gfx_shape){.rank = 1, .dims = {0}};
-}
-
-/* The fused node carries both names ("a+b"), so logs and profiles still show where each came from. */
-static void join_names(ir_node* into, const ir_node* from) {
-  const char* a = into->name ? into->name : "";
-  const char* b = from->name ? from->name : "";
-  char* both = malloc(strlen(a) + strlen(b) + 2);
-  if (!both) return; /* the first name alone is still a name */
-  sprintf(both, "%s+%s", a, b);
-  free(into->name);
-  into->name = both;
-}
-
-static const char* name_of(const ir_node* n) { return n->name ? n->name : ""; }
+#include "ir/fuse_util.h"
 
 /* Node `conv`'s single output when it may disappear into a following node: no graph output, read
  * by exactly one node (returned through *reader), or -1. */
@@ -67,7 +17,7 @@ static int fusable_output(const ir_graph* g, const int* readers, int conv, int* 
   if (c->n_outputs != 1) return -1;
   const int mid = c->outputs[0];
   if (mid < 0 || g->values[mid].graph_output >= 0) return -1;
-  *reader = sole_reader(g, readers, mid);
+  *reader = ir_fuse_sole_reader(g, readers, mid);
   return *reader > conv ? mid : -1;
 }
 
@@ -115,8 +65,8 @@ static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
   const int y = a->outputs[0];
   if (y < 0 || g->values[y].dtype != g->values[mid].dtype) return 0;
   gfx_log(GFX_LOG_INFO, "gfxep: fused %s '%s' and %s '%s' into one %s with a %s activation", ir_op_name(c->op),
-          name_of(c), ir_op_name(a->op), name_of(a), ir_op_name(c->op), ir_op_name(a->op));
-  join_names(c, a);
+          ir_fuse_name_of(c), ir_op_name(a->op), ir_fuse_name_of(a), ir_op_name(c->op), ir_op_name(a->op));
+  ir_fuse_join_names(c, a);
   c->params.conv.activation = act;
   c->params.conv.act_alpha = alpha;
   c->params.conv.act_beta = beta;
@@ -124,27 +74,12 @@ static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
   g->values[y].producer = conv;
   for (int i = 0; i < a->n_inputs; i++)
     if (a->inputs[i] >= 0) readers[a->inputs[i]]--; /* mid and Clip's bounds */
-  retire_value(g, mid);
-  remove_node(g, r); /* r > conv: the graph is in topological order */
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, r); /* r > conv: the graph is in topological order */
   return 1;
 }
 
 /* ---- BatchNormalization folded into the Conv before it ---- */
-
-static double const_at(const ir_value* v, int64_t i) {
-  const char* p = (const char*)v->const_data;
-  uint16_t h;
-  switch (v->dtype) {
-    case GFX_DTYPE_F32: {
-      float f;
-      memcpy(&f, p + 4 * i, 4);
-      return f;
-    }
-    case GFX_DTYPE_F16: memcpy(&h, p + 2 * i, 2); return gfx_half_to_float(h);
-    case GFX_DTYPE_BF16: memcpy(&h, p + 2 * i, 2); return gfx_bf16_to_float(h);
-    default: return 0.0;
-  }
-}
 
 static void const_put(void* base, int dtype, int64_t i, double x) {
   char* p = (char*)base;
@@ -156,23 +91,6 @@ static void const_put(void* base, int dtype, int64_t i, double x) {
     h = dtype == GFX_DTYPE_F16 ? gfx_float_to_half((float)x) : gfx_float_to_bf16((float)x);
     memcpy(p + 2 * i, &h, 2);
   }
-}
-
-/* A constant of `count` elements of the float type: its data, or NULL. */
-static const ir_value* float_const(const ir_graph* g, int v, int dtype, int64_t count) {
-  if (v < 0) return NULL;
-  const ir_value* x = &g->values[v];
-  if (!x->const_data || x->dtype != dtype || gfx_shape_numel(&x->shape) != count) return NULL;
-  return x;
-}
-
-/* A constant nobody reads any more: its bytes are not uploaded. */
-static void drop_if_unread(ir_graph* g, const int* readers, int v) {
-  if (v < 0 || readers[v] != 0 || !g->values[v].const_data) return;
-  free(g->values[v].const_data);
-  g->values[v].const_data = NULL;
-  g->values[v].const_bytes = 0;
-  g->values[v].shape = (gfx_shape){.rank = 1, .dims = {0}};
 }
 
 /* Conv(x, W, B) -> BatchNormalization(scale, beta, mean, var, epsilon), all of them constants,
@@ -199,11 +117,11 @@ static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* 
   const int64_t m_count = g->values[w].shape.dims[0], w_count = gfx_shape_numel(&g->values[w].shape);
   if (m_count < 1 || w_count < m_count || w_count % m_count) return NULL;
   const ir_node* bn = &g->nodes[r];
-  const ir_value* scale = float_const(g, bn->inputs[1], dtype, m_count);
-  const ir_value* beta = float_const(g, bn->inputs[2], dtype, m_count);
-  const ir_value* mean = float_const(g, bn->inputs[3], dtype, m_count);
-  const ir_value* var = float_const(g, bn->inputs[4], dtype, m_count);
-  const ir_value* bias = b >= 0 ? float_const(g, b, dtype, m_count) : NULL;
+  const ir_value* scale = ir_fuse_float_const(g, bn->inputs[1], dtype, m_count);
+  const ir_value* beta = ir_fuse_float_const(g, bn->inputs[2], dtype, m_count);
+  const ir_value* mean = ir_fuse_float_const(g, bn->inputs[3], dtype, m_count);
+  const ir_value* var = ir_fuse_float_const(g, bn->inputs[4], dtype, m_count);
+  const ir_value* bias = b >= 0 ? ir_fuse_float_const(g, b, dtype, m_count) : NULL;
   if (!scale || !beta || !mean || !var || (b >= 0 && !bias)) return NULL;
 
   const size_t es = gfx_dtype_size(dtype);
@@ -212,15 +130,15 @@ static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* 
   if (!w_new || !b_new) {
     free(w_new);
     free(b_new);
-    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "folding BatchNormalization into Conv '%s'", name_of(c));
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "folding BatchNormalization into Conv '%s'", ir_fuse_name_of(c));
   }
   const double eps = bn->params.elementwise.epsilon;
   const int64_t per_m = w_count / m_count;
   for (int64_t m = 0; m < m_count; m++) {
-    const double s = const_at(scale, m) / sqrt(const_at(var, m) + eps);
-    for (int64_t k = 0; k < per_m; k++) const_put(w_new, dtype, m * per_m + k, const_at(&g->values[w], m * per_m + k) * s);
-    const double b0 = bias ? const_at(bias, m) : 0.0;
-    const_put(b_new, dtype, m, (b0 - const_at(mean, m)) * s + const_at(beta, m));
+    const double s = ir_fuse_const_at(scale, m) / sqrt(ir_fuse_const_at(var, m) + eps);
+    for (int64_t k = 0; k < per_m; k++) const_put(w_new, dtype, m * per_m + k, ir_fuse_const_at(&g->values[w], m * per_m + k) * s);
+    const double b0 = bias ? ir_fuse_const_at(bias, m) : 0.0;
+    const_put(b_new, dtype, m, (b0 - ir_fuse_const_at(mean, m)) * s + ir_fuse_const_at(beta, m));
   }
   /* new values may move the value table: keep indices, not pointers, from here on */
   char name[256];
@@ -238,8 +156,8 @@ static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* 
   /* readers has room for these values: ir_fuse sized it for two per BatchNormalization */
   c = &g->nodes[conv];
   bn = &g->nodes[r];
-  gfx_log(GFX_LOG_INFO, "gfxep: folded BatchNormalization '%s' into Conv '%s'", name_of(bn), name_of(c));
-  join_names(c, bn);
+  gfx_log(GFX_LOG_INFO, "gfxep: folded BatchNormalization '%s' into Conv '%s'", ir_fuse_name_of(bn), ir_fuse_name_of(c));
+  ir_fuse_join_names(c, bn);
   const int y = bn->outputs[0];
   for (int i = 0; i < bn->n_inputs; i++) readers[bn->inputs[i]]--;
   readers[w]--;
@@ -250,11 +168,11 @@ static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* 
   c->n_inputs = 3;
   c->outputs[0] = y;
   g->values[y].producer = conv;
-  for (int i = 1; i < 5; i++) drop_if_unread(g, readers, g->nodes[r].inputs[i]);
-  drop_if_unread(g, readers, w);
-  drop_if_unread(g, readers, b);
-  retire_value(g, mid);
-  remove_node(g, r);
+  for (int i = 1; i < 5; i++) ir_fuse_drop_if_unread(g, readers, g->nodes[r].inputs[i]);
+  ir_fuse_drop_if_unread(g, readers, w);
+  ir_fuse_drop_if_unread(g, readers, b);
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, r);
   *fused = 1;
   return NULL;
 }
@@ -287,11 +205,11 @@ static int fuse_conv_residual(ir_graph* g, int* readers, int conv) {
   if (vr->dtype != vm->dtype || vy->dtype != vm->dtype) return 0;
   if (!same_known_shape(&vm->shape, &vr->shape)) return 0;
   if (vy->shape.rank >= 0 && vy->shape.rank != vm->shape.rank) return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Conv '%s' and Add '%s' into one Conv adding '%s' as a residual", name_of(c),
-          name_of(a), vr->name ? vr->name : "");
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Conv '%s' and Add '%s' into one Conv adding '%s' as a residual", ir_fuse_name_of(c),
+          ir_fuse_name_of(a), vr->name ? vr->name : "");
 
   ir_node fused = *c; /* takes over the Conv's name */
-  join_names(&fused, a);
+  ir_fuse_join_names(&fused, a);
   if (fused.n_inputs < 3) fused.inputs[2] = -1; /* no bias */
   fused.inputs[IR_CONV_RESIDUAL_INPUT] = r;
   fused.n_inputs = IR_CONV_RESIDUAL_INPUT + 1;
@@ -306,20 +224,12 @@ static int fuse_conv_residual(ir_graph* g, int* readers, int conv) {
   g->nodes[add] = fused;
   g->values[y].producer = add;
   g->nodes[conv].name = NULL; /* owned by the fused node now */
-  retire_value(g, mid);
-  remove_node(g, conv);
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, conv);
   return 1;
 }
 
 /* ---- Gelu written out as element-wise ops ---- */
-
-/* The value of a one-element float constant of value v's own type, into *x; 0 when v is anything else. */
-static int scalar_const(const ir_graph* g, int v, int dtype, double* x) {
-  const ir_value* c = float_const(g, v, dtype, 1);
-  if (!c) return 0;
-  *x = const_at(c, 0);
-  return 1;
-}
 
 /* Whether a constant holds `want` as well as its type can: float16 rounds sqrt(2) to 1.4140625. */
 static int near(double got, double want, int dtype) {
@@ -327,20 +237,12 @@ static int near(double got, double want, int dtype) {
   return fabs(got - want) <= tol * fabs(want);
 }
 
-/* The other input of a two-input node n, given one of them, or -1. */
-static int other_input(const ir_node* n, int v) {
-  if (n->n_inputs != 2) return -1;
-  if (n->inputs[0] == v) return n->inputs[1];
-  if (n->inputs[1] == v) return n->inputs[0];
-  return -1;
-}
-
 /* The node after `node` in a chain: the sole reader (of type op) of its single output, which is no
  * graph output; -1 otherwise. */
 static int chain_next(const ir_graph* g, const int* readers, int node, gfx_op op) {
   const ir_node* n = &g->nodes[node];
   if (n->n_outputs != 1 || n->outputs[0] < 0 || g->values[n->outputs[0]].graph_output >= 0) return -1;
-  const int r = sole_reader(g, readers, n->outputs[0]);
+  const int r = ir_fuse_sole_reader(g, readers, n->outputs[0]);
   return r > node && g->nodes[r].op == op ? r : -1;
 }
 
@@ -353,14 +255,14 @@ static int fuse_gelu(ir_graph* g, int* readers, int div) {
   if (d->op != GFX_OP_DIV || d->n_inputs != 2 || d->n_outputs != 1) return 0;
   const int x = d->inputs[0], dtype = x >= 0 ? g->values[x].dtype : 0;
   double c;
-  if (x < 0 || !scalar_const(g, d->inputs[1], dtype, &c) || !near(c, 1.4142135623730951, dtype)) return 0;
+  if (x < 0 || !ir_fuse_scalar_const(g, d->inputs[1], dtype, &c) || !near(c, 1.4142135623730951, dtype)) return 0;
   const int erf = chain_next(g, readers, div, GFX_OP_ERF);
   const int add = erf < 0 ? -1 : chain_next(g, readers, erf, GFX_OP_ADD);
-  if (add < 0 || !scalar_const(g, other_input(&g->nodes[add], g->nodes[erf].outputs[0]), dtype, &c) || c != 1.0) return 0;
+  if (add < 0 || !ir_fuse_scalar_const(g, ir_fuse_other_input(&g->nodes[add], g->nodes[erf].outputs[0]), dtype, &c) || c != 1.0) return 0;
   const int mul = chain_next(g, readers, add, GFX_OP_MUL);
-  if (mul < 0 || other_input(&g->nodes[mul], g->nodes[add].outputs[0]) != x) return 0;
+  if (mul < 0 || ir_fuse_other_input(&g->nodes[mul], g->nodes[add].outputs[0]) != x) return 0;
   const int half = chain_next(g, readers, mul, GFX_OP_MUL);
-  if (half < 0 || !scalar_const(g, other_input(&g->nodes[half], g->nodes[mul].outputs[0]), dtype, &c) || c != 0.5)
+  if (half < 0 || !ir_fuse_scalar_const(g, ir_fuse_other_input(&g->nodes[half], g->nodes[mul].outputs[0]), dtype, &c) || c != 0.5)
     return 0;
   const int chain[5] = {div, erf, add, mul, half};
   for (int i = 0; i < 5; i++) {
@@ -370,8 +272,8 @@ static int fuse_gelu(ir_graph* g, int* readers, int div) {
   const int y = g->nodes[half].outputs[0];
   int mids[4]; /* the intermediates, which go */
   for (int i = 0; i < 4; i++) mids[i] = g->nodes[chain[i]].outputs[0];
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Div '%s', Erf, Add, Mul and Mul '%s' into one Gelu", name_of(d),
-          name_of(&g->nodes[half]));
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Div '%s', Erf, Add, Mul and Mul '%s' into one Gelu", ir_fuse_name_of(d),
+          ir_fuse_name_of(&g->nodes[half]));
   /* every read of the chain ends except the Div's read of x, which the Gelu keeps */
   for (int i = 0; i < 5; i++) {
     const ir_node* n = &g->nodes[chain[i]];
@@ -381,19 +283,19 @@ static int fuse_gelu(ir_graph* g, int* readers, int div) {
   readers[x]++;
   ir_node* gelu = &g->nodes[div];
   const int sqrt2 = gelu->inputs[1];
-  const int one = other_input(&g->nodes[add], g->nodes[erf].outputs[0]);
-  const int point5 = other_input(&g->nodes[half], g->nodes[mul].outputs[0]);
-  for (int i = 1; i < 5; i++) join_names(gelu, &g->nodes[chain[i]]);
+  const int one = ir_fuse_other_input(&g->nodes[add], g->nodes[erf].outputs[0]);
+  const int point5 = ir_fuse_other_input(&g->nodes[half], g->nodes[mul].outputs[0]);
+  for (int i = 1; i < 5; i++) ir_fuse_join_names(gelu, &g->nodes[chain[i]]);
   gelu->op = GFX_OP_GELU;
   memset(&gelu->params, 0, sizeof gelu->params); /* approximate = "none" */
   gelu->n_inputs = 1;
   gelu->outputs[0] = y;
-  for (int i = 0; i < 4; i++) retire_value(g, mids[i]);
+  for (int i = 0; i < 4; i++) ir_fuse_retire_value(g, mids[i]);
   g->values[y].producer = div;
-  for (int i = 4; i >= 1; i--) remove_node(g, chain[i]); /* highest index first: the others stay put */
-  drop_if_unread(g, readers, sqrt2);
-  drop_if_unread(g, readers, one);
-  drop_if_unread(g, readers, point5);
+  for (int i = 4; i >= 1; i--) ir_fuse_remove_node(g, chain[i]); /* highest index first: the others stay put */
+  ir_fuse_drop_if_unread(g, readers, sqrt2);
+  ir_fuse_drop_if_unread(g, readers, one);
+  ir_fuse_drop_if_unread(g, readers, point5);
   return 1;
 }
 
@@ -426,19 +328,19 @@ static int fuse_transpose_matmul(ir_graph* g, int* readers, int t) {
   if (mm->op != GFX_OP_MATMUL || mm->n_inputs != 2 || mm->inputs[1] != mid || mm->inputs[0] == mid ||
       mm->params.gemm.trans_b)
     return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into MatMul '%s' (b read transposed)", name_of(tr), name_of(mm));
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into MatMul '%s' (b read transposed)", ir_fuse_name_of(tr), ir_fuse_name_of(mm));
   /* the name in data-flow order, "transpose+matmul": the MatMul takes the Transpose's name first,
    * and the Transpose, about to go, frees the MatMul's old one */
   ir_node* trw = &g->nodes[t];
   char* mm_name = mm->name;
   mm->name = trw->name;
   trw->name = mm_name;
-  join_names(mm, trw);
+  ir_fuse_join_names(mm, trw);
   mm->inputs[1] = x; /* x's reader count stays: the MatMul's read replaces the Transpose's */
   mm->params.gemm.trans_b = 1;
   readers[mid]--;
-  retire_value(g, mid);
-  remove_node(g, t); /* t < r: the MatMul moves down one place */
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, t); /* t < r: the MatMul moves down one place */
   return 1;
 }
 
@@ -456,9 +358,9 @@ static int fuse_matmul_scale(ir_graph* g, int* readers, int node) {
   if (mid < 0) return 0;
   const ir_node* mul = &g->nodes[r];
   if (mul->op != GFX_OP_MUL || mul->n_outputs != 1) return 0;
-  const int c = other_input(mul, mid), y = mul->outputs[0], dtype = g->values[mid].dtype;
+  const int c = ir_fuse_other_input(mul, mid), y = mul->outputs[0], dtype = g->values[mid].dtype;
   double scale;
-  if (c < 0 || c == mid || y < 0 || !scalar_const(g, c, dtype, &scale) || g->values[y].dtype != dtype) return 0;
+  if (c < 0 || c == mid || y < 0 || !ir_fuse_scalar_const(g, c, dtype, &scale) || g->values[y].dtype != dtype) return 0;
   if (scale == 0.0 || !isfinite(scale)) return 0;
   /* a one-element constant of higher rank than the product would raise the output's rank (the
    * product has rank >= 2) */
@@ -466,17 +368,17 @@ static int fuse_matmul_scale(ir_graph* g, int* readers, int node) {
   if (c_rank > 2 && (mid_rank < 0 || c_rank > mid_rank)) return 0;
   const double alpha = (double)mm->params.gemm.alpha * scale;
   if (!isfinite((float)alpha) || (float)alpha == 0.0f) return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Mul '%s' by %g into MatMul '%s' (alpha %g)", name_of(mul), scale, name_of(mm),
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Mul '%s' by %g into MatMul '%s' (alpha %g)", ir_fuse_name_of(mul), scale, ir_fuse_name_of(mm),
           alpha);
-  join_names(mm, mul);
+  ir_fuse_join_names(mm, mul);
   mm->params.gemm.alpha = (float)alpha;
   mm->outputs[0] = y;
   g->values[y].producer = node;
   readers[mid]--;
   readers[c]--;
-  retire_value(g, mid);
-  remove_node(g, r); /* r > node */
-  drop_if_unread(g, readers, c);
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, r); /* r > node */
+  ir_fuse_drop_if_unread(g, readers, c);
   return 1;
 }
 
@@ -507,7 +409,7 @@ static int fuse_split_output(ir_graph* g, int* readers, int split, int i) {
   int node = split, value = o, transpose = -1;
   while (len < IR_MAX_IO && transpose < 0) {
     if (g->values[value].graph_output >= 0) return 0;
-    const int r = sole_reader(g, readers, value);
+    const int r = ir_fuse_sole_reader(g, readers, value);
     if (r <= node || g->nodes[r].inputs[0] != value || g->nodes[r].n_outputs != 1) return 0;
     const ir_node* next = &g->nodes[r];
     const ir_layout_params* q = &next->params.layout;
@@ -543,8 +445,8 @@ static int fuse_split_output(ir_graph* g, int* readers, int split, int i) {
   }
   if (transpose < 0 || n < 1) return 0;
   const int y = g->nodes[transpose].outputs[0];
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Split '%s' output %d with Transpose '%s' (and %d Squeeze): one copy", name_of(s), i,
-          name_of(&g->nodes[transpose]), len - 1);
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Split '%s' output %d with Transpose '%s' (and %d Squeeze): one copy", ir_fuse_name_of(s), i,
+          ir_fuse_name_of(&g->nodes[transpose]), len - 1);
   p->split_map_rank[i] = (signed char)n;
   for (int k = 0; k < n; k++) p->split_map[i][k] = (signed char)map[k];
   /* the chain's values and reads go; the Squeezes' constant axes inputs may go with them */
@@ -556,23 +458,23 @@ static int fuse_split_output(ir_graph* g, int* readers, int split, int i) {
         readers[gone->inputs[k]]--;
         if (k > 0) dropped[n_dropped++] = gone->inputs[k];
       }
-    if (c < len - 1) retire_value(g, gone->outputs[0]);
+    if (c < len - 1) ir_fuse_retire_value(g, gone->outputs[0]);
   }
-  retire_value(g, o);
+  ir_fuse_retire_value(g, o);
   s->outputs[i] = y;
   g->values[y].producer = split;
-  for (int c = len - 1; c >= 0; c--) remove_node(g, chain[c]); /* after the Split, highest first */
-  for (int k = 0; k < n_dropped; k++) drop_if_unread(g, readers, dropped[k]);
+  for (int c = len - 1; c >= 0; c--) ir_fuse_remove_node(g, chain[c]); /* after the Split, highest first */
+  for (int k = 0; k < n_dropped; k++) ir_fuse_drop_if_unread(g, readers, dropped[k]);
   return 1;
 }
 
-gfx_status ir_fuse(ir_graph* g) {
-  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+/* The fusions of ir_fuse (fuse.h), in one walk over the nodes. */
+static gfx_status fuse_nodes(ir_graph* g) {
   int* readers = NULL;
   /* room for the two values each BatchNormalization fold adds */
   int folds = 0;
   for (int n = 0; n < g->n_nodes; n++) folds += g->nodes[n].op == GFX_OP_BATCH_NORM;
-  GFX_TRY(count_readers(g, &readers, 2 * folds));
+  GFX_TRY(ir_fuse_count_readers(g, &readers, 2 * folds));
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
     if (g->nodes[n].op == GFX_OP_SPLIT)
@@ -598,5 +500,21 @@ gfx_status ir_fuse(ir_graph* g) {
     if (fuse_conv_residual(g, readers, n)) n--;
   }
   free(readers);
+  return NULL;
+}
+
+gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
+  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+  int count = 0;
+  /* first, while Q, K and V still reach the products through the layout nodes it absorbs */
+  GFX_TRY(ir_fuse_attention(g, target, &count));
+  GFX_TRY(fuse_nodes(g));
+  GFX_TRY(ir_fuse_residual_norm(g, target, &count));
+  return ir_graph_validate(g);
+}
+
+gfx_status ir_fuse(ir_graph* g) {
+  if (!g) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no graph to fuse");
+  GFX_TRY(fuse_nodes(g));
   return ir_graph_validate(g);
 }

@@ -4,7 +4,7 @@
 
 #include "ir/graph.h"
 
-/* Applies every fusion the graph allows, each logged at INFO, the fused node named "a+b":
+/* Applies the fusions whose nodes every backend runs, each logged at INFO, the fused node named "a+b":
  *   Conv -> BatchNormalization, the Conv's weights and bias and the BatchNormalization's parameters
  *     all constants: one Conv with the normalization folded into new weights and bias (the old
  *     constants are dropped when nothing else reads them).
@@ -27,5 +27,31 @@
  * The graph stays valid (ir_graph_validate); values a fusion made unused stay in the value table
  * with no producer and an empty shape. */
 gfx_status ir_fuse(ir_graph* g);
+
+/* Who will run the graph: the fusions below make nodes not every backend runs, so they ask first
+ * and leave the pattern as it is when the answer is no. */
+typedef struct ir_fuse_target {
+  /* NULL when the backend runs `node` (a node a fusion would make; its inputs and outputs are values
+   * of g), or a status saying why not (freed by the caller). */
+  gfx_status (*supports)(void* user, const ir_graph* g, const ir_node* node);
+  void* user;
+} ir_fuse_target;
+
+/* ir_fuse, and before it (so that it sees the graph as ONNX Runtime gave it)
+ *   attention (ir/fuse_attention.c): MatMul(Q, Kᵀ) -> scalar Mul/Div -> additive mask Adds (Reshapes
+ *     between them allowed) -> Softmax over the last axis -> MatMul(., V) (-> Transpose), with Q, K
+ *     and V each reached from the tensor it is cut from through layout nodes that move no data
+ *     (Gather of one constant index, Split, Squeeze, Unsqueeze, Reshape, Transpose, a scalar Mul on
+ *     Q or K): one Attention node (params.attention.fused) that reads Q, K, V in place and writes Y
+ *     in the Transpose's layout; the layout nodes go too when nothing else reads them;
+ * and after it
+ *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
+ *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
+ *     another node reads it.
+ * Each of these only where every declared shape involved is known and `target` runs the fused node;
+ * with no target the fused nodes are made without asking (for a caller that knows its backend runs
+ * them: the reference backend runs every node). ir_fuse alone never makes them, so a caller that does
+ * not know the backend is safe with it. */
+gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target);
 
 #endif

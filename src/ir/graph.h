@@ -144,15 +144,39 @@ typedef struct ir_resize_params {
   float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
 } ir_resize_params;
 
+/* Where one operand of a fused attention lies in the tensor the node reads: element `offset`, then
+ * `stride` elements per step along the logical dims [batch, heads, position, head element] (0 along
+ * a broadcast dim). */
+typedef struct ir_attention_view {
+  int64_t offset;
+  int64_t stride[4];
+} ir_attention_view;
+
 /* Attention (opset 23): Q, K, V of rank 4 [batch, heads, seq, head size] or rank 3 [batch, seq,
  * heads x head size] (q_num_heads/kv_num_heads given), K and V sharing kv heads that divide Q's;
- * an optional mask (bool: true attends; float: added to the scores); Y only */
+ * an optional mask (bool: true attends; float: added to the scores); Y only.
+ *
+ * `fused` marks the node ir_fuse makes of MatMul(Q, Kᵀ), scalar scales, additive masks, Softmax and
+ * MatMul(·, V) (ir/fuse_attention.c; parse never sets it): inputs 0, 1, 2 are the tensors Q, K and V
+ * are read from in place, through the views q, k and v (a slice, transpose or split of a projection
+ * needs no copy); input 3 (has_mask) and input 4 (has_mask2) are float masks of the inputs' type,
+ * added to the scores in that order through mask_stride / mask2_stride; Y (of shape y_shape) is
+ * written through view y. The sizes are fixed at fusion time from the declared shapes, and every
+ * input must have in_numel[i] elements at run time. */
 typedef struct ir_attention_params {
   int is_causal;         /* query i attends keys j <= i (upper-left aligned, no past) */
   int has_mask;          /* input 3 present */
   int mask_bool;         /* the mask is bool rather than Q's type */
   int64_t q_heads, kv_heads; /* rank 3: q_num_heads, kv_num_heads; rank 4: 0 (read from the shapes) */
-  float scale;           /* 0: 1 / sqrt(head size) */
+  float scale;           /* 0: 1 / sqrt(head size); fused: the product's scale itself */
+  /* fused only */
+  int fused;
+  int has_mask2;
+  int64_t batch, heads, q_seq, kv_seq, head_size, v_head_size;
+  ir_attention_view q, k, v, y;
+  int64_t mask_stride[4], mask2_stride[4];
+  int64_t in_numel[5];
+  gfx_shape y_shape;
 } ir_attention_params;
 
 /* RoiAlign (opset 10, 16): X [N, C, H, W], rois [R, 4] of (x1, y1, x2, y2), batch_indices [R] */
@@ -229,6 +253,8 @@ typedef struct ir_softmax_params {
   int8_t lp;
 } ir_softmax_params;
 
+#define IR_NORM_RESIDUAL_INPUT 3
+
 typedef enum ir_norm_kind { IR_NORM_LAYER = 0, IR_NORM_INSTANCE, IR_NORM_GROUP, IR_NORM_RMS } ir_norm_kind;
 
 /* LayerNormalization, InstanceNormalization, GroupNormalization, RMSNormalization (no mean is
@@ -237,6 +263,10 @@ typedef struct ir_norm_params {
   ir_norm_kind kind;
   int8_t axis;              /* LayerNormalization, RMSNormalization, as written */
   int8_t per_channel;       /* GroupNormalization 21: scale and bias per channel (18: per group) */
+  /* LayerNormalization with a residual Add fused in (ir/fuse_norm.c; parse never sets it): input 3,
+   * of input 0's shape and type, is added to input 0 and the sum rounded to their type is
+   * normalized; output 1, when the node has it, is that sum (no Mean/InvStdDev outputs then). */
+  int8_t residual;
   int32_t num_groups;
   float epsilon;
 } ir_norm_params;

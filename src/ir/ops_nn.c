@@ -502,18 +502,70 @@ static gfx_status attention_error(const char* what, const gfx_shape* in, int n) 
                    n > 3 ? s[3] : "none");
 }
 
-/* Strides of [b, heads, seq, dim] (rank 4) or [b, seq, heads x dim] (rank 3) per b, head, seq. */
-static void attention_strides(int rank, int64_t heads, int64_t seq, int64_t dim, int64_t st[3]) {
+/* Strides of [b, heads, seq, dim] (rank 4) or [b, seq, heads x dim] (rank 3) per b, head, seq and
+ * element. */
+static void attention_strides(int rank, int64_t heads, int64_t seq, int64_t dim, int64_t st[4]) {
   if (rank == 4) {
     st[0] = heads * seq * dim, st[1] = seq * dim, st[2] = dim;
   } else {
     st[0] = seq * heads * dim, st[1] = dim, st[2] = heads * dim;
   }
+  st[3] = 1;
+}
+
+/* Whether a view of sizes[4] at `offset` with non-negative strides stays inside `numel` elements. */
+static int view_inside(int64_t offset, const int64_t* stride, const int64_t* sizes, int64_t numel) {
+  int64_t last = offset;
+  for (int a = 0; a < 4; a++) {
+    if (sizes[a] == 0) return 1; /* nothing is read */
+    if (stride[a] < 0) return 0;
+    last += (sizes[a] - 1) * stride[a];
+  }
+  return offset >= 0 && last < numel;
+}
+
+/* A fused node (ir/fuse_attention.c): the views it was made with, checked against the tensors it
+ * gets, so that no shape it was not made for can make a kernel read outside its inputs. */
+static gfx_status fused_attention_geometry(const ir_attention_params* p, const gfx_shape* in, ir_attention_geom* g) {
+  if (p->has_mask2 && !p->has_mask) return gfx_error(GFX_ERR_INTERNAL, "fused attention: a second mask without a first");
+  if (p->mask_bool || p->is_causal) return gfx_error(GFX_ERR_INTERNAL, "fused attention: a bool mask or causality");
+  const int n = 3 + (p->has_mask != 0) + (p->has_mask2 != 0);
+  for (int i = 0; i < n; i++)
+    if (gfx_shape_numel(&in[i]) != p->in_numel[i])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "fused attention: input %d has %lld elements; it was fused for %lld", i,
+                       (long long)gfx_shape_numel(&in[i]), (long long)p->in_numel[i]);
+  g->batch = p->batch, g->q_heads = g->kv_heads = p->heads, g->group = 1;
+  g->q_seq = p->q_seq, g->kv_seq = p->kv_seq, g->head_size = p->head_size, g->v_head_size = p->v_head_size;
+  g->q_offset = p->q.offset, g->k_offset = p->k.offset, g->v_offset = p->v.offset, g->y_offset = p->y.offset;
+  memcpy(g->q_stride, p->q.stride, sizeof g->q_stride);
+  memcpy(g->k_stride, p->k.stride, sizeof g->k_stride);
+  memcpy(g->v_stride, p->v.stride, sizeof g->v_stride);
+  memcpy(g->y_stride, p->y.stride, sizeof g->y_stride);
+  g->has_mask = p->has_mask, g->has_mask2 = p->has_mask2;
+  memcpy(g->mask_stride, p->mask_stride, sizeof g->mask_stride);
+  memcpy(g->mask2_stride, p->mask2_stride, sizeof g->mask2_stride);
+  g->scale = p->scale;
+  g->y = p->y_shape;
+  const int64_t qs[4] = {g->batch, g->q_heads, g->q_seq, g->head_size};
+  const int64_t ks[4] = {g->batch, g->kv_heads, g->kv_seq, g->head_size};
+  const int64_t vs[4] = {g->batch, g->kv_heads, g->kv_seq, g->v_head_size};
+  const int64_t ys[4] = {g->batch, g->q_heads, g->q_seq, g->v_head_size};
+  const int64_t ms[4] = {g->batch, g->q_heads, g->q_seq, g->kv_seq};
+  if (!view_inside(g->q_offset, g->q_stride, qs, p->in_numel[0]) ||
+      !view_inside(g->k_offset, g->k_stride, ks, p->in_numel[1]) ||
+      !view_inside(g->v_offset, g->v_stride, vs, p->in_numel[2]) ||
+      !view_inside(g->y_offset, g->y_stride, ys, gfx_shape_numel(&g->y)) ||
+      (g->has_mask && !view_inside(0, g->mask_stride, ms, p->in_numel[3])) ||
+      (g->has_mask2 && !view_inside(0, g->mask2_stride, ms, p->in_numel[4])))
+    return gfx_error(GFX_ERR_INTERNAL, "fused attention: a view reaches outside its tensor");
+  if (!isfinite(g->scale) || g->scale == 0.0f) return gfx_error(GFX_ERR_INTERNAL, "fused attention: scale %g", (double)g->scale);
+  return NULL;
 }
 
 gfx_status ir_attention_geometry(const ir_attention_params* p, const gfx_shape* in, ir_attention_geom* g) {
-  const int n = p->has_mask ? 4 : 3, rank = in[0].rank;
   memset(g, 0, sizeof *g);
+  if (p->fused) return fused_attention_geometry(p, in, g);
+  const int n = p->has_mask ? 4 : 3, rank = in[0].rank;
   for (int i = 0; i < 3; i++) {
     if (in[i].rank != rank || (rank != 3 && rank != 4)) return attention_error("Q, K, V ranks differ", in, n);
     for (int k = 0; k < rank; k++)

@@ -31,19 +31,22 @@ typedef struct ir_gemm_geom {
 gfx_status ir_gemm_geometry(const ir_gemm_params* p, const gfx_shape* a, const gfx_shape* b, const gfx_shape* c,
                             ir_gemm_geom* g);
 
-/* Attention: the sizes and element strides of Q, K, V, Y (per batch, head and sequence position;
- * 1 along the head dim) and of the mask broadcast to [batch, q heads, q seq, kv seq] (0 along a
- * broadcast dim). kv head of q head h: h / group. */
+/* Attention: the sizes, and the element offsets and strides of Q, K, V and Y in the tensors they are
+ * read from or written to, per batch, head, sequence position and element of the head (Y: the
+ * same); the masks' strides over the scores [batch, q heads, q seq, kv seq] (0 along a broadcast
+ * dim). kv head of q head h: h / group. An Attention node as parsed has no offsets and unit strides
+ * along the head; a fused one (ir_attention_params.fused) has the views the fusion found. */
 typedef struct ir_attention_geom {
   int64_t batch, q_heads, kv_heads, group, q_seq, kv_seq, head_size, v_head_size;
-  int64_t q_stride[3], k_stride[3], v_stride[3], y_stride[3];
-  int has_mask;
-  int64_t mask_stride[4];
+  int64_t q_offset, k_offset, v_offset, y_offset;
+  int64_t q_stride[4], k_stride[4], v_stride[4], y_stride[4];
+  int has_mask, has_mask2;
+  int64_t mask_stride[4], mask2_stride[4];
   float scale;
   gfx_shape y;
 } ir_attention_geom;
 
-/* in: Q, K, V and (when p->has_mask) the mask. */
+/* in: the node's inputs (Q, K, V, then the masks it has). */
 gfx_status ir_attention_geometry(const ir_attention_params* p, const gfx_shape* in, ir_attention_geom* g);
 
 #endif

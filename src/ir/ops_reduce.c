@@ -735,6 +735,15 @@ gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   if (node->n_inputs >= 3 && in[2].rank >= 0 && !gfx_shape_equal(&in[1], &in[2]))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "bias %s and scale %s differ", SHAPE_STR(&in[2]), SHAPE_STR(&in[1]));
   out[0] = in[0];
+  if (node->params.norm.residual) {
+    /* a residual Add fused in: its other operand has X's shape, and output 1 is the sum */
+    if (node->params.norm.kind != IR_NORM_LAYER || node->n_inputs <= IR_NORM_RESIDUAL_INPUT ||
+        !gfx_shape_equal(&in[IR_NORM_RESIDUAL_INPUT], &in[0]) || node->n_outputs > 2)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "LayerNormalization with a residual: input %d must have X's shape %s",
+                       IR_NORM_RESIDUAL_INPUT, SHAPE_STR(&in[0]));
+    if (node->n_outputs > 1) out[1] = in[0];
+    return NULL;
+  }
   /* LayerNormalization's Mean and InvStdDev: X's shape with the normalized dims 1 */
   for (int o = 1; o < node->n_outputs; o++) GFX_TRY(ir_norm_stats_shape(&node->params.norm, &in[0], &out[o]));
   return NULL;

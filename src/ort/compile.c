@@ -480,7 +480,9 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
       g = full ? full : lowered;
       if (ep->options.precision == GFX_PRECISION_TF32)
         for (int n = 0; n < g->n_nodes; n++) g->nodes[n].math_mode = IR_MATH_REDUCED_F32;
-      if ((s = ir_fuse(g))) ir_graph_free(g);
+      /* fusions that make nodes only some backends run ask this device first */
+      const ir_fuse_target target = {.supports = gfx_backend_fuse_supports, .user = ep->device->dev};
+      if ((s = ir_fuse_for(g, &target))) ir_graph_free(g);
     }
     if (!s && !ci->guard) {
       int nodes = g->n_nodes;

@@ -1,4 +1,5 @@
-/* gfxep CUDA backend — the Attention kernel.
+/* gfxep CUDA backend — the Attention row kernel and the choice of kernel (the tiled ones are in
+ * cuda_attention_tiled.cu).
  *
  * One block per query row (grid-stride over the rows of every batch and head): the scores of all
  * keys, their maximum, the exponentials and their sum, then the weighted sum of V, every sum in
@@ -43,10 +44,11 @@ __device__ float block_reduce(float v, int max, float* red) {
   return r;
 }
 
-/* scale * q.k + a float mask's value, or NaN for a hidden key */
+/* scale * q.k + the float masks' values, or NaN for a hidden key */
 template <typename T>
 __device__ float score(const T* __restrict__ q, const T* __restrict__ k, const void* __restrict__ mask,
-                       const cuda_attention_args& a, int64_t b, int64_t h, int64_t i, int64_t j) {
+                       const T* __restrict__ mask2, const cuda_attention_args& a, int64_t b, int64_t h, int64_t i,
+                       int64_t j) {
   if (a.is_causal && j > i) return __int_as_float(0x7fc00000);
   float bias = 0.0f;
   if (a.mask_kind) {
@@ -54,17 +56,19 @@ __device__ float score(const T* __restrict__ q, const T* __restrict__ k, const v
     if (a.mask_kind == 1 && ((const uint8_t*)mask)[at] == 0) return __int_as_float(0x7fc00000);
     if (a.mask_kind == 2) bias = to_float(((const T*)mask)[at]);
   }
+  if (a.has_mask2)
+    bias += to_float(mask2[b * a.mask2_stride[0] + h * a.mask2_stride[1] + i * a.mask2_stride[2] + j * a.mask2_stride[3]]);
   const T* qr = q + b * a.q_stride[0] + h * a.q_stride[1] + i * a.q_stride[2];
   const T* kr = k + b * a.k_stride[0] + (h / a.group) * a.k_stride[1] + j * a.k_stride[2];
   float dot = 0.0f;
-  for (int64_t d = 0; d < a.head_size; d++) dot += to_float(qr[d]) * to_float(kr[d]);
+  for (int64_t d = 0; d < a.head_size; d++) dot += to_float(qr[d * a.q_stride[3]]) * to_float(kr[d * a.k_stride[3]]);
   return dot * a.scale + bias;
 }
 
 template <typename T>
 __global__ void attention_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                                 const void* __restrict__ mask, T* __restrict__ y, cuda_attention_args a,
-                                 float* scratch) {
+                                 const void* __restrict__ mask, const T* __restrict__ mask2, T* __restrict__ y,
+                                 cuda_attention_args a, float* scratch) {
   extern __shared__ float shared_scores[];
   __shared__ float red[32];
   float* s = scratch ? scratch + (int64_t)blockIdx.x * a.kv_seq : shared_scores;
@@ -73,7 +77,7 @@ __global__ void attention_kernel(const T* __restrict__ q, const T* __restrict__ 
     const int64_t i = row % a.q_seq, h = row / a.q_seq % a.q_heads, b = row / (a.q_seq * a.q_heads);
     float max = -INFINITY, open = 0.0f;
     for (int64_t j = threadIdx.x; j < a.kv_seq; j += blockDim.x) {
-      const float sc = score(q, k, mask, a, b, h, i, j);
+      const float sc = score(q, k, mask, mask2, a, b, h, i, j);
       s[j] = sc;
       if (!isnan(sc)) max = fmaxf(max, sc), open += 1.0f;
     }
@@ -91,8 +95,8 @@ __global__ void attention_kernel(const T* __restrict__ q, const T* __restrict__ 
     T* yr = y + b * a.y_stride[0] + h * a.y_stride[1] + i * a.y_stride[2];
     for (int64_t d = threadIdx.x; d < a.v_head_size; d += blockDim.x) {
       float acc = 0.0f;
-      for (int64_t j = 0; j < a.kv_seq; j++) acc += s[j] * to_float(vb[j * a.v_stride[2] + d]);
-      yr[d] = from_float<T>(none ? 0.0f : acc / sum);
+      for (int64_t j = 0; j < a.kv_seq; j++) acc += s[j] * to_float(vb[j * a.v_stride[2] + d * a.v_stride[3]]);
+      yr[d * a.y_stride[3]] = from_float<T>(none ? 0.0f : acc / sum);
     }
     __syncthreads(); /* the next row overwrites s */
   }
@@ -105,7 +109,7 @@ int64_t blocks_for(const cuda_attention_args& a) {
 }
 
 template <typename T>
-cudaError_t launch(const void* q, const void* k, const void* v, const void* mask, void* y,
+cudaError_t launch(const void* q, const void* k, const void* v, const void* mask, const void* mask2, void* y,
                    const cuda_attention_args& a, void* scratch, cudaStream_t stream) {
   const int64_t blocks = blocks_for(a);
   if (blocks <= 0) return cudaSuccess;
@@ -113,23 +117,47 @@ cudaError_t launch(const void* q, const void* k, const void* v, const void* mask
   const size_t shared = in_shared ? (size_t)a.kv_seq * sizeof(float) : 0;
   if (!in_shared && !scratch) return cudaErrorInvalidValue;
   attention_kernel<T><<<(unsigned int)blocks, kBlockSize, shared, stream>>>(
-      (const T*)q, (const T*)k, (const T*)v, mask, (T*)y, a, in_shared ? nullptr : (float*)scratch);
+      (const T*)q, (const T*)k, (const T*)v, mask, (const T*)mask2, (T*)y, a, in_shared ? nullptr : (float*)scratch);
   return cudaGetLastError();
+}
+
+/* Whether p is 16-byte aligned and each stride moves it by whole 16-byte pieces. */
+int aligned16(const void* p, const int64_t* stride, int n, size_t es) {
+  if ((uintptr_t)p % 16) return 0;
+  for (int i = 0; i < n; i++)
+    if ((stride[i] * (int64_t)es) % 16) return 0;
+  return 1;
 }
 
 }  // namespace
 
-size_t cuda_attention_scratch(const cuda_attention_args* a) {
-  if (a->kv_seq <= CUDA_ATTENTION_SHARED_KEYS) return 0;
+cuda_attention_path cuda_attention_choose(int dtype, const cuda_attention_args* a, int cc_major, int rows_only) {
+  if (rows_only || a->head_size < 1 || a->v_head_size < 1 || a->kv_seq < 1 || a->q_seq < 1 ||
+      a->head_size > CUDA_ATTENTION_TILED_MAX_HEAD || a->v_head_size > CUDA_ATTENTION_TILED_MAX_HEAD ||
+      a->q_stride[3] != 1 || a->k_stride[3] != 1 || a->v_stride[3] != 1)
+    return CUDA_ATTENTION_ROWS;
+  if ((dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && cc_major >= 8) return CUDA_ATTENTION_MMA;
+  return CUDA_ATTENTION_SIMT;
+}
+
+int cuda_attention_vector_loads(const cuda_attention_args* a, const void* q, const void* k, const void* v, size_t es) {
+  if (es == 0 || (a->head_size * (int64_t)es) % 16 || (a->v_head_size * (int64_t)es) % 16) return 0;
+  return aligned16(q, a->q_stride, 3, es) && aligned16(k, a->k_stride, 3, es) && aligned16(v, a->v_stride, 3, es);
+}
+
+size_t cuda_attention_scratch(const cuda_attention_args* a, cuda_attention_path path) {
+  if (path != CUDA_ATTENTION_ROWS || a->kv_seq <= CUDA_ATTENTION_SHARED_KEYS) return 0;
   return (size_t)blocks_for(*a) * (size_t)a->kv_seq * sizeof(float);
 }
 
-cudaError_t cuda_attention(int dtype, const void* q, const void* k, const void* v, const void* mask, void* y,
-                           cuda_attention_args a, void* scratch, cudaStream_t stream) {
+cudaError_t cuda_attention(int dtype, cuda_attention_path path, const void* q, const void* k, const void* v,
+                           const void* mask, const void* mask2, void* y, cuda_attention_args a, void* scratch,
+                           cudaStream_t stream) {
+  if (path != CUDA_ATTENTION_ROWS) return cuda_attention_tiled(dtype, path, q, k, v, mask, mask2, y, &a, stream);
   switch (dtype) {
-    case GFX_DTYPE_F32: return launch<float>(q, k, v, mask, y, a, scratch, stream);
-    case GFX_DTYPE_F16: return launch<__half>(q, k, v, mask, y, a, scratch, stream);
-    case GFX_DTYPE_BF16: return launch<__nv_bfloat16>(q, k, v, mask, y, a, scratch, stream);
+    case GFX_DTYPE_F32: return launch<float>(q, k, v, mask, mask2, y, a, scratch, stream);
+    case GFX_DTYPE_F16: return launch<__half>(q, k, v, mask, mask2, y, a, scratch, stream);
+    case GFX_DTYPE_BF16: return launch<__nv_bfloat16>(q, k, v, mask, mask2, y, a, scratch, stream);
     default: return cudaErrorInvalidValue;
   }
 }

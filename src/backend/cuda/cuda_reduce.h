@@ -126,6 +126,16 @@ cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_arg
 cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y, cuda_norm_args args,
                           cudaStream_t stream);
 
+/* LayerNormalization of x + r (a residual Add fused in): rows contiguous rows of count elements,
+ * scale and bias (NULL: none) of one row's shape; sum, when not NULL, receives x + r as rounded to
+ * the element type, which is also what is normalized (cuda_add_norm.cu). */
+typedef struct cuda_add_norm_args {
+  int64_t rows, count;
+  float epsilon;
+} cuda_add_norm_args;
+cudaError_t cuda_add_norm_run(int dtype, const void* x, const void* r, const void* scale, const void* bias, void* y,
+                              void* sum, cuda_add_norm_args args, cudaStream_t stream);
+
 cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream);
 
 /* Loads every kernel of cuda_reduce.cu into the current device's context (see cuda_elementwise.cu). */

@@ -103,7 +103,7 @@ gfx_status cuda_prepare_reduce(int device, const ir_node* node, const gfx_shape*
 gfx_status cuda_prepare_norm(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   (void)device, (void)out, (void)state;
-  if (node->n_inputs < 2) return NULL; /* run reports it */
+  if (node->n_inputs < 2 || node->params.norm.residual) return NULL; /* run reports it; a residual one needs no scratch */
   ir_norm_geom g;
   gfx_status s = ir_norm_geometry(&node->params.norm, &in[0], &in[1], &g);
   if (s) {
@@ -274,9 +274,40 @@ static gfx_status norm_stats_outputs(const ir_node* node, const gfx_tensor* in, 
   return NULL;
 }
 
+/* LayerNormalization of input 0 + input 3 (ir/fuse_norm.c), writing the sum too when the node has a
+ * second output. */
+static gfx_status run_add_layer_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                                     gfx_tensor* out) {
+  if (node->params.norm.kind != IR_NORM_LAYER || node->n_inputs != IR_NORM_RESIDUAL_INPUT + 1 || node->n_outputs < 1 ||
+      node->n_outputs > 2)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs for a residual LayerNormalization",
+                                      node->n_inputs, node->n_outputs));
+  const int dtype = in[0].dtype;
+  const gfx_tensor* r = &in[IR_NORM_RESIDUAL_INPUT];
+  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16) || r->dtype != dtype ||
+      in[1].dtype != dtype || (in[2].data && in[2].dtype != dtype) || out[0].dtype != dtype ||
+      (node->n_outputs > 1 && out[1].dtype != dtype))
+    return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "a residual LayerNormalization of %s", gfx_dtype_name(dtype)));
+  GFX_TRY(check_shape(node, "input 3 (residual)", &r->shape, &in[0].shape));
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));
+  if (node->n_outputs > 1) GFX_TRY(check_shape(node, "output 1 (sum)", &out[1].shape, &in[0].shape));
+  ir_norm_geom g;
+  gfx_status s = ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g);
+  if (s) return node_error(node, s);
+  if (in[2].data) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
+  const cuda_add_norm_args a = {.rows = g.rows, .count = g.count, .epsilon = node->params.norm.epsilon};
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node, cuda_add_norm_run(dtype, in[0].data, r->data, in[1].data, in[2].data, out[0].data,
+                                               node->n_outputs > 1 ? out[1].data : NULL, a, (cudaStream_t)ctx->stream));
+}
+
 gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   (void)state;
+  if (node->params.norm.residual) {
+    if (!in || !out) return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given"));
+    return run_add_layer_norm(ctx, node, in, out);
+  }
   const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
   GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_shape(node, "output 0", &out[0].shape, &in[0].shape));

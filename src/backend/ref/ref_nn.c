@@ -490,38 +490,42 @@ gfx_status ref_run_gemm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
 
 /* ---- Attention ---- */
 
-/* Whether key j is hidden from query i of (b, h) by causality or a false bool mask; *bias gets a
- * float mask's value. */
-static int attention_masked(const ir_attention_params* p, const ir_attention_geom* g, const gfx_tensor* mask,
+/* Whether key j is hidden from query i of (b, h) by causality or a false bool mask; *bias gets the
+ * float masks' values, added in order. */
+static int attention_masked(const ir_attention_params* p, const ir_attention_geom* g, const gfx_tensor* in,
                             int64_t b, int64_t h, int64_t i, int64_t j, double* bias) {
   *bias = 0.0;
   if (p->is_causal && j > i) return 1;
   if (!g->has_mask) return 0;
   const int64_t at = b * g->mask_stride[0] + h * g->mask_stride[1] + i * g->mask_stride[2] + j * g->mask_stride[3];
-  if (p->mask_bool) return ((const uint8_t*)mask->data)[at] == 0;
-  *bias = ref_load(mask->data, mask->dtype, at);
+  if (p->mask_bool) return ((const uint8_t*)in[3].data)[at] == 0;
+  *bias = ref_load(in[3].data, in[3].dtype, at);
+  if (g->has_mask2) {
+    const int64_t at2 = b * g->mask2_stride[0] + h * g->mask2_stride[1] + i * g->mask2_stride[2] + j * g->mask2_stride[3];
+    *bias += ref_load(in[4].data, in[4].dtype, at2);
+  }
   return 0;
 }
 
-/* One query row: scale * q.k plus the mask's bias for every key, the row maximum subtracted before
+/* One query row: scale * q.k plus the masks' bias for every key, the row maximum subtracted before
  * the exponentials, then the weighted sum of V. */
 static void attention_row(const ir_attention_params* p, const ir_attention_geom* g, const gfx_tensor* in,
                           gfx_tensor* y, int64_t b, int64_t h, int64_t i, double* w) {
   const int dtype = in[0].dtype;
   const int64_t kh = h / g->group;
-  const int64_t q0 = b * g->q_stride[0] + h * g->q_stride[1] + i * g->q_stride[2];
+  const int64_t q0 = g->q_offset + b * g->q_stride[0] + h * g->q_stride[1] + i * g->q_stride[2];
   double max = -INFINITY;
   int64_t open = 0;
   for (int64_t j = 0; j < g->kv_seq; j++) {
     double bias;
-    if (attention_masked(p, g, &in[3], b, h, i, j, &bias)) {
+    if (attention_masked(p, g, in, b, h, i, j, &bias)) {
       w[j] = NAN; /* marks a masked key */
       continue;
     }
-    const int64_t k0 = b * g->k_stride[0] + kh * g->k_stride[1] + j * g->k_stride[2];
+    const int64_t k0 = g->k_offset + b * g->k_stride[0] + kh * g->k_stride[1] + j * g->k_stride[2];
     double dot = 0.0;
     for (int64_t d = 0; d < g->head_size; d++)
-      dot += ref_load(in[0].data, dtype, q0 + d) * ref_load(in[1].data, dtype, k0 + d);
+      dot += ref_load(in[0].data, dtype, q0 + d * g->q_stride[3]) * ref_load(in[1].data, dtype, k0 + d * g->k_stride[3]);
     w[j] = dot * g->scale + bias;
     max = open++ == 0 || w[j] > max ? w[j] : max;
   }
@@ -532,31 +536,33 @@ static void attention_row(const ir_attention_params* p, const ir_attention_geom*
     w[j] = none || isnan(w[j]) ? 0.0 : exp(w[j] - max);
     sum += w[j];
   }
-  const int64_t y0 = b * g->y_stride[0] + h * g->y_stride[1] + i * g->y_stride[2];
+  const int64_t y0 = g->y_offset + b * g->y_stride[0] + h * g->y_stride[1] + i * g->y_stride[2];
+  const int64_t v0 = g->v_offset + b * g->v_stride[0] + kh * g->v_stride[1];
   for (int64_t d = 0; d < g->v_head_size; d++) {
     double acc = 0.0;
     for (int64_t j = 0; j < g->kv_seq; j++)
-      acc += w[j] * ref_load(in[2].data, dtype, b * g->v_stride[0] + kh * g->v_stride[1] + j * g->v_stride[2] + d);
-    ref_store(y->data, dtype, y0 + d, none ? 0.0 : acc / sum);
+      acc += w[j] * ref_load(in[2].data, dtype, v0 + j * g->v_stride[2] + d * g->v_stride[3]);
+    ref_store(y->data, dtype, y0 + d * g->y_stride[3], none ? 0.0 : acc / sum);
   }
 }
 
 gfx_status ref_run_attention(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   const ir_attention_params* p = &node->params.attention;
-  const int n = p->has_mask ? 4 : 3;
+  const int n = 3 + (p->has_mask != 0) + (p->fused && p->has_mask2);
   if (node->n_inputs < n || node->n_outputs != 1 || !in || !out)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected %d and 1", node->n_inputs,
                      node->n_outputs, n);
-  gfx_shape shapes[4];
+  gfx_shape shapes[5];
   for (int i = 0; i < n; i++) shapes[i] = in[i].shape;
   ir_attention_geom g;
   GFX_TRY(ir_attention_geometry(p, shapes, &g));
   const int dtype = in[0].dtype;
-  if ((dtype != GFX_DTYPE_F32 && dtype != GFX_DTYPE_F16 && dtype != GFX_DTYPE_BF16) || in[1].dtype != dtype ||
-      in[2].dtype != dtype || out[0].dtype != dtype ||
-      (p->has_mask && in[3].dtype != (p->mask_bool ? GFX_DTYPE_BOOL : dtype)))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "Attention of %s inputs is not handled", gfx_dtype_name(dtype));
+  int ok = (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && in[1].dtype == dtype &&
+           in[2].dtype == dtype && out[0].dtype == dtype;
+  if (p->has_mask && in[3].dtype != (p->mask_bool ? GFX_DTYPE_BOOL : dtype)) ok = 0;
+  if (g.has_mask2 && in[4].dtype != dtype) ok = 0;
+  if (!ok) return gfx_error(GFX_ERR_NOT_SUPPORTED, "Attention of %s inputs is not handled", gfx_dtype_name(dtype));
   if (!gfx_shape_equal(&out[0].shape, &g.y)) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "Y has the wrong shape");
   if (gfx_shape_numel(&g.y) == 0) return NULL;
   double* w = malloc(sizeof *w * (size_t)(g.kv_seq > 0 ? g.kv_seq : 1));

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "backend/ref/ref_dtype.h"
 #include "backend/ref/ref_kernels.h"
@@ -273,8 +274,72 @@ static gfx_status check_norm_stats(const ir_node* node, const gfx_tensor* x, con
   return NULL;
 }
 
+/* x + r rounded to their type, as the Add before the normalization wrote it. */
+static double rounded_sum(const gfx_tensor* in, int64_t i) {
+  unsigned char cell[8];
+  const int dtype = in[0].dtype;
+  ref_store(cell, dtype, 0, ref_load(in[0].data, dtype, i) + ref_load(in[IR_NORM_RESIDUAL_INPUT].data, dtype, i));
+  return ref_load(cell, dtype, 0);
+}
+
+/* LayerNormalization of x + r (a residual Add fused in, ir/fuse_norm.c): the sum rounded to the
+ * type is what is normalized and, with a second output, what that output holds. */
+static gfx_status run_add_layer_norm(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  if (!in || !out || node->n_inputs != 4 || node->n_outputs < 1 || node->n_outputs > 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; a residual LayerNormalization has 4 and 1 or 2",
+                     node->n_inputs, node->n_outputs);
+  const int types[4] = {0, 1, 2, IR_NORM_RESIDUAL_INPUT};
+  for (int k = 0; k < 4; k++) {
+    if (types[k] == 2 && !in[2].data) continue; /* no bias */
+    char what[32];
+    snprintf(what, sizeof what, "input %d", types[k]);
+    GFX_TRY(check_float_tensor(what, &in[types[k]], in[0].dtype));
+  }
+  GFX_TRY(check_float_tensor("output 0", &out[0], in[0].dtype));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
+  GFX_TRY(ref_check_shape_is("input 3 (residual)", &in[IR_NORM_RESIDUAL_INPUT].shape, &in[0].shape));
+  const int has_sum = node->n_outputs > 1;
+  if (has_sum) {
+    GFX_TRY(check_float_tensor("output 1 (sum)", &out[1], in[0].dtype));
+    GFX_TRY(ref_check_shape_is("output 1 (sum)", &out[1].shape, &in[0].shape));
+  }
+  ir_norm_geom g;
+  GFX_TRY(ir_norm_geometry(&node->params.norm, &in[0].shape, &in[1].shape, &g));
+  const int has_bias = in[2].data != NULL;
+  if (has_bias) GFX_TRY(ref_check_shape_is("input 2 (bias)", &in[2].shape, &in[1].shape));
+  const int dtype = in[0].dtype;
+  const double eps = node->params.norm.epsilon;
+  double* row = malloc(sizeof *row * (size_t)(g.count > 0 ? g.count : 1));
+  if (!row) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "a row of %lld elements", (long long)g.count);
+  for (int64_t r = 0; r < g.rows; r++) {
+    const int64_t base = r * g.count;
+    double mean = 0.0, var = 0.0;
+    for (int64_t j = 0; j < g.count; j++) {
+      row[j] = rounded_sum(in, base + j);
+      if (has_sum) ref_store(out[1].data, dtype, base + j, row[j]);
+      mean += row[j];
+    }
+    mean /= (double)g.count;
+    for (int64_t j = 0; j < g.count; j++) var += (row[j] - mean) * (row[j] - mean);
+    var /= (double)g.count;
+    const double inv_std = 1.0 / sqrt(var + eps);
+    for (int64_t j = 0; j < g.count; j++) {
+      double y = (row[j] - mean) * inv_std * ref_load(in[1].data, dtype, j);
+      if (has_bias) y += ref_load(in[2].data, dtype, j);
+      ref_store(out[0].data, dtype, base + j, y);
+    }
+  }
+  free(row);
+  return NULL;
+}
+
 gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
+  if (node->params.norm.residual) {
+    if (node->params.norm.kind != IR_NORM_LAYER)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a residual input on a normalization other than LayerNormalization");
+    return run_add_layer_norm(node, in, out);
+  }
   const int is_layer = node->params.norm.kind == IR_NORM_LAYER, is_rms = node->params.norm.kind == IR_NORM_RMS;
   GFX_TRY(check_io_outputs(node, in, out, is_layer || is_rms ? 2 : 3, is_rms ? 2 : 3, 3, is_layer ? 3 : 1));
   GFX_TRY(check_norm_stats(node, &in[0], out));

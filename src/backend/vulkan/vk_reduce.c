@@ -127,6 +127,10 @@ gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
   const int dtype = q->desc && q->desc->n_inputs > 0 ? q->desc->input_dtypes[0] : GFX_DTYPE_F32;
   /* the pooling ops only: LRN shares the family but not the params */
   const int pooling = q->op == GFX_OP_MAX_POOL || q->op == GFX_OP_AVERAGE_POOL;
+  /* a residual Add fused into LayerNormalization (ir/fuse_norm.c) has no kernel here: the fusion
+   * asks, and leaves the Add and the normalization apart */
+  if (q->op == GFX_OP_LAYER_NORMALIZATION && q->params && q->params->norm.residual)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: LayerNormalization with a residual Add fused in");
   if (pooling && q->params && d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
       pool_window_turns(&q->params->pool) > SOFTWARE_WALK_LIMIT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED,
@@ -218,6 +222,9 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
 gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              void** state) {
   *state = NULL;
+  if (node->op == GFX_OP_LAYER_NORMALIZATION && node->params.norm.residual)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s': LayerNormalization with a residual Add fused in",
+                     label(node));
   if (gfx_shape_numel(&in[0]) >= ((int64_t)1 << 32) || gfx_shape_numel(&out[0]) >= ((int64_t)1 << 32))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s' (%s): tensors of 2^32 elements or more",
                      label(node), ir_op_name(node->op));
