@@ -48,7 +48,8 @@ __device__ float block_sum(float v) {
   __syncthreads(); /* a previous call's readers are done */
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  v = (int)threadIdx.x < warps ? partial[threadIdx.x] : 0.0f;
+  /* every warp sums all the partials (by lane), so every thread, not only warp 0's, gets the total */
+  v = lane < warps ? partial[lane] : 0.0f;
   return warp_sum(v);
 }
 
