@@ -7,6 +7,9 @@
  * no key left (every one hidden, or -inf in a float mask) is zeros, as the reference backend and
  * ONNX Runtime give.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -131,13 +134,21 @@ int aligned16(const void* p, const int64_t* stride, int n, size_t es) {
 
 }  // namespace
 
+static int simt_asked(void) {
+  const char* e = getenv("GFXEP_CUDA_ATTENTION");
+  return e && strcmp(e, "simt") == 0;
+}
+
 cuda_attention_path cuda_attention_choose(int dtype, const cuda_attention_args* a, int cc_major, int rows_only) {
   if (rows_only || a->head_size < 1 || a->v_head_size < 1 || a->kv_seq < 1 || a->q_seq < 1 ||
       a->head_size > CUDA_ATTENTION_TILED_MAX_HEAD || a->v_head_size > CUDA_ATTENTION_TILED_MAX_HEAD ||
       a->q_stride[3] != 1 || a->k_stride[3] != 1 || a->v_stride[3] != 1)
     return CUDA_ATTENTION_ROWS;
   if ((dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && cc_major >= 8) return CUDA_ATTENTION_MMA;
-  return CUDA_ATTENTION_SIMT;
+  /* the tiled float32 kernel measured slower than cuBLASLt's products on ViT-tiny (the fused float32
+   * node is declined for that reason, cuda_backend.c); a plain float32 Attention keeps the row kernel
+   * it had before the tiled kernels, unless asked for by GFXEP_CUDA_ATTENTION=simt */
+  return dtype == GFX_DTYPE_F32 && !simt_asked() ? CUDA_ATTENTION_ROWS : CUDA_ATTENTION_SIMT;
 }
 
 int cuda_attention_vector_loads(const cuda_attention_args* a, const void* q, const void* k, const void* v, size_t es) {

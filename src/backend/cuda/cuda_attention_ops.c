@@ -3,7 +3,8 @@
  * Stateless: the geometry travels to the kernels by value; only the row kernel on rows of more keys
  * than fit in shared memory asks for scratch.
  *
- * GFXEP_CUDA_ATTENTION=rows runs every node on the row kernel (to compare the tiled kernels with). */
+ * GFXEP_CUDA_ATTENTION=rows runs every node on the row kernel (to compare the tiled kernels with);
+ * =simt runs float32 on the tiled float32 kernel, which is otherwise not chosen (measured slower). */
 #include <stdlib.h>
 #include <string.h>
 
