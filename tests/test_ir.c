@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ir/graph.h"
+#include "ir/mixed_precision.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
 #include "ir_test_util.h"
@@ -228,6 +229,126 @@ static void test_graph_build(void** unused) {
 
   ir_graph_free(g);
   ir_graph_free(NULL);
+}
+
+/* ---- mixed precision (ir/mixed_precision.h) ---- */
+
+static int typed_value(ir_graph* g, const char* name, int dtype) {
+  int v = -1;
+  const gfx_shape shape = SHAPE(1, 4);
+  expect_ok(ir_graph_add_value(g, name, dtype, &shape, &v));
+  return v;
+}
+
+/* `op`(a[, b]) -> y in dtype, parsed as ORT would hand it over. */
+static void typed_node(ir_graph* g, const char* op_type, gfx_op op, int dtype, int a, int b, int y) {
+  attr_table none = NO_ATTRS;
+  ir_node_desc d = desc_base(op_type, 14, op_type, &none, b >= 0 ? 2 : 1, dtype);
+  d.input_shapes[0] = d.input_shapes[1] = SHAPE(1, 4);
+  ir_params p = parse_ok(&d, op);
+  const int ins[2] = {a, b};
+  expect_ok(ir_graph_add_node(g, op, op_type, ins, b >= 0 ? 2 : 1, &y, 1, &p));
+}
+
+/* x -> Relu -> r1; Mul(r1, c) -> m; Relu(m) -> y, declared in `dtype`; lowered (dtype float16) it
+ * has float32 sides for x and y with casts, as ort/compile.c imports it. */
+static ir_graph* relu_mul_relu(int dtype) {
+  ir_graph* g = ir_graph_new();
+  const int lowered = dtype != GFX_DTYPE_F32;
+  int x = typed_value(g, lowered ? "x:float32" : "x", GFX_DTYPE_F32);
+  expect_ok(ir_graph_add_input(g, x));
+  if (lowered) {
+    int xh = typed_value(g, "x", dtype);
+    expect_ok(ir_graph_add_node(g, GFX_OP_CAST, "cast x", &x, 1, &xh, 1, NULL));
+    x = xh;
+  }
+  int r1 = typed_value(g, "r1", dtype), c = typed_value(g, "c", dtype), m = typed_value(g, "m", dtype);
+  int y = typed_value(g, "y", dtype);
+  const float cf[4] = {2, 3, 4, 5};
+  const uint16_t ch[4] = {0x4000, 0x4200, 0x4400, 0x4500};
+  expect_ok(ir_graph_set_constant(g, c, lowered ? (const void*)ch : (const void*)cf, lowered ? 8 : 16));
+  typed_node(g, "Relu", GFX_OP_RELU, dtype, x, -1, r1);
+  typed_node(g, "Mul", GFX_OP_MUL, dtype, r1, c, m);
+  typed_node(g, "Relu", GFX_OP_RELU, dtype, m, -1, y);
+  if (lowered) {
+    int y32 = typed_value(g, "y:float32", GFX_DTYPE_F32);
+    expect_ok(ir_graph_add_node(g, GFX_OP_CAST, "cast y", &y, 1, &y32, 1, NULL));
+    y = y32;
+  }
+  expect_ok(ir_graph_add_output(g, y));
+  return g;
+}
+
+static int count_op(const ir_graph* g, gfx_op op) {
+  int n = 0;
+  for (int k = 0; k < g->n_nodes; k++) n += g->nodes[k].op == op;
+  return n;
+}
+
+static void test_mixed_precision(void** unused) {
+  (void)unused;
+  ir_graph* full = relu_mul_relu(GFX_DTYPE_F32);
+  ir_graph* low = relu_mul_relu(GFX_DTYPE_F16);
+  /* probes: one Abs + ReduceMax per float32 value a node writes or the graph takes (x, r1, m, y), none
+   * on the constant; each a scalar output after the graph's own */
+  ir_graph* probed = NULL;
+  int* watched = NULL;
+  int n = 0;
+  expect_ok(ir_graph_clone(full, &probed));
+  expect_ok(ir_add_range_probes(probed, IR_PROBE_FLOAT32_VALUES, &watched, &n));
+  assert_int_equal(n, 4);
+  assert_int_equal(probed->n_outputs, 5);
+  assert_int_equal(count_op(probed, GFX_OP_ABS), 4);
+  assert_int_equal(count_op(probed, GFX_OP_REDUCE_MAX), 4);
+  assert_int_equal(probed->values[probed->outputs[1]].shape.rank, 0);
+  expect_ok(ir_graph_validate(probed));
+  free(watched);
+  ir_graph_free(probed);
+
+  /* m reached 1e5: the Mul writing it and the Relu reading it stay float32, the first Relu is lowered */
+  float max_abs[16];
+  for (int v = 0; v < 16; v++) max_abs[v] = -1.0f;
+  max_abs[ir_graph_find_value(full, "x")] = 1.0f;
+  max_abs[ir_graph_find_value(full, "r1")] = 1.0f;
+  max_abs[ir_graph_find_value(full, "m")] = 1e5f;
+  max_abs[ir_graph_find_value(full, "y")] = 1e5f;
+  uint8_t keep[3];
+  int worst = -1;
+  assert_int_equal(ir_float32_nodes(full, max_abs, IR_FP16_SAFE_MAX, keep, &worst), 2);
+  assert_int_equal(keep[0], 0);
+  assert_int_equal(keep[1], 1);
+  assert_int_equal(keep[2], 1);
+  assert_string_equal(full->values[worst].name, "m");
+  ir_graph* mixed = NULL;
+  expect_ok(ir_mixed_graph(full, low, 1, keep, &mixed));
+  expect_ok(ir_graph_validate(mixed));
+  /* cast x to float16 for the lowered Relu, r1 back to float32 for the Mul; y is float32 already */
+  assert_int_equal(count_op(mixed, GFX_OP_CAST), 2);
+  assert_int_equal(mixed->n_nodes, 5);
+  assert_int_equal(mixed->values[ir_graph_find_value(mixed, "r1")].dtype, GFX_DTYPE_F16);
+  assert_int_equal(mixed->values[ir_graph_find_value(mixed, "m")].dtype, GFX_DTYPE_F32);
+  assert_int_equal(mixed->values[ir_graph_find_value(mixed, "c")].dtype, GFX_DTYPE_F32);
+  assert_int_equal(mixed->values[mixed->inputs[0]].dtype, GFX_DTYPE_F32);
+  assert_int_equal(mixed->values[mixed->outputs[0]].dtype, GFX_DTYPE_F32);
+  ir_graph_free(mixed);
+
+  /* nothing kept: the lowered graph again, its constant float16 beside the name */
+  memset(keep, 0, sizeof keep);
+  expect_ok(ir_mixed_graph(full, low, 1, keep, &mixed));
+  expect_ok(ir_graph_validate(mixed));
+  assert_int_equal(count_op(mixed, GFX_OP_CAST), 2);
+  assert_true(ir_graph_find_value(mixed, "c:float16") >= 0);
+  assert_int_equal(mixed->values[ir_graph_find_value(mixed, "y")].dtype, GFX_DTYPE_F16);
+  ir_graph_free(mixed);
+
+  /* a constant beyond float16's range keeps its reader float32 whatever the probes say */
+  const float big[4] = {1, 2, 7e4f, 3};
+  expect_ok(ir_graph_set_constant(full, ir_graph_find_value(full, "c"), big, sizeof big));
+  for (int v = 0; v < 16; v++) max_abs[v] = v < full->n_values ? 1.0f : -1.0f;
+  assert_int_equal(ir_float32_nodes(full, max_abs, IR_FP16_SAFE_MAX, keep, &worst), 1);
+  assert_int_equal(keep[1], 1);
+  ir_graph_free(full);
+  ir_graph_free(low);
 }
 
 static void test_graph_validate_errors(void** unused) {
@@ -1434,6 +1555,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_graph_build),
       cmocka_unit_test(test_graph_validate_errors),
+      cmocka_unit_test(test_mixed_precision),
       cmocka_unit_test(test_op_table),
       cmocka_unit_test(test_parse_accepts),
       cmocka_unit_test(test_parse_refuses),
