@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,75 @@ static void test_one_session_many_shapes(void** state) {
   assert_int_equal(runs, THREADS * SHAPE_PASSES * N_SIZES);
 }
 
+/* ---- (d) precision=fp16: four threads through the range guard's switch ---- */
+
+#define GUARD_RUNS 12 /* per thread: the first Runs calibrate in float32, the later ones run the mixed model */
+
+typedef struct guard_job {
+  account acc;
+  OrtSession* session;
+  const ortkit_tensor* in;
+  const ortkit_tensor* want;
+  double atol;
+} guard_job;
+
+static void* guard_main(void* arg) {
+  guard_job* j = arg;
+  at_start_line(&j->acc);
+  for (int r = 0; r < GUARD_RUNS; r++) {
+    ortkit_tensor* got = NULL;
+    size_t n_got = 0;
+    if (failed(&j->acc, ortkit_run(&k, j->session, NULL, j->in, 1, &got, &n_got), "run")) continue;
+    j->acc.runs++;
+    ortkit_diff d;
+    if (n_got != 1 || ortkit_compare(got, j->want, 1, j->atol, 0, &d) || d.nan_mismatch)
+      note_failure(&j->acc, "run %d differs from the CPU EP (max abs %g)", r, n_got == 1 ? d.max_abs : -1.0);
+    ortkit_tensors_free(got, n_got);
+  }
+  j->acc.t_end = ortkit_now_ns();
+  return NULL;
+}
+
+/* fp16_overflow (activations near 1e6 in its middle) on one session with precision=fp16: Runs of four
+ * threads overlap the guard's float32 calibration, its switch to the mixed model and the output
+ * checks; every Run must be finite and within float16's rounding of ORT's CPU EP (2e-2 of the peak). */
+static void test_fp16_guard_threads(void** state) {
+  (void)state;
+  OrtSession *s = NULL, *cpu = NULL;
+  const char* keys[] = {"precision"};
+  const char* values[] = {"fp16"};
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), device, keys, values, 1, &s), "fp16 session");
+  expect_ok(ortkit_session(&k, model_path("fp16_overflow"), NULL, NULL, NULL, 0, &cpu), "cpu session");
+  ortkit_tensor *in = NULL, *want = NULL;
+  size_t n_in = 0, n_want = 0;
+  expect_ok(ortkit_random_inputs(&k, cpu, 77, 20, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  double peak = 0;
+  for (size_t e = 0; e < want[0].count; e++) peak = fmax(peak, fabs(want[0].data[e]));
+  assert_true(peak > 1.0);
+  guard_job jobs[THREADS];
+  pthread_t t[THREADS];
+  memset(jobs, 0, sizeof jobs);
+  for (int i = 0; i < THREADS; i++) {
+    jobs[i] = (guard_job){.session = s, .in = in, .want = want, .atol = 2e-2 * peak};
+    assert_int_equal(pthread_create(&t[i], NULL, guard_main, &jobs[i]), 0);
+  }
+  account acc[THREADS];
+  int runs = 0;
+  for (int i = 0; i < THREADS; i++) {
+    assert_int_equal(pthread_join(t[i], NULL), 0);
+    acc[i] = jobs[i].acc;
+    runs += jobs[i].acc.runs;
+  }
+  const int failures = report("precision=fp16, one session", acc, THREADS);
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(s);
+  k.api->ReleaseSession(cpu);
+  assert_int_equal(failures, 0);
+  assert_int_equal(runs, THREADS * GUARD_RUNS);
+}
+
 static void print_figures(void) {
   printf("{\"concurrency\": {\"ort\": \"%s\", \"backend\": \"%s\", \"threads\": %d, ", k.version, backend, THREADS);
   printf("\"own_sessions\": {\"threads\": %d, \"runs_per_thread\": %d, \"runs\": %d, \"failures\": %d, "
@@ -441,6 +511,7 @@ int main(void) {
         cmocka_unit_test(test_own_sessions_own_streams),
         cmocka_unit_test(test_one_importer_four_threads),
         cmocka_unit_test(test_one_session_many_shapes),
+        cmocka_unit_test(test_fp16_guard_threads),
     };
     pthread_barrier_init(&start_line, NULL, THREADS);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
