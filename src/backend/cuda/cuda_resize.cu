@@ -21,9 +21,9 @@ const int kBlockSize = 256;
  * minutes per architecture for this file; as a call it compiles in seconds. The grid kernel calls it
  * once per thread (its column) and once per row of the block (shared), not once per output, and
  * for nearest and linear also finds the taps there, so an output costs its loads and one store. */
-/* The axis travels by value: a pointer into the kernel's parameter struct would make every thread
- * copy the whole struct (ir_resize_geom with its eight general axes, over 300 bytes) into local
- * memory before the call, which made the two-dim kernels 3.5x slower once the struct grew. */
+/* The axis travels by value, not as a pointer into the kernel's parameter struct: with the pointer,
+ * once ir_resize_geom grew its eight general axes (over 300 bytes), the two-dim kernels ran 8.8x
+ * slower on the H200 (x2 nearest of a 64x540x960 float16 map: 2.02 ms against 0.23 ms by value). */
 __device__ __noinline__ float source_coord(ir_resize_axis a, int coord, int64_t x) {
   return ir_resize_source_coord(&a, coord, x);
 }
