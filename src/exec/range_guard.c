@@ -123,11 +123,10 @@ gfx_status gfx_range_guard_create(gfx_dev* dev, ir_graph* full, ir_graph* lowere
 
 void gfx_range_guard_free(gfx_range_guard* g) {
   if (!g) return;
-  /* a copy back still queued writes into host memory: let it land before that memory goes */
-  if (g->in_flight) {
-    gfx_status s = gfx_backend_event_sync(g->dev, g->event);
-    gfx_status_free(s);
-  }
+  /* A copy back may still be queued into the host buffer. No host wait here (a stalled producer
+   * would hang the release): the event goes first (a backend whose frees do not wait for the device,
+   * Vulkan, waits, bounded, for the event's submission before destroying it; CUDA's frees synchronize),
+   * and on a stalled device every one of these releases is held until it resumes (backend/wrap.c). */
   if (g->event) gfx_backend_event_destroy(g->dev, g->event);
   if (g->host) gfx_backend_host_free(g->dev, g->host);
   if (g->device) gfx_backend_mem_free(g->dev, g->device);
