@@ -59,6 +59,7 @@ static int keeps_float32(const char* op_type, int input) {
   if (strcmp(op_type, "Resize") == 0) return input == 1 || input == 2;
   if (strcmp(op_type, "Upsample") == 0) return input == 1;
   if (strcmp(op_type, "GridSample") == 0) return input == 1; /* sampling locations need float32's precision */
+  if (strcmp(op_type, "NonMaxSuppression") == 0) return input >= 3; /* the thresholds, read at parse time */
   return 0;
 }
 
