@@ -357,6 +357,103 @@ static void test_topk_k_is_an_input(void** unused) {
   gfx_model_free(m);
 }
 
+/* ---- shape arithmetic: computed on the host, never read back ---- */
+
+/* k = min(x's dim 1, 3) is shape arithmetic: the host computes it while resolving the shapes, so the
+ * partition is one stage and no Run reads anything back (x [4, W], W per Run). */
+static void test_k_from_shapes_needs_no_read(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  int x = input(g, "x", GFX_DTYPE_F32, SHAPE(4, -1));
+  const int64_t one = 1, two = 2, three = 3;
+  int s1 = const_i64(g, "s1", &one, 1, 0), s2 = const_i64(g, "s2", &two, 1, 0), c3 = const_i64(g, "c3", &three, 1, 0);
+  int shape = value(g, "shape", GFX_DTYPE_I64, SHAPE(2));
+  int dim1 = value(g, "dim1", GFX_DTYPE_I64, SHAPE(1));
+  int k = value(g, "k", GFX_DTYPE_I64, SHAPE(1));
+  int vals = value(g, "values", GFX_DTYPE_F32, SHAPE(4, -1));
+  int idx = value(g, "indices", GFX_DTYPE_I64, SHAPE(4, -1));
+  N1(g, "Shape", 13, NULL, shape, x);
+  N1(g, "Slice", 13, NULL, dim1, shape, s1, s2);
+  N1(g, "Min", 13, NULL, k, dim1, c3);
+  node(g, "TopK", 11, NULL, (const int[]){x, k}, 2, (const int[]){vals, idx}, 2);
+  expect_ok(ir_graph_add_output(g, vals));
+  expect_ok(ir_graph_add_output(g, idx));
+  gfx_model* m = model_of(g);
+  assert_int_equal(gfx_model_stages(m), 1);
+  const int64_t widths[] = {10, 2, 5, 2};
+  for (size_t r = 0; r < sizeof widths / sizeof widths[0]; r++) {
+    const int64_t w = widths[r], kk = w < 3 ? w : 3;
+    float xs[40];
+    for (int i = 0; i < 4 * w; i++) xs[i] = (float)((i * 7) % 11);
+    gfx_tensor in = tensor_of(xs, GFX_DTYPE_F32, SHAPE(4, w));
+    outputs o;
+    outputs_init(&o, gfx_model_graph(m));
+    expect_ok(gfx_model_run(m, NULL, &in, output_fn, &o));
+    expect_shape(o.shape[0], SHAPE(4, kk));
+    const float* v = o.data[0];
+    for (int row = 0; row < 4; row++)
+      for (int64_t j = 1; j < kk; j++) assert_true(v[row * kk + j - 1] >= v[row * kk + j]);
+    outputs_free(&o);
+  }
+  gfx_model_stats st;
+  gfx_model_get_stats(m, &st);
+  assert_true(st.value_reads == 0 && st.signatures == 3);
+  gfx_model_free(m);
+}
+
+/* TopK's k = min(count, 4) where the count is NonZero's: the count is read back once, and k, which is
+ * arithmetic on the shape it gives, comes with it: two stages, one read per Run. x [10]. */
+static void test_k_from_a_count_costs_no_second_read(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  int x = input(g, "x", GFX_DTYPE_F32, SHAPE(10));
+  const int64_t one = 1, two = 2, four = 4, flat = -1;
+  int s1 = const_i64(g, "s1", &one, 1, 0), s2 = const_i64(g, "s2", &two, 1, 0), c4 = const_i64(g, "c4", &four, 1, 0);
+  int flat_shape = const_i64(g, "flat", &flat, 1, 0);
+  int nz = value(g, "nz", GFX_DTYPE_I64, SHAPE(1, -1));
+  int idx = value(g, "idx", GFX_DTYPE_I64, SHAPE(-1));
+  int sel = value(g, "sel", GFX_DTYPE_F32, SHAPE(-1));
+  int shape = value(g, "shape", GFX_DTYPE_I64, SHAPE(2));
+  int count = value(g, "count", GFX_DTYPE_I64, SHAPE(1));
+  int k = value(g, "k", GFX_DTYPE_I64, SHAPE(1));
+  int top = value(g, "top", GFX_DTYPE_F32, SHAPE(-1));
+  int top_i = value(g, "top_i", GFX_DTYPE_I64, SHAPE(-1));
+  N1(g, "NonZero", 13, NULL, nz, x);
+  N1(g, "Reshape", 14, NULL, idx, nz, flat_shape);
+  attr_table axis0 = ATTRS(A_INT("axis", 0));
+  N1(g, "Gather", 13, &axis0, sel, x, idx);
+  N1(g, "Shape", 13, NULL, shape, nz);
+  N1(g, "Slice", 13, NULL, count, shape, s1, s2);
+  N1(g, "Min", 13, NULL, k, count, c4);
+  node(g, "TopK", 11, NULL, (const int[]){sel, k}, 2, (const int[]){top, top_i}, 2);
+  expect_ok(ir_graph_add_output(g, top));
+  gfx_model* m = model_of(g);
+  assert_int_equal(gfx_model_stages(m), 2);
+  for (int run = 0; run < 5; run++) {
+    float xs[10];
+    int c = 0;
+    for (int i = 0; i < 10; i++) {
+      xs[i] = (next_u64() % 3 == 0) ? 0.0f : (float)(i + 1);
+      c += xs[i] != 0.0f;
+    }
+    gfx_tensor in = tensor_of(xs, GFX_DTYPE_F32, SHAPE(10));
+    outputs o;
+    outputs_init(&o, gfx_model_graph(m));
+    expect_ok(gfx_model_run(m, NULL, &in, output_fn, &o));
+    const int kk = c < 4 ? c : 4;
+    expect_shape(o.shape[0], SHAPE(kk));
+    /* the largest nonzero elements, from the top */
+    const float* t = o.data[0];
+    for (int j = 0, i = 9; j < kk; i--)
+      if (xs[i] != 0.0f) assert_true(t[j++] == xs[i]);
+    outputs_free(&o);
+  }
+  gfx_model_stats st;
+  gfx_model_get_stats(m, &st);
+  assert_int_equal(st.value_reads, 5);
+  gfx_model_free(m);
+}
+
 /* ---- three stages ---- */
 
 /* z = NonZero(Gather(x, NonZero(x)) > 2): the second count is known only after the first. x [12]. */
@@ -569,6 +666,8 @@ int main(void) {
       cmocka_unit_test(test_nonzero_in_the_middle),
       cmocka_unit_test(test_topk_computed_k),
       cmocka_unit_test(test_topk_k_is_an_input),
+      cmocka_unit_test(test_k_from_shapes_needs_no_read),
+      cmocka_unit_test(test_k_from_a_count_costs_no_second_read),
       cmocka_unit_test(test_three_stages),
       cmocka_unit_test(test_nms_in_a_partition),
       cmocka_unit_test(test_concurrent_staged_runs),

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/registry.h"
 #include "backend/wrap.h"
 #include "core/log.h"
 #include "ir/dynamic.h"
+#include "ir/layout.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
 
@@ -98,6 +100,8 @@ struct gfx_model {
   int n_stages;
   stage_info* stages;
   char* escapes;       /* per value: read after the stage that produces it (by a later stage, or back) */
+  int* host_stage;     /* per value: the stage once resolved which the host computes it from shapes and
+                        * constants alone (shape arithmetic, never read back), or -1 */
   int* read_slot;      /* per value: its place among the values read back, or -1 */
   int n_read_values;
   size_t read_bytes;   /* host bytes the largest boundary reads */
@@ -146,10 +150,21 @@ static gfx_status append(int** list, int* n, int value) {
   return NULL;
 }
 
-/* Splits the graph into stages. A node's stage is the latest of its producers', and one past the
- * stage of each value input's producer (a graph input counts as stage 0): its shapes are known only
- * once that value is back on the host. Each value read back is read before the first stage that
- * needs it; every value read after the stage that produced it escapes that stage's plan. */
+/* A small int32/int64 value by its declared shape: what shape arithmetic computes. */
+static int small_int_value(const ir_value* v) {
+  if (v->dtype != GFX_DTYPE_I64 && v->dtype != GFX_DTYPE_I32) return 0;
+  if (v->shape.rank < 0 || !gfx_shape_is_known(&v->shape)) return 0;
+  const int64_t n = gfx_shape_numel(&v->shape);
+  return n >= 0 && n <= IR_MAX_VALUE_ELEMS;
+}
+
+/* Splits the graph into stages. A node's stage is the latest of its producers', and, for each value
+ * input, the stage once resolved which that value is known on the host: where the value is shape
+ * arithmetic (Shape, constants and int32/int64 nodes of a few elements over them: Gather, Slice,
+ * Concat, Min, Add, Cast, Unsqueeze...) the host computes it from the shapes of that stage, with no
+ * read (host_stage); otherwise one past the stage of its producer (a graph input counts as stage
+ * 0), once it is read back. Each value read back is read before the first stage that needs it; every
+ * value read after the stage that produced it escapes that stage's plan. */
 static gfx_status analyze_stages(gfx_model* m) {
   const ir_graph* g = m->graph;
   int* node_stage = calloc((size_t)g->n_nodes + 1, sizeof(int));
@@ -157,12 +172,16 @@ static gfx_status analyze_stages(gfx_model* m) {
   int* read_at = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   m->escapes = calloc((size_t)g->n_values + 1, 1);
   m->read_slot = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  m->host_stage = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   gfx_status s = NULL;
-  if (!node_stage || !value_stage || !read_at || !m->escapes || !m->read_slot) {
+  if (!node_stage || !value_stage || !read_at || !m->escapes || !m->read_slot || !m->host_stage) {
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "stage analysis");
     goto done;
   }
-  for (int v = 0; v < g->n_values; v++) read_at[v] = -1, m->read_slot[v] = -1;
+  for (int v = 0; v < g->n_values; v++) {
+    read_at[v] = -1, m->read_slot[v] = -1;
+    m->host_stage[v] = g->values[v].const_data && small_int_value(&g->values[v]) ? 0 : -1;
+  }
   int n_stages = 1;
   for (int n = 0; n < g->n_nodes && !s; n++) {
     const ir_node* node = &g->nodes[n];
@@ -176,7 +195,7 @@ static gfx_status analyze_stages(gfx_model* m) {
         continue;
       }
       int at = value_stage[v];
-      if (mask & (1u << i)) at += 1;
+      if (mask & (1u << i)) at = m->host_stage[v] >= 0 ? m->host_stage[v] : at + 1;
       if (at > st) st = at;
     }
     node_stage[n] = st;
@@ -185,8 +204,26 @@ static gfx_status analyze_stages(gfx_model* m) {
     if (st + 1 > n_stages) n_stages = st + 1;
     for (int i = 0; i < node->n_inputs; i++) {
       const int v = node->inputs[i];
-      if (v < 0 || !(mask & (1u << i))) continue;
+      if (v < 0 || !(mask & (1u << i)) || m->host_stage[v] >= 0) continue;
       if (read_at[v] < 0 || st < read_at[v]) read_at[v] = st;
+    }
+    /* shape arithmetic: a Shape is known once its input's shape is; a small int node over values the
+     * host knows is known when the last of them is */
+    const int out = node->n_outputs == 1 ? node->outputs[0] : -1;
+    if (out >= 0 && !mask && small_int_value(&g->values[out])) {
+      int hs = -1;
+      if (node->op == GFX_OP_SHAPE && node->inputs[0] >= 0) {
+        hs = value_stage[node->inputs[0]];
+      } else if (node->n_inputs > 0) {
+        hs = 0;
+        for (int i = 0; i < node->n_inputs && hs >= 0; i++) {
+          const int v = node->inputs[i];
+          if (v < 0) continue;
+          if (m->host_stage[v] < 0) hs = -1;
+          else if (m->host_stage[v] > hs) hs = m->host_stage[v];
+        }
+      }
+      m->host_stage[out] = hs;
     }
   }
   if (s) goto done;
@@ -344,6 +381,7 @@ void gfx_model_free(gfx_model* m) {
   free(m->stages);
   free(m->escapes);
   free(m->read_slot);
+  free(m->host_stage);
   if (m->weights) gfx_backend_mem_free(m->dev, m->weights);
   free(m->weight_offset);
   ir_graph_free(m->graph);
@@ -357,8 +395,93 @@ static int same_signature(const instance* in, const gfx_tensor* inputs, int n) {
   return 1;
 }
 
+/* Values the host computed while resolving a stage (shape arithmetic), so that each is computed once. */
+#define HOST_MEMO 32
+typedef struct host_memo {
+  int n;
+  int value[HOST_MEMO];
+  ir_value_data data[HOST_MEMO];
+} host_memo;
+
+/* Computes value v (host_stage[v] >= 0) on the host from the shapes resolved so far and the
+ * constants: a Shape from its input's shape, a constant from its bytes, any other node by its
+ * reference kernel (plain C on host memory: the test oracle is the definition) over its inputs
+ * computed the same way. */
+static gfx_status host_value(const gfx_model* m, const gfx_shape* shapes, int v, host_memo* memo, ir_value_data* out) {
+  for (int i = 0; i < memo->n; i++)
+    if (memo->value[i] == v) {
+      *out = memo->data[i];
+      return NULL;
+    }
+  const ir_graph* g = m->graph;
+  const ir_value* val = &g->values[v];
+  memset(out, 0, sizeof *out);
+  out->shape = shapes[v];
+  const int64_t n = gfx_shape_numel(&out->shape);
+  if (m->host_stage[v] < 0 || n < 0 || n > IR_MAX_VALUE_ELEMS)
+    return gfx_error(GFX_ERR_INTERNAL, "value '%s' is no shape arithmetic of at most %d elements", val->name,
+                     IR_MAX_VALUE_ELEMS);
+  out->n = (int)n;
+  const int i64 = val->dtype == GFX_DTYPE_I64;
+  const ir_node* node = val->producer >= 0 ? &g->nodes[val->producer] : NULL;
+  if (node && node->op == GFX_OP_SHAPE) {
+    int got = 0;
+    ir_shape_values(node, &shapes[node->inputs[0]], out->v, &got);
+    if (got != out->n) return gfx_error(GFX_ERR_INTERNAL, "Shape '%s' gave %d values for %d", node->name, got, out->n);
+  } else {
+    unsigned char raw[IR_MAX_VALUE_ELEMS * 8];
+    if (val->const_data) {
+      if (val->const_bytes < (size_t)n * (i64 ? 8 : 4))
+        return gfx_error(GFX_ERR_INTERNAL, "constant '%s' holds %zu bytes", val->name, val->const_bytes);
+      memcpy(raw, val->const_data, (size_t)n * (i64 ? 8 : 4));
+    } else {
+      if (!node) return gfx_error(GFX_ERR_INTERNAL, "value '%s' has no producer", val->name);
+      ir_value_data args[IR_MAX_IO];
+      unsigned char bufs[IR_MAX_IO][IR_MAX_VALUE_ELEMS * 8];
+      gfx_tensor ti[IR_MAX_IO], to[1];
+      for (int i = 0; i < node->n_inputs; i++) {
+        const int u = node->inputs[i];
+        if (u < 0) {
+          ti[i] = (gfx_tensor){.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}};
+          continue;
+        }
+        GFX_TRY(host_value(m, shapes, u, memo, &args[i]));
+        const int u64 = g->values[u].dtype == GFX_DTYPE_I64;
+        for (int e = 0; e < args[i].n; e++) {
+          if (u64) {
+            memcpy(bufs[i] + 8 * e, &args[i].v[e], 8);
+          } else {
+            const int32_t x = (int32_t)args[i].v[e];
+            memcpy(bufs[i] + 4 * e, &x, 4);
+          }
+        }
+        ti[i] = (gfx_tensor){.data = bufs[i], .dtype = g->values[u].dtype, .shape = args[i].shape};
+      }
+      to[0] = (gfx_tensor){.data = raw, .dtype = val->dtype, .shape = out->shape};
+      gfx_exec_ctx ctx = {.dev = gfx_reference_device()};
+      gfx_status s = gfx_backend_node_run(&ctx, node, ti, to, NULL);
+      if (s) return gfx_status_wrap(s, "computing '%s' on the host from shapes", val->name);
+    }
+    for (int e = 0; e < out->n; e++) {
+      if (i64) {
+        memcpy(&out->v[e], raw + 8 * e, 8);
+      } else {
+        int32_t x;
+        memcpy(&x, raw + 4 * e, 4);
+        out->v[e] = x;
+      }
+    }
+  }
+  if (memo->n < HOST_MEMO) {
+    memo->value[memo->n] = v;
+    memo->data[memo->n++] = *out;
+  }
+  return NULL;
+}
+
 /* Resolves, infers, plans and prepares stage `in->stage` on top of in->shapes (the earlier stages'
- * shapes, already there). values: the values read back so far, by read slot. */
+ * shapes, already there). values: the values read back so far, by read slot; the values the host
+ * computes from shapes are computed here, once the shapes they need are. */
 static gfx_status stage_build(const gfx_model* m, instance* in, const ir_value_data* values) {
   const ir_graph* g = m->graph;
   const stage_info* si = &m->stages[in->stage];
@@ -369,17 +492,22 @@ static gfx_status stage_build(const gfx_model* m, instance* in, const ir_value_d
   in->node_scratch = calloc((size_t)n + 1, sizeof(size_t));
   if (!in->nodes || !in->resolved || !in->node_state || !in->node_scratch)
     return gfx_error(GFX_ERR_OUT_OF_MEMORY, "stage %d of %d nodes", in->stage, n);
+  host_memo memo = {0};
   for (int k = 0; k < n; k++) {
     const ir_node* node = &g->nodes[si->nodes[k]];
     const unsigned mask = ir_node_value_inputs(node);
     in->nodes[k] = node;
     if (mask) {
-      if (!values) return gfx_error(GFX_ERR_INTERNAL, "node '%s' needs values read back in stage 0", node->name);
       ir_value_data vals[IR_MAX_IO];
       memset(vals, 0, sizeof vals);
-      for (int i = 0; i < node->n_inputs; i++)
-        if ((mask & (1u << i)) && node->inputs[i] >= 0 && m->read_slot[node->inputs[i]] >= 0)
-          vals[i] = values[m->read_slot[node->inputs[i]]];
+      for (int i = 0; i < node->n_inputs; i++) {
+        const int v = node->inputs[i];
+        if (!(mask & (1u << i)) || v < 0) continue;
+        if (m->host_stage[v] >= 0) GFX_TRY(host_value(m, in->shapes, v, &memo, &vals[i]));
+        else if (values && m->read_slot[v] >= 0) vals[i] = values[m->read_slot[v]];
+        else return gfx_error(GFX_ERR_INTERNAL, "node '%s' needs value '%s', which stage %d does not have", node->name,
+                              g->values[v].name, in->stage);
+      }
       GFX_TRY(ir_node_resolve(node, vals, &in->resolved[k]));
       in->nodes[k] = &in->resolved[k];
     }

@@ -23,7 +23,10 @@
  * whose shape the data decides is allocated once its shape is known. Only stage 0 is ever recorded
  * and replayed (gfx_model_use_graphs): its addresses and shapes are known before any read; the later
  * stages run node by node after each read, so a replay never runs shapes it was not recorded with. A
- * partition without such nodes is one stage, exactly as before: no read, no wait.
+ * partition without such nodes is one stage, exactly as before: no read, no wait. A value that is
+ * shape arithmetic (a Shape, constants, small int32/int64 nodes over them) is never read: the host
+ * computes it while resolving the stage whose shapes it needs (the reference kernels on host memory),
+ * so it costs no stage and no wait.
  */
 #ifndef GFXEP_EXEC_MODEL_H
 #define GFXEP_EXEC_MODEL_H
