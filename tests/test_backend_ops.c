@@ -1104,6 +1104,244 @@ static void topk_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* ---- selections: NonZero and NonMaxSuppression as bounded nodes ---- */
+
+/* A bounded node (output 0 at its bound, output 1 the count) on the backend against the reference:
+ * the counts equal, and the part of output 0 the count says is written (NonZero: the first `count`
+ * columns of each row; NonMaxSuppression: the first `count` rows) equal; nothing written past either
+ * output. The node runs twice on the backend, in the same scratch, to show nothing of a Run stays in
+ * it. */
+static void bounded_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx_tensor* host_in, int n_in,
+                         const char* label) {
+  op_tally* t = &tally[node->op];
+  if (any_wanted && !wanted[node->op]) return;
+  if (verbose) fprintf(stderr, "case: %s\n", label);
+  gfx_dev* ref = gfx_reference_device();
+  ir_node_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.op_type = ir_op_name(node->op);
+  desc.domain = "";
+  desc.name = "case";
+  desc.n_inputs = n_in;
+  desc.n_outputs = 1;
+  for (int i = 0; i < n_in; i++) desc.input_dtypes[i] = host_in[i].dtype, desc.input_shapes[i] = host_in[i].shape;
+  desc.output_dtypes[0] = GFX_DTYPE_I64;
+  gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &desc};
+  gfx_status s = gfx_backend_supports_node(gpu, &q);
+  if (s) {
+    if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
+    gfx_status_free(s);
+    return;
+  }
+  node->n_inputs = n_in, node->n_outputs = 2, node->name = "case";
+  for (int i = 0; i < IR_MAX_IO; i++) node->inputs[i] = node->outputs[i] = -1;
+  for (int i = 0; i < n_in; i++) node->inputs[i] = i;
+  node->outputs[0] = n_in, node->outputs[1] = n_in + 1;
+  gfx_shape in_shapes[IR_MAX_IO], out_shapes[2];
+  for (int i = 0; i < n_in; i++) in_shapes[i] = host_in[i].shape;
+  int ok = 1;
+  void* dev[IR_MAX_IO + 2] = {0};
+  void* dev_scratch = NULL;
+  unsigned char* want[2] = {0};
+  unsigned char* got[2] = {0};
+  size_t bytes[2] = {0};
+  void *ref_state = NULL, *state = NULL;
+  gfx_tensor gin[IR_MAX_IO], rout[2], gout[2];
+  if ((s = infer[node->op](node, in_shapes, out_shapes))) goto done;
+  for (int o = 0; o < 2; o++) {
+    int okb;
+    bytes[o] = gfx_shape_bytes(&out_shapes[o], GFX_DTYPE_I64, &okb);
+    want[o] = malloc(bytes[o] + 8);
+    got[o] = malloc(bytes[o] + GUARD);
+    rout[o] = (gfx_tensor){want[o], GFX_DTYPE_I64, out_shapes[o]};
+    if ((s = gfx_backend_mem_alloc(gpu, bytes[o] + GUARD, &dev[n_in + o]))) goto done;
+    gout[o] = (gfx_tensor){dev[n_in + o], GFX_DTYPE_I64, out_shapes[o]};
+  }
+  for (int i = 0; i < n_in; i++) {
+    int okb;
+    const size_t b = gfx_shape_bytes(&host_in[i].shape, host_in[i].dtype, &okb);
+    if ((s = gfx_backend_mem_alloc(gpu, b + 8, &dev[i]))) goto done;
+    if (b && (s = gfx_backend_copy(gpu, dev[i], host_in[i].data, b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+    gin[i] = (gfx_tensor){dev[i], host_in[i].dtype, host_in[i].shape};
+  }
+  size_t scratch = 0;
+  if ((s = gfx_backend_node_prepare(ref, node, in_shapes, out_shapes, &ref_state, &scratch))) goto done;
+  gfx_exec_ctx rctx = {ref, NULL, NULL, 0};
+  if ((s = gfx_backend_node_run(&rctx, node, host_in, rout, ref_state))) goto done;
+  if ((s = gfx_backend_node_prepare(gpu, node, in_shapes, out_shapes, &state, &scratch))) goto done;
+  if (scratch && (s = gfx_backend_mem_alloc(gpu, scratch, &dev_scratch))) goto done;
+  const int64_t count = *(const int64_t*)want[1];
+  for (int pass = 0; pass < 2 && ok; pass++) {
+    for (int o = 0; o < 2; o++) {
+      memset(got[o], GUARD_BYTE, bytes[o] + GUARD);
+      if ((s = gfx_backend_copy(gpu, dev[n_in + o], got[o], bytes[o] + GUARD, GFX_COPY_HOST_TO_DEVICE, NULL)))
+        goto done;
+    }
+    gfx_exec_ctx gctx = {gpu, stream, dev_scratch, scratch};
+    if ((s = gfx_backend_node_run(&gctx, node, gin, gout, state))) goto done;
+    if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
+    for (int o = 0; o < 2; o++) {
+      if ((s = gfx_backend_copy(gpu, got[o], dev[n_in + o], bytes[o] + GUARD, GFX_COPY_DEVICE_TO_HOST, NULL)))
+        goto done;
+      for (size_t g = 0; g < GUARD && ok; g++)
+        if (got[o][bytes[o] + g] != GUARD_BYTE) {
+          printf("FAIL %s: write past output %d\n", label, o);
+          ok = 0;
+        }
+    }
+    const int64_t got_count = *(const int64_t*)got[1];
+    if (ok && got_count != count) {
+      printf("FAIL %s: count %lld, the reference has %lld\n", label, (long long)got_count, (long long)count);
+      ok = 0;
+    }
+    const int64_t* w = (const int64_t*)want[0];
+    const int64_t* g = (const int64_t*)got[0];
+    const int64_t rows = out_shapes[0].dims[0], cols = out_shapes[0].dims[1];
+    for (int64_t r = 0, shown = 0; r < rows && ok; r++)
+      for (int64_t c = 0; c < cols; c++) {
+        const int written = node->op == GFX_OP_NON_ZERO ? c < count : r < count;
+        if (!written || w[r * cols + c] == g[r * cols + c]) continue;
+        if (shown++ < 3)
+          printf("  %s: pass %d, output 0 [%lld, %lld]: want %lld got %lld\n", label, pass, (long long)r, (long long)c,
+                 (long long)w[r * cols + c], (long long)g[r * cols + c]);
+        ok = 0;
+      }
+    if (!ok) printf("FAIL %s: output 0 differs (pass %d)\n", label, pass);
+  }
+done:
+  if (ref_state) gfx_backend_node_release(ref, ref_state);
+  if (state) gfx_backend_node_release(gpu, state);
+  for (int i = 0; i < n_in + 2; i++)
+    if (dev[i]) gfx_backend_mem_free(gpu, dev[i]);
+  if (dev_scratch) gfx_backend_mem_free(gpu, dev_scratch);
+  for (int o = 0; o < 2; o++) free(want[o]), free(got[o]);
+  if (s) {
+    printf("FAIL %s: %s\n", label, gfx_status_message(s));
+    gfx_status_free(s);
+    ok = 0;
+  }
+  t->run++;
+  t->passed += ok;
+}
+
+/* NonZero: every element type, ranks 1 to 4, densities from none to all (with -0.0, which is zero,
+ * and NaN, which is not), and sizes around the kernels' blocks of 4096 elements up to a million. */
+static void nonzero_cases(gfx_dev* gpu, void* stream) {
+  static const int types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16,  GFX_DTYPE_BF16, GFX_DTYPE_I32,
+                              GFX_DTYPE_I64, GFX_DTYPE_BOOL, GFX_DTYPE_U8,   GFX_DTYPE_I8};
+  static const int64_t sizes[] = {1, 7, 4095, 4096, 4097, 12289, 1000003};
+  for (int k = 0; k < 40; k++) {
+    const int dtype = types[k % 8];
+    const int density = k % 5; /* 0: none, 4: all, otherwise density in quarters */
+    int64_t dims[4];
+    int rank;
+    if (k % 3 == 0) {
+      rank = 1;
+      dims[0] = sizes[(k / 3) % 7];
+    } else {
+      rank = rand_int(1, 4);
+      for (int i = 0; i < rank; i++) dims[i] = rand_int(1, 9);
+      if (k % 7 == 1) dims[0] = 0;
+    }
+    const gfx_shape xs = shape(rank, dims);
+    const int64_t n = gfx_shape_numel(&xs);
+    const size_t es = gfx_dtype_size(dtype);
+    unsigned char* x = calloc((size_t)n * es + 8, 1);
+    for (int64_t i = 0; i < n; i++) {
+      const int on = density == 4 || (density > 0 && (int)(next_u64() % 4) < density);
+      uint64_t bits = 0;
+      if (on) {
+        bits = 1 + next_u64() % 100;
+        if (dtype == GFX_DTYPE_F32 && i % 11 == 3) bits = 0x7fc00000u; /* NaN */
+        if (dtype == GFX_DTYPE_BOOL) bits = 1;
+      } else if (i % 5 == 2) {
+        /* -0.0 in the float types; a plain 0 otherwise */
+        bits = dtype == GFX_DTYPE_F32 ? 0x80000000u : dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16 ? 0x8000u : 0;
+      }
+      memcpy(x + (size_t)i * es, &bits, es);
+    }
+    const gfx_tensor in[1] = {{x, dtype, xs}};
+    ir_node node;
+    memset(&node, 0, sizeof node);
+    node.op = GFX_OP_NON_ZERO;
+    node.params.select.dtype = dtype;
+    char label[200];
+    snprintf(label, sizeof label, "NonZero %s rank %d dims %lld,%lld,%lld,%lld density %d/4", gfx_dtype_name(dtype),
+             rank, (long long)dims[0], rank > 1 ? (long long)dims[1] : 0, rank > 2 ? (long long)dims[2] : 0,
+             rank > 3 ? (long long)dims[3] : 0, density);
+    bounded_case(gpu, stream, &node, in, 1, label);
+    free(x);
+  }
+}
+
+/* NonMaxSuppression: corner and centred boxes, float32/float16/bfloat16, one or several batches and
+ * classes, box counts around the 64-box words (63, 64, 65, 129) and up to 20000 in one class, every
+ * score and overlap threshold kind, integer coordinates and scores on a coarse grid (many ties and
+ * overlaps exactly at the threshold), max_output_boxes_per_class from 0 to beyond the box count;
+ * two cases large enough that the suppression mask is built in several chunks of rows. */
+static void nms_cases(gfx_dev* gpu, void* stream) {
+  static const float ious[] = {0.0f, 0.3f, 0.5f, 0.7f, 1.0f};
+  for (int k = 0; k < 36; k++) {
+    int64_t batches = rand_int(1, 2), classes = rand_int(1, 4), boxes = rand_int(1, 40);
+    static const int64_t edges[] = {63, 64, 65, 129};
+    if (k % 6 == 1) boxes = edges[(k / 6) % 4];
+    float extent = 20.0f, size = 8.0f;
+    if (k == 34) batches = 2, classes = 32, boxes = 5000, extent = 1500.0f, size = 40.0f;
+    if (k == 35) batches = 1, classes = 1, boxes = 20000, extent = 2500.0f, size = 40.0f;
+    const int dtype = k < 34 ? float_types[k % 3] : GFX_DTYPE_F32;
+    const int grid = k % 4 == 3; /* integer coordinates, scores in tenths: ties */
+    const gfx_shape bs = SHAPE(batches, boxes, 4), ss = SHAPE(batches, classes, boxes);
+    const int64_t nb = gfx_shape_numel(&bs), ns = gfx_shape_numel(&ss);
+    float* fb = malloc(sizeof(float) * (size_t)nb + 8);
+    float* fs = malloc(sizeof(float) * (size_t)ns + 8);
+    ir_node node;
+    memset(&node, 0, sizeof node);
+    node.op = GFX_OP_NON_MAX_SUPPRESSION;
+    ir_select_params* p = &node.params.select;
+    p->dtype = dtype;
+    p->center_point_box = k % 5 == 4;
+    for (int64_t b = 0; b < nb / 4; b++) {
+      float v[4];
+      for (int c = 0; c < 4; c++) v[c] = (float)((rand_unit() + 1.0) * 0.5) * (c < 2 ? extent : size);
+      if (!p->center_point_box) v[2] += v[0], v[3] += v[1]; /* corners: a size past the first */
+      if (!p->center_point_box && b % 3 == 1) { /* the other diagonal */
+        const float t0 = v[0], t1 = v[1];
+        v[0] = v[2], v[1] = v[3], v[2] = t0, v[3] = t1;
+      }
+      for (int c = 0; c < 4; c++) fb[4 * b + c] = grid ? nearbyintf(v[c]) : v[c];
+    }
+    for (int64_t i = 0; i < ns; i++) {
+      const float u = (float)((rand_unit() + 1.0) * 0.5);
+      fs[i] = grid ? nearbyintf(u * 10.0f) / 10.0f : u;
+    }
+    static const int64_t maxes[] = {0, 1, 3, 10, 100000};
+    p->max_output = k >= 34 ? 100000 : maxes[k % 5];
+    p->iou_threshold = ious[(k / 2) % 5];
+    p->has_score_threshold = k % 3 != 0;
+    p->score_threshold = 0.25f;
+    /* the boxes and scores in the case's type (the reference reads them the same way) */
+    void* hb = malloc(gfx_dtype_size(dtype) * (size_t)nb + 8);
+    void* hs = malloc(gfx_dtype_size(dtype) * (size_t)ns + 8);
+    for (int64_t i = 0; i < nb; i++) {
+      if (dtype == GFX_DTYPE_F32) ((float*)hb)[i] = fb[i];
+      else ((uint16_t*)hb)[i] = dtype == GFX_DTYPE_F16 ? gfx_float_to_half(fb[i]) : gfx_float_to_bf16(fb[i]);
+    }
+    for (int64_t i = 0; i < ns; i++) {
+      if (dtype == GFX_DTYPE_F32) ((float*)hs)[i] = fs[i];
+      else ((uint16_t*)hs)[i] = dtype == GFX_DTYPE_F16 ? gfx_float_to_half(fs[i]) : gfx_float_to_bf16(fs[i]);
+    }
+    const gfx_tensor in[2] = {{hb, dtype, bs}, {hs, dtype, ss}};
+    char label[200];
+    snprintf(label, sizeof label,
+             "NonMaxSuppression %s batches %lld classes %lld boxes %lld center %d max %lld iou %g score %s%s",
+             gfx_dtype_name(dtype), (long long)batches, (long long)classes, (long long)boxes, p->center_point_box,
+             (long long)p->max_output, (double)p->iou_threshold, p->has_score_threshold ? "0.25" : "none",
+             grid ? " grid" : "");
+    bounded_case(gpu, stream, &node, in, 2, label);
+    free(fb), free(fs), free(hb), free(hs);
+  }
+}
+
 /* Attention: rank 4 and rank 3 inputs, grouped kv heads, no mask, a bool mask or a float one of
  * every broadcast rank, is_causal with fewer, as many or more queries than keys, a scale; one case
  * of more keys than the CUDA kernel keeps in shared memory (its scratch path). */
@@ -1823,6 +2061,9 @@ int main(int argc, char** argv) {
   attention_cases(gpu, stream);
   fused_attention_cases(gpu, stream);
   add_norm_cases(gpu, stream);
+  /* last: their random draws leave every case above as it was */
+  nonzero_cases(gpu, stream);
+  nms_cases(gpu, stream);
   gfx_backend_stream_destroy(gpu, stream);
 
   int run = 0, passed = 0, declined = 0, listed = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/dynamic.h"
 #include "ir/graph.h"
 #include "ir/ops_index.h"
 #include "ir/shape.h"
@@ -218,10 +219,40 @@ static void test_topk(void** unused) {
   d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
   d.output_dtypes[1] = GFX_DTYPE_I32;
   parse_refused(&d, "Indices");
+  /* a computed k: taken, with k left for the executor to read back (a value input), unless its
+   * declared shape cannot be ORT's [1] */
   d = topk_desc(11, &none, GFX_DTYPE_F32, SHAPE(2, 5), &k3);
   d.input_is_const[1] = 0;
   d.input_const_data[1] = NULL;
-  parse_refused(&d, "k", "run time");
+  p = parse_ok(&d, GFX_OP_TOP_K);
+  assert_true(p.index.k == -1 && p.index.value_inputs == 2u && ir_op_data_dependent(GFX_OP_TOP_K, &p));
+  d.input_shapes[1] = SHAPE(2);
+  parse_refused(&d, "k", "run time", "[1]");
+  d.input_shapes[1] = shape_of(0, NULL);
+  parse_refused(&d, "k", "run time", "[1]");
+  d.input_shapes[1].rank = -1;
+  parse_ok(&d, GFX_OP_TOP_K);
+  {
+    /* resolved: the value read back becomes k; no shape before that */
+    ir_node t = node_of(GFX_OP_TOP_K, 2);
+    t.n_outputs = 2;
+    t.params = p;
+    t.params.index.axis = 1;
+    gfx_shape tin[2] = {SHAPE(3, 4, 5), SHAPE(1)}, tout[2];
+    expect_error(ir_infer_topk(&t, tin, tout), GFX_ERR_INTERNAL, "read back", NULL);
+    ir_value_data vals[IR_MAX_IO];
+    memset(vals, 0, sizeof vals);
+    vals[1] = (ir_value_data){.shape = SHAPE(1), .n = 1, .v = {3}};
+    ir_node r;
+    expect_ok(ir_node_resolve(&t, vals, &r));
+    assert_true(r.params.index.k == 3 && ir_node_value_inputs(&r) == 0 && ir_node_value_inputs(&t) == 2u);
+    expect_ok(ir_infer_topk(&r, tin, tout));
+    expect_shape(tout[0], SHAPE(3, 3, 5));
+    vals[1].v[0] = -2;
+    expect_error(ir_node_resolve(&t, vals, &r), GFX_ERR_INVALID_ARGUMENT, "k", "negative", NULL);
+    vals[1] = (ir_value_data){.shape = shape_of(0, NULL), .n = 1, .v = {3}};
+    expect_error(ir_node_resolve(&t, vals, &r), GFX_ERR_INVALID_ARGUMENT, "k", "[]", "one element", NULL);
+  }
   /* shapes: k along the axis, for both outputs; a k beyond the axis is an error at run time */
   ir_node n = node_of(GFX_OP_TOP_K, 2);
   n.n_outputs = 2;

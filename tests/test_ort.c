@@ -200,8 +200,74 @@ static void test_models_match_cpu_ep(void** state) {
       {"unsupported", 1, 1, 2},
       {"many_inputs", 1, 2, 1},
       {"denoise_small", 1, 6, 0},
+      /* NonZero, TopK with a computed k and NonMaxSuppression: one partition in stages */
+      {"detect_post", 1, 16, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_model(&cases[i], NULL, NULL, 0);
+}
+
+/* A partition whose shapes depend on data (detect_post: each Run's counts differ), Run after Run in
+ * one session: every Run must be resolved for its own counts, whatever the earlier Runs were, with the
+ * first stage replayed from a recorded graph on a backend that records (the later stages never are),
+ * and with graphs off. */
+static void test_data_dependent_shapes_across_runs(void** state) {
+  (void)state;
+  const char* keys[] = {"cuda_graph"};
+  const char* modes[] = {"1", "0"};
+  OrtSession* cpu = NULL;
+  expect_ok(ortkit_session(&k, model_path("detect_post"), NULL, NULL, NULL, 0, &cpu), "CPU EP session");
+  for (int mode = 0; mode < 2; mode++) {
+    OrtSession* ep = NULL;
+    expect_ok(ortkit_session(&k, model_path("detect_post"), the_device(), keys, &modes[mode], 1, &ep), "session");
+    int64_t last_count = -1, changes = 0;
+    for (int run = 0; run < 12; run++) {
+      ortkit_tensor *in = NULL, *a = NULL, *b = NULL;
+      size_t n_in = 0, n_a = 0, n_b = 0;
+      /* a seed per run, each twice in a row (the second of a pair may replay the first's graph) */
+      expect_ok(ortkit_random_inputs(&k, ep, 500 + (uint64_t)run / 2, 1, &in, &n_in), "inputs");
+      expect_ok(ortkit_run(&k, ep, NULL, in, n_in, &a, &n_a), "run on gfxep");
+      expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &b, &n_b), "run on the CPU EP");
+      ortkit_diff d;
+      if (ortkit_compare(a, b, n_a, ATOL_F32, RTOL_F32, &d))
+        fail_msg("detect_post run %d (cuda_graph=%s): %zu elements differ from the CPU EP", run, modes[mode],
+                 d.mismatched);
+      /* outputs: probs, top_scores [k], boxes [n, 4] */
+      if (n_a == 3 && (int64_t)a[2].dims[0] != last_count) changes++, last_count = (int64_t)a[2].dims[0];
+      ortkit_tensors_free(in, n_in);
+      ortkit_tensors_free(a, n_a);
+      ortkit_tensors_free(b, n_b);
+    }
+    if (changes < 2) fail_msg("detect_post: the kept box count changed %lld times in 12 runs", (long long)changes);
+    k.api->ReleaseSession(ep);
+  }
+  /* nothing above the threshold: every count 0, empty outputs, the same as the CPU EP; in float32 and
+   * with precision=fp16 behind its range guard (whose probes then watch empty tensors) */
+  const char* pkeys[] = {"precision"};
+  const char* pvalues[] = {"fp32", "fp16"};
+  for (int mode = 0; mode < 2; mode++) {
+    OrtSession* ep = NULL;
+    expect_ok(ortkit_session(&k, model_path("detect_post"), the_device(), pkeys, &pvalues[mode], 1, &ep), "session");
+    for (int run = 0; run < 4; run++) {
+      ortkit_tensor *in = NULL, *a = NULL, *b = NULL;
+      size_t n_in = 0, n_a = 0, n_b = 0;
+      expect_ok(ortkit_random_inputs(&k, ep, 900, 1, &in, &n_in), "inputs");
+      for (size_t e = 0; e < in[0].count; e++) in[0].data[e] = -5.0f;
+      expect_ok(ortkit_run(&k, ep, NULL, in, n_in, &a, &n_a), "run on gfxep");
+      expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &b, &n_b), "run on the CPU EP");
+      assert_int_equal(n_a, 3);
+      assert_true(a[1].count == 0 && a[2].count == 0 && a[2].rank == 2 && a[2].dims[1] == 4);
+      ortkit_diff d;
+      /* float16 rounds the probabilities; the empty outputs are what this checks */
+      if (ortkit_compare(a, b, n_a, mode ? 1e-3 : ATOL_F32, mode ? 1e-2 : RTOL_F32, &d))
+        fail_msg("detect_post with nothing above the threshold (precision=%s): %zu elements differ", pvalues[mode],
+                 d.mismatched);
+      ortkit_tensors_free(in, n_in);
+      ortkit_tensors_free(a, n_a);
+      ortkit_tensors_free(b, n_b);
+    }
+    k.api->ReleaseSession(ep);
+  }
+  k.api->ReleaseSession(cpu);
 }
 
 /* One session, inputs of changing shape: each signature is compiled once and cached. */
@@ -897,6 +963,7 @@ int main(void) {
       cmocka_unit_test(test_unregister_and_register_again),
       cmocka_unit_test(test_models_match_cpu_ep),
       cmocka_unit_test(test_dynamic_shapes_in_one_session),
+      cmocka_unit_test(test_data_dependent_shapes_across_runs),
       cmocka_unit_test(test_valid_options),
       cmocka_unit_test(test_unknown_option_is_named),
       cmocka_unit_test(test_bad_option_value_is_named),

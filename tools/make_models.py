@@ -162,5 +162,39 @@ def main(out_dir):
           numpy_helper.from_array(np.array([0.5], np.float32), "half")],
          "Activations beyond float16's range in the middle of a conv net (no normalization layers)")
 
+    # detection post-processing in miniature, every node on gfxep: the scores above a threshold
+    # (NonZero: a count only the data decides), the best k of them with k = min(count, 16) computed in
+    # the graph (TopK with a run-time k), non-maximum suppression of their anchor boxes (another count),
+    # then the kept boxes; one partition that runs in stages, reading each count back once per Run
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+    corners = rng.uniform(0.0, 16.0, size=(256, 4)).astype(np.float32)
+    save(out_dir, "detect_post",
+         [helper.make_node("Sigmoid", ["x"], ["probs"], name="probs"),
+          helper.make_node("Reshape", ["probs", "flat_shape"], ["flat"], name="flatten"),
+          helper.make_node("Greater", ["flat", "threshold"], ["keep"], name="above"),
+          helper.make_node("NonZero", ["keep"], ["nz"], name="nonzero"),
+          helper.make_node("Reshape", ["nz", "flat_shape"], ["idx"], name="indices"),
+          helper.make_node("Gather", ["flat", "idx"], ["kept"], name="kept_scores", axis=0),
+          helper.make_node("Shape", ["idx"], ["count"], name="count"),
+          helper.make_node("Min", ["count", "k_max"], ["k"], name="clamp_k"),
+          helper.make_node("TopK", ["kept", "k"], ["top_scores", "top_i"], name="topk"),
+          helper.make_node("Gather", ["idx", "top_i"], ["sel"], name="selected", axis=0),
+          helper.make_node("Gather", ["anchors", "sel"], ["sel_boxes"], name="selected_boxes", axis=0),
+          helper.make_node("Unsqueeze", ["sel_boxes", "axis0"], ["boxes3"], name="batch_boxes"),
+          helper.make_node("Unsqueeze", ["top_scores", "axes01"], ["scores3"], name="batch_scores"),
+          helper.make_node("NonMaxSuppression", ["boxes3", "scores3", "max_out", "iou", "score_min"], ["nms"],
+                           name="nms"),
+          helper.make_node("Gather", ["nms", "box_column"], ["pick"], name="pick", axis=1),
+          helper.make_node("Gather", ["sel_boxes", "pick"], ["boxes"], name="kept_boxes", axis=0)],
+         [tensor("x", [1, 4, 8, 8])],
+         [tensor("probs", [1, 4, 8, 8]), tensor("top_scores", [None]), tensor("boxes", [None, 4])],
+         [i64("flat_shape", [-1]), numpy_helper.from_array(np.array(0.7, np.float32), "threshold"),
+          i64("k_max", [16]), numpy_helper.from_array(corners, "anchors"), i64("axis0", [0]), i64("axes01", [0, 1]),
+          i64("max_out", [5]), numpy_helper.from_array(np.array([0.3], np.float32), "iou"),
+          numpy_helper.from_array(np.array([0.72], np.float32), "score_min"), i64("box_column", 2)],
+         "Detection post-processing in miniature: NonZero, TopK with a computed k, NonMaxSuppression")
+
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "models")

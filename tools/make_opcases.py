@@ -143,6 +143,12 @@ def build(case, dtype, name, oracle):
             o.type.CopyFrom(known[o.name].type)
             if o.type.tensor_type.elem_type == TensorProto.UNDEFINED:
                 raise onnx.shape_inference.InferenceError("no output type for " + o.name)
+            if not o.type.tensor_type.HasField("shape"):
+                # dims decided by input values (a Slice of computed starts; NonMaxSuppression-10, which
+                # the onnx package leaves unshaped): the rank, each dim named
+                rank = 2 if case.op == "NonMaxSuppression" else len(case.inputs[0].shape)
+                for d in range(rank):
+                    o.type.tensor_type.shape.dim.add().dim_param = "%s_%d" % (o.name, d)
     else:
         for o in model.graph.output:
             # these ops (GroupNormalization, Gelu) output their input type, unless the case says otherwise
@@ -819,8 +825,8 @@ def topk_cases():
                     dtypes=(F32,), tag="i64_smallest"))
     out.append(Case("TopK", 11, [In([3, 8], -2, 2, integer=True), k(3)], {"sorted": 0}, n_out=2, tag="unsorted",
                     expect="refused", note="sorted = 0: the order is the implementation's; left to ORT"))
-    out.append(Case("TopK", 11, [In([3, 8]), In([1], 2, 2, elem=I64)], n_out=2, expect="refused", tag="computed_k",
-                    note="a computed k makes the output shape dynamic: left to ORT"))
+    out.append(Case("TopK", 11, [In([3, 8]), In([1], 2, 2, elem=I64)], n_out=2, tag="computed_k",
+                    note="k given at run time: read back before the output shapes are resolved"))
     return out
 
 
@@ -921,11 +927,67 @@ def attention_cases():
     return out
 
 
+def data_dependent_cases():
+    """Operators whose output shape the data decides: the count is read back during the Run."""
+    out = []
+    BOOL, U8, I32, I64 = TensorProto.BOOL, TensorProto.UINT8, TensorProto.INT32, TensorProto.INT64
+    f = lambda v: Const(np.array(v, np.float32))
+    i64 = lambda v: Const(np.array(v, np.int64))
+    # NonZero: integer-valued floats in [-1, 1] (a third are zero), each rank, every element type ORT's
+    # CPU EP has (fp16/bf16 against the fp32 twin), all nonzero, none nonzero (count 0). (A scalar X is
+    # left to ORT: ONNX declares its output [0, N], ORT gives [1, N], so no bound output can match.)
+    out.append(Case("NonZero", 13, [In([3, 5], -1, 1, integer=True)]))
+    out.append(Case("NonZero", 9, [In([2, 3, 4], -1, 1, integer=True)], tag="opset9"))
+    out.append(Case("NonZero", 13, [In([17], 0, 1, elem=BOOL)], dtypes=(F32,), tag="bool"))
+    out.append(Case("NonZero", 13, [In([2, 1, 3, 5], -1, 1, elem=I32)], dtypes=(F32,), tag="i32_rank4"))
+    out.append(Case("NonZero", 13, [In([4, 3], 0, 2, elem=I64)], dtypes=(F32,), tag="i64"))
+    out.append(Case("NonZero", 13, [In([3, 4], 0, 1, elem=U8)], dtypes=(F32,), tag="u8"))
+    out.append(Case("NonZero", 13, [In([3, 7], 0.5, 2)], dtypes=(F32,), tag="all"))
+    out.append(Case("NonZero", 13, [In([2, 6], 0, 0, integer=True)], dtypes=(F32,), tag="none"))
+    # Slice with starts/ends computed at run time (what a count becomes); computed axes stay with ORT
+    out.append(Case("Slice", 13, [In([5, 6]), In([2], -3, 1, elem=I64), In([2], 2, 6, elem=I64), i64([0, 1])],
+                    dtypes=(F32,), tag="computed_starts_ends"))
+    out.append(Case("Slice", 13, [In([4, 7]), i64([1]), In([1], 0, 7, elem=I64), i64([1])], dtypes=(F32,),
+                    tag="computed_end"))
+    out.append(Case("Slice", 13, [In([4, 7]), i64([1]), i64([3]), In([1], 0, 1, elem=I64)], dtypes=(F32,),
+                    expect="refused", tag="computed_axes", note="computed axes are left to ORT"))
+    # TopK with k computed at run time: none, the whole line, in between
+    out.append(Case("TopK", 11, [In([2, 9], -4, 4, integer=True), In([1], 0, 0, elem=I64)], n_out=2, dtypes=(F32,),
+                    tag="computed_k0"))
+    out.append(Case("TopK", 11, [In([3, 6], -2, 2, integer=True), In([1], 6, 6, elem=I64)], {"axis": 1, "largest": 0},
+                    n_out=2, dtypes=(F32,), tag="computed_k_whole"))
+    # NonMaxSuppression (10, 11): corner boxes of any diagonal and centred boxes, integer coordinates and
+    # scores with many ties (ties go to the lower index; equal overlaps meet the threshold exactly),
+    # max_output_boxes_per_class below, at and above the box count, with and without the thresholds;
+    # absent max_output_boxes_per_class and a score threshold above every score keep nothing
+    corners = In([2, 9, 4], 0, 10)
+    scores = In([2, 3, 9], 0, 1)
+    out.append(Case("NonMaxSuppression", 11, [corners, scores, i64([3]), f(0.5), f(0.3)], dtypes=(F32,)))
+    out.append(Case("NonMaxSuppression", 10, [In([1, 12, 4], 0, 8), In([1, 2, 12], 0, 1), i64([20]), f(0.4)],
+                    dtypes=(F32,), tag="opset10_no_score_threshold"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 10, 4], 0, 6, integer=True), In([1, 1, 10], 0, 3, integer=True),
+                                              i64([10]), f(0.25), f(0.5)], dtypes=(F32,), tag="ties"))
+    out.append(Case("NonMaxSuppression", 11, [In([2, 8, 4], 1, 6), In([2, 2, 8], 0, 1), i64([2]), f(0.3)],
+                    {"center_point_box": 1}, dtypes=(F32,), tag="center"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 7, 4], 0, 5, integer=True), In([1, 1, 7], 0, 1), i64([7]),
+                                              f(0.0)], dtypes=(F32,), tag="iou0"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 6, 4], 0, 5), In([1, 2, 6], 0, 1)], dtypes=(F32,),
+                    tag="no_max_output"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 6, 4], 0, 5), In([1, 2, 6], 0, 1), i64([4]), f(0.5), f(2.0)],
+                    dtypes=(F32,), tag="none_above"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 70, 4], 0, 40), In([1, 1, 70], 0, 1), i64([1000]), f(0.2)],
+                    dtypes=(F32,), tag="words"))
+    out.append(Case("NonMaxSuppression", 11, [In([1, 6, 4], 0, 5), In([1, 1, 6], 0, 1), i64([3]), In([], 0.5, 0.5)],
+                    dtypes=(F32,), expect="refused", tag="computed_iou",
+                    note="a computed iou_threshold is left to ORT"))
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     cases = unary_cases() + binary_cases() + layout_cases() + resample_cases() + reduce_cases() + nn_cases() + logic_index_cases()
-    cases += topk_cases() + quant_cases() + roi_align_cases() + attention_cases()
+    cases += topk_cases() + quant_cases() + roi_align_cases() + attention_cases() + data_dependent_cases()
     counters = {}
     for c in cases:
         counters[c.op] = counters.get(c.op, 0) + 1

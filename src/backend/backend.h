@@ -44,7 +44,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
-#define GFX_BACKEND_ABI_VERSION 11
+#define GFX_BACKEND_ABI_VERSION 12
 
 typedef struct gfx_backend gfx_backend;
 

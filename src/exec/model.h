@@ -8,6 +8,25 @@
  * Concurrent runs of one model on different streams are safe: signature instances are shared and
  * immutable once built, and each run takes its own workspace from a pool whose entries are reused
  * only when the device is done with them or ordered on the same stream.
+ *
+ * STAGES. Where output shapes depend on data (ir/dynamic.h: a TopK whose k, or a Slice whose starts or
+ * ends, are computed in the partition or given as its inputs; the count of a NonZero or a
+ * NonMaxSuppression), the partition runs in stages. Stage 0 holds every node whose shapes follow
+ * from the input shapes; stage s + 1 the nodes that need a value stage s (or an earlier one, or an
+ * input) computed. Between two stages the executor copies the values the next stage needs (a few
+ * int64 each) to host memory and waits for them with ONE bounded host wait (the backend's event_sync:
+ * 60 s on CUDA and Vulkan, then a status), folds them into the nodes that need them, and resolves,
+ * plans and prepares the next stage: its instance hangs below the previous stage's, keyed by the
+ * values read (the last MAX_CHILDREN kept; new values beyond that build a stage for one Run). Each
+ * stage plans its own workspace; values a later stage reads stay alive to the end of the Run. Graph
+ * outputs are requested from the caller (gfx_output_fn) in the stage that produces them, so an output
+ * whose shape the data decides is allocated once its shape is known. Only stage 0 is ever recorded
+ * and replayed (gfx_model_use_graphs): its addresses and shapes are known before any read; the later
+ * stages run node by node after each read, so a replay never runs shapes it was not recorded with. A
+ * partition without such nodes is one stage, exactly as before: no read, no wait. A value that is
+ * shape arithmetic (a Shape, constants, small int32/int64 nodes over them) is never read: the host
+ * computes it while resolving the stage whose shapes it needs (the reference kernels on host memory),
+ * so it costs no stage and no wait.
  */
 #ifndef GFXEP_EXEC_MODEL_H
 #define GFXEP_EXEC_MODEL_H
@@ -43,7 +62,8 @@ void gfx_model_stamp_replays(gfx_model* m, int enable);
  * pin_id) that will replay this run's work without calling the model again. Therefore it allocates
  * nothing, waits for nothing and queries no event: the input shapes must have run before (their
  * signature is prepared) and an idle workspace must have last been used on this stream; otherwise it
- * fails, naming why, without touching the stream. The workspace it uses (whose addresses the graph bakes
+ * fails, naming why, without touching the stream. A partition of several stages fails so too (its
+ * Run reads values back, which a recording cannot replay). The workspace it uses (whose addresses the graph bakes
  * in) is pinned: no other run takes it until gfx_model_unpin(pin_id). Replays of one graph on one
  * stream share it safely, as the stream orders them. Never replays or captures a graph of its own. */
 gfx_status gfx_model_run_captured(gfx_model* m, void* stream, const gfx_tensor* inputs, gfx_output_fn outputs,
@@ -78,6 +98,10 @@ typedef struct gfx_model_stats {
   int workspaces;          /* entries in the workspace pool */
   int graphs;              /* captured graphs */
   long long graph_launches; /* runs replayed from a graph */
+  int stages;              /* 1, or the stages of a partition whose shapes depend on data */
+  long long value_reads;   /* host reads between stages so far (one per stage boundary per Run) */
+  long long stage_builds;  /* later-stage instances resolved and prepared so far */
+  int stage_instances;     /* later-stage instances kept now */
 } gfx_model_stats;
 
 /* Whether runs may be replayed as captured graphs (default on where the backend can capture). A run
@@ -86,6 +110,8 @@ typedef struct gfx_model_stats {
 void gfx_model_use_graphs(gfx_model* m, int enable);
 
 void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out);
+/* The partition's stages: 1 when every shape follows from the input shapes. */
+int gfx_model_stages(const gfx_model* m);
 const ir_graph* gfx_model_graph(const gfx_model* m);
 
 #endif

@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include "ir/dynamic.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +102,9 @@ gfx_status ir_graph_add_output(ir_graph* g, int value) {
 
 gfx_status ir_graph_add_node(ir_graph* g, gfx_op op, const char* name, const int* inputs, int n_inputs,
                              const int* outputs, int n_outputs, const ir_params* params) {
+  /* NonZero and NonMaxSuppression as ONNX writes them: a bounded node and a Slice of its count */
+  if (ir_op_is_selection(op) && n_outputs == 1 && outputs && params)
+    return ir_graph_add_selection(g, op, name, inputs, n_inputs, outputs[0], params);
   if (n_inputs > IR_MAX_IO || n_outputs > IR_MAX_IO || n_outputs < 1)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "node '%s' has %d inputs and %d outputs; gfxep handles 1..%d", name,
                      n_inputs, n_outputs, IR_MAX_IO);

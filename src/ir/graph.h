@@ -121,6 +121,10 @@ typedef struct ir_layout_params {
    * means output i is its piece as it is. */
   signed char split_map[IR_MAX_IO][GFX_MAX_RANK];
   signed char split_map_rank[IR_MAX_IO];
+  /* Slice: a bit per input whose values are computed at run time (bit 1 starts, bit 2 ends): their
+   * counts are known, their values are not until the executor reads them back and folds them into
+   * starts/ends (ir_node_resolve, ir/dynamic.h); 0 once resolved, or when every list is constant */
+  unsigned char value_inputs;
 } ir_layout_params;
 /* end of layout params */
 
@@ -314,6 +318,9 @@ typedef struct ir_index_params {
   int8_t batch_dims;  /* GatherND */
   int8_t reduction;   /* ir_scatter_reduction: ScatterElements, ScatterND */
   int8_t largest;     /* TopK: the k largest (1) or smallest (0); always sorted, ties by lower index */
+  /* TopK: bit 1 when k is computed at run time (k is -1 until ir_node_resolve folds in the value the
+   * executor read back, ir/dynamic.h) */
+  unsigned char value_inputs;
 } ir_index_params;
 /* end of index params */
 
@@ -326,6 +333,22 @@ typedef struct ir_quant_params {
   int dtype;   /* the output's element type: int8/uint8 (Quantize), float32/float16/bfloat16 (Dequantize) */
 } ir_quant_params;
 /* end of quantization params */
+
+/* ---- selection params: NonZero, NonMaxSuppression (ir/ops_select.c) ---- */
+/* The two ops whose output count only the data decides. The IR runs each as a bounded node: output 0
+ * at an upper bound the input shapes decide (NonZero: [max(rank, 1), numel(X)], columns past the
+ * count unwritten; NonMaxSuppression: [batches x classes x min(max_output, boxes), 3], rows past the
+ * count unwritten) and output 1, the count (int64 [1]); ir_graph_add_node follows it with a Slice of
+ * the bound to the count (ir/dynamic.h), which the executor resolves once it has read the count. */
+typedef struct ir_select_params {
+  int dtype;              /* NonZero: X's element type; NonMaxSuppression: boxes' and scores' */
+  int center_point_box;   /* NonMaxSuppression: boxes as [y1, x1, y2, x2] (0) or [x, y, w, h] centred (1) */
+  int has_score_threshold; /* without one every box is a candidate */
+  float iou_threshold;    /* a box is suppressed by a selected one whose IoU with it is above this */
+  float score_threshold;  /* candidates score above this (strictly) */
+  int64_t max_output;     /* boxes kept per batch and class, >= 0 (0: none) */
+} ir_select_params;
+/* end of selection params */
 
 typedef union ir_params {
   ir_conv_params conv;
@@ -357,6 +380,9 @@ typedef union ir_params {
 
   /* quantization members */
   ir_quant_params quant;
+
+  /* selection members (data-dependent output counts) */
+  ir_select_params select;
 } ir_params;
 
 /* ---- graph ---- */

@@ -403,11 +403,13 @@ gfx_status ir_infer_scatter_nd(const ir_node* node, const gfx_shape* in, gfx_sha
 /* ---- TopK ---- */
 
 /* Opset 10 on (opset 1 has k as an attribute and is left to ORT): X of a float type or int32/int64,
- * k a constant int64 input of one value (a computed k would make the output shape dynamic; it is
- * left to ORT), Values of X's type and int64 Indices. largest (11+) picks the largest or smallest;
- * ties go to the lower index, as in ONNX Runtime. sorted = 0 leaves the order to the
- * implementation: ONNX Runtime's is that of its selection's internals, which gfxep does not
- * reproduce, so such a node is left to it. */
+ * k an int64 input of one value, Values of X's type and int64 Indices. A constant k is read here; a
+ * computed k (a 1-D tensor of one element, as ONNX Runtime requires) decides the output shape from
+ * the data: parse leaves k at -1 and marks input 1 a value input, and the executor reads k back and
+ * folds it in before it resolves the TopK's shapes (ir_node_resolve, ir/dynamic.h). largest (11+)
+ * picks the largest or smallest; ties go to the lower index, as in ONNX Runtime. sorted = 0 leaves
+ * the order to the implementation: ONNX Runtime's is that of its selection's internals, which gfxep
+ * does not reproduce, so such a node is left to it. */
 gfx_status ir_parse_topk(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_io(d, 2, 2, 2));
   GFX_TRY(ir_check_known_attrs(d, d->since_version >= 11 ? (const char* const[]){"axis", "largest", "sorted", NULL}
@@ -420,12 +422,19 @@ gfx_status ir_parse_topk(const ir_node_desc* d, ir_params* p) {
     return IR_UNSUPPORTED(d, "Indices is %s; int64 is expected", gfx_dtype_name(d->output_dtypes[1]));
   if (d->input_dtypes[1] != GFX_DTYPE_I64)
     return IR_UNSUPPORTED(d, "k is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[1]));
-  if (!d->input_is_const[1]) return IR_UNSUPPORTED(d, "k (input 1) is computed at run time");
-  int64_t k[2];
-  size_t n = 0;
-  GFX_TRY(ir_const_ints(d, 1, k, 2, &n));
-  if (n != 1) return IR_UNSUPPORTED(d, "k holds %zu values; one is expected", n);
-  if (k[0] < 0) return IR_UNSUPPORTED(d, "k = %lld is negative", (long long)k[0]);
+  int64_t k[2] = {-1, -1};
+  const int computed = !d->input_is_const[1];
+  if (computed) {
+    /* ONNX Runtime requires a 1-D k of one element (checked again on the value read back) */
+    const gfx_shape* ks = &d->input_shapes[1];
+    if (!(ks->rank < 0 || (ks->rank == 1 && (ks->dims[0] == 1 || ks->dims[0] < 0))))
+      return IR_UNSUPPORTED(d, "k (input 1) is computed at run time and declared with another shape than [1]");
+  } else {
+    size_t n = 0;
+    GFX_TRY(ir_const_ints(d, 1, k, 2, &n));
+    if (n != 1) return IR_UNSUPPORTED(d, "k holds %zu values; one is expected", n);
+    if (k[0] < 0) return IR_UNSUPPORTED(d, "k = %lld is negative", (long long)k[0]);
+  }
   int64_t axis = -1, largest = 1, sorted = 1;
   GFX_TRY(ir_attr_int(d, "axis", -1, &axis));
   GFX_TRY(ir_attr_int(d, "largest", 1, &largest));
@@ -439,13 +448,14 @@ gfx_status ir_parse_topk(const ir_node_desc* d, ir_params* p) {
     int a;
     GFX_TRY(ir_norm_axis(d, axis, x->rank, &a));
     /* ONNX Runtime fails a k beyond the axis; the node is left to it to report that */
-    if (x->dims[a] >= 0 && k[0] > x->dims[a])
+    if (!computed && x->dims[a] >= 0 && k[0] > x->dims[a])
       return IR_UNSUPPORTED(d, "k = %lld exceeds the axis' %lld elements", (long long)k[0], (long long)x->dims[a]);
   }
   memset(&p->index, 0, sizeof p->index);
   p->index.axis = axis;
   p->index.k = k[0];
   p->index.largest = (int8_t)largest;
+  p->index.value_inputs = computed ? 1u << 1 : 0;
   return NULL;
 }
 
@@ -458,6 +468,8 @@ gfx_status ir_topk_geometry(const gfx_shape* x, int64_t axis, int64_t k, ir_axis
 }
 
 gfx_status ir_infer_topk(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  if (node->params.index.value_inputs)
+    return gfx_error(GFX_ERR_INTERNAL, "TopK: k is computed at run time and was not read back before its shape");
   ir_axis_geom g;
   GFX_TRY(ir_topk_geometry(&in[0], node->params.index.axis, node->params.index.k, &g));
   const int a = (int)(node->params.index.axis < 0 ? node->params.index.axis + in[0].rank : node->params.index.axis);

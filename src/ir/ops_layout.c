@@ -309,6 +309,26 @@ static gfx_status parse_slice_v1(const ir_node_desc* d, ir_layout_params* p) {
   return NULL;
 }
 
+/* Slice's starts or ends (input i): a constant list, or a list computed at run time whose length
+ * the model declares (a 1-D int32/int64 tensor of at most GFX_MAX_RANK entries); the executor reads
+ * such a list back before the Slice and folds it in (ir_node_resolve), so its entries are 0 until
+ * then and bit i of *value_inputs marks it. */
+static gfx_status slice_list(const ir_node_desc* d, int i, const char* what, int64_t* out, int* n,
+                             unsigned char* value_inputs) {
+  if (!input_present(d, i) || d->input_is_const[i]) return const_list(d, i, out, GFX_MAX_RANK, n);
+  if (d->input_dtypes[i] != GFX_DTYPE_I64 && d->input_dtypes[i] != GFX_DTYPE_I32)
+    return IR_UNSUPPORTED(d, "%s (input %d) is %s; int32 or int64 is expected", what, i,
+                          gfx_dtype_name(d->input_dtypes[i]));
+  const gfx_shape* s = &d->input_shapes[i];
+  if (s->rank != 1 || s->dims[0] < 1 || s->dims[0] > GFX_MAX_RANK)
+    return IR_UNSUPPORTED(d, "%s (input %d) is computed at run time and its length is not declared as 1..%d", what,
+                          i, GFX_MAX_RANK);
+  *n = (int)s->dims[0];
+  for (int k = 0; k < *n; k++) out[k] = 0;
+  *value_inputs |= (unsigned char)(1u << i);
+  return NULL;
+}
+
 gfx_status ir_parse_slice(const ir_node_desc* d, ir_params* params) {
   ir_layout_params* p = &params->layout;
   if (d->since_version < 10) return parse_slice_v1(d, p);
@@ -316,8 +336,8 @@ gfx_status ir_parse_slice(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
   GFX_TRY(parse_data_io(d, p));
   int n_starts, n_ends;
-  GFX_TRY(const_list(d, 1, p->starts, GFX_MAX_RANK, &n_starts));
-  GFX_TRY(const_list(d, 2, p->ends, GFX_MAX_RANK, &n_ends));
+  GFX_TRY(slice_list(d, 1, "starts", p->starts, &n_starts, &p->value_inputs));
+  GFX_TRY(slice_list(d, 2, "ends", p->ends, &n_ends, &p->value_inputs));
   if (n_starts != n_ends) return IR_UNSUPPORTED(d, "%d starts but %d ends", n_starts, n_ends);
   p->n_axes = n_starts;
   if (input_present(d, 3)) {
@@ -386,6 +406,8 @@ static gfx_status slice_resolve(const ir_node* node, const gfx_shape* in, int64_
 }
 
 gfx_status ir_infer_slice(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  if (node->params.layout.value_inputs)
+    return gfx_error(GFX_ERR_INTERNAL, "Slice: starts/ends computed at run time were not read back before its shape");
   int64_t start[GFX_MAX_RANK], step[GFX_MAX_RANK];
   return slice_resolve(node, &in[0], start, step, &out[0]);
 }

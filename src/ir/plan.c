@@ -1,5 +1,6 @@
 #include "ir/plan.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,24 @@ static int split_is_view(const ir_graph* g, const ir_node* node, const gfx_shape
 }
 
 gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan) {
+  int* all = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+  if (!all) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d nodes", g->n_nodes);
+  for (int n = 0; n < g->n_nodes; n++) all[n] = n;
+  gfx_status s = ir_plan_memory_nodes(g, shapes, alignment, all, g->n_nodes, NULL, plan);
+  free(all);
+  return s;
+}
+
+/* Whether every dim of s is known, so that it has a size. */
+static int sized(const gfx_shape* s) {
+  if (s->rank < 0) return 0;
+  for (int i = 0; i < s->rank; i++)
+    if (s->dims[i] < 0) return 0;
+  return 1;
+}
+
+gfx_status ir_plan_memory_nodes(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const int* nodes,
+                                int n_list, const char* escapes, ir_plan* plan) {
   memset(plan, 0, sizeof *plan);
   if (alignment == 0) alignment = 256;
   plan->n_values = g->n_values;
@@ -112,12 +131,16 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
   plan->alias_offset = calloc((size_t)g->n_values + 1, sizeof(size_t));
   int* last_use = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   int* root = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  char* mine = calloc((size_t)g->n_values + 1, 1); /* produced by a listed node */
   free_list fl = {0};
   gfx_status s = NULL;
-  if (!plan->offsets || !plan->sizes || !plan->alias_of || !plan->alias_offset || !last_use || !root) {
+  if (!plan->offsets || !plan->sizes || !plan->alias_of || !plan->alias_offset || !last_use || !root || !mine) {
     s = gfx_error(GFX_ERR_OUT_OF_MEMORY, "planning memory for %d values", g->n_values);
     goto done;
   }
+  for (int k = 0; k < n_list; k++)
+    for (int o = 0; o < g->nodes[nodes[k]].n_outputs; o++)
+      if (g->nodes[nodes[k]].outputs[o] >= 0) mine[g->nodes[nodes[k]].outputs[o]] = 1;
   /* Sizes above this cannot be planned without the offsets overflowing: refuse them (no device has
    * that much memory anyway). Keeping every size below SIZE_MAX / (2 * n_values) bounds their sum. */
   size_t max_bytes = SIZE_MAX / 2 / ((size_t)g->n_values + 1) - alignment;
@@ -125,7 +148,9 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     plan->offsets[v] = IR_PLAN_NO_OFFSET;
     plan->alias_of[v] = -1;
     root[v] = v;
-    last_use[v] = g->values[v].producer; /* a value nobody reads dies right after its producer */
+    last_use[v] = -1; /* a value nobody reads dies right after its producer (set below) */
+    /* values of other stages may not have shapes yet: only the listed nodes' values must */
+    if (!mine[v] && !sized(&shapes[v])) continue;
     int ok;
     plan->sizes[v] = gfx_shape_bytes(&shapes[v], g->values[v].dtype, &ok);
     if (!ok) {
@@ -138,13 +163,25 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
       goto done;
     }
   }
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] >= 0) last_use[g->nodes[n].inputs[i]] = n;
+  /* positions in the list, not node indices: the list is the order the nodes run in */
+  for (int k = 0; k < n_list; k++) {
+    const ir_node* node = &g->nodes[nodes[k]];
+    for (int o = 0; o < node->n_outputs; o++)
+      if (node->outputs[o] >= 0) last_use[node->outputs[o]] = k;
+  }
+  for (int k = 0; k < n_list; k++) {
+    const ir_node* node = &g->nodes[nodes[k]];
+    for (int i = 0; i < node->n_inputs; i++)
+      if (node->inputs[i] >= 0) last_use[node->inputs[i]] = k;
+  }
+  /* read after the listed nodes (by a later stage, or read back): alive to the end */
+  if (escapes)
+    for (int v = 0; v < g->n_values; v++)
+      if (escapes[v]) last_use[v] = INT_MAX;
   /* views share their input's memory; the memory's owner (root) lives until the last reader of any
-   * of its views (nodes are in topological order, so a view's input has its root already) */
-  for (int n = 0; n < g->n_nodes; n++) {
-    const ir_node* node = &g->nodes[n];
+   * of its views (the list is in topological order, so a view's input has its root already) */
+  for (int k = 0; k < n_list; k++) {
+    const ir_node* node = &g->nodes[nodes[k]];
     if (split_is_view(g, node, shapes, plan->sizes)) {
       const int in = node->inputs[0];
       size_t offset = 0;
@@ -167,8 +204,8 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     if (root[v] != v && last_use[v] > last_use[root[v]]) last_use[root[v]] = last_use[v];
 
   size_t end = 0, live = 0;
-  for (int n = 0; n < g->n_nodes; n++) {
-    const ir_node* node = &g->nodes[n];
+  for (int k = 0; k < n_list; k++) {
+    const ir_node* node = &g->nodes[nodes[k]];
     for (int o = 0; o < node->n_outputs; o++) {
       int v = node->outputs[o];
       if (!in_workspace(&g->values[v]) || plan->alias_of[v] >= 0) continue;
@@ -179,15 +216,15 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
     }
     if (live > plan->live_peak_bytes) plan->live_peak_bytes = live;
     /* release what dies here: inputs read for the last time, outputs nobody reads */
-    for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
-      int v = k < node->n_inputs ? node->inputs[k] : node->outputs[k - node->n_inputs];
-      if (v < 0 || !in_workspace(&g->values[v]) || last_use[v] != n || plan->offsets[v] == IR_PLAN_NO_OFFSET ||
+    for (int j = 0; j < node->n_inputs + node->n_outputs; j++) {
+      int v = j < node->n_inputs ? node->inputs[j] : node->outputs[j - node->n_inputs];
+      if (v < 0 || !in_workspace(&g->values[v]) || last_use[v] != k || plan->offsets[v] == IR_PLAN_NO_OFFSET ||
           plan->alias_of[v] >= 0)
         continue;
       /* the same value can appear twice among a node's inputs: release it once */
       int seen = 0;
-      for (int j = 0; j < k; j++) {
-        int u = j < node->n_inputs ? node->inputs[j] : node->outputs[j - node->n_inputs];
+      for (int i = 0; i < j; i++) {
+        int u = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
         seen |= u == v;
       }
       if (seen) continue;
@@ -203,6 +240,7 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
 done:
   free(last_use);
   free(root);
+  free(mine);
   free(fl.off);
   free(fl.len);
   if (s) ir_plan_free(plan);

@@ -35,6 +35,13 @@ typedef struct ir_plan {
 } ir_plan;
 
 gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan);
+/* The plan of one stage of a partition (exec/model.c): the values the listed nodes produce (node
+ * indices, in the order they run), in a workspace of their own. Values other nodes produce get no
+ * offset and need no shape; a value with escapes[v] set (read after the listed nodes, by a later stage
+ * or read back to the host) is never released. A view may alias a value of an earlier stage.
+ * ir_plan_memory is this over every node, with nothing escaping. */
+gfx_status ir_plan_memory_nodes(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const int* nodes,
+                                int n_list, const char* escapes, ir_plan* plan);
 void ir_plan_free(ir_plan* plan);
 
 #endif

@@ -175,6 +175,12 @@ static const ir_infer_fn infer_table[GFX_OP_COUNT] = {
 };
 
 gfx_status ir_infer_shapes(const ir_graph* g, const gfx_shape* input_shapes, gfx_shape* shapes) {
+  GFX_TRY(ir_infer_inputs(g, input_shapes, shapes));
+  for (int n = 0; n < g->n_nodes; n++) GFX_TRY(ir_infer_node(g, &g->nodes[n], shapes));
+  return NULL;
+}
+
+gfx_status ir_infer_inputs(const ir_graph* g, const gfx_shape* input_shapes, gfx_shape* shapes) {
   for (int v = 0; v < g->n_values; v++) shapes[v] = g->values[v].shape;
   for (int i = 0; i < g->n_inputs; i++) {
     const ir_value* val = &g->values[g->inputs[i]];
@@ -192,35 +198,36 @@ gfx_status ir_infer_shapes(const ir_graph* g, const gfx_shape* input_shapes, gfx
     }
     shapes[g->inputs[i]] = *got;
   }
-  for (int n = 0; n < g->n_nodes; n++) {
-    const ir_node* node = &g->nodes[n];
-    gfx_shape in[IR_MAX_IO], out[IR_MAX_IO];
-    for (int i = 0; i < node->n_inputs; i++) {
-      if (node->inputs[i] < 0) {
-        in[i] = (gfx_shape){.rank = -1};
-      } else {
-        in[i] = shapes[node->inputs[i]];
-        if (!gfx_shape_is_known(&in[i]))
-          return gfx_error(GFX_ERR_INTERNAL, "node '%s': input '%s' has no known shape", node->name,
-                           g->values[node->inputs[i]].name);
-      }
+  return NULL;
+}
+
+gfx_status ir_infer_node(const ir_graph* g, const ir_node* node, gfx_shape* shapes) {
+  gfx_shape in[IR_MAX_IO], out[IR_MAX_IO];
+  for (int i = 0; i < node->n_inputs; i++) {
+    if (node->inputs[i] < 0) {
+      in[i] = (gfx_shape){.rank = -1};
+    } else {
+      in[i] = shapes[node->inputs[i]];
+      if (!gfx_shape_is_known(&in[i]))
+        return gfx_error(GFX_ERR_INTERNAL, "node '%s': input '%s' has no known shape", node->name,
+                         g->values[node->inputs[i]].name);
     }
-    gfx_status s = infer_table[node->op](node, in, out);
-    if (s) return gfx_status_wrap(s, "node '%s' (%s)", node->name, ir_op_name(node->op));
-    for (int o = 0; o < node->n_outputs; o++) {
-      const ir_value* val = &g->values[node->outputs[o]];
-      /* a declared static dim that disagrees means the model is inconsistent: refuse, never guess */
-      if (val->shape.rank >= 0 && val->shape.rank == out[o].rank) {
-        for (int d = 0; d < out[o].rank; d++)
-          if (val->shape.dims[d] >= 0 && val->shape.dims[d] != out[o].dims[d])
-            return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s': output '%s' computes to %s, the model declares %s",
-                             node->name, val->name, SHAPE_STR(&out[o]), SHAPE_STR(&val->shape));
-      } else if (val->shape.rank >= 0) {
-        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s': output '%s' computes to %s, the model declares %s",
-                         node->name, val->name, SHAPE_STR(&out[o]), SHAPE_STR(&val->shape));
-      }
-      shapes[node->outputs[o]] = out[o];
+  }
+  gfx_status s = infer_table[node->op](node, in, out);
+  if (s) return gfx_status_wrap(s, "node '%s' (%s)", node->name, ir_op_name(node->op));
+  for (int o = 0; o < node->n_outputs; o++) {
+    const ir_value* val = &g->values[node->outputs[o]];
+    /* a declared static dim that disagrees means the model is inconsistent: refuse, never guess */
+    if (val->shape.rank >= 0 && val->shape.rank == out[o].rank) {
+      for (int d = 0; d < out[o].rank; d++)
+        if (val->shape.dims[d] >= 0 && val->shape.dims[d] != out[o].dims[d])
+          return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s': output '%s' computes to %s, the model declares %s",
+                           node->name, val->name, SHAPE_STR(&out[o]), SHAPE_STR(&val->shape));
+    } else if (val->shape.rank >= 0) {
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s': output '%s' computes to %s, the model declares %s",
+                       node->name, val->name, SHAPE_STR(&out[o]), SHAPE_STR(&val->shape));
     }
+    shapes[node->outputs[o]] = out[o];
   }
   return NULL;
 }

@@ -12,6 +12,12 @@
 /* input_shapes: one per graph input, in graph input order. shapes: n_values entries, filled for
  * every value (constants and inputs included). Errors name the node and the offending dims. */
 gfx_status ir_infer_shapes(const ir_graph* g, const gfx_shape* input_shapes, gfx_shape* shapes);
+/* The two halves of ir_infer_shapes, for an executor that infers a partition in stages: every value
+ * gets its declared shape and the inputs their given ones (checked against the declared); then one
+ * node's outputs from its inputs' shapes (which must be known), checked against what the model
+ * declares. `node` may be a resolved copy of a graph node (ir/dynamic.h). */
+gfx_status ir_infer_inputs(const ir_graph* g, const gfx_shape* input_shapes, gfx_shape* shapes);
+gfx_status ir_infer_node(const ir_graph* g, const ir_node* node, gfx_shape* shapes);
 
 /* Numpy broadcasting of two shapes; error when a pair of dims is neither equal nor 1. */
 gfx_status ir_broadcast_shapes(const gfx_shape* a, const gfx_shape* b, gfx_shape* out);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/dynamic.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
 
@@ -50,6 +51,14 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
     s = gfx_backend_supports_node(ep->device->dev, &q);
     if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
   }
+  /* a node whose output shape the data decides makes its partition read values back during the Run
+   * (exec/model.h, stages); ORT's own graph capture replays a recording without calling gfxep, so
+   * nothing could read them there */
+  if (!s && ep->options.graphs == GFX_GRAPHS_ORT && ir_op_data_dependent(op, &params))
+    s = gfx_error(GFX_ERR_NOT_SUPPORTED,
+                  "node '%s' (%s): its output shape depends on values computed during the Run, which graphs=ort "
+                  "cannot read back (ORT replays its recording without calling gfxep)",
+                  desc.name ? desc.name : "", desc.op_type);
   if (s) {
     gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
                 "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));

@@ -59,6 +59,7 @@ static int keeps_float32(const char* op_type, int input) {
   if (strcmp(op_type, "Resize") == 0) return input == 1 || input == 2;
   if (strcmp(op_type, "Upsample") == 0) return input == 1;
   if (strcmp(op_type, "GridSample") == 0) return input == 1; /* sampling locations need float32's precision */
+  if (strcmp(op_type, "NonMaxSuppression") == 0) return input >= 3; /* the thresholds, read at parse time */
   return 0;
 }
 
@@ -523,8 +524,9 @@ OrtStatus* ORT_API_CALL gfx_ep_compile(OrtEp* this_ptr, const OrtGraph** graphs,
 
 /* With GFXEP_MEMORY_REPORT=FILE, each partition appends one JSON line to FILE when it is released:
  * the device memory it held (weights, workspace pool) next to the lower bound of one run (weights +
- * the most intermediate bytes alive at once), its largest library scratch and how many runs replayed a
- * recorded partition (graph_launches). For benchmarks: the
+ * the most intermediate bytes alive at once), its largest library scratch, how many runs replayed a
+ * recorded partition (graph_launches), and for a partition whose shapes depend on data its stages,
+ * the host reads between them so far and the later stages resolved. For benchmarks: the
  * figures cover the whole session's life, which the application's own queries cannot separate. */
 static void report_memory(const compute_info* ci) {
   const char* path = getenv("GFXEP_MEMORY_REPORT");
@@ -536,9 +538,11 @@ static void report_memory(const compute_info* ci) {
   if (!f) return;
   fprintf(f,
           "{\"partition\": \"%s\", \"nodes\": %d, \"signatures\": %d, \"weight_bytes\": %zu, \"workspace_bytes\": %zu, "
-          "\"workspaces\": %d, \"live_bound_bytes\": %zu, \"scratch_bytes\": %zu, \"graph_launches\": %lld}\n",
+          "\"workspaces\": %d, \"live_bound_bytes\": %zu, \"scratch_bytes\": %zu, \"graph_launches\": %lld, "
+          "\"stages\": %d, \"value_reads\": %lld, \"stage_builds\": %lld}\n",
           ci->partition, gfx_model_graph(model)->n_nodes, st.signatures, st.weight_bytes, st.workspace_bytes,
-          st.workspaces, st.live_bound_bytes, st.scratch_bytes, st.graph_launches);
+          st.workspaces, st.live_bound_bytes, st.scratch_bytes, st.graph_launches, st.stages, st.value_reads,
+          st.stage_builds);
   fclose(f);
 }
 
