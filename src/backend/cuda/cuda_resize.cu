@@ -8,6 +8,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "backend/cuda/cuda_resize.h"
 #include "ir/tensor.h"
@@ -35,6 +38,22 @@ __device__ inline float load_f(const __nv_bfloat16* p, int64_t i) { return __bfl
 __device__ inline void store_f(float* p, int64_t i, float v) { p[i] = v; }
 __device__ inline void store_f(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ inline void store_f(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+/* 16 bytes as one vector or as elements (compile-time element indices only, so it stays in
+ * registers). */
+template <typename E>
+union vec16 {
+  uint4 v;
+  E e[16 / sizeof(E)];
+};
+
+__device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
+
+/* n elements of E read or written as one aligned access */
+template <typename E, int N>
+struct alignas(sizeof(E) * N) elems {
+  E e[N];
+};
 
 // ---- Resize ----
 
@@ -184,6 +203,74 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
 }
 
+/* Nearest where every output row starts on a 16-byte boundary (w.out a multiple of V = 16 / element
+ * size, y aligned): 16-byte stores. A block is bx x by threads over bx * V output columns and
+ * by * kNearestRows rows of one plane (z); the source column of each of its columns and the source
+ * row of each of its rows are mapped once per block into shared memory (one mapping per thread at
+ * most). A thread then writes V columns of kNearestRows rows: each output element is one 2- or
+ * 4-byte load of its source element (a neighbour's load is reused where two columns, or two rows,
+ * read the same source, as upscaling does), all loads before the first store. Elements are moved as
+ * their bits (E), so a nearest copy is exact; the extrapolation value arrives already rounded. */
+const int kNearestRows = 8;
+
+template <typename E>
+__global__ void __launch_bounds__(256, 1) resize_nearest_vec_kernel(const E* __restrict__ x, E* __restrict__ y,
+                                                                 ir_resize_geom g, E extrapolation) {
+  constexpr int V = 16 / sizeof(E);
+  __shared__ int64_t col_ix[256], row_off[256];
+  __shared__ bool col_outside[256], row_outside[256];
+  const int64_t plane = blockIdx.z;
+  const int64_t ox0 = (int64_t)blockIdx.x * blockDim.x * V, oy0 = (int64_t)blockIdx.y * blockDim.y * kNearestRows;
+  const int t = threadIdx.y * blockDim.x + threadIdx.x;
+  if (t < (int)blockDim.x * V) {
+    const int64_t ox = ox0 + t < g.w.out ? ox0 + t : g.w.out - 1;
+    const float cx = source_coord(g.w, g.coord, ox);
+    col_ix[t] = ir_resize_nearest_index(&g.w, g.nearest, cx);
+    col_outside[t] = ir_resize_outside(&g.w, g.coord, cx);
+  }
+  if (t < (int)blockDim.y * kNearestRows) {
+    const int64_t oy = oy0 + t < g.h.out ? oy0 + t : g.h.out - 1;
+    const float cy = source_coord(g.h, g.coord, oy);
+    row_off[t] = (plane * g.h.in + ir_resize_nearest_index(&g.h, g.nearest, cy)) * g.w.in;
+    row_outside[t] = ir_resize_outside(&g.h, g.coord, cy);
+  }
+  __syncthreads();
+  const int c = threadIdx.x * V;
+  const int64_t ox = ox0 + c;
+  if (ox >= g.w.out) return;
+  int64_t ix[V];
+  bool x_outside[V];
+#pragma unroll
+  for (int i = 0; i < V; i++) {
+    ix[i] = col_ix[c + i];
+    x_outside[i] = col_outside[c + i];
+  }
+  vec16<E> v[kNearestRows];
+#pragma unroll
+  for (int u = 0; u < kNearestRows; u++) {
+    const int r = threadIdx.y * kNearestRows + u;
+    if (u > 0 && row_off[r] == row_off[r - 1] && row_outside[r] == row_outside[r - 1]) {
+      v[u] = v[u - 1]; /* the same source row */
+      continue;
+    }
+    const E* src = x + row_off[r];
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+      if (row_outside[r] || x_outside[i])
+        v[u].e[i] = extrapolation;
+      else if (i > 0 && ix[i] == ix[i - 1] && !x_outside[i - 1])
+        v[u].e[i] = v[u].e[i - 1];
+      else
+        v[u].e[i] = src[ix[i]];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kNearestRows; u++) {
+    const int64_t oy = oy0 + threadIdx.y * kNearestRows + u;
+    if (oy < g.h.out) store16(y + (plane * g.h.out + oy) * g.w.out + ox, v[u].v);
+  }
+}
+
 /* The general geometry (a leading dim resizes, e.g. the depth of a volume): one thread per output
  * element, grid-stride; the per-dim taps come from ir_resize_axis_taps, as in the reference, and
  * every combination of them is summed with the product of its weights, in float. */
@@ -232,8 +319,29 @@ cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& 
   return cudaGetLastError();
 }
 
+/* resize_nearest_vec_kernel where the geometry and the pointers allow it; false leaves it to the
+ * kernels below. */
+template <typename T>
+bool launch_nearest_vec(const void* x, void* y, const ir_resize_geom& g, cudaStream_t stream) {
+  typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
+  constexpr int V = 16 / sizeof(T);
+  if (g.mode != IR_RESIZE_NEAREST || g.w.out % V != 0 || (uintptr_t)y % 16 != 0 || (uintptr_t)x % sizeof(T) != 0)
+    return false;
+  const int64_t slots = g.w.out / V;
+  const int bx = slots >= 32 ? 32 : slots >= 16 ? 16 : 8, by = 256 / bx;
+  const int64_t gx = (slots + bx - 1) / bx, gy = (g.h.out + by * kNearestRows - 1) / (by * kNearestRows);
+  if (gx > INT32_MAX || gy > 65535 || g.outer > 65535) return false;
+  const T rounded = T(g.extrapolation); /* what store_f writes */
+  E extrapolation;
+  memcpy(&extrapolation, &rounded, sizeof extrapolation);
+  resize_nearest_vec_kernel<E><<<dim3((unsigned int)gx, (unsigned int)gy, (unsigned int)g.outer), dim3(bx, by), 0,
+                                  stream>>>(static_cast<const E*>(x), static_cast<E*>(y), g, extrapolation);
+  return true;
+}
+
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
+  if (launch_nearest_vec<T>(x, y, g, stream)) return cudaGetLastError();
   const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
   const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   const T* xt = static_cast<const T*>(x);
@@ -400,6 +508,8 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
+  typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
+  if ((e = cudaFuncGetAttributes(&attr, resize_nearest_vec_kernel<E>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
 }
 
