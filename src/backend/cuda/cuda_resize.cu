@@ -490,8 +490,155 @@ __global__ void space_depth_kernel(const E* x, E* y, space_depth_args a, int64_t
   }
 }
 
+/* DepthToSpace / SpaceToDepth with 16-byte stores: x along an output row in slots of V elements (as
+ * plan_vec_kernel's in cuda_layout.cu: slot s covers the row's elements [s*V - a, s*V - a + V), a
+ * being the row start's offset within its destination vector), y over the rows (kSpaceDepthRows per
+ * thread), z over the planes (n, c), so the per-element index math is a multiply-add: the source of
+ * a row is fixed by (n, c, row), and a DepthToSpace column's offset (x mod b, x / b) is found once
+ * per thread for the whole plane and kept while the rows start at the same offset.
+ *
+ * With B > 0 (the blocksize, 2 or 4; every row aligned; the source aligned too) the loads are
+ * vectors as well: DepthToSpace reads V / B elements of each of the B source rows an output slot
+ * interleaves, SpaceToDepth the B vectors that hold every B-th element its slot takes. Otherwise
+ * (B = 0) each element is one load of its size. */
+const int kSpaceDepthRows = 4;
+
+template <typename E, int B>
+__global__ void __launch_bounds__(256, 1) space_depth_vec_kernel(const E* __restrict__ x, E* __restrict__ y,
+                                                              space_depth_args a, int64_t planes) {
+  constexpr int V = 16 / sizeof(E);
+  const int64_t b = B > 0 ? B : a.blocksize;
+  const int64_t out_c = a.out_dims[1], out_h = a.out_dims[2], out_w = a.out_dims[3];
+  const int64_t in_c = a.to_space ? out_c * b * b : out_c / (b * b);
+  const int64_t in_h = a.to_space ? out_h / b : out_h * b, in_w = a.to_space ? out_w / b : out_w * b;
+  /* DepthToSpace: source distance between the lanes bj and bj + 1, and between the rows bi, bi + 1 */
+  const int64_t lane_stride = (a.crd ? 1 : out_c) * in_h * in_w, bi_stride = lane_stride * b;
+  const int64_t dst_mis = (int64_t)(((uintptr_t)y / sizeof(E)) & (V - 1));
+  const int64_t slot = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t col[V]; /* DepthToSpace: source offsets of the slot's elements within the row, for x0 = col_x0 */
+  int64_t col_x0 = INT64_MIN;
+#pragma unroll
+  for (int i = 0; i < V; i++) col[i] = 0;
+  for (int64_t z = blockIdx.z; z < planes; z += gridDim.z) {
+    const int64_t c_o = z % out_c, n = z / out_c;
+    int64_t plane_src, bj = 0;
+    if (a.to_space) {
+      plane_src = (n * in_c + (a.crd ? c_o * b * b : c_o)) * in_h * in_w;
+    } else {
+      const int64_t block = c_o / in_c, c = c_o - block * in_c;
+      bj = block % b;
+      plane_src = ((n * in_c + c) * in_h + block / b) * in_w; /* + bj: added per element */
+    }
+    for (int64_t h0 = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y) * kSpaceDepthRows; h0 < out_h;
+         h0 += (int64_t)gridDim.y * blockDim.y * kSpaceDepthRows) {
+      vec16<E> v[kSpaceDepthRows];
+#pragma unroll
+      for (int u = 0; u < kSpaceDepthRows; u++) {
+        const int64_t h_o = h0 + u, dst_row = (z * out_h + h_o) * out_w;
+        const int64_t x0 = slot * V - ((dst_mis + dst_row) & (V - 1));
+        v[u].v = make_uint4(0, 0, 0, 0);
+        if (h_o >= out_h || x0 >= out_w) continue;
+        if (a.to_space) {
+          const int64_t bi = h_o % b, src_row = plane_src + bi * bi_stride + (h_o / b) * in_w;
+          if constexpr (B > 0) {
+            elems<E, V / B> lane[B];
+#pragma unroll
+            for (int j = 0; j < B; j++)
+              lane[j] = *reinterpret_cast<const elems<E, V / B>*>(x + src_row + j * lane_stride + x0 / B);
+#pragma unroll
+            for (int k = 0; k < V; k++) v[u].e[k] = lane[k % B].e[k / B];
+          } else {
+            if (x0 != col_x0) { /* (x mod b, x / b) of the slot's elements, walked from the first */
+              const int64_t first = x0 < 0 ? 0 : x0;
+              int64_t q = first / b, r = first - q * b;
+#pragma unroll
+              for (int i = 0; i < V; i++) {
+                if (x0 + i < 0) continue;
+                col[i] = r * lane_stride + q;
+                if (++r == b) r = 0, q++;
+              }
+              col_x0 = x0;
+            }
+#pragma unroll
+            for (int i = 0; i < V; i++)
+              if (x0 + i >= 0 && x0 + i < out_w) v[u].e[i] = x[src_row + col[i]];
+          }
+        } else {
+          const int64_t src_row = plane_src + h_o * b * in_w;
+          if constexpr (B > 0) {
+            vec16<E> chunk[B];
+#pragma unroll
+            for (int m = 0; m < B; m++) chunk[m].v = *reinterpret_cast<const uint4*>(x + src_row + x0 * B + m * V);
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+              E e = chunk[(k * B) / V].e[(k * B) % V];
+#pragma unroll
+              for (int j = 1; j < B; j++)
+                if (bj == j) e = chunk[(k * B + j) / V].e[(k * B + j) % V];
+              v[u].e[k] = e;
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < V; i++)
+              if (x0 + i >= 0 && x0 + i < out_w) v[u].e[i] = x[src_row + (x0 + i) * b + bj];
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kSpaceDepthRows; u++) {
+        const int64_t h_o = h0 + u, dst_row = (z * out_h + h_o) * out_w;
+        const int64_t x0 = slot * V - ((dst_mis + dst_row) & (V - 1));
+        if (h_o >= out_h || x0 >= out_w) continue;
+        if (x0 >= 0 && x0 + V <= out_w) {
+          store16(y + dst_row + x0, v[u].v);
+          continue;
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++)
+          if (x0 + i >= 0 && x0 + i < out_w) y[dst_row + x0 + i] = v[u].e[i];
+      }
+    }
+  }
+}
+
+/* space_depth_vec_kernel for rows of at least a vector; false leaves them to space_depth_kernel. */
+template <typename E>
+bool launch_space_depth_vec(const void* x, void* y, const space_depth_args& a, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(E);
+  const int64_t b = a.blocksize, out_w = a.out_dims[3], out_h = a.out_dims[2];
+  if (out_w < V || (uintptr_t)x % sizeof(E) != 0 || (uintptr_t)y % sizeof(E) != 0) return false;
+  const int64_t planes = a.out_dims[0] * a.out_dims[1];
+  const bool aligned_rows = out_w % V == 0 && (uintptr_t)y % 16 == 0;
+  const int64_t slots = aligned_rows ? out_w / V : (out_w + 2 * V - 2) / V;
+  int bx = 256;
+  while (bx > 4 && bx / 2 >= slots) bx /= 2;
+  const int by = 256 / bx;
+  const int64_t gx = (slots + bx - 1) / bx, gy = (out_h + (int64_t)by * kSpaceDepthRows - 1) / ((int64_t)by * kSpaceDepthRows);
+  if (gx > INT32_MAX) return false;
+  const dim3 grid((unsigned int)gx, (unsigned int)(gy < 65535 ? gy : 65535), (unsigned int)(planes < 65535 ? planes : 65535));
+  const dim3 block(bx, by);
+  /* vector loads: every row aligned, the source too, and (DepthToSpace) each source row's part of a
+   * slot a whole aligned vector */
+  const bool vector_loads = aligned_rows && (uintptr_t)x % 16 == 0 && V % b == 0 &&
+                            (!a.to_space || (out_w / b) % (V / b) == 0);
+  const E* xe = static_cast<const E*>(x);
+  E* ye = static_cast<E*>(y);
+  if (vector_loads && b == 2)
+    space_depth_vec_kernel<E, 2><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  else if constexpr (V % 4 == 0) {
+    if (vector_loads && b == 4)
+      space_depth_vec_kernel<E, 4><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+    else
+      space_depth_vec_kernel<E, 0><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  } else {
+    space_depth_vec_kernel<E, 0><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  }
+  return true;
+}
+
 template <typename E>
 cudaError_t launch_space_depth(const void* x, void* y, const space_depth_args& a, cudaStream_t stream) {
+  if (launch_space_depth_vec<E>(x, y, a, stream)) return cudaGetLastError();
   const int64_t rows = a.count / a.out_dims[3], chunks = (a.out_dims[3] + kSpaceDepthChunk - 1) / kSpaceDepthChunk;
   const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   space_depth_kernel<E><<<grid, kBlockSize, 0, stream>>>(static_cast<const E*>(x), static_cast<E*>(y), a, rows);
@@ -511,6 +658,16 @@ cudaError_t preload_resize() {
   typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
   if ((e = cudaFuncGetAttributes(&attr, resize_nearest_vec_kernel<E>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
+}
+
+template <typename E>
+cudaError_t preload_space_depth_vec() {
+  cudaFuncAttributes attr;
+  cudaError_t e;
+  if ((e = cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 0>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 2>)) != cudaSuccess) return e;
+  if constexpr (16 / sizeof(E) % 4 == 0) return cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 4>);
+  return cudaSuccess;
 }
 
 }  // namespace
@@ -598,5 +755,9 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint16_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint32_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint64_t>)) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint8_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint16_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint32_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint64_t>()) != cudaSuccess) return e;
   return cuda_grid_sample_preload(); /* cuda_grid_sample.cu */
 }
