@@ -250,7 +250,7 @@ def main():
                   "|---|---|---|---|---|"]
         for k in kernels:
             if "error" in k:
-                lines.append(f"| {k['kernel']} | failed | – | – | – |")
+                lines.append(f"| {k['kernel']} | {'skipped' if k['error'].startswith('skipped') else 'failed'} | – | – | – |")
             elif "gbs" in k:
                 lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {f(k['gbs'], 0)} GB/s | copy {f(k.get('copy_gbs'), 0)} "
                              f"GB/s | {pct(k.get('fraction_of_copy'))} |")

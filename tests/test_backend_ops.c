@@ -3,8 +3,9 @@
  * patterns, the kernels' fast paths (contiguous, scalar, per-channel and last-dim broadcasts, rows
  * that are no multiple of a vector, views one element off alignment), the reduction, normalization
  * and softmax row strategies (short rows, one group per row, few long rows split through scratch),
- * convolutions and matrix products; every output written between guard bytes that must stay
- * untouched.
+ * convolutions and matrix products, the data movement ops (Pad in every mode, Slice, Concat, Split,
+ * Transpose, Tile, Expand, DepthToSpace, SpaceToDepth, nearest Resize) over their 16-byte vector and
+ * tile paths and the fallbacks; every output written between guard bytes that must stay untouched.
  *
  *   test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]   (default: cuda, every op; -v names each case
  *                                                       on stderr before it runs)
@@ -1989,6 +1990,271 @@ static void coop_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* ---- the data movement ops: the CUDA kernels' 16-byte paths and their fallbacks ----
+ *
+ * Every element size (uint8, float16, bfloat16, float32, int64), aligned and one element off
+ * alignment, over shapes that take each path: rows long enough for vectors (aligned, shifted
+ * against their source as a Slice starting at 1 or a Pad's border makes them, with a head and a
+ * tail where the row is no multiple of a vector), innermost dims of 1, 3, 8 and 17, every Pad
+ * mode, transposes through the tile kernel (packed words and not) and the element kernels. */
+static const int move_types[] = {GFX_DTYPE_U8, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_F32, GFX_DTYPE_I64};
+
+/* A data movement case of op on inputs of dtype; uint8 data spans every byte value. */
+static ew_case move_case(gfx_op op, int dtype, int n_in, const gfx_shape* shapes, int misalign) {
+  ew_case c = case_of(op, dtype, n_in, shapes);
+  c.node.params.layout.dtype = dtype;
+  c.misalign = misalign;
+  for (int i = 0; i < n_in; i++)
+    if (dtype == GFX_DTYPE_U8) c.ranged[i] = 1, c.int_lo[i] = 0, c.int_hi[i] = 255;
+  return c;
+}
+
+/* "<op> <type> <shape>[ misaligned] <what>" */
+static void move_label(ew_case* c, const char* what) {
+  char b[96];
+  snprintf(c->label, sizeof c->label, "%s %s %s%s %s", ir_op_name(c->node.op), gfx_dtype_name(c->in_dtype[0]),
+           gfx_shape_str(&c->in[0], b, sizeof b), c->misalign ? " misaligned" : "", what);
+}
+
+/* v as one element of dtype */
+static void element_bytes(int dtype, double v, unsigned char out[8]) {
+  memset(out, 0, 8);
+  switch (dtype) {
+    case GFX_DTYPE_F32: { const float f = (float)v; memcpy(out, &f, 4); break; }
+    case GFX_DTYPE_F16: { const uint16_t h = gfx_float_to_half((float)v); memcpy(out, &h, 2); break; }
+    case GFX_DTYPE_BF16: { const uint16_t h = gfx_float_to_bf16((float)v); memcpy(out, &h, 2); break; }
+    case GFX_DTYPE_I64: { const int64_t i = (int64_t)v; memcpy(out, &i, 8); break; }
+    default: out[0] = (unsigned char)(int)v; break;
+  }
+}
+
+static void layout_cases(gfx_dev* gpu, void* stream) {
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (int t = 0; t < 5; t++) {
+      const int dtype = move_types[t];
+      /* Pad: a reflection border of one around a feature map (the benchmark's, smaller), wider pads,
+       * crops, rows of 1, 3, 8 and 17 */
+      static const struct {
+        int64_t dims[4];
+        int64_t pads[8];
+      } pads[] = {
+          {{1, 3, 30, 62}, {0, 0, 1, 1, 0, 0, 1, 1}}, {{2, 3, 9, 130}, {0, 0, 2, 3, 0, 0, 1, 5}},
+          {{1, 2, 7, 40}, {0, 1, 0, 8, 0, 0, 2, 8}},  {{2, 4, 5, 1}, {0, 0, 1, 0, 0, 0, 2, 0}},
+          {{2, 4, 5, 3}, {0, 0, 1, 2, 0, 0, 1, 1}},   {{1, 3, 6, 8}, {0, 0, 1, 4, 0, 0, 3, 4}},
+          {{1, 3, 6, 17}, {0, 0, 2, 7, 0, 0, 1, 9}},
+      };
+      for (size_t k = 0; k < sizeof pads / sizeof pads[0]; k++)
+        for (int mode = IR_PADMODE_CONSTANT; mode <= IR_PADMODE_WRAP; mode++) {
+          const gfx_shape x = shape(4, pads[k].dims);
+          ew_case c = move_case(GFX_OP_PAD, dtype, 1, &x, misalign);
+          ir_layout_params* p = &c.node.params.layout;
+          p->mode = (ir_pad_mode)mode;
+          p->n_ints = 8;
+          p->has_ints = 1;
+          int ok = 1;
+          for (int i = 0; i < 8; i++) {
+            p->ints[i] = pads[k].pads[i];
+            ok &= mode != IR_PADMODE_REFLECT || p->ints[i] < x.dims[i % 4]; /* ONNX's rule for reflect */
+          }
+          if (!ok) continue;
+          element_bytes(dtype, 1.5, p->value);
+          char what[96];
+          snprintf(what, sizeof what, "pads %lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld mode %d", (long long)p->ints[0],
+                   (long long)p->ints[1], (long long)p->ints[2], (long long)p->ints[3], (long long)p->ints[4],
+                   (long long)p->ints[5], (long long)p->ints[6], (long long)p->ints[7], mode);
+          move_label(&c, what);
+          run_case(gpu, stream, &c);
+        }
+      /* crops: negative pads (constant mode) */
+      {
+        const gfx_shape x = SHAPE(1, 3, 12, 70);
+        ew_case c = move_case(GFX_OP_PAD, dtype, 1, &x, misalign);
+        ir_layout_params* p = &c.node.params.layout;
+        static const int64_t crop[8] = {0, 0, -1, -3, 0, 0, 2, -1};
+        p->n_ints = 8;
+        p->has_ints = 1;
+        memcpy(p->ints, crop, sizeof crop);
+        element_bytes(dtype, -2.0, p->value);
+        move_label(&c, "pads 0,0,-1,-3,0,0,2,-1 (crop)");
+        run_case(gpu, stream, &c);
+      }
+      /* Slice: a crop (the benchmark's, smaller), a start of 1 along rows (misaligned against the
+       * destination), step 2, a negative step, rows of 1, 3, 8, 17 */
+      static const struct {
+        int64_t dims[4];
+        int n_axes;
+        int64_t axes[2], starts[2], ends[2], steps[2];
+      } slices[] = {
+          {{1, 3, 40, 72}, 2, {2, 3}, {4, 4}, {36, 68}, {1, 1}},  {{2, 3, 5, 67}, 1, {3}, {1}, {67}, {1}},
+          {{2, 3, 5, 67}, 1, {3}, {3}, {60}, {1}},                {{1, 4, 6, 50}, 1, {3}, {0}, {50}, {2}},
+          {{1, 4, 6, 50}, 1, {3}, {48}, {-1000}, {-1}},          {{3, 5, 7, 1}, 2, {1, 2}, {1, 2}, {4, 7}, {1, 1}},
+          {{3, 5, 7, 3}, 1, {3}, {1}, {3}, {1}},                  {{3, 5, 7, 8}, 2, {0, 3}, {1, 0}, {3, 8}, {1, 1}},
+          {{3, 5, 7, 17}, 1, {2}, {2}, {7}, {1}},                 {{4, 9, 33, 16}, 1, {1}, {1}, {9}, {1}},
+      };
+      for (size_t k = 0; k < sizeof slices / sizeof slices[0]; k++) {
+        const gfx_shape x = shape(4, slices[k].dims);
+        ew_case c = move_case(GFX_OP_SLICE, dtype, 1, &x, misalign);
+        ir_layout_params* p = &c.node.params.layout;
+        p->n_axes = slices[k].n_axes;
+        for (int i = 0; i < p->n_axes; i++) {
+          p->axes[i] = slices[k].axes[i];
+          p->starts[i] = slices[k].starts[i];
+          p->ends[i] = slices[k].ends[i];
+          p->steps[i] = slices[k].steps[i];
+        }
+        char what[96];
+        snprintf(what, sizeof what, "axes %lld,%lld starts %lld,%lld ends %lld,%lld steps %lld,%lld",
+                 (long long)p->axes[0], (long long)p->axes[1], (long long)p->starts[0], (long long)p->starts[1],
+                 (long long)p->ends[0], (long long)p->ends[1], (long long)p->steps[0], (long long)p->steps[1]);
+        move_label(&c, what);
+        run_case(gpu, stream, &c);
+      }
+      /* Transpose: NCHW to NHWC and back (tile kernel, packed words where aligned), 64 channels and
+       * fewer, 3 channels (the element kernels), a reversal, rows of 1, 3, 8, 17 */
+      static const struct {
+        int rank;
+        int64_t dims[4];
+        int perm[4];
+      } transposes[] = {
+          {4, {1, 64, 6, 20}, {0, 2, 3, 1}}, {4, {2, 40, 5, 7}, {0, 2, 3, 1}}, {4, {1, 3, 9, 33}, {0, 2, 3, 1}},
+          {4, {1, 6, 20, 64}, {0, 3, 1, 2}}, {4, {2, 17, 9, 8}, {3, 1, 2, 0}}, {2, {70, 33}, {1, 0}},
+          {3, {5, 17, 8}, {2, 0, 1}},        {3, {5, 8, 1}, {1, 0, 2}},        {3, {4, 3, 40}, {2, 1, 0}},
+          {4, {2, 3, 40, 17}, {1, 0, 3, 2}},
+      };
+      for (size_t k = 0; k < sizeof transposes / sizeof transposes[0]; k++) {
+        const gfx_shape x = shape(transposes[k].rank, transposes[k].dims);
+        ew_case c = move_case(GFX_OP_TRANSPOSE, dtype, 1, &x, misalign);
+        ir_layout_params* p = &c.node.params.layout;
+        p->has_ints = 1;
+        p->n_ints = x.rank;
+        for (int i = 0; i < x.rank; i++) p->ints[i] = transposes[k].perm[i];
+        char what[64];
+        snprintf(what, sizeof what, "perm %d,%d,%d,%d", transposes[k].perm[0], transposes[k].perm[1],
+                 x.rank > 2 ? transposes[k].perm[2] : -1, x.rank > 3 ? transposes[k].perm[3] : -1);
+        move_label(&c, what);
+        run_case(gpu, stream, &c);
+      }
+      /* Concat: channels (one contiguous run per input), rows (each input at an offset no multiple of
+       * a vector), rows of 1 and 3 */
+      static const struct {
+        int axis, n;
+        int64_t dims[3][4];
+      } concats[] = {
+          {1, 2, {{1, 3, 10, 64}, {1, 3, 10, 64}}},
+          {3, 3, {{2, 3, 5, 17}, {2, 3, 5, 8}, {2, 3, 5, 33}}},
+          {2, 2, {{1, 2, 3, 40}, {1, 2, 5, 40}}},
+          {3, 2, {{2, 3, 5, 1}, {2, 3, 5, 3}}},
+          {0, 2, {{1, 3, 4, 3}, {2, 3, 4, 3}}},
+      };
+      for (size_t k = 0; k < sizeof concats / sizeof concats[0]; k++) {
+        gfx_shape xs[3];
+        for (int i = 0; i < concats[k].n; i++) xs[i] = shape(4, concats[k].dims[i]);
+        ew_case c = move_case(GFX_OP_CONCAT, dtype, concats[k].n, xs, misalign);
+        c.node.params.layout.axis = concats[k].axis;
+        char what[32];
+        snprintf(what, sizeof what, "axis %d, %d inputs", concats[k].axis, concats[k].n);
+        move_label(&c, what);
+        run_case(gpu, stream, &c);
+      }
+      /* Split along rows (the second piece starts 17 elements in) and along channels */
+      for (int axis = 1; axis <= 3; axis += 2) {
+        const gfx_shape x = SHAPE(2, 6, 5, 40);
+        ew_case c = move_case(GFX_OP_SPLIT, dtype, 1, &x, misalign);
+        ir_layout_params* p = &c.node.params.layout;
+        p->axis = axis;
+        p->has_ints = 1;
+        p->n_ints = 2;
+        p->ints[0] = axis == 3 ? 17 : 2;
+        p->ints[1] = x.dims[axis] - p->ints[0];
+        c.n_out = 2;
+        c.stats_dtype = dtype;
+        move_label(&c, axis == 3 ? "axis 3, sizes 17,23" : "axis 1, sizes 2,4");
+        run_case(gpu, stream, &c);
+      }
+      /* Tile (wrap-around reads) and Expand of a leading dim */
+      {
+        const gfx_shape x = SHAPE(2, 3, 17);
+        ew_case c = move_case(GFX_OP_TILE, dtype, 1, &x, misalign);
+        c.node.params.layout.n_ints = 3;
+        c.node.params.layout.ints[0] = 1, c.node.params.layout.ints[1] = 2, c.node.params.layout.ints[2] = 3;
+        move_label(&c, "repeats 1,2,3");
+        run_case(gpu, stream, &c);
+        const gfx_shape e = SHAPE(3, 1, 40);
+        c = move_case(GFX_OP_EXPAND, dtype, 1, &e, misalign);
+        c.node.params.layout.n_ints = 3;
+        c.node.params.layout.ints[0] = 3, c.node.params.layout.ints[1] = 5, c.node.params.layout.ints[2] = 40;
+        move_label(&c, "to 3,5,40");
+        run_case(gpu, stream, &c);
+      }
+    }
+}
+
+/* DepthToSpace (DCR and CRD) and SpaceToDepth: blocksizes 2 and 4 (the vector loads where rows are
+ * aligned) and 3, rows that are a multiple of a vector and rows that are not, every element size,
+ * aligned and not. */
+static void space_depth_cases(gfx_dev* gpu, void* stream) {
+  static const struct {
+    int64_t b, dims[4]; /* DepthToSpace's input; SpaceToDepth takes its output's shape */
+  } geo[] = {
+      {2, {1, 12, 9, 32}}, {2, {2, 8, 5, 13}}, {4, {1, 32, 3, 8}}, {4, {1, 16, 4, 5}}, {3, {1, 18, 4, 11}},
+      {2, {1, 4, 3, 64}},
+  };
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (int t = 0; t < 5; t++)
+      for (size_t k = 0; k < sizeof geo / sizeof geo[0]; k++)
+        for (int kind = 0; kind < 3; kind++) { /* DCR, CRD, SpaceToDepth */
+          const int64_t b = geo[k].b;
+          gfx_shape x = shape(4, geo[k].dims);
+          if (kind == 2) x = SHAPE(x.dims[0], x.dims[1] / (b * b), x.dims[2] * b, x.dims[3] * b);
+          ew_case c = move_case(kind == 2 ? GFX_OP_SPACE_TO_DEPTH : GFX_OP_DEPTH_TO_SPACE, move_types[t], 1, &x,
+                                misalign);
+          c.node.params.space_depth.blocksize = b;
+          c.node.params.space_depth.crd = kind == 1;
+          char what[32];
+          snprintf(what, sizeof what, "blocksize %lld%s", (long long)b, kind == 0 ? " DCR" : kind == 1 ? " CRD" : "");
+          move_label(&c, what);
+          run_case(gpu, stream, &c);
+        }
+}
+
+/* Resize nearest over rows long enough for the 16-byte kernel (an output row a multiple of a vector)
+ * and rows that are not, every coordinate transformation and nearest mode, up and down, aligned
+ * and not. */
+static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
+  static const struct {
+    int64_t dims[4];
+    float sh, sw;
+  } geo[] = {
+      {{1, 3, 7, 32}, 2.0f, 2.0f}, {{2, 2, 5, 37}, 2.0f, 2.0f}, {{1, 2, 9, 48}, 1.5f, 0.5f},
+      {{1, 2, 6, 24}, 0.5f, 3.0f}, {{1, 1, 20, 64}, 2.0f, 1.0f},
+  };
+  for (int misalign = 0; misalign < 2; misalign++)
+    for (int t = 0; t < 3; t++)
+      for (size_t k = 0; k < sizeof geo / sizeof geo[0]; k++)
+        for (int coord = 0; coord < 7; coord++) {
+          const gfx_shape x = shape(4, geo[k].dims);
+          ew_case c = case_of(GFX_OP_RESIZE, float_types[t], 1, &x);
+          ir_resize_params* p = &c.node.params.resize;
+          p->rank = 4;
+          p->mode = IR_RESIZE_NEAREST;
+          p->coord = coord;
+          p->nearest = (int)((k + (size_t)coord) % 4);
+          p->cubic_a = -0.75f;
+          p->extrapolation = 3.5f;
+          p->scales[0] = p->scales[1] = 1.0f;
+          p->scales[2] = geo[k].sh;
+          p->scales[3] = geo[k].sw;
+          for (int i = 0; i < 4; i++) p->roi[i] = 0.0f, p->roi[4 + i] = 1.0f;
+          p->roi[2] = -0.2f, p->roi[6] = 1.1f, p->roi[3] = 0.1f, p->roi[7] = 0.9f;
+          c.misalign = misalign;
+          char b[96];
+          snprintf(c.label, sizeof c.label, "Resize nearest %s %s%s scales %g,%g coord %d nearest %d",
+                   gfx_dtype_name(float_types[t]), gfx_shape_str(&x, b, sizeof b), misalign ? " misaligned" : "",
+                   (double)geo[k].sh, (double)geo[k].sw, coord, p->nearest);
+          run_case(gpu, stream, &c);
+        }
+}
+
 /* -o: comma-separated op names (ONNX spelling), 0 when one is not in the table */
 static int want_ops(const char* list) {
   char buf[1024];
@@ -2061,6 +2327,9 @@ int main(int argc, char** argv) {
   attention_cases(gpu, stream);
   fused_attention_cases(gpu, stream);
   add_norm_cases(gpu, stream);
+  layout_cases(gpu, stream);
+  space_depth_cases(gpu, stream);
+  resize_nearest_cases(gpu, stream);
   /* last: their random draws leave every case above as it was */
   nonzero_cases(gpu, stream);
   nms_cases(gpu, stream);

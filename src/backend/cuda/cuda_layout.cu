@@ -157,6 +157,257 @@ __global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst,
   }
 }
 
+/* ---- 16-byte vectors ----
+ *
+ * The kernels above move one element per access: 2-byte loads and stores cannot keep the memory
+ * system busy (a Pad of a float16 map ran at 37% of the copy bandwidth). The two below move 16
+ * bytes per access wherever the plan allows it and keep 8 such vectors in flight per thread. */
+
+/* 16 bytes as one vector or as elements; the element indices are always compile-time constants
+ * (unrolled loops), so the union stays in registers. */
+template <typename T>
+union vec16 {
+  uint4 v;
+  T e[16 / sizeof(T)];
+};
+
+__device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
+
+/* The 16 bytes that start `shift` bytes (1..15) into the 32 bytes lo:hi, little-endian: an unaligned
+ * run read as two aligned vectors. Selects and funnel shifts only (a runtime index into a register
+ * array would put it in local memory). */
+__device__ __forceinline__ uint4 window16(uint4 lo, uint4 hi, int shift) {
+  const bool two = shift & 8, one = shift & 4;
+  const unsigned bits = (unsigned)(shift & 3) * 8u;
+  const uint32_t u0 = two ? lo.z : lo.x, u1 = two ? lo.w : lo.y, u2 = two ? hi.x : lo.z;
+  const uint32_t u3 = two ? hi.y : lo.w, u4 = two ? hi.z : hi.x, u5 = two ? hi.w : hi.y;
+  const uint32_t t0 = one ? u1 : u0, t1 = one ? u2 : u1, t2 = one ? u3 : u2, t3 = one ? u4 : u3, t4 = one ? u5 : u4;
+  return make_uint4(__funnelshift_r(t0, t1, bits), __funnelshift_r(t1, t2, bits), __funnelshift_r(t2, t3, bits),
+                    __funnelshift_r(t3, t4, bits));
+}
+
+/* Source element of coordinate c along a dim of n valid coordinates (the plan's mode outside), or
+ * the constant. */
+template <typename T>
+__device__ __forceinline__ T load_resolved(const T* src, int64_t row, int64_t c, int64_t n, ir_pad_mode mode,
+                                           T constant) {
+  const int64_t sc = c >= 0 && c < n ? c : ir_resolve_coord(c, n, mode);
+  return sc < 0 ? constant : src[row + sc];
+}
+
+const int kVecLog2 = 3, kVecPerThread = 1 << kVecLog2; /* 16-byte vectors per thread: 128 bytes in flight */
+
+struct vec_launch {
+  int slots_log2;  /* log2 of the vectors a thread takes along a row (U); it takes 8 / U rows */
+  int64_t rows;    /* the box dim before the last (1 for rank 1) */
+  int64_t outer;   /* the product of the dims before that */
+};
+
+/* Plans whose last box dim is contiguous in the destination and read forwards with unit stride from
+ * the source (after simplify_plan): Pad in every mode, Slice with step 1 along the last dim, Concat,
+ * Split, Tile and Expand of leading dims. The grid is the box: x along the last dim in 16-byte
+ * destination vectors (slots), y over the rows of the dim before it (R = 8 / U rows per thread), z
+ * over the product of the dims before that (one decomposition per thread, none at all for rank 3),
+ * so no element costs a division.
+ *
+ * Slot s of a row covers the row's elements [s*V - a, s*V - a + V), a being the row start's offset
+ * within its 16-byte destination vector: every slot but a misaligned row's first and last is one
+ * aligned 16-byte store. Its source is read as one 16-byte load when the run is aligned, as two
+ * aligned loads shifted together (window16) when it is not, and element by element (with the pad
+ * mode's resolution) where the run leaves the source row: at a pad's borders and at the ends of a
+ * row, so no load reaches outside the row's valid source elements. Every load of a thread is issued
+ * before its first store. */
+template <typename T>
+__global__ void __launch_bounds__(256) plan_vec_kernel(const T* __restrict__ src, T* __restrict__ dst,
+                                                       ir_copy_plan plan, vec_launch L) {
+  constexpr int V = 16 / sizeof(T);
+  const int last = plan.rank - 1;
+  /* within a row 32-bit arithmetic: the host keeps the row's extents below 2^30 */
+  const int32_t width = (int32_t)plan.dims[last], extent = (int32_t)plan.src_extent[last];
+  const int32_t x_start = (int32_t)plan.src_start[last];
+  const int ul = L.slots_log2, rows_per_thread = kVecPerThread >> ul;
+  const int64_t y_start = last >= 1 ? plan.src_start[last - 1] : 0, y_step = last >= 1 ? plan.src_step[last - 1] : 0;
+  const int64_t y_extent = last >= 1 ? plan.src_extent[last - 1] : 1;
+  const int64_t y_src = last >= 1 ? plan.src_strides[last - 1] : 0, y_dst = last >= 1 ? plan.dst_strides[last - 1] : 0;
+  const uint32_t dst_mis = (uint32_t)((uintptr_t)dst / sizeof(T)), src_mis = (uint32_t)((uintptr_t)src / sizeof(T));
+  T constant;
+  memcpy(&constant, plan.value, sizeof(T));
+  const int32_t slot0 = (int32_t)((blockIdx.x << ul) * blockDim.x + threadIdx.x);
+  for (int64_t z = blockIdx.z; z < L.outer; z += gridDim.z) {
+    /* the dims before the rows: one coordinate per dim, the outermost takes what is left */
+    int64_t z_src = 0, z_dst = plan.dst_offset, rest = z;
+    bool z_outside = false;
+    for (int k = last - 2; k >= 0; k--) {
+      int64_t c = rest;
+      if (k > 0) {
+        c = rest % plan.dims[k];
+        rest /= plan.dims[k];
+      }
+      z_dst += c * plan.dst_strides[k];
+      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      if (sc < 0)
+        z_outside = true;
+      else
+        z_src += sc * plan.src_strides[k];
+    }
+    for (int64_t y0 = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y) * rows_per_thread; y0 < L.rows;
+         y0 += (int64_t)gridDim.y * blockDim.y * rows_per_thread) {
+      vec16<T> v[kVecPerThread];
+#pragma unroll
+      for (int k = 0; k < kVecPerThread; k++) {
+        const int64_t y = y0 + (k >> ul);
+        const int32_t slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
+        const int64_t sy = ir_resolve_coord(y_start + y * y_step, y_extent, plan.mode);
+        const int64_t src_row = z_src + sy * y_src, dst_row = z_dst + y * y_dst;
+        /* the slot's first element in the row */
+        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)dst_row) & (V - 1));
+        v[k].v = make_uint4(0, 0, 0, 0);
+        if (y >= L.rows || j0 >= width) continue;
+        if (z_outside || sy < 0) {
+#pragma unroll
+          for (int i = 0; i < V; i++) v[k].e[i] = constant;
+          continue;
+        }
+        int32_t c0 = x_start + j0;
+        /* Tile: wrapping is periodic, so the slot's run starts where its first element wraps to */
+        if (plan.mode == IR_PADMODE_WRAP && (c0 < 0 || c0 >= extent)) c0 = (int32_t)ir_resolve_coord(c0, extent, plan.mode);
+        if (j0 >= 0 && j0 + V <= width && c0 >= 0 && c0 + V <= extent) {
+          /* a run inside the source row */
+          const int32_t r = (int32_t)((src_mis + (uint32_t)src_row + (uint32_t)c0) & (V - 1));
+          const T* s = src + src_row + (c0 - r);
+          if (r == 0) {
+            v[k].v = load16(s);
+            continue;
+          }
+          if (c0 - r >= 0 && c0 - r + 2 * V <= extent) {
+            v[k].v = window16(load16(s), load16(s + V), r * (int)sizeof(T));
+            continue;
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++)
+          if (j0 + i >= 0 && j0 + i < width) v[k].e[i] = load_resolved(src, src_row, c0 + i, extent, plan.mode, constant);
+      }
+#pragma unroll
+      for (int k = 0; k < kVecPerThread; k++) {
+        const int64_t y = y0 + (k >> ul);
+        const int32_t slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
+        const int64_t dst_row = z_dst + y * y_dst;
+        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)dst_row) & (V - 1));
+        if (y >= L.rows || j0 >= width) continue;
+        if (j0 >= 0 && j0 + V <= width) {
+          store16(dst + dst_row + j0, v[k].v);
+          continue;
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++)
+          if (j0 + i >= 0 && j0 + i < width) dst[dst_row + j0 + i] = v[k].e[i];
+      }
+    }
+  }
+}
+
+/* Transposes: the last box dim (c) is contiguous in the destination, another dim (p) in the source.
+ * A block moves a tile of 32 K x 32 K elements through shared memory: warps read it along p and
+ * write it along c, so both sides coalesce. Global accesses are words of K elements (K = 2 for
+ * 2-byte, 4 for 1-byte elements where the strides and offsets allow, else 1): 128 bytes per warp
+ * access at K * size >= 4. A word read holds K elements of one row c; K of them from K neighbouring
+ * rows are transposed in registers into K words of K rows p. The shared tile is rows of 33 words
+ * (conflict-free along a row) with the word column xor'ed by row / 32, which keeps the column reads
+ * of the write phase conflict-free too. Every dim is read in range (no pad modes); the others are
+ * batch dims, one decomposition per block. A block takes kTileSub neighbouring tiles along p, so a
+ * thread has 16 words in flight. */
+struct tile_args {
+  int64_t p_len, c_len;    /* extents of the p and c dims */
+  int64_t src_c, dst_p;    /* source stride along c, destination stride along p (the other two are 1) */
+  int64_t src_base, dst_base;
+  int n_batch;
+  int64_t batches;         /* the product of the batch dims */
+  int64_t batch_dims[GFX_MAX_RANK], batch_src[GFX_MAX_RANK], batch_dst[GFX_MAX_RANK];
+};
+
+const int kTileSub = 2; /* tiles along p per block: 16 words in flight per thread */
+
+template <typename T, int K>
+struct tile_word {
+  typedef uint32_t type; /* K elements of 1 or 2 bytes */
+};
+template <typename T>
+struct tile_word<T, 1> {
+  typedef T type;
+};
+
+template <typename T, int K>
+__global__ void __launch_bounds__(128 * K) plan_tile_kernel(const T* __restrict__ src, T* __restrict__ dst, tile_args a) {
+  typedef typename tile_word<T, K>::type W;
+  union word {
+    W w;
+    T e[K];
+  };
+  constexpr int kTile = 32 * K, kWarps = 4 * K;
+  __shared__ W tile[kTileSub][kTile][33];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t p0 = (int64_t)blockIdx.x * kTileSub * kTile;
+  for (int64_t c0 = (int64_t)blockIdx.y * kTile; c0 < a.c_len; c0 += (int64_t)gridDim.y * kTile)
+    for (int64_t b = blockIdx.z; b < a.batches; b += gridDim.z) {
+      int64_t s = a.src_base, d = a.dst_base, rest = b;
+      for (int k = a.n_batch - 1; k >= 0; k--) {
+        int64_t c = rest;
+        if (k > 0) {
+          c = rest % a.batch_dims[k];
+          rest /= a.batch_dims[k];
+        }
+        s += c * a.batch_src[k];
+        d += c * a.batch_dst[k];
+      }
+      /* read: warp w takes tile rows w, w + kWarps, ..., a lane one word of each along p */
+      W in[kTileSub][8];
+#pragma unroll
+      for (int t = 0; t < kTileSub; t++) {
+        const int64_t p = p0 + t * kTile + lane * K;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          const int64_t c = c0 + warp + i * kWarps;
+          in[t][i] = W(0);
+          if (c < a.c_len && p < a.p_len) in[t][i] = *reinterpret_cast<const W*>(src + s + c * a.src_c + p);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kTileSub; t++)
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          const int r = warp + i * kWarps;
+          tile[t][r][lane ^ (r >> 5)] = in[t][i];
+        }
+      __syncthreads();
+      /* write: warp w takes the groups of K rows p w, w + kWarps, ..., a lane K rows c of each */
+      const int64_t c = c0 + lane * K;
+#pragma unroll
+      for (int t = 0; t < kTileSub; t++)
+#pragma unroll
+        for (int i = 0; i < 8 / K; i++) {
+          const int pk = warp + i * kWarps;
+          word x[K], y[K];
+#pragma unroll
+          for (int j = 0; j < K; j++) {
+            const int r = lane * K + j;
+            x[j].w = tile[t][r][pk ^ (r >> 5)];
+          }
+#pragma unroll
+          for (int j = 0; j < K; j++)
+#pragma unroll
+            for (int m = 0; m < K; m++) y[m].e[j] = x[j].e[m];
+#pragma unroll
+          for (int m = 0; m < K; m++) {
+            const int64_t pp = p0 + t * kTile + pk * K + m;
+            if (pp < a.p_len && c < a.c_len) *reinterpret_cast<W*>(dst + d + pp * a.dst_p + c) = y[m].w;
+          }
+        }
+      __syncthreads(); /* the tile is rewritten for the next batch */
+    }
+}
+
 /* Merges neighbouring box dims that are one run in both source and destination and never leave the
  * source (start 0, step 1, the whole extent): fewer dims to decompose, longer rows. */
 void simplify_plan(ir_copy_plan* p) {
@@ -230,8 +481,98 @@ __global__ void write_i64_kernel(int64_t* dst, i64_values values) {
   if (i < values.n) dst[i] = values.v[i];
 }
 
+/* plan_vec_kernel where the plan allows it (see there); false leaves the plan to the others. */
+template <typename T>
+bool launch_plan_vec(const ir_copy_plan* p, const void* src, void* dst, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const int last = p->rank - 1;
+  if (p->rank < 1 || p->dst_strides[last] != 1 || p->src_strides[last] != 1 || p->src_step[last] != 1) return false;
+  const int64_t width = p->dims[last], limit = (int64_t)1 << 30;
+  if (width < V || (uintptr_t)src % sizeof(T) || (uintptr_t)dst % sizeof(T)) return false;
+  /* the kernel's arithmetic within a row is 32-bit */
+  if (width > limit || p->src_extent[last] > limit || p->src_start[last] < -limit || p->src_start[last] > limit)
+    return false;
+  vec_launch L;
+  L.rows = p->rank >= 2 ? p->dims[last - 1] : 1;
+  L.outer = 1;
+  for (int k = 0; k + 1 < last; k++) L.outer *= p->dims[k];
+  int rows_log2 = 0;
+  while (rows_log2 < kVecLog2 && L.rows >= (2 << rows_log2)) rows_log2++;
+  L.slots_log2 = kVecLog2 - rows_log2;
+  /* slots per row: exact when every row starts at the same offset within a 16-byte vector */
+  bool same_offset = true;
+  for (int k = 0; k < last; k++) same_offset &= p->dst_strides[k] % V == 0;
+  const int64_t a = (int64_t)(((uintptr_t)dst / sizeof(T) + (uint64_t)p->dst_offset) & (V - 1));
+  const int64_t slots = same_offset ? (a + width + V - 1) / V : (width + 2 * V - 2) / V;
+  const int64_t thread_slots = (slots + (1 << L.slots_log2) - 1) >> L.slots_log2;
+  int bx = 256;
+  while (bx > 4 && bx / 2 >= thread_slots) bx /= 2;
+  const int by = 256 / bx;
+  const int64_t gx = (thread_slots + bx - 1) / bx, rows_per_block = (int64_t)by << rows_log2;
+  const int64_t gy = (L.rows + rows_per_block - 1) / rows_per_block;
+  if (gx > INT32_MAX) return false;
+  const dim3 grid((unsigned int)gx, (unsigned int)(gy < kGridDimLimit ? gy : kGridDimLimit),
+                  (unsigned int)(L.outer < kGridDimLimit ? L.outer : kGridDimLimit));
+  plan_vec_kernel<T><<<grid, dim3(bx, by), 0, stream>>>((const T*)src, (T*)dst, *p, L);
+  return true;
+}
+
+/* plan_tile_kernel where the plan is a transpose read wholly in range (see there); false leaves
+ * the plan to the others. */
+template <typename T>
+bool launch_plan_tile(const ir_copy_plan* p, const void* src, void* dst, cudaStream_t stream) {
+  const int last = p->rank - 1;
+  if (p->rank < 2 || p->dst_strides[last] != 1 || p->src_strides[last] == 1 || p->src_step[last] != 1) return false;
+  int pd = -1;
+  for (int k = 0; k < p->rank; k++) {
+    const int64_t first = p->src_start[k], end = first + (p->dims[k] - 1) * p->src_step[k];
+    if (first < 0 || first >= p->src_extent[k] || end < 0 || end >= p->src_extent[k]) return false;
+    if (k != last && pd < 0 && p->src_strides[k] == 1 && p->src_step[k] == 1) pd = k;
+  }
+  /* a narrow tile would leave most of a block idle: the element kernels do better there */
+  if (pd < 0 || p->dims[last] < 8 || p->dims[pd] < 8) return false;
+  tile_args a;
+  a.p_len = p->dims[pd];
+  a.c_len = p->dims[last];
+  a.src_c = p->src_strides[last];
+  a.dst_p = p->dst_strides[pd];
+  a.src_base = 0;
+  a.dst_base = p->dst_offset;
+  a.n_batch = 0;
+  a.batches = 1;
+  for (int k = 0; k < p->rank; k++) {
+    a.src_base += p->src_start[k] * p->src_strides[k];
+    if (k == pd || k == last) continue;
+    a.batch_dims[a.n_batch] = p->dims[k];
+    a.batch_src[a.n_batch] = p->src_step[k] * p->src_strides[k];
+    a.batch_dst[a.n_batch] = p->dst_strides[k];
+    a.batches *= p->dims[k];
+    a.n_batch++;
+  }
+  /* words of K elements where every word read and written is whole and aligned */
+  constexpr int K = sizeof(T) == 1 ? 4 : sizeof(T) == 2 ? 2 : 1;
+  bool packed = K > 1 && (uintptr_t)src % (K * sizeof(T)) == 0 && (uintptr_t)dst % (K * sizeof(T)) == 0 &&
+                a.src_base % K == 0 && a.dst_base % K == 0 && a.src_c % K == 0 && a.dst_p % K == 0 &&
+                a.p_len % K == 0 && a.c_len % K == 0;
+  for (int k = 0; k < a.n_batch; k++) packed = packed && a.batch_src[k] % K == 0 && a.batch_dst[k] % K == 0;
+  const int tile = packed ? 32 * K : 32;
+  const int64_t gx = (a.p_len + kTileSub * tile - 1) / (kTileSub * tile), gy = (a.c_len + tile - 1) / tile;
+  if (gx > INT32_MAX) return false;
+  const dim3 grid((unsigned int)gx, (unsigned int)(gy < kGridDimLimit ? gy : kGridDimLimit),
+                  (unsigned int)(a.batches < kGridDimLimit ? a.batches : kGridDimLimit));
+  if constexpr (K > 1) {
+    if (packed) {
+      plan_tile_kernel<T, K><<<grid, 128 * K, 0, stream>>>((const T*)src, (T*)dst, a);
+      return true;
+    }
+  }
+  plan_tile_kernel<T, 1><<<grid, 128, 0, stream>>>((const T*)src, (T*)dst, a);
+  return true;
+}
+
 template <typename T>
 void launch_plan(const ir_copy_plan* plan, const void* src, void* dst, cudaStream_t stream) {
+  if (launch_plan_vec<T>(plan, src, dst, stream) || launch_plan_tile<T>(plan, src, dst, stream)) return;
   const int64_t inner = plan->rank > 0 ? plan->dims[plan->rank - 1] : 1;
   const int64_t dim_y = plan->rank >= 2 ? plan->dims[plan->rank - 2] : 1;
   const int64_t dim_z = plan->rank >= 3 ? plan->dims[plan->rank - 3] : 1;
@@ -285,6 +626,10 @@ cudaError_t preload_size() {
   if ((e = cudaFuncGetAttributes(&attr, plan_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_grid_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_vec_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 1>)) != cudaSuccess) return e;
+  if constexpr (sizeof(T) <= 2)
+    if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 4 / sizeof(T)>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int64_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, gather_kernel<T, int32_t>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, fill_kernel<T>);

@@ -8,6 +8,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "backend/cuda/cuda_resize.h"
 #include "ir/tensor.h"
@@ -35,6 +38,22 @@ __device__ inline float load_f(const __nv_bfloat16* p, int64_t i) { return __bfl
 __device__ inline void store_f(float* p, int64_t i, float v) { p[i] = v; }
 __device__ inline void store_f(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ inline void store_f(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+/* 16 bytes as one vector or as elements (compile-time element indices only, so it stays in
+ * registers). */
+template <typename E>
+union vec16 {
+  uint4 v;
+  E e[16 / sizeof(E)];
+};
+
+__device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
+
+/* n elements of E read or written as one aligned access */
+template <typename E, int N>
+struct alignas(sizeof(E) * N) elems {
+  E e[N];
+};
 
 // ---- Resize ----
 
@@ -184,6 +203,74 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
     if (oy0 + u < g.h.out) store_f(y, (plane * g.h.out + oy0 + u) * g.w.out + ox, v[u]);
 }
 
+/* Nearest where every output row starts on a 16-byte boundary (w.out a multiple of V = 16 / element
+ * size, y aligned): 16-byte stores. A block is bx x by threads over bx * V output columns and
+ * by * kNearestRows rows of one plane (z); the source column of each of its columns and the source
+ * row of each of its rows are mapped once per block into shared memory (one mapping per thread at
+ * most). A thread then writes V columns of kNearestRows rows: each output element is one 2- or
+ * 4-byte load of its source element (a neighbour's load is reused where two columns, or two rows,
+ * read the same source, as upscaling does), all loads before the first store. Elements are moved as
+ * their bits (E), so a nearest copy is exact; the extrapolation value arrives already rounded. */
+const int kNearestRows = 8;
+
+template <typename E>
+__global__ void __launch_bounds__(256, 1) resize_nearest_vec_kernel(const E* __restrict__ x, E* __restrict__ y,
+                                                                 ir_resize_geom g, E extrapolation) {
+  constexpr int V = 16 / sizeof(E);
+  __shared__ int64_t col_ix[256], row_off[256];
+  __shared__ bool col_outside[256], row_outside[256];
+  const int64_t plane = blockIdx.z;
+  const int64_t ox0 = (int64_t)blockIdx.x * blockDim.x * V, oy0 = (int64_t)blockIdx.y * blockDim.y * kNearestRows;
+  const int t = threadIdx.y * blockDim.x + threadIdx.x;
+  if (t < (int)blockDim.x * V) {
+    const int64_t ox = ox0 + t < g.w.out ? ox0 + t : g.w.out - 1;
+    const float cx = source_coord(g.w, g.coord, ox);
+    col_ix[t] = ir_resize_nearest_index(&g.w, g.nearest, cx);
+    col_outside[t] = ir_resize_outside(&g.w, g.coord, cx);
+  }
+  if (t < (int)blockDim.y * kNearestRows) {
+    const int64_t oy = oy0 + t < g.h.out ? oy0 + t : g.h.out - 1;
+    const float cy = source_coord(g.h, g.coord, oy);
+    row_off[t] = (plane * g.h.in + ir_resize_nearest_index(&g.h, g.nearest, cy)) * g.w.in;
+    row_outside[t] = ir_resize_outside(&g.h, g.coord, cy);
+  }
+  __syncthreads();
+  const int c = threadIdx.x * V;
+  const int64_t ox = ox0 + c;
+  if (ox >= g.w.out) return;
+  int64_t ix[V];
+  bool x_outside[V];
+#pragma unroll
+  for (int i = 0; i < V; i++) {
+    ix[i] = col_ix[c + i];
+    x_outside[i] = col_outside[c + i];
+  }
+  vec16<E> v[kNearestRows];
+#pragma unroll
+  for (int u = 0; u < kNearestRows; u++) {
+    const int r = threadIdx.y * kNearestRows + u;
+    if (u > 0 && row_off[r] == row_off[r - 1] && row_outside[r] == row_outside[r - 1]) {
+      v[u] = v[u - 1]; /* the same source row */
+      continue;
+    }
+    const E* src = x + row_off[r];
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+      if (row_outside[r] || x_outside[i])
+        v[u].e[i] = extrapolation;
+      else if (i > 0 && ix[i] == ix[i - 1] && !x_outside[i - 1])
+        v[u].e[i] = v[u].e[i - 1];
+      else
+        v[u].e[i] = src[ix[i]];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kNearestRows; u++) {
+    const int64_t oy = oy0 + threadIdx.y * kNearestRows + u;
+    if (oy < g.h.out) store16(y + (plane * g.h.out + oy) * g.w.out + ox, v[u].v);
+  }
+}
+
 /* The general geometry (a leading dim resizes, e.g. the depth of a volume): one thread per output
  * element, grid-stride; the per-dim taps come from ir_resize_axis_taps, as in the reference, and
  * every combination of them is summed with the product of its weights, in float. */
@@ -232,8 +319,29 @@ cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& 
   return cudaGetLastError();
 }
 
+/* resize_nearest_vec_kernel where the geometry and the pointers allow it; false leaves it to the
+ * kernels below. */
+template <typename T>
+bool launch_nearest_vec(const void* x, void* y, const ir_resize_geom& g, cudaStream_t stream) {
+  typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
+  constexpr int V = 16 / sizeof(T);
+  if (g.mode != IR_RESIZE_NEAREST || g.w.out % V != 0 || (uintptr_t)y % 16 != 0 || (uintptr_t)x % sizeof(T) != 0)
+    return false;
+  const int64_t slots = g.w.out / V;
+  const int bx = slots >= 32 ? 32 : slots >= 16 ? 16 : 8, by = 256 / bx;
+  const int64_t gx = (slots + bx - 1) / bx, gy = (g.h.out + by * kNearestRows - 1) / (by * kNearestRows);
+  if (gx > INT32_MAX || gy > 65535 || g.outer > 65535) return false;
+  const T rounded = T(g.extrapolation); /* what store_f writes */
+  E extrapolation;
+  memcpy(&extrapolation, &rounded, sizeof extrapolation);
+  resize_nearest_vec_kernel<E><<<dim3((unsigned int)gx, (unsigned int)gy, (unsigned int)g.outer), dim3(bx, by), 0,
+                                  stream>>>(static_cast<const E*>(x), static_cast<E*>(y), g, extrapolation);
+  return true;
+}
+
 template <typename T>
 cudaError_t launch_resize(const void* x, void* y, const ir_resize_geom& g, int64_t count, cudaStream_t stream) {
+  if (launch_nearest_vec<T>(x, y, g, stream)) return cudaGetLastError();
   const int64_t rows = count / g.w.out, chunks = (g.w.out + kRowChunk - 1) / kRowChunk;
   const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   const T* xt = static_cast<const T*>(x);
@@ -382,8 +490,155 @@ __global__ void space_depth_kernel(const E* x, E* y, space_depth_args a, int64_t
   }
 }
 
+/* DepthToSpace / SpaceToDepth with 16-byte stores: x along an output row in slots of V elements (as
+ * plan_vec_kernel's in cuda_layout.cu: slot s covers the row's elements [s*V - a, s*V - a + V), a
+ * being the row start's offset within its destination vector), y over the rows (kSpaceDepthRows per
+ * thread), z over the planes (n, c), so the per-element index math is a multiply-add: the source of
+ * a row is fixed by (n, c, row), and a DepthToSpace column's offset (x mod b, x / b) is found once
+ * per thread for the whole plane and kept while the rows start at the same offset.
+ *
+ * With B > 0 (the blocksize, 2 or 4; every row aligned; the source aligned too) the loads are
+ * vectors as well: DepthToSpace reads V / B elements of each of the B source rows an output slot
+ * interleaves, SpaceToDepth the B vectors that hold every B-th element its slot takes. Otherwise
+ * (B = 0) each element is one load of its size. */
+const int kSpaceDepthRows = 4;
+
+template <typename E, int B>
+__global__ void __launch_bounds__(256, 1) space_depth_vec_kernel(const E* __restrict__ x, E* __restrict__ y,
+                                                              space_depth_args a, int64_t planes) {
+  constexpr int V = 16 / sizeof(E);
+  const int64_t b = B > 0 ? B : a.blocksize;
+  const int64_t out_c = a.out_dims[1], out_h = a.out_dims[2], out_w = a.out_dims[3];
+  const int64_t in_c = a.to_space ? out_c * b * b : out_c / (b * b);
+  const int64_t in_h = a.to_space ? out_h / b : out_h * b, in_w = a.to_space ? out_w / b : out_w * b;
+  /* DepthToSpace: source distance between the lanes bj and bj + 1, and between the rows bi, bi + 1 */
+  const int64_t lane_stride = (a.crd ? 1 : out_c) * in_h * in_w, bi_stride = lane_stride * b;
+  const int64_t dst_mis = (int64_t)(((uintptr_t)y / sizeof(E)) & (V - 1));
+  const int64_t slot = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t col[V]; /* DepthToSpace: source offsets of the slot's elements within the row, for x0 = col_x0 */
+  int64_t col_x0 = INT64_MIN;
+#pragma unroll
+  for (int i = 0; i < V; i++) col[i] = 0;
+  for (int64_t z = blockIdx.z; z < planes; z += gridDim.z) {
+    const int64_t c_o = z % out_c, n = z / out_c;
+    int64_t plane_src, bj = 0;
+    if (a.to_space) {
+      plane_src = (n * in_c + (a.crd ? c_o * b * b : c_o)) * in_h * in_w;
+    } else {
+      const int64_t block = c_o / in_c, c = c_o - block * in_c;
+      bj = block % b;
+      plane_src = ((n * in_c + c) * in_h + block / b) * in_w; /* + bj: added per element */
+    }
+    for (int64_t h0 = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y) * kSpaceDepthRows; h0 < out_h;
+         h0 += (int64_t)gridDim.y * blockDim.y * kSpaceDepthRows) {
+      vec16<E> v[kSpaceDepthRows];
+#pragma unroll
+      for (int u = 0; u < kSpaceDepthRows; u++) {
+        const int64_t h_o = h0 + u, dst_row = (z * out_h + h_o) * out_w;
+        const int64_t x0 = slot * V - ((dst_mis + dst_row) & (V - 1));
+        v[u].v = make_uint4(0, 0, 0, 0);
+        if (h_o >= out_h || x0 >= out_w) continue;
+        if (a.to_space) {
+          const int64_t bi = h_o % b, src_row = plane_src + bi * bi_stride + (h_o / b) * in_w;
+          if constexpr (B > 0) {
+            elems<E, V / B> lane[B];
+#pragma unroll
+            for (int j = 0; j < B; j++)
+              lane[j] = *reinterpret_cast<const elems<E, V / B>*>(x + src_row + j * lane_stride + x0 / B);
+#pragma unroll
+            for (int k = 0; k < V; k++) v[u].e[k] = lane[k % B].e[k / B];
+          } else {
+            if (x0 != col_x0) { /* (x mod b, x / b) of the slot's elements, walked from the first */
+              const int64_t first = x0 < 0 ? 0 : x0;
+              int64_t q = first / b, r = first - q * b;
+#pragma unroll
+              for (int i = 0; i < V; i++) {
+                if (x0 + i < 0) continue;
+                col[i] = r * lane_stride + q;
+                if (++r == b) r = 0, q++;
+              }
+              col_x0 = x0;
+            }
+#pragma unroll
+            for (int i = 0; i < V; i++)
+              if (x0 + i >= 0 && x0 + i < out_w) v[u].e[i] = x[src_row + col[i]];
+          }
+        } else {
+          const int64_t src_row = plane_src + h_o * b * in_w;
+          if constexpr (B > 0) {
+            vec16<E> chunk[B];
+#pragma unroll
+            for (int m = 0; m < B; m++) chunk[m].v = *reinterpret_cast<const uint4*>(x + src_row + x0 * B + m * V);
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+              E e = chunk[(k * B) / V].e[(k * B) % V];
+#pragma unroll
+              for (int j = 1; j < B; j++)
+                if (bj == j) e = chunk[(k * B + j) / V].e[(k * B + j) % V];
+              v[u].e[k] = e;
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < V; i++)
+              if (x0 + i >= 0 && x0 + i < out_w) v[u].e[i] = x[src_row + (x0 + i) * b + bj];
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kSpaceDepthRows; u++) {
+        const int64_t h_o = h0 + u, dst_row = (z * out_h + h_o) * out_w;
+        const int64_t x0 = slot * V - ((dst_mis + dst_row) & (V - 1));
+        if (h_o >= out_h || x0 >= out_w) continue;
+        if (x0 >= 0 && x0 + V <= out_w) {
+          store16(y + dst_row + x0, v[u].v);
+          continue;
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++)
+          if (x0 + i >= 0 && x0 + i < out_w) y[dst_row + x0 + i] = v[u].e[i];
+      }
+    }
+  }
+}
+
+/* space_depth_vec_kernel for rows of at least a vector; false leaves them to space_depth_kernel. */
+template <typename E>
+bool launch_space_depth_vec(const void* x, void* y, const space_depth_args& a, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(E);
+  const int64_t b = a.blocksize, out_w = a.out_dims[3], out_h = a.out_dims[2];
+  if (out_w < V || (uintptr_t)x % sizeof(E) != 0 || (uintptr_t)y % sizeof(E) != 0) return false;
+  const int64_t planes = a.out_dims[0] * a.out_dims[1];
+  const bool aligned_rows = out_w % V == 0 && (uintptr_t)y % 16 == 0;
+  const int64_t slots = aligned_rows ? out_w / V : (out_w + 2 * V - 2) / V;
+  int bx = 256;
+  while (bx > 4 && bx / 2 >= slots) bx /= 2;
+  const int by = 256 / bx;
+  const int64_t gx = (slots + bx - 1) / bx, gy = (out_h + (int64_t)by * kSpaceDepthRows - 1) / ((int64_t)by * kSpaceDepthRows);
+  if (gx > INT32_MAX) return false;
+  const dim3 grid((unsigned int)gx, (unsigned int)(gy < 65535 ? gy : 65535), (unsigned int)(planes < 65535 ? planes : 65535));
+  const dim3 block(bx, by);
+  /* vector loads: every row aligned, the source too, and (DepthToSpace) each source row's part of a
+   * slot a whole aligned vector */
+  const bool vector_loads = aligned_rows && (uintptr_t)x % 16 == 0 && V % b == 0 &&
+                            (!a.to_space || (out_w / b) % (V / b) == 0);
+  const E* xe = static_cast<const E*>(x);
+  E* ye = static_cast<E*>(y);
+  if (vector_loads && b == 2)
+    space_depth_vec_kernel<E, 2><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  else if constexpr (V % 4 == 0) {
+    if (vector_loads && b == 4)
+      space_depth_vec_kernel<E, 4><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+    else
+      space_depth_vec_kernel<E, 0><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  } else {
+    space_depth_vec_kernel<E, 0><<<grid, block, 0, stream>>>(xe, ye, a, planes);
+  }
+  return true;
+}
+
 template <typename E>
 cudaError_t launch_space_depth(const void* x, void* y, const space_depth_args& a, cudaStream_t stream) {
+  if (launch_space_depth_vec<E>(x, y, a, stream)) return cudaGetLastError();
   const int64_t rows = a.count / a.out_dims[3], chunks = (a.out_dims[3] + kSpaceDepthChunk - 1) / kSpaceDepthChunk;
   const dim3 grid((unsigned int)(rows < (1 << 20) ? rows : (1 << 20)), (unsigned int)(chunks < 65535 ? chunks : 65535));
   space_depth_kernel<E><<<grid, kBlockSize, 0, stream>>>(static_cast<const E*>(x), static_cast<E*>(y), a, rows);
@@ -400,7 +655,19 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
+  typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
+  if ((e = cudaFuncGetAttributes(&attr, resize_nearest_vec_kernel<E>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
+}
+
+template <typename E>
+cudaError_t preload_space_depth_vec() {
+  cudaFuncAttributes attr;
+  cudaError_t e;
+  if ((e = cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 0>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 2>)) != cudaSuccess) return e;
+  if constexpr (16 / sizeof(E) % 4 == 0) return cudaFuncGetAttributes(&attr, space_depth_vec_kernel<E, 4>);
+  return cudaSuccess;
 }
 
 }  // namespace
@@ -488,5 +755,9 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint16_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint32_t>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, space_depth_kernel<uint64_t>)) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint8_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint16_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint32_t>()) != cudaSuccess) return e;
+  if ((e = preload_space_depth_vec<uint64_t>()) != cudaSuccess) return e;
   return cuda_grid_sample_preload(); /* cuda_grid_sample.cu */
 }
