@@ -487,6 +487,9 @@ bool launch_plan_vec(const ir_copy_plan* p, const void* src, void* dst, cudaStre
   constexpr int V = 16 / sizeof(T);
   const int last = p->rank - 1;
   if (p->rank < 1 || p->dst_strides[last] != 1 || p->src_strides[last] != 1 || p->src_step[last] != 1) return false;
+  /* Pads that read the source again at the borders (edge, reflect, wrap) keep the kernels below: on
+   * the H200 a reflect Pad of a 64x1078x1918 float16 map took 0.769 ms here against 0.356 ms there */
+  if (p->mode != IR_PADMODE_CONSTANT) return false;
   const int64_t width = p->dims[last], limit = (int64_t)1 << 30;
   if (width < V || (uintptr_t)src % sizeof(T) || (uintptr_t)dst % sizeof(T)) return false;
   /* the kernel's arithmetic within a row is 32-bit */
