@@ -70,6 +70,17 @@ typedef struct ir_resize_geom {
  * ir_resize_source_coord whatever the mode, so such an axis takes one tap at the output's index. */
 IR_RESIZE_FN int ir_resize_axis_kept(const ir_resize_axis* a) { return a->scale == 1.0f && a->out == a->in; }
 
+/* float32 a * b, never fused into a neighbouring addition: nvcc contracts a * b + c into one fma
+ * in device code, which rounds once where the host rounds twice; RoiAlign's box edges decide a
+ * sample count by ceil, so both sides must round alike. */
+IR_RESIZE_FN float ir_fmul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 /* The input coordinate of output index x along axis a. An axis whose scale is exactly 1 maps
  * one to one, whatever the mode (no resizing happens along it). */
 IR_RESIZE_FN float ir_resize_source_coord(const ir_resize_axis* a, int coord, int64_t x_index) {
@@ -84,7 +95,9 @@ IR_RESIZE_FN float ir_resize_source_coord(const ir_resize_axis* a, int coord, in
     case IR_COORD_ALIGN_CORNERS: return len_out == 1.0f ? 0.0f : x * (len_in - 1.0f) / (len_out - 1.0f);
     case IR_COORD_TF_CROP_AND_RESIZE: {
       const float start = a->roi_start, end = a->roi_end;
-      if (len_out > 1.0f) return start * (len_in - 1.0f) + (x * (end - start) * (len_in - 1.0f)) / (len_out - 1.0f);
+      /* the product kept apart from the sum (ir_fmul): an output whose coordinate lands exactly on the
+       * input's first or last pixel must be inside on the device as on the host */
+      if (len_out > 1.0f) return ir_fmul(start, len_in - 1.0f) + (x * (end - start) * (len_in - 1.0f)) / (len_out - 1.0f);
       return (float)(0.5 * (double)(start + end) * (double)(len_in - 1.0f));
     }
     case IR_COORD_HALF_PIXEL_SYMMETRIC: {
@@ -191,16 +204,6 @@ IR_RESIZE_FN int ir_resize_axis_taps(const ir_resize_geom* g, const ir_resize_ax
   return 4;
 }
 
-/* float32 a * b, never fused into a neighbouring addition: nvcc contracts a * b + c into one fma
- * in device code, which rounds once where the host rounds twice; RoiAlign's box edges decide a
- * sample count by ceil, so both sides must round alike. */
-IR_RESIZE_FN float ir_fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
 
 /* One RoiAlign region: its top-left corner and bin sizes in input pixels and the sample grid of
  * each bin, in float32 as ONNX Runtime's CPU kernel computes them. */
