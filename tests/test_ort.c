@@ -400,6 +400,11 @@ static void test_fp16_range_guard(void** state) {
   if (count_nonfinite(got, n_got) == 0) fail_msg("without the guard float16 stayed finite: the model proves nothing");
   ortkit_tensors_free(got, n_got);
   k.api->ReleaseSession(s);
+  /* a value other than 0 or 1 is refused, named */
+  const char* bad[] = {"fp16", "yes"};
+  OrtSession* none = NULL;
+  expect_error(ortkit_session(&k, model_path("fp16_overflow"), the_device(), keys, bad, 2, &none), "'yes'");
+  assert_null(none);
   const char* guarded[] = {"fp16", "1"};
   const char* bf16[] = {"bf16", "1"};
   const char* const* variants[] = {guarded, bf16};
