@@ -21,7 +21,8 @@ gfx_status ir_check_known_attrs(const ir_node_desc* d, const char* const* known)
 gfx_status ir_check_io(const ir_node_desc* d, int min_in, int max_in, int n_out);
 
 /* Bit masks of element types for ir_check_types. */
-#define IR_TYPE_BIT(dtype) (1u << (unsigned)(dtype))
+/* 0 for a dtype outside 0..31 (a malformed model's), never a shift past the word's width */
+#define IR_TYPE_BIT(dtype) ((unsigned)(dtype) < 32u ? 1u << (unsigned)(dtype) : 0u)
 #define IR_TYPES_FLOAT (IR_TYPE_BIT(GFX_DTYPE_F32) | IR_TYPE_BIT(GFX_DTYPE_F16) | IR_TYPE_BIT(GFX_DTYPE_BF16))
 #define IR_TYPES_INDEX (IR_TYPE_BIT(GFX_DTYPE_I32) | IR_TYPE_BIT(GFX_DTYPE_I64))
 /* Input `i` (when present) has one of the types in mask. */
