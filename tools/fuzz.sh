@@ -136,7 +136,8 @@ for t in $targets; do
     cat "$log.replay" >>"$log"
     if [ $rc != 0 ]; then
       echo "$t: FAILED: reproducer tests/fuzz/crashes/$(basename "$repro") still fails (exit $rc)"
-      grep -m2 -E "invariant violated|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log.replay" |
+      # the report with its first stack, so that a failure seen once (e.g. only under load) can be placed
+      grep -m1 -A30 -E "invariant violated|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log.replay" |
         cut -c1-240 | sed 's/^/    /'
       ok=0
     fi
@@ -166,8 +167,13 @@ for t in $targets; do
     ok=0
     artifact=$(grep -oE "Test unit written to .*" "$log.run" | tail -1 | sed 's/Test unit written to //')
     echo "$t: FAILED (exit $rc) after ${runs:-0} executions; input: ${artifact:-none written} (log: $log)"
-    grep -m2 -E "invariant violated|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log.run" |
+    grep -m1 -A30 -E "invariant violated|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log.run" |
       cut -c1-240 | sed 's/^/    /'
+    # a CI clone is deleted after the run: the input itself, when small, so that it can be committed
+    # to tests/fuzz/crashes/ from the log alone (base64 -d)
+    if [ -n "$artifact" ] && [ -f "$artifact" ] && [ "$(stat -c %s "$artifact")" -le 8192 ]; then
+      echo "    input (base64): $(base64 -w0 "$artifact")"
+    fi
   else
     echo "$t: ${runs:-0} executions in ${seconds} s"
   fi
