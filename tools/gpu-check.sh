@@ -90,13 +90,14 @@ step torchvision_cuda 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/tools/try_tor
   --out /tmp/gfxep-torchvision
 cp /tmp/gfxep-torchvision/torchvision.json "$logs/torchvision_cuda.json" 2>/dev/null || true
 # the families of issue-sized pipelines (tools/try_families.py), float32 and float16, in two halves so
-# that each stays within its step's limit
+# that each stays within its step's limit (GFXEP_FAMILIES_ARGS: more arguments, e.g. --profile, or
+# --models to narrow a half)
 fam_a=raft_small,ifnet,deeplabv3_mobilenet_v3_large,lraspp_mobilenet_v3_large,fcn_resnet50,depthnet,swin_t
 fam_b=ssdlite320_mobilenet_v3_large,retinanet_resnet50_fpn,fcos_resnet50_fpn,r3d_18,mc3_18,maxvit_t
 for half in a b; do
   models=fam_$half
   [ -n "$py" ] && step "families_${half}_cuda" 540 env GFXEP_ORT_LIB="$ort129" "$py" "$root/tools/try_families.py" \
-    --run "$pack/bin/gfxep-run" --out "/tmp/gfxep-families-$half" --models "${!models}"
+    --run "$pack/bin/gfxep-run" --out "/tmp/gfxep-families-$half" --models "${!models}" ${GFXEP_FAMILIES_ARGS:-}
   cp "/tmp/gfxep-families-$half/families.json" "$logs/families_${half}_cuda.json" 2>/dev/null || true
 done
 # the model zoo at full size (1080p SR, 512x512 UNet/style transfer, 224 classifiers, ViT) in float32

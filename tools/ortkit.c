@@ -306,6 +306,10 @@ OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* 
   if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
   if (!s) s = set_graph_opt(k, so);
   if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, all_keys, all_values, n_all);
+  /* GFXEP_ORT_PROFILE=PREFIX: ORT's profile of the gfxep session (written when the session is released;
+   * gfxep's nodes appear with their device times), for tools that have no profiling flag of their own */
+  const char* profile = getenv("GFXEP_ORT_PROFILE");
+  if (!s && device && profile && profile[0]) s = api->EnableProfiling(so, ortkit_ort_path(profile));
   void* bytes = NULL;
   size_t size = 0;
   if (!s) s = read_file(k, model_path, &bytes, &size);

@@ -3,7 +3,7 @@ exporter as a user would export them (random weights, nothing downloaded), run t
 CPU EP with gfxep-run at ORT's default graph optimizations, in float32 and in float16:
 
     python3 tools/try_families.py --run build/gfxep-run --out DIR [--backend cuda] [--models a,b]
-                                  [--precisions fp32,fp16]
+                                  [--precisions fp32,fp16] [--profile]
 
 Families: optical flow (torchvision's RAFT), frame interpolation (an IFNet-style network written
 here: flow estimation at three scales, backward warping by GridSample, a blend mask), segmentation
@@ -22,6 +22,11 @@ Linear/Conv layer is rescaled so the first output peaks at 1 where it can be (se
 Detection outputs (boxes, scores, labels after NMS) are compared as they come: with random weights the
 scores are close to one another, so two correct implementations may keep different boxes; a mismatch
 there is reported as such, and the raw head outputs are the comparison that can tell.
+
+--profile adds, per model and precision, a second gfxep-run of a few runs with ORT's profiling on
+(GFXEP_ORT_PROFILE): where a Run's time goes, as "profile" in the JSON (host time per Run, host time
+per execution provider, the slowest nodes on the host, and gfxep's device time by operator). Profiled
+runs execute partitions node by node, so their times are not the latency above.
 
 Writes DIR/families.json and prints a table. One model that fails to export or to run is reported and
 the others go on.
@@ -211,6 +216,48 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def summarize_host_profile(path):
+    """Host time in ORT's profile: a Run's median, the median per node summed by execution provider,
+    and the slowest nodes; gfxep's device time by operator from bench_common."""
+    with open(path) as fh:
+        events = json.load(fh)
+    runs = [e["dur"] for e in events if e.get("name") == "model_run"]
+    per_node = {}
+    for e in events:
+        name = str(e.get("name", ""))
+        if e.get("cat") == "Node" and name.endswith("_kernel_time"):
+            args_ = e.get("args", {})
+            key = (name[:-len("_kernel_time")], args_.get("provider", "?"), args_.get("op_name", "?"))
+            per_node.setdefault(key, []).append(e.get("dur", 0))
+    med = {k: sorted(v)[len(v) // 2] for k, v in per_node.items()}
+    by_ep = {}
+    for (_, ep, _), us in med.items():
+        by_ep[ep] = by_ep.get(ep, 0) + us
+    slowest = sorted(med.items(), key=lambda kv: -kv[1])[:8]
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    from bench_common import summarize_profile  # noqa: E402 — the benchmark's reader of gfxep's events
+    return {"run_us_p50": sorted(runs)[len(runs) // 2] if runs else None,
+            "host_us_by_ep": {k: round(v, 1) for k, v in sorted(by_ep.items(), key=lambda kv: -kv[1])},
+            "slowest_host_us": [{"node": n, "ep": ep, "op": op, "us": us} for (n, ep, op), us in slowest],
+            "gfxep_device": summarize_profile(path)}
+
+
+def profile_run(args, path, name, precision, env):
+    """A few runs of the model with ORT's profiling on; the summary, or an error string."""
+    prefix = os.path.join(args.out, f"{name}_{precision}_profile")
+    env = dict(env, GFXEP_ORT_PROFILE=prefix)
+    cmd = [args.run, "--backend", args.backend, "--runs", "5", "--quiet", path]
+    try:
+        subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"profiled gfxep-run timed out after {args.timeout} s"}
+    d = os.path.dirname(prefix)
+    found = sorted(f for f in os.listdir(d) if f.startswith(os.path.basename(prefix)) and f.endswith(".json"))
+    if not found:
+        return {"error": "no profile was written"}
+    return summarize_host_profile(os.path.join(d, found[-1]))
+
+
 def first(y):
     return y[0] if isinstance(y, (tuple, list)) else y
 
@@ -272,6 +319,7 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--precisions", default="fp32,fp16")
     ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--profile", action="store_true", help="add where each Run's time goes (ORT's profile)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX export
@@ -313,6 +361,9 @@ def main():
                     rec["error"] = (p.stderr or p.stdout)[-400:]
             except subprocess.TimeoutExpired:
                 rec["error"] = f"gfxep-run timed out after {args.timeout} s"
+            if args.profile:
+                rec["profile"] = profile_run(args, path, name, precision, env)
+                log(f"[{name} {precision}] profile: {json.dumps(rec['profile'])[:1500]}")
             try:
                 rec["torch_ms"] = torch_latency_ms(m, x, precision)
             except Exception as e:  # noqa: BLE001
