@@ -1004,7 +1004,7 @@ static void two_output_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx
   unsigned char* want[2] = {0};
   unsigned char* got[2] = {0};
   size_t bytes[2] = {0};
-  void *ref_state = NULL, *state = NULL;
+  void *ref_state = NULL, *state = NULL, *dev_scratch = NULL, *host_scratch = NULL;
   gfx_tensor gin[IR_MAX_IO], rout[2], gout[2];
   if ((s = infer[node->op](node, in_shapes, out_shapes))) goto done;
   for (int o = 0; o < 2; o++) {
@@ -1025,12 +1025,20 @@ static void two_output_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx
     if (b && (s = gfx_backend_copy(gpu, dev[i], host_in[i].data, b, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
     gin[i] = (gfx_tensor){dev[i], host_in[i].dtype, host_in[i].shape};
   }
-  size_t scratch = 0;
-  if ((s = gfx_backend_node_prepare(ref, node, in_shapes, out_shapes, &ref_state, &scratch))) goto done;
-  gfx_exec_ctx rctx = {ref, NULL, NULL, 0};
+  size_t ref_scratch = 0, scratch = 0;
+  if ((s = gfx_backend_node_prepare(ref, node, in_shapes, out_shapes, &ref_state, &ref_scratch))) goto done;
+  if (ref_scratch) host_scratch = malloc(ref_scratch);
+  gfx_exec_ctx rctx = {ref, NULL, host_scratch, ref_scratch};
   if ((s = gfx_backend_node_run(&rctx, node, host_in, rout, ref_state))) goto done;
   if ((s = gfx_backend_node_prepare(gpu, node, in_shapes, out_shapes, &state, &scratch))) goto done;
-  gfx_exec_ctx gctx = {gpu, stream, NULL, 0};
+  /* the scratch starts as garbage, as an arena's reused bytes do: the kernels must not rely on it */
+  if (scratch && (s = gfx_backend_mem_alloc(gpu, scratch, &dev_scratch))) goto done;
+  if (scratch) {
+    host_scratch = realloc(host_scratch, scratch);
+    memset(host_scratch, 0xA5, scratch);
+    if ((s = gfx_backend_copy(gpu, dev_scratch, host_scratch, scratch, GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
+  }
+  gfx_exec_ctx gctx = {gpu, stream, dev_scratch, scratch};
   if ((s = gfx_backend_node_run(&gctx, node, gin, gout, state))) goto done;
   if ((s = gfx_backend_stream_sync(gpu, stream))) goto done;
   for (int o = 0; o < 2; o++) {
@@ -1056,6 +1064,8 @@ done:
   if (state) gfx_backend_node_release(gpu, state);
   for (int i = 0; i < n_in + 2; i++)
     if (dev[i]) gfx_backend_mem_free(gpu, dev[i]);
+  if (dev_scratch) gfx_backend_mem_free(gpu, dev_scratch);
+  free(host_scratch);
   for (int o = 0; o < 2; o++) free(want[o]), free(got[o]);
   if (s) {
     printf("FAIL %s: %s\n", label, gfx_status_message(s));
@@ -1094,12 +1104,69 @@ static void topk_cases(gfx_dev* gpu, void* stream) {
     node.params.index.axis = axis - (k % 2 ? rank : 0);
     node.params.index.k = kk;
     node.params.index.largest = (int8_t)(k % 5 != 2);
+    node.params.index.dtype = dtype;
     const int out_dtype[2] = {dtype, GFX_DTYPE_I64};
     char label[200];
     snprintf(label, sizeof label, "TopK %s rank %d axis %lld dims %lld,%lld,%lld k %lld largest %d",
              gfx_dtype_name(dtype), rank, (long long)node.params.index.axis, (long long)dims[0],
              rank > 1 ? (long long)dims[1] : 0, rank > 2 ? (long long)dims[2] : 0, (long long)kk,
              node.params.index.largest);
+    two_output_case(gpu, stream, &node, in, 2, out_dtype, label);
+    free(x);
+  }
+}
+
+/* TopK on long lines (4096 to 250000 elements, one to three of them), the shape of a detector
+ * keeping its best boxes: the CUDA backend's radix selection (k up to 4096) and, beyond it, rank
+ * counting. Values continuous (float16 and bfloat16 still tie often), on a grid of halves (more ties
+ * at the k-th value than the candidate list holds: the fallback), with NaNs and signed zeros, or
+ * scores in [0, 1] with a saturated tail at exactly 1 and 0; largest and smallest. */
+static void topk_long_cases(gfx_dev* gpu, void* stream) {
+  static const int float_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16};
+  static const int64_t lens[] = {4096, 5003, 65536, 250000};
+  static const int64_t ks[] = {1, 37, 1000, 4096, 4097};
+  for (int c = 0; c < 24; c++) {
+    const int dtype = float_types[c % 3], values = c / 3 % 4, largest = c % 2 == 0 || values == 3;
+    int64_t dims[2] = {1 + c / 2 % 3, lens[c % 4]};
+    int64_t kk = ks[c % 5];
+    if (kk > dims[1]) kk = dims[1];
+    const gfx_shape xs = shape(2, dims);
+    const int64_t n = gfx_shape_numel(&xs);
+    int okb;
+    void* x = malloc(gfx_shape_bytes(&xs, dtype, &okb) + 8);
+    fill(x, dtype, n, 4.0, values == 3, 0.0, values == 1 ? 0.5 : 0.0);
+    for (int64_t i = 0; i < n; i++) {
+      float v = NAN;
+      if (values == 2 && i % 7 == 3) v = NAN;
+      else if (values == 2 && i % 11 == 5) v = i % 2 ? -0.0f : 0.0f;
+      else if (values == 3 && i % 13 == 0) v = i % 2 ? 1.0f : 0.0f;
+      else continue;
+      if (dtype == GFX_DTYPE_F32) ((float*)x)[i] = v;
+      if (dtype == GFX_DTYPE_F16) ((uint16_t*)x)[i] = gfx_float_to_half(v);
+      if (dtype == GFX_DTYPE_BF16) ((uint16_t*)x)[i] = gfx_float_to_bf16(v);
+    }
+    if (values == 3) /* scores: squash the positive values into (0, 1) */
+      for (int64_t i = 0; i < n; i++) {
+        if (i % 13 == 0) continue;
+        const double v = value_at(x, dtype, i), sq = v / (1.0 + v);
+        if (dtype == GFX_DTYPE_F32) ((float*)x)[i] = (float)sq;
+        if (dtype == GFX_DTYPE_F16) ((uint16_t*)x)[i] = gfx_float_to_half((float)sq);
+        if (dtype == GFX_DTYPE_BF16) ((uint16_t*)x)[i] = gfx_float_to_bf16((float)sq);
+      }
+    int64_t kv = kk;
+    const gfx_tensor in[2] = {{x, dtype, xs}, {&kv, GFX_DTYPE_I64, SHAPE(1)}};
+    ir_node node;
+    memset(&node, 0, sizeof node);
+    node.op = GFX_OP_TOP_K;
+    node.params.index.axis = c % 2 ? -1 : 1;
+    node.params.index.k = kk;
+    node.params.index.largest = (int8_t)largest;
+    node.params.index.dtype = dtype;
+    const int out_dtype[2] = {dtype, GFX_DTYPE_I64};
+    static const char* const kinds[] = {"continuous", "halves", "NaN and signed zeros", "scores"};
+    char label[200];
+    snprintf(label, sizeof label, "TopK long %s dims %lld,%lld k %lld largest %d values %s", gfx_dtype_name(dtype),
+             (long long)dims[0], (long long)dims[1], (long long)kk, largest, kinds[values]);
     two_output_case(gpu, stream, &node, in, 2, out_dtype, label);
     free(x);
   }
@@ -2324,6 +2391,7 @@ int main(int argc, char** argv) {
   quant_cases(gpu, stream);
   roi_align_cases(gpu, stream);
   topk_cases(gpu, stream);
+  topk_long_cases(gpu, stream);
   attention_cases(gpu, stream);
   fused_attention_cases(gpu, stream);
   add_norm_cases(gpu, stream);

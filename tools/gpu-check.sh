@@ -110,8 +110,10 @@ cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>
 if [ -n "$cs" ]; then
   # no --leak-check: cuDNN and cuBLASLt handles live as long as the process by design (destroying them
   # at exit races other libraries' teardown), so their device memory is still held at exit
-  step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_backend_ops"
-  step racecheck_backend_ops 300 "$cs" --tool racecheck --error-exitcode 9 "$pack/bin/test_backend_ops"
+  # (GFXEP_SANITIZE_OPS: -o arguments of test_backend_ops, to check a few ops within a short run)
+  step memcheck_backend_ops 300 "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_backend_ops" ${GFXEP_SANITIZE_OPS:-}
+  step racecheck_backend_ops 300 "$cs" --tool racecheck --error-exitcode 9 "$pack/bin/test_backend_ops" \
+    ${GFXEP_SANITIZE_OPS:-}
   step memcheck_op_cases 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda GFXEP_OPCASES_DIR="$pack/opcases" \
     "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_op_cases"
   step memcheck_ort_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$cs" --tool memcheck --error-exitcode 9 "$pack/bin/test_ort"
@@ -164,7 +166,7 @@ for b in cuda vulkan; do
 done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
 "$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null
-for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect; do
+for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect topk_scores_k1000; do
   step "kernel_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
 done
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"

@@ -2,7 +2,8 @@
 """Writes single-node models of the bandwidth-bound data-movement kernels of graphics nets, at the
 sizes tools/gpu-check.sh times them with gfxep-bench (device time per kernel, float16, a 64-channel
 1080p map): Resize x2 in each mode (decoders), DepthToSpace x2 (sub-pixel SR) and reflection Pad
-(style transfer). The bytes each moves are in the name's comment below and in kernels.json.
+(style transfer); and a detector's selection, TopK of the 1000 best among a million float32 scores
+(one FPN level's anchors x classes). The bytes each moves are in the name's comment below and in kernels.json.
 
 Usage: make_kernel_models.py OUT_DIR
 """
@@ -45,6 +46,15 @@ def main():
     save(os.path.join(out, "pad_reflect.onnx"), helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
          [xp], [pads])
     kernels["pad_reflect"] = {"bytes": (c * 1078 * 1918 + c * 1080 * 1920) * half}
+    scores = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1 << 20])
+    k = numpy_helper.from_array(np.array([1000], np.int64), "k")
+    g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=-1)], "topk_scores_k1000",
+                          [scores], [helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
+                                     helper.make_tensor_value_info("indices", TensorProto.INT64, None)], [k])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    onnx.save(m, os.path.join(out, "topk_scores_k1000.onnx"))
+    kernels["topk_scores_k1000"] = {"bytes": (1 << 20) * 4 + 1000 * 12}  # the scores read once, k pairs written
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump(kernels, f, indent=1)
 

@@ -311,7 +311,7 @@ typedef struct ir_index_params {
   int64_t count;      /* Range: the number of elements, from the constant start, limit and delta */
   double start, delta; /* Range of float32 */
   int64_t start_i, delta_i; /* Range of int32/int64 */
-  int dtype;          /* Range: the output's element type */
+  int dtype;          /* Range: the output's element type; TopK: X's */
   int8_t fmod;        /* Mod: C fmod (1) or the remainder with the divisor's sign (0) */
   int8_t exclusive, reverse; /* CumSum */
   int8_t upper;       /* Trilu */

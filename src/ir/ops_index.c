@@ -455,6 +455,7 @@ gfx_status ir_parse_topk(const ir_node_desc* d, ir_params* p) {
   p->index.axis = axis;
   p->index.k = k[0];
   p->index.largest = (int8_t)largest;
+  p->index.dtype = dtype;
   p->index.value_inputs = computed ? 1u << 1 : 0;
   return NULL;
 }

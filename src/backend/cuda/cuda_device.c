@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_quant.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_layout.h"
+#include "backend/cuda/cuda_topk.h"
 #include "backend/cuda/cuda_pad.h"
 #include "backend/cuda/cuda_reduce.h"
 #include "backend/cuda/cuda_resize.h"
@@ -79,6 +80,7 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_layout_preload(), "loading the layout kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_resize_preload(), "loading the resampling kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_index_preload(), "loading the logic, scan and index kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_topk_preload(), "loading the TopK kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_quant_preload(), "loading the quantization kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_hold_preload(), "loading the stream-hold kernel on device %d", device));
   atomic_store(&kernels_loaded[device], 1);

@@ -236,47 +236,6 @@ bool with_sum_type(int dtype, F f) {
   return with_mod_type(dtype, f);
 }
 
-/* ---- TopK ---- */
-
-/* ir_topk_before_float / ir_topk_before_int (ir/ops_index.h), which the host-only header cannot lend
- * a device function: the larger (largest) or smaller value first, NaN as if the largest value,
- * equal values and two NaNs by the lower index. float holds float32/float16/bfloat16 exactly. */
-__device__ inline bool topk_before(float a, int64_t ia, float b, int64_t ib, int largest) {
-  const bool na = a != a, nb = b != b;
-  if (na || nb) {
-    if (na && nb) return ia < ib;
-    return largest ? na : nb;
-  }
-  if (a != b) return largest ? a > b : a < b;
-  return ia < ib;
-}
-
-__device__ inline bool topk_before(int64_t a, int64_t ia, int64_t b, int64_t ib, int largest) {
-  if (a != b) return largest ? a > b : a < b;
-  return ia < ib;
-}
-
-/* One thread per element of X: its rank in its line (how many elements of the line come before it;
- * the order is total, so ranks are a permutation of the line) decides whether, and where, it is
- * written. The count stops at k, so for small k most elements stop early. Each output slot is
- * written by exactly one thread: no atomics, no sort, the reference's result element for element. */
-template <typename T>
-__global__ void topk_kernel(const T* x, T* values, int64_t* indices, int64_t count, int64_t len, int64_t inner,
-                            int64_t k, int largest) {
-  GRID_STRIDE_LOOP(e, count) {
-    const int64_t c = e % inner, j = e / inner % len, o = e / (inner * len);
-    const int64_t base = o * len * inner + c;
-    const auto v = load(x[base + j * inner]);
-    int64_t rank = 0;
-    for (int64_t m = 0; m < len && rank < k; m++)
-      if (m != j && topk_before(load(x[base + m * inner]), m, v, j, largest)) rank++;
-    if (rank >= k) continue;
-    const int64_t dst = (o * k + rank) * inner + c;
-    values[dst] = x[base + j * inner];
-    indices[dst] = j;
-  }
-}
-
 /* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
 
 /* Index entry i resolved against dim (negative ones from the end); false outside [-dim, dim). */
@@ -471,18 +430,6 @@ extern "C" cudaError_t cuda_index_cumsum(int dtype, const void* x, void* y, int6
   return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-extern "C" cudaError_t cuda_index_topk(int dtype, const void* x, void* values, int64_t* indices, int64_t outer,
-                                       int64_t len, int64_t inner, int64_t k, int largest, cudaStream_t stream) {
-  const int64_t count = outer * len * inner;
-  if (count <= 0 || k <= 0) return cudaSuccess;
-  const bool ok = with_mod_type(dtype, [&](auto zero) {
-    typedef decltype(zero) T;
-    topk_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>((const T*)x, (T*)values, indices, count, len, inner, k,
-                                                               largest);
-  });
-  return ok ? cudaGetLastError() : cudaErrorInvalidValue;
-}
-
 extern "C" cudaError_t cuda_index_range(int dtype, double start, double delta, int64_t start_i, int64_t delta_i,
                                         void* y, int64_t count, cudaStream_t stream) {
   if (count <= 0) return cudaSuccess;
@@ -604,7 +551,6 @@ extern "C" cudaError_t cuda_index_preload(void) {
       typedef decltype(zero) T;
       preload(mod_kernel<T>, &e);
       preload(cumsum_kernel<T>, &e);
-      preload(topk_kernel<T>, &e);
     });
   preload(range_float_kernel, &e);
   preload(range_int_kernel<int32_t>, &e);

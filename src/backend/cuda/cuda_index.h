@@ -37,12 +37,6 @@ cudaError_t cuda_index_mod(int dtype, int fmod, const void* a, const gfx_shape* 
 cudaError_t cuda_index_cumsum(int dtype, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
                               int exclusive, int reverse, cudaStream_t stream);
 
-/* TopK along the middle dim of X as [outer, len, inner] (dtype: float types, int32/int64): the k
- * first elements of every line in TopK's order (ir_topk_before_*: largest or smallest first, ties
- * by the lower index) into values ([outer, k, inner], X's type) and indices (int64). */
-cudaError_t cuda_index_topk(int dtype, const void* x, void* values, int64_t* indices, int64_t outer, int64_t len,
-                            int64_t inner, int64_t k, int largest, cudaStream_t stream);
-
 /* y[i] = start + i * delta for i < count: float32 in double rounded once, int32/int64 in int64 with
  * wrap-around. */
 cudaError_t cuda_index_range(int dtype, double start, double delta, int64_t start_i, int64_t delta_i, void* y,

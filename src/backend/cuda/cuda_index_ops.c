@@ -6,6 +6,7 @@
  */
 #include "backend/cuda/cuda_index.h"
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_topk.h"
 #include "ir/ops_index.h"
 #include "ir/shape.h"
 
@@ -198,7 +199,18 @@ gfx_status cuda_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gf
 
 /* ---- TopK ---- */
 
-STATELESS_PREPARE(topk)
+/* The scratch of a long line's radix selection (cuda_topk.h), from the shapes; k is the output's
+ * length along the axis (a computed k has been folded into the node by then). */
+gfx_status cuda_prepare_topk(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             cuda_node_state** state, size_t* scratch_bytes) {
+  (void)device, (void)state;
+  ir_axis_geom g;
+  gfx_status s = ir_axis_geometry(&in[0], node->params.index.axis, &g);
+  if (s) return node_error(node, s);
+  const int a = (int)(node->params.index.axis < 0 ? node->params.index.axis + in[0].rank : node->params.index.axis);
+  *scratch_bytes = cuda_topk_scratch(node->params.index.dtype, g.outer, g.len, g.inner, out[0].dims[a]);
+  return NULL;
+}
 
 gfx_status cuda_run_topk(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
@@ -222,10 +234,14 @@ gfx_status cuda_run_topk(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   if (gfx_shape_numel(&want[0]) == 0) return NULL;
   if (!in[0].data || !out[0].data || !out[1].data)
     return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "a tensor has no data"));
+  const size_t scratch = cuda_topk_scratch(in[0].dtype, g.outer, g.len, g.inner, p->k);
+  if (scratch && (!ctx->scratch || ctx->scratch_bytes < scratch))
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%zu bytes of scratch given, %zu needed",
+                                      ctx->scratch ? ctx->scratch_bytes : 0, scratch));
   GFX_TRY(cuda_use_device(ctx->dev->index));
   return launched(ctx, node,
-                  cuda_index_topk(in[0].dtype, in[0].data, out[0].data, out[1].data, g.outer, g.len, g.inner, p->k,
-                                  p->largest, (cudaStream_t)ctx->stream));
+                  cuda_topk(in[0].dtype, in[0].data, out[0].data, out[1].data, g.outer, g.len, g.inner, p->k,
+                            p->largest, ctx->scratch, ctx->scratch_bytes, (cudaStream_t)ctx->stream));
 }
 
 /* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
