@@ -42,7 +42,8 @@ if [ ! -f "$cmocka/include/cmocka.h" ]; then
   apt-get -qq "${apt_opts[@]}" update
   (cd "$src" && apt-get -qq "${apt_opts[@]}" source --download-only cmocka >/dev/null)
   dsc=$(ls "$src"/cmocka_*.dsc | sort -V | tail -1)
-  rm -rf "$src/unpacked" && dpkg-source --no-check -x "$dsc" "$src/unpacked" >/dev/null
+  # the build folder too: its CMake cache names the toolchain file of the checkout that made it
+  rm -rf "$src/unpacked" "$src/build" && dpkg-source --no-check -x "$dsc" "$src/unpacked" >/dev/null
   cmake -S "$src/unpacked" -B "$src/build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_FLAGS=-D__USE_MINGW_ANSI_STDIO=1 -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$cmocka" >/dev/null
   cmake --build "$src/build" >/dev/null
