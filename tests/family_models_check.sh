@@ -27,7 +27,20 @@ grep "^RESULT " "$out/run.log" | grep -v "^RESULT pass " | while read -r _ verdi
   echo "FAIL $(basename "$model") ($verdict)"
   awk -v m="== $model" '$0 == m {on = 1; next} /^== / {on = 0} on' "$out/run.log" | tail -6
 done
+# models the generator names in must_claim.txt ("NAME" or "NAME !BACKEND" to exempt one backend) must
+# run entirely on gfxep: a node of theirs left to ORT is a failure, not a pass
+unclaimed=0
+if [ -f "$out/must_claim.txt" ]; then
+  while read -r name skip; do
+    [ -z "$name" ] || [ "$skip" = "!$backend" ] && continue
+    if ! grep -q "^RESULT pass $out/$name.onnx on_other=0$" "$out/run.log"; then
+      echo "FAIL $name.onnx: not entirely on gfxep ($(grep "^RESULT .*/$name.onnx " "$out/run.log" || echo no result))"
+      unclaimed=$((unclaimed + 1))
+    fi
+  done < "$out/must_claim.txt"
+fi
 echo "$total models: $pass agree with ORT's CPU EP ($whole entirely on gfxep), $((total - pass)) disagree or failed"
+[ "$unclaimed" -eq 0 ] || { echo "$unclaimed models that must run entirely on gfxep did not"; exit 1; }
 if [ "$pass" -ne "$total" ] || [ $rc -ne 0 ]; then
   [ $rc -gt 2 ] && { echo "gfxep-run exited with $rc:"; tail -20 "$out/run.log"; tail -20 "$out/run.err"; }
   exit 1

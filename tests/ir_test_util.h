@@ -110,7 +110,7 @@ static inline void expect_floats_near(const float* expected, const float* actual
 
 /* ---- a table-driven attribute reader ---- */
 
-typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING } attr_kind;
+typedef enum attr_kind { ATTR_INT, ATTR_INTS, ATTR_FLOAT, ATTR_STRING, ATTR_TENSOR } attr_kind;
 
 typedef struct test_attr {
   const char* name;
@@ -120,6 +120,11 @@ typedef struct test_attr {
   const char* s;
   int64_t ints[8];
   size_t n_ints;
+  /* ATTR_TENSOR: element type, element count and bytes (at most 16) */
+  int tensor_dtype;
+  int64_t tensor_count;
+  unsigned char tensor[16];
+  size_t tensor_bytes;
 } test_attr;
 
 #define A_INT(n, v) {.name = (n), .kind = ATTR_INT, .i = (v)}
@@ -180,6 +185,17 @@ static inline int attr_get_string(void* ctx, const char* name, char* out, size_t
   return r;
 }
 
+static inline int attr_get_tensor(void* ctx, const char* name, int* dtype, int64_t* count, void* out, size_t cap) {
+  int r;
+  const test_attr* a = attr_find(ctx, name, ATTR_TENSOR, &r);
+  if (!a) return r;
+  if (a->tensor_bytes > cap) return -1;
+  *dtype = a->tensor_dtype;
+  *count = a->tensor_count;
+  memcpy(out, a->tensor, a->tensor_bytes);
+  return 1;
+}
+
 static inline int attr_count(void* ctx) { return ((const attr_table*)ctx)->n; }
 
 static inline const char* attr_name_at(void* ctx, int i) { return ((const attr_table*)ctx)->attrs[i].name; }
@@ -191,6 +207,7 @@ static inline ir_attr_reader reader_for(attr_table* t) {
       .get_float = attr_get_float,
       .get_ints = attr_get_ints,
       .get_string = attr_get_string,
+      .get_tensor = attr_get_tensor,
       .count = attr_count,
       .name_at = attr_name_at,
   };

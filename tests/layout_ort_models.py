@@ -178,4 +178,60 @@ save("shape15_empty", [h.make_node("Shape", ["X"], ["S"], start=2, end=1), h.mak
 save("constant_of_shape", [h.make_node("ConstantOfShape", ["s"], ["C"]), h.make_node("Add", ["X", "C"], ["Y"])],
      [2, 3], [2, 3], [const("s", [2, 3])])
 
+# Shapes computed at run time (Reshape, Expand, ConstantOfShape): from the input's symbolic dims
+# (shape arithmetic gfxep does on the host) and from the data (a value read back from the device);
+# ConstantOfShape's value attribute of several types. Each must run entirely on gfxep (must_claim.txt;
+# the Vulkan backend writes only zero fills, so its nonzero-value cases are named with "!vulkan").
+claims = []
+
+
+def save_dyn(name, nodes, x_shape, y_shape, inits=(), opset=17, skip=""):
+    save(name, nodes, x_shape, y_shape, inits, opset)
+    claims.append(name + (" " + skip if skip else ""))
+
+
+def data_zero(prefix):
+    """An int64 scalar 0 the data decides (ReduceMax(X) * 0, cast): ONNX Runtime cannot fold it."""
+    return [h.make_node("ReduceMax", ["X"], [prefix + "m"], keepdims=0),
+            h.make_node("Mul", [prefix + "m", "zf"], [prefix + "z"]),
+            h.make_node("Cast", [prefix + "z"], [prefix + "zi"], to=TP.INT64)]
+
+
+zf = nh.from_array(np.array(0.0, dtype=np.float32), "zf")
+save_dyn("reshape_shape_of_input", [h.make_node("Shape", ["X"], ["S"]), h.make_node("Gather", ["S", "i0"], ["n"]),
+                                    h.make_node("Concat", ["n", "tail"], ["s"], axis=0),
+                                    h.make_node("Reshape", ["X", "s"], ["Y"])],
+         ["N", 6], ["N", 2, 3], [const("i0", [0]), const("tail", [2, 3])])
+save_dyn("reshape_from_data", data_zero("a") + [h.make_node("Add", ["azi", "base"], ["s"]),
+                                                h.make_node("Reshape", ["X", "s"], ["Y"])],
+         [2, 3, 4], [4, 6], [zf, const("base", [4, 6])])
+save_dyn("expand_shape_of_input", [h.make_node("Shape", ["X"], ["S"]), h.make_node("Mul", ["S", "times"], ["s"]),
+                                   h.make_node("Expand", ["X", "s"], ["Y"])],
+         ["N", 1], ["N", 5], [const("times", [1, 5])])
+save_dyn("expand_from_data", data_zero("a") + [h.make_node("Add", ["azi", "base"], ["s"]),
+                                               h.make_node("Expand", ["X", "s"], ["Y"])],
+         [3, 1], [2, 3, 4], [zf, const("base", [2, 1, 4])])
+save_dyn("constant_of_shape_zero_from_data",
+         data_zero("a") + [h.make_node("Add", ["azi", "base"], ["s"]), h.make_node("ConstantOfShape", ["s"], ["C"]),
+                           h.make_node("Add", ["X", "C"], ["Y"])],
+         [2, 3], [2, 3], [zf, const("base", [2, 3])])
+save_dyn("constant_of_shape_int64_of_input",
+         [h.make_node("Shape", ["X"], ["s"]),
+          h.make_node("ConstantOfShape", ["s"], ["C"], value=nh.from_array(np.array([(1 << 40) + 3], np.int64))),
+          h.make_node("Cast", ["C"], ["Cf"], to=TP.FLOAT), h.make_node("Add", ["X", "Cf"], ["Y"])],
+         ["N", 3], ["N", 3], skip="!vulkan")
+save_dyn("constant_of_shape_float_from_data",
+         data_zero("a") + [h.make_node("Add", ["azi", "base"], ["s"]),
+                           h.make_node("ConstantOfShape", ["s"], ["C"],
+                                       value=nh.from_array(np.array([-1.5], np.float32))),
+                           h.make_node("Mul", ["X", "C"], ["Y"])],
+         [2, 3], [2, 3], [zf, const("base", [2, 3])], skip="!vulkan")
+save_dyn("constant_of_shape_bool_of_input",
+         [h.make_node("Shape", ["X"], ["s"]),
+          h.make_node("ConstantOfShape", ["s"], ["C"], value=nh.from_array(np.array([True], np.bool_))),
+          h.make_node("Where", ["C", "X", "zf"], ["Y"])],
+         ["N", 3], ["N", 3], [zf], skip="!vulkan")
+with open(os.path.join(OUT, "must_claim.txt"), "w") as f:
+    f.write("\n".join(claims) + "\n")
+
 print(count, "models in", OUT)

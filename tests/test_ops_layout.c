@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
+#include "ir/dynamic.h"
 #include "ir/fuse.h"
 #include "ir/layout.h"
 #include "ir/shape.h"
@@ -24,6 +25,14 @@
 gfx_status ref_run_layout(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out);
 
 /* ---- helpers ---- */
+
+/* A tensor attribute of `count` elements of dtype from `bytes` bytes at data. */
+static test_attr tensor_attr(const char* name, int dtype, int64_t count, const void* data, size_t bytes) {
+  test_attr a = {.name = name, .kind = ATTR_TENSOR, .tensor_dtype = dtype, .tensor_count = count,
+                 .tensor_bytes = bytes};
+  memcpy(a.tensor, data, bytes);
+  return a;
+}
 
 /* A node being described: its desc, attribute table and constant input storage together. */
 typedef struct test_node {
@@ -73,7 +82,9 @@ static gfx_status parse(test_node* t, ir_node* node) {
 
 static void expect_refused(test_node* t, const char* reason) {
   ir_node node;
-  expect_error(parse(t, &node), GFX_ERR_NOT_SUPPORTED, reason);
+  gfx_status s = parse(t, &node);
+  if (!s) print_error("%s (%s) was claimed; expected refused: %s\n", t->d.op_type, t->d.name, reason);
+  expect_error(s, GFX_ERR_NOT_SUPPORTED, reason);
 }
 
 /* ================================================================================================
@@ -183,10 +194,6 @@ static void test_parse_refusals(void** unused) {
   expect_refused(&t, "'axis' is missing");
 
   node_init(&t, "Reshape", 13, GFX_DTYPE_F32, SHAPE(2, 3));
-  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2));
-  expect_refused(&t, "computed at run time");
-
-  node_init(&t, "Reshape", 13, GFX_DTYPE_F32, SHAPE(2, 3));
   CONST_INPUT(&t, 1, -1, -1);
   expect_refused(&t, "at most one");
 
@@ -273,9 +280,32 @@ static void test_parse_refusals(void** unused) {
   expect_refused(&t, "attribute 'start' is not handled"); /* from opset 15 */
 
   node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_I64, SHAPE(2));
-  t.d.input_is_const[0] = 1;
+  CONST_INPUT(&t, 0, 2, 3);
   add_attr(&t, (test_attr){.name = "value", .kind = ATTR_FLOAT});
-  expect_refused(&t, "attribute 'value' is not handled");
+  expect_refused(&t, "attribute 'value' is not a tensor");
+
+  /* a value of a type gfxep does not move, of two elements, or of another type than the output */
+  node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_F32, SHAPE(2));
+  CONST_INPUT(&t, 0, 2, 3);
+  add_attr(&t, tensor_attr("value", 11 /* double */, 1, (double[]){1.0}, 8));
+  t.d.output_dtypes[0] = 11;
+  expect_refused(&t, "value is a tensor of");
+  node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_I32, SHAPE(2));
+  CONST_INPUT(&t, 0, 2, 3);
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_I32, 2, (int32_t[]){1, 2}, 8));
+  expect_refused(&t, "'value' holds 2 elements");
+  node_init(&t, "ConstantOfShape", 13, GFX_DTYPE_F32, SHAPE(2));
+  CONST_INPUT(&t, 0, 2, 3);
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_I64, 1, (int64_t[]){1}, 8));
+  expect_refused(&t, "output 0 is float32 but value is int64");
+
+  /* a shape computed at run time must have a declared length and an integer type */
+  node_init(&t, "Reshape", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  runtime_input(&t, 1, GFX_DTYPE_I64, (gfx_shape){.rank = 1, .dims = {GFX_DIM_UNKNOWN}});
+  expect_refused(&t, "shape (input 1) is computed at run time and its length is not declared");
+  node_init(&t, "Expand", 13, GFX_DTYPE_F32, SHAPE(2, 3));
+  runtime_input(&t, 1, GFX_DTYPE_F32, SHAPE(2));
+  expect_refused(&t, "shape (input 1) is float32");
 
   node_init(&t, "Tile", 13, GFX_DTYPE_F32, SHAPE(2, 3));
   CONST_INPUT(&t, 1, 2);
@@ -537,6 +567,114 @@ static void test_ref_shape_fill_copy(void** unused) {
   assert_memory_equal(bx, by, 12);
 }
 
+/* ConstantOfShape's value attribute: any type gfxep moves, written exactly; a float32 value in a
+ * partition lowered to float16 or bfloat16 follows the output's type. */
+static void test_constant_of_shape_values(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node;
+  node_init(&t, "ConstantOfShape", 20, GFX_DTYPE_I64, SHAPE(2));
+  CONST_INPUT(&t, 0, 2, 3);
+  const int64_t big = ((int64_t)1 << 60) + 7;
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_I64, 1, &big, 8));
+  expect_ok(parse(&t, &node));
+  int64_t y[6] = {0};
+  gfx_tensor out = {y, GFX_DTYPE_I64, SHAPE(2, 3)};
+  expect_ok(run(&node, (gfx_tensor[]){{NULL, GFX_DTYPE_I64, SHAPE(2)}}, &out));
+  for (int i = 0; i < 6; i++) assert_true(y[i] == big);
+
+  node_init(&t, "ConstantOfShape", 20, GFX_DTYPE_F16, SHAPE(1));
+  CONST_INPUT(&t, 0, 3);
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_F32, 1, (float[]){-2.5f}, 4));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(node.params.layout.dtype, GFX_DTYPE_F16);
+  uint16_t h[3] = {0};
+  gfx_tensor hout = {h, GFX_DTYPE_F16, SHAPE(3)};
+  expect_ok(run(&node, (gfx_tensor[]){{NULL, GFX_DTYPE_I64, SHAPE(1)}}, &hout));
+  for (int i = 0; i < 3; i++) assert_int_equal(h[i], gfx_float_to_half(-2.5f));
+
+  node_init(&t, "ConstantOfShape", 20, GFX_DTYPE_BOOL, SHAPE(1));
+  CONST_INPUT(&t, 0, 4);
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_BOOL, 1, (uint8_t[]){1}, 1));
+  expect_ok(parse(&t, &node));
+  uint8_t b[4] = {0};
+  gfx_tensor bout = {b, GFX_DTYPE_BOOL, SHAPE(4)};
+  expect_ok(run(&node, (gfx_tensor[]){{NULL, GFX_DTYPE_I64, SHAPE(1)}}, &bout));
+  for (int i = 0; i < 4; i++) assert_int_equal(b[i], 1);
+}
+
+/* Reshape, Expand and ConstantOfShape with a shape computed at run time: parse marks the input,
+ * inference refuses until the value is folded in, and the folded node is the one a constant shape
+ * would have made; a value the op cannot take is an INVALID_ARGUMENT naming the node, the input and
+ * the entry. */
+static void test_computed_shapes(void** unused) {
+  (void)unused;
+  test_node t;
+  ir_node node, r;
+  gfx_shape out[1];
+  ir_value_data vals[IR_MAX_IO];
+  memset(vals, 0, sizeof vals);
+
+  node_init(&t, "Reshape", 14, GFX_DTYPE_F32, SHAPE(2, 3, 4));
+  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(ir_node_value_inputs(&node), 2u);
+  assert_true(ir_op_data_dependent(node.op, &node.params));
+  gfx_shape rin[2] = {SHAPE(2, 3, 4), SHAPE(2)};
+  expect_error(ir_layout_infer(&node, rin, out), GFX_ERR_INTERNAL, "not read back");
+  vals[1] = (ir_value_data){.shape = SHAPE(2), .n = 2, .v = {0, -1}};
+  expect_ok(ir_node_resolve(&node, vals, &r));
+  assert_int_equal(ir_node_value_inputs(&r), 0);
+  expect_ok(ir_layout_infer(&r, rin, out));
+  expect_shape(out[0], SHAPE(2, 12));
+  vals[1] = (ir_value_data){.shape = SHAPE(2), .n = 2, .v = {-1, -1}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "Reshape 'n'", "input 1",
+               "[-1,-1]", "2 entries are -1");
+  vals[1] = (ir_value_data){.shape = SHAPE(2), .n = 2, .v = {4, -3}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "entry 1 is -3");
+  vals[1] = (ir_value_data){.shape = SHAPE(3), .n = 3, .v = {4, 3, 2}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "shape", "[3]", "2 entries");
+  /* the folded shape still has to fit the data */
+  vals[1] = (ir_value_data){.shape = SHAPE(2), .n = 2, .v = {5, 5}};
+  expect_ok(ir_node_resolve(&node, vals, &r));
+  expect_error(ir_layout_infer(&r, rin, out), GFX_ERR_INVALID_ARGUMENT, "the new shape 25");
+
+  node_init(&t, "Reshape", 14, GFX_DTYPE_F32, SHAPE(2, 3, 4));
+  runtime_input(&t, 1, GFX_DTYPE_I64, SHAPE(2));
+  add_attr(&t, (test_attr)A_INT("allowzero", 1));
+  expect_ok(parse(&t, &node));
+  vals[1] = (ir_value_data){.shape = SHAPE(2), .n = 2, .v = {0, -1}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "both 0 and -1");
+
+  node_init(&t, "Expand", 13, GFX_DTYPE_I8, SHAPE(3, 1));
+  runtime_input(&t, 1, GFX_DTYPE_I32, SHAPE(3));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(ir_node_value_inputs(&node), 2u);
+  gfx_shape ein[2] = {SHAPE(3, 1), SHAPE(3)};
+  vals[1] = (ir_value_data){.shape = SHAPE(3), .n = 3, .v = {2, 1, 4}};
+  expect_ok(ir_node_resolve(&node, vals, &r));
+  expect_ok(ir_layout_infer(&r, ein, out));
+  expect_shape(out[0], SHAPE(2, 3, 4));
+  vals[1] = (ir_value_data){.shape = SHAPE(3), .n = 3, .v = {2, -1, 4}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "Expand 'n'", "entry 1 is -1");
+
+  node_init(&t, "ConstantOfShape", 20, GFX_DTYPE_I32, SHAPE(3));
+  t.d.input_dtypes[0] = GFX_DTYPE_I64;
+  add_attr(&t, tensor_attr("value", GFX_DTYPE_I32, 1, (int32_t[]){-9}, 4));
+  expect_ok(parse(&t, &node));
+  assert_int_equal(ir_node_value_inputs(&node), 1u);
+  gfx_shape cin[1] = {SHAPE(3)};
+  expect_error(ir_layout_infer(&node, cin, out), GFX_ERR_INTERNAL, "not read back");
+  memset(vals, 0, sizeof vals);
+  vals[0] = (ir_value_data){.shape = SHAPE(3), .n = 3, .v = {2, 0, 5}};
+  expect_ok(ir_node_resolve(&node, vals, &r));
+  expect_ok(ir_layout_infer(&r, cin, out));
+  expect_shape(out[0], SHAPE(2, 0, 5));
+  vals[0] = (ir_value_data){.shape = SHAPE(3), .n = 3, .v = {2, ((int64_t)1 << 32), 5}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "ConstantOfShape 'n'", "input 0",
+               "entry 1 is 4294967296");
+}
+
 /* The plan of a Concat input writes into the output at its offset, through the output's strides. */
 static void test_plan_concat_offsets(void** unused) {
   (void)unused;
@@ -784,6 +922,8 @@ int main(void) {
       cmocka_unit_test(test_ref_tile_expand),
       cmocka_unit_test(test_ref_gather),
       cmocka_unit_test(test_ref_shape_fill_copy),
+      cmocka_unit_test(test_constant_of_shape_values),
+      cmocka_unit_test(test_computed_shapes),
       cmocka_unit_test(test_plan_concat_offsets),
       cmocka_unit_test(test_plan_views_share_memory),
       cmocka_unit_test(test_plan_split_views),

@@ -4,12 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/layout.h"
+
 #define SHAPE_STR(s) gfx_shape_str((s), (char[96]){0}, 96)
 
 unsigned ir_node_value_inputs(const ir_node* node) {
   switch (node->op) {
     case GFX_OP_TOP_K: return node->params.index.value_inputs;
-    case GFX_OP_SLICE: return node->params.layout.value_inputs;
+    case GFX_OP_SLICE:
+    case GFX_OP_RESHAPE:
+    case GFX_OP_EXPAND:
+    case GFX_OP_CONSTANT_OF_SHAPE: return node->params.layout.value_inputs;
     default: return 0;
   }
 }
@@ -19,7 +24,8 @@ int ir_op_is_selection(gfx_op op) { return op == GFX_OP_NON_ZERO || op == GFX_OP
 int ir_op_data_dependent(gfx_op op, const ir_params* params) {
   if (ir_op_is_selection(op)) return 1;
   if (op == GFX_OP_TOP_K) return params->index.value_inputs != 0;
-  if (op == GFX_OP_SLICE) return params->layout.value_inputs != 0;
+  if (op == GFX_OP_SLICE || op == GFX_OP_RESHAPE || op == GFX_OP_EXPAND || op == GFX_OP_CONSTANT_OF_SHAPE)
+    return params->layout.value_inputs != 0;
   return 0;
 }
 
@@ -61,6 +67,21 @@ gfx_status ir_node_resolve(const ir_node* node, const ir_value_data* values, ir_
         GFX_TRY(check_list(node, "ends", 2, &values[2], p->n_axes));
         memcpy(p->ends, values[2].v, sizeof(int64_t) * (size_t)p->n_axes);
       }
+      p->value_inputs = 0;
+      return NULL;
+    }
+    case GFX_OP_RESHAPE:
+    case GFX_OP_EXPAND:
+    case GFX_OP_CONSTANT_OF_SHAPE: {
+      ir_layout_params* p = &out->params.layout;
+      const int i = node->op == GFX_OP_CONSTANT_OF_SHAPE ? 0 : 1;
+      if (!(mask & (1u << i))) return NULL;
+      GFX_TRY(check_list(node, "shape", i, &values[i], p->n_ints));
+      gfx_status s = ir_check_shape_list(node->op, values[i].v, p->n_ints, p->allowzero);
+      if (s)
+        return gfx_status_wrap(s, "%s '%s': shape (input %d, computed at run time) %s", ir_op_name(node->op),
+                               node->name, i, ir_shape_list_str(values[i].v, p->n_ints, (char[96]){0}, 96));
+      memcpy(p->ints, values[i].v, sizeof(int64_t) * (size_t)p->n_ints);
       p->value_inputs = 0;
       return NULL;
     }

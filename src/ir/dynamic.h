@@ -3,7 +3,8 @@
  * There are two kinds, and the IR reduces the second to the first:
  *
  *  - Value inputs. A node whose shapes (and parameters) need the VALUES of small int64/int32 inputs
- *    that are computed at run time: TopK's k, Slice's starts and ends. Parse leaves them unresolved
+ *    that are computed at run time: TopK's k, Slice's starts and ends, the shape of Reshape, Expand and
+ *    ConstantOfShape. Parse leaves them unresolved
  *    and marks the inputs (ir_node_value_inputs); the executor reads their values back from the device
  *    once they are computed and ir_node_resolve folds them into a copy of the node's parameters,
  *    exactly as parse folds a constant input: from then on the copy is an ordinary node, which every

@@ -460,6 +460,10 @@ typedef struct ir_attr_reader {
   int (*get_ints)(void* ctx, const char* name, int64_t* out, size_t cap, size_t* n);
   /* Writes a NUL-terminated string, truncated to cap. */
   int (*get_string)(void* ctx, const char* name, char* out, size_t cap);
+  /* A tensor attribute (ConstantOfShape's value): its element type, element count and, when its
+   * bytes fit in cap, the bytes; -1 when it is no tensor or cannot be read, or holds more than cap
+   * bytes. NULL in a reader that has no tensors: every tensor attribute reads as absent. */
+  int (*get_tensor)(void* ctx, const char* name, int* dtype, int64_t* count, void* out, size_t cap);
   /* The names of all attributes the node carries, so that an attribute gfxep does not know makes
    * the node unsupported instead of being ignored. */
   int (*count)(void* ctx);

@@ -74,6 +74,12 @@ ir_layout_kind ir_layout_kind_of(gfx_op op);
 /* The output shapes of any layout node (its infer function of ir/ops.def). */
 gfx_status ir_layout_infer(const ir_node* node, const gfx_shape* in, gfx_shape* out);
 
+/* A shape list of Reshape (entries >= -1, at most one -1; with allowzero not both 0 and -1), Expand
+ * or ConstantOfShape (entries >= 0), every entry at most 2^31: INVALID_ARGUMENT naming the entry. */
+gfx_status ir_check_shape_list(gfx_op op, const int64_t* v, int n, int allowzero);
+/* "[a,b,...]" into buf (cap bytes); returns buf. */
+const char* ir_shape_list_str(const int64_t* v, int n, char* buf, size_t cap);
+
 /* The number of plans the node runs (Concat: one per input, Split: one per output, else 1). */
 int ir_layout_plan_count(const ir_node* node);
 

@@ -130,6 +130,19 @@ gfx_status ir_attr_string(const ir_node_desc* d, const char* name, const char* f
   return NULL;
 }
 
+gfx_status ir_attr_scalar_tensor(const ir_node_desc* d, const char* name, int* dtype, unsigned char value[8],
+                                 int* present) {
+  *present = 0;
+  int64_t count = 0;
+  memset(value, 0, 8);
+  const int r = d->attrs.get_tensor ? d->attrs.get_tensor(d->attrs.ctx, name, dtype, &count, value, 8) : 0;
+  if (r == 0) return NULL;
+  if (r < 0) return IR_UNSUPPORTED(d, "attribute '%s' is not a tensor of at most 8 bytes gfxep can read", name);
+  if (count != 1) return IR_UNSUPPORTED(d, "attribute '%s' holds %lld elements; one is expected", name, (long long)count);
+  *present = 1;
+  return NULL;
+}
+
 gfx_status ir_attr_ints(const ir_node_desc* d, const char* name, int64_t* out, size_t cap, size_t* n, int* present) {
   *n = 0;
   *present = 0;

@@ -40,6 +40,11 @@ gfx_status ir_attr_int(const ir_node_desc* d, const char* name, int64_t fallback
 gfx_status ir_attr_float(const ir_node_desc* d, const char* name, float fallback, float* out);
 /* A string attribute; fallback when absent. */
 gfx_status ir_attr_string(const ir_node_desc* d, const char* name, const char* fallback, char* out, size_t cap);
+/* A tensor attribute of one element of at most 8 bytes into value (*dtype its element type);
+ * *present = 0 when absent. NOT_SUPPORTED for another kind of attribute, an unreadable one or one
+ * of another size. */
+gfx_status ir_attr_scalar_tensor(const ir_node_desc* d, const char* name, int* dtype, unsigned char value[8],
+                                 int* present);
 /* An int list of at most cap entries; *n = 0 and *present = 0 when absent. */
 gfx_status ir_attr_ints(const ir_node_desc* d, const char* name, int64_t* out, size_t cap, size_t* n, int* present);
 /* An int list of exactly `want` entries, each >= min_value (absent: *present = 0, out untouched). */

@@ -309,19 +309,20 @@ static gfx_status parse_slice_v1(const ir_node_desc* d, ir_layout_params* p) {
   return NULL;
 }
 
-/* Slice's starts or ends (input i): a constant list, or a list computed at run time whose length
- * the model declares (a 1-D int32/int64 tensor of at most GFX_MAX_RANK entries); the executor reads
- * such a list back before the Slice and folds it in (ir_node_resolve), so its entries are 0 until
- * then and bit i of *value_inputs marks it. */
-static gfx_status slice_list(const ir_node_desc* d, int i, const char* what, int64_t* out, int* n,
+/* An int list input (Slice's starts or ends; the shape of Reshape, Expand or ConstantOfShape): a
+ * constant list, or a list computed at run time whose length the model declares (a 1-D int32/int64
+ * tensor of at most GFX_MAX_RANK entries); the executor reads such a list back before the node, or
+ * computes it on the host when it is shape arithmetic, and folds it in (ir_node_resolve), so its
+ * entries are 0 until then and bit i of *value_inputs marks it. */
+static gfx_status value_list(const ir_node_desc* d, int i, const char* what, int64_t* out, int* n,
                              unsigned char* value_inputs) {
   if (!input_present(d, i) || d->input_is_const[i]) return const_list(d, i, out, GFX_MAX_RANK, n);
   if (d->input_dtypes[i] != GFX_DTYPE_I64 && d->input_dtypes[i] != GFX_DTYPE_I32)
     return IR_UNSUPPORTED(d, "%s (input %d) is %s; int32 or int64 is expected", what, i,
                           gfx_dtype_name(d->input_dtypes[i]));
   const gfx_shape* s = &d->input_shapes[i];
-  if (s->rank != 1 || s->dims[0] < 1 || s->dims[0] > GFX_MAX_RANK)
-    return IR_UNSUPPORTED(d, "%s (input %d) is computed at run time and its length is not declared as 1..%d", what,
+  if (s->rank != 1 || s->dims[0] < 0 || s->dims[0] > GFX_MAX_RANK)
+    return IR_UNSUPPORTED(d, "%s (input %d) is computed at run time and its length is not declared as 0..%d", what,
                           i, GFX_MAX_RANK);
   *n = (int)s->dims[0];
   for (int k = 0; k < *n; k++) out[k] = 0;
@@ -336,8 +337,10 @@ gfx_status ir_parse_slice(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
   GFX_TRY(parse_data_io(d, p));
   int n_starts, n_ends;
-  GFX_TRY(slice_list(d, 1, "starts", p->starts, &n_starts, &p->value_inputs));
-  GFX_TRY(slice_list(d, 2, "ends", p->ends, &n_ends, &p->value_inputs));
+  GFX_TRY(value_list(d, 1, "starts", p->starts, &n_starts, &p->value_inputs));
+  GFX_TRY(value_list(d, 2, "ends", p->ends, &n_ends, &p->value_inputs));
+  if (p->value_inputs && (n_starts < 1 || n_ends < 1))
+    return IR_UNSUPPORTED(d, "starts or ends is computed at run time and declared empty");
   if (n_starts != n_ends) return IR_UNSUPPORTED(d, "%d starts but %d ends", n_starts, n_ends);
   p->n_axes = n_starts;
   if (input_present(d, 3)) {
@@ -561,22 +564,56 @@ gfx_status ir_parse_reshape(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(ir_attr_int(d, "allowzero", 0, &allowzero));
   if (allowzero != 0 && allowzero != 1) return IR_UNSUPPORTED(d, "allowzero is %lld", (long long)allowzero);
   p->allowzero = (int)allowzero;
-  GFX_TRY(const_list(d, 1, p->ints, GFX_MAX_RANK, &p->n_ints));
-  int minus_ones = 0, zeros = 0;
-  for (int i = 0; i < p->n_ints; i++) {
-    if (p->ints[i] < -1 || p->ints[i] > MAX_DIM)
-      return IR_UNSUPPORTED(d, "shape entry %d is %lld", i, (long long)p->ints[i]);
-    minus_ones += p->ints[i] == -1;
-    zeros += p->ints[i] == 0;
+  GFX_TRY(value_list(d, 1, "shape", p->ints, &p->n_ints, &p->value_inputs));
+  if (p->value_inputs) return NULL; /* checked when it is read back (ir_node_resolve) */
+  gfx_status s = ir_check_shape_list(GFX_OP_RESHAPE, p->ints, p->n_ints, p->allowzero);
+  if (s) {
+    gfx_status r = IR_UNSUPPORTED(d, "shape %s: %s", ir_shape_list_str(p->ints, p->n_ints, (char[96]){0}, 96),
+                                  gfx_status_message(s));
+    gfx_status_free(s);
+    return r;
   }
-  if (minus_ones > 1) return IR_UNSUPPORTED(d, "the shape has %d entries of -1; at most one is allowed", minus_ones);
-  if (p->allowzero && zeros && minus_ones)
-    return IR_UNSUPPORTED(d, "with allowzero the shape may not hold both 0 and -1");
+  return NULL;
+}
+
+gfx_status ir_check_shape_list(gfx_op op, const int64_t* v, int n, int allowzero) {
+  const int64_t lowest = op == GFX_OP_RESHAPE ? -1 : 0;
+  int minus_ones = 0, zeros = 0;
+  for (int i = 0; i < n; i++) {
+    if (v[i] < lowest || v[i] > MAX_DIM)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "entry %d is %lld, outside %lld..2^31", i, (long long)v[i],
+                       (long long)lowest);
+    minus_ones += v[i] == -1;
+    zeros += v[i] == 0;
+  }
+  if (minus_ones > 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d entries are -1; at most one is allowed", minus_ones);
+  if (allowzero && zeros && minus_ones)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "it holds both 0 and -1, which allowzero forbids");
+  return NULL;
+}
+
+const char* ir_shape_list_str(const int64_t* v, int n, char* buf, size_t cap) {
+  size_t used = 0;
+  used += (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < n && used < cap; i++)
+    used += (size_t)snprintf(buf + used, cap - used, i ? ",%lld" : "%lld", (long long)v[i]);
+  if (used < cap) snprintf(buf + used, cap - used, "]");
+  return buf;
+}
+
+/* A Reshape, Expand or ConstantOfShape whose shape is computed at run time has it folded in by
+ * ir_node_resolve before its shapes are inferred. */
+static gfx_status shape_resolved(const ir_node* node) {
+  if (node->params.layout.value_inputs)
+    return gfx_error(GFX_ERR_INTERNAL, "%s '%s': its shape is computed at run time and was not read back before "
+                     "its output shape", ir_op_name(node->op), node->name);
   return NULL;
 }
 
 gfx_status ir_infer_reshape(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   const ir_layout_params* p = &node->params.layout;
+  GFX_TRY(shape_resolved(node));
   GFX_TRY(check_input_shape(&in[0], 0));
   gfx_shape r = {.rank = p->n_ints};
   int unknown = -1;
@@ -793,7 +830,7 @@ gfx_status ir_parse_expand(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(ir_check_io(d, 2, 2, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
   GFX_TRY(parse_data_io(d, p));
-  GFX_TRY(const_list(d, 1, p->ints, GFX_MAX_RANK, &p->n_ints));
+  GFX_TRY(value_list(d, 1, "shape", p->ints, &p->n_ints, &p->value_inputs));
   for (int i = 0; i < p->n_ints; i++)
     if (p->ints[i] < 0 || p->ints[i] > MAX_DIM)
       return IR_UNSUPPORTED(d, "shape entry %d is %lld", i, (long long)p->ints[i]);
@@ -802,6 +839,7 @@ gfx_status ir_parse_expand(const ir_node_desc* d, ir_params* params) {
 
 gfx_status ir_infer_expand(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   const ir_layout_params* p = &node->params.layout;
+  GFX_TRY(shape_resolved(node));
   GFX_TRY(check_input_shape(&in[0], 0));
   gfx_shape target = {.rank = p->n_ints};
   for (int i = 0; i < p->n_ints; i++) target.dims[i] = p->ints[i];
@@ -922,18 +960,32 @@ gfx_status ir_infer_shape(const ir_node* node, const gfx_shape* in, gfx_shape* o
   return NULL;
 }
 
+/* ConstantOfShape: the value attribute (a one-element tensor of any type gfxep moves; float32 0
+ * when absent) repeated over a shape that is constant or computed at run time. */
 gfx_status ir_parse_constant_of_shape(const ir_node_desc* d, ir_params* params) {
   ir_layout_params* p = &params->layout;
   GFX_TRY(ir_check_io(d, 1, 1, 1));
-  /* the value attribute is a tensor, which the attribute reader does not read: only the default
-   * (float32 zeros) is taken */
-  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
-  if (d->output_dtypes[0] != GFX_DTYPE_F32)
-    return IR_UNSUPPORTED(d, "output 0 is %s; without a value attribute it is float32",
-                          gfx_dtype_name(d->output_dtypes[0]));
-  p->dtype = GFX_DTYPE_F32;
-  memset(p->value, 0, sizeof p->value);
-  GFX_TRY(const_list(d, 0, p->ints, GFX_MAX_RANK, &p->n_ints));
+  GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"value", NULL}));
+  int dtype = GFX_DTYPE_F32, present = 0;
+  GFX_TRY(ir_attr_scalar_tensor(d, "value", &dtype, p->value, &present));
+  if (!(IR_TYPE_BIT(dtype) & TYPES_ALL))
+    return IR_UNSUPPORTED(d, "value is a tensor of %s", gfx_dtype_name(dtype));
+  const int out = d->output_dtypes[0];
+  if (dtype == GFX_DTYPE_F32 && (out == GFX_DTYPE_F16 || out == GFX_DTYPE_BF16)) {
+    /* a partition lowered to float16 or bfloat16 (precision=fp16, bf16): the value follows */
+    float f;
+    memcpy(&f, p->value, sizeof f);
+    const uint16_t h = out == GFX_DTYPE_F16 ? gfx_float_to_half(f) : gfx_float_to_bf16(f);
+    memset(p->value, 0, sizeof p->value);
+    memcpy(p->value, &h, sizeof h);
+    dtype = out;
+  }
+  if (out != dtype)
+    return IR_UNSUPPORTED(d, "output 0 is %s but value is %s", gfx_dtype_name(d->output_dtypes[0]),
+                          gfx_dtype_name(dtype));
+  p->dtype = dtype;
+  if (input_present(d, 0) && !d->input_is_const[0]) GFX_TRY(ir_check_input_type(d, 0, IR_TYPES_INDEX));
+  GFX_TRY(value_list(d, 0, "shape", p->ints, &p->n_ints, &p->value_inputs));
   for (int i = 0; i < p->n_ints; i++)
     if (p->ints[i] < 0 || p->ints[i] > MAX_DIM)
       return IR_UNSUPPORTED(d, "shape entry %d is %lld", i, (long long)p->ints[i]);
@@ -943,6 +995,7 @@ gfx_status ir_parse_constant_of_shape(const ir_node_desc* d, ir_params* params) 
 gfx_status ir_infer_constant_of_shape(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
   (void)in;
   const ir_layout_params* p = &node->params.layout;
+  GFX_TRY(shape_resolved(node));
   gfx_shape r = {.rank = p->n_ints};
   for (int i = 0; i < p->n_ints; i++) r.dims[i] = p->ints[i];
   GFX_TRY(check_result_shape("output", &r));

@@ -86,6 +86,34 @@ static int get_string(void* ctx, const char* name, char* out, size_t cap) {
   return 1;
 }
 
+static int get_tensor(void* ctx, const char* name, int* dtype, int64_t* n, void* out, size_t cap) {
+  const OrtOpAttr* a;
+  if (!find_attr(ctx, name, &a)) return 0;
+  if (attr_type(a) != ORT_OP_ATTR_TENSOR) return -1;
+  OrtValue* v = NULL;
+  OrtStatus* s = gfx_ort->OpAttr_GetTensorAttributeAsOrtValue(a, &v);
+  int ok = !s && v;
+  OrtTensorTypeAndShapeInfo* info = NULL;
+  ONNXTensorElementDataType et = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t count = 0, bytes = 0;
+  const void* data = NULL;
+  if (ok && (s = gfx_ort->GetTensorTypeAndShape(v, &info))) ok = 0;
+  if (ok && (s = gfx_ort->GetTensorElementType(info, &et))) ok = 0;
+  if (ok && (s = gfx_ort->GetTensorShapeElementCount(info, &count))) ok = 0;
+  if (ok && (s = gfx_ort->GetTensorSizeInBytes(v, &bytes))) ok = 0;
+  if (ok && bytes && (s = gfx_ort->GetTensorData(v, &data))) ok = 0;
+  if (ok && bytes > cap) ok = 0;
+  if (ok) {
+    *dtype = (int)et;
+    *n = (int64_t)count;
+    if (bytes) memcpy(out, data, bytes);
+  }
+  if (s) gfx_ort->ReleaseStatus(s);
+  if (info) gfx_ort->ReleaseTensorTypeAndShapeInfo(info);
+  if (v) gfx_ort->ReleaseValue(v);
+  return ok ? 1 : -1;
+}
+
 static int count(void* ctx) { return ((gfx_node_reader*)ctx)->n_attrs; }
 
 static const char* name_at(void* ctx, int i) {
@@ -189,6 +217,7 @@ gfx_status gfx_node_describe(const OrtNode* node, gfx_node_reader* r, ir_node_de
       .get_float = get_float,
       .get_ints = get_ints,
       .get_string = get_string,
+      .get_tensor = get_tensor,
       .count = count,
       .name_at = name_at,
   };

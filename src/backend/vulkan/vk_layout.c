@@ -1,6 +1,6 @@
 /* gfxep Vulkan backend — the layout family of ops.def: data movement as the IR's strided copy plans
  * (ir/layout.h), run by shaders/copy_plan.comp; Reshape-like ops as a buffer copy; Shape's values and
- * ConstantOfShape's zeros written by copies and fills.
+ * ConstantOfShape's zeros written by copies and fills (a nonzero value is left to ONNX Runtime).
  *
  * node_prepare computes every plan of the node for its shapes once (ir_layout_plan) into one small
  * host-visible buffer the shader reads by address; node_run records one dispatch per plan.
@@ -115,8 +115,13 @@ gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
       vk_shader_id shader;
       return plan_shader(d, op, gfx_dtype_size(q->params->layout.dtype), &shader);
     }
+    case IR_LAYOUT_FILL: {
+      /* written with the zero fill; a nonzero value is left to ONNX Runtime */
+      static const unsigned char zero[8] = {0};
+      if (memcmp(q->params->layout.value, zero, sizeof zero) != 0) return declined(op, "with a nonzero value", NULL);
+      return NULL;
+    }
     case IR_LAYOUT_SHAPE:
-    case IR_LAYOUT_FILL:
     case IR_LAYOUT_COPY: return NULL; /* buffer copies and fills */
   }
   return declined(op, "is no layout op", NULL);
@@ -256,7 +261,7 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
       return vk_stream_release(d, ctx->stream, s, status);
     }
     case IR_LAYOUT_FILL:
-      /* ConstantOfShape: float32 zeros (ops.def: the value attribute is not handled) */
+      /* ConstantOfShape of a zero value (any other is declined at supports) */
       return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
     case IR_LAYOUT_GATHER: {
       if (st->gather[0] == 0) return NULL;
