@@ -14,6 +14,7 @@
 
 #include "core/half.h"
 #include "backend/backend.h"
+#include "ir/dynamic.h"
 #include "ir/graph.h"
 #include "ir/grid_sample_geom.h"
 #include "ir/resize_geom.h"
@@ -105,6 +106,50 @@ static void test_resize_parse_claims(void** unused) {
   set_const(&d16, 1, GFX_DTYPE_F32, empty, 0, 4);
   SET_FLOATS(&d16, 2, scales);
   expect_claimed(&d16, GFX_OP_RESIZE, &p);
+}
+
+/* sizes computed at run time (an image pipeline's resize to a size derived from the frame's): parse
+ * marks input 3, the geometry refuses until the values are folded in, then the node is what constant
+ * sizes would have made; a value no Resize can take is an INVALID_ARGUMENT naming the entry. */
+static void test_resize_computed_sizes(void** unused) {
+  (void)unused;
+  attr_table t = ATTRS(A_STR("mode", "linear"), A_INTS("axes", 3, 2));
+  ir_node_desc d = make_desc("Resize", 18, &t, shape4(1, 3, -1, -1));
+  d.n_inputs = 4;
+  d.input_dtypes[3] = GFX_DTYPE_I64;
+  d.input_shapes[3] = shape1(2);
+  ir_params p;
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.value_inputs, 8u);
+  assert_int_equal(p.resize.n_sizes, 2);
+  ir_node node = {.op = GFX_OP_RESIZE, .name = "rs", .n_inputs = 4, .n_outputs = 1, .params = p};
+  assert_int_equal(ir_node_value_inputs(&node), 8u);
+  gfx_shape x = shape4(1, 3, 4, 5), out;
+  ir_resize_geom g;
+  expect_error(ir_resize_geometry(&node, &x, &g, &out), GFX_ERR_INTERNAL, "not read back");
+  ir_value_data vals[IR_MAX_IO];
+  memset(vals, 0, sizeof vals);
+  vals[3] = (ir_value_data){.shape = shape1(2), .n = 2, .v = {9, 6}}; /* W then H, as axes lists them */
+  ir_node r;
+  expect_ok(ir_node_resolve(&node, vals, &r));
+  assert_int_equal(ir_node_value_inputs(&r), 0);
+  expect_ok(ir_resize_geometry(&r, &x, &g, &out));
+  expect_shape(out, shape4(1, 3, 6, 9));
+  vals[3] = (ir_value_data){.shape = shape1(2), .n = 2, .v = {9, -6}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "Resize 'rs'", "input 3", "entry 1 is -6");
+  vals[3] = (ir_value_data){.shape = shape1(3), .n = 3, .v = {9, 6, 1}};
+  expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "sizes", "2 entries");
+
+  /* refused: computed sizes of another length or type than the axes need; nearest with sizes */
+  d.input_shapes[3] = shape1(4);
+  parse_refused(&d, "not declared as 2 entries");
+  d.input_shapes[3] = shape1(2);
+  d.input_dtypes[3] = GFX_DTYPE_I32;
+  parse_refused(&d, "sizes (input 3) is int32");
+  d.input_dtypes[3] = GFX_DTYPE_I64;
+  attr_table tn = ATTRS(A_STR("mode", "nearest"), A_INTS("axes", 3, 2));
+  d.attrs = reader_for(&tn);
+  parse_refused(&d, "nearest with sizes");
 }
 
 static void test_resize_parse_refuses(void** unused) {
@@ -488,6 +533,7 @@ static void test_ref_grid_sample(void** unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
+      cmocka_unit_test(test_resize_computed_sizes),
       cmocka_unit_test(test_space_depth_parse),
       cmocka_unit_test(test_roi_align_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
       cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),

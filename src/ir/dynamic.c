@@ -15,6 +15,7 @@ unsigned ir_node_value_inputs(const ir_node* node) {
     case GFX_OP_RESHAPE:
     case GFX_OP_EXPAND:
     case GFX_OP_CONSTANT_OF_SHAPE: return node->params.layout.value_inputs;
+    case GFX_OP_RESIZE: return node->params.resize.value_inputs;
     default: return 0;
   }
 }
@@ -26,6 +27,7 @@ int ir_op_data_dependent(gfx_op op, const ir_params* params) {
   if (op == GFX_OP_TOP_K) return params->index.value_inputs != 0;
   if (op == GFX_OP_SLICE || op == GFX_OP_RESHAPE || op == GFX_OP_EXPAND || op == GFX_OP_CONSTANT_OF_SHAPE)
     return params->layout.value_inputs != 0;
+  if (op == GFX_OP_RESIZE) return params->resize.value_inputs != 0;
   return 0;
 }
 
@@ -82,6 +84,20 @@ gfx_status ir_node_resolve(const ir_node* node, const ir_value_data* values, ir_
         return gfx_status_wrap(s, "%s '%s': shape (input %d, computed at run time) %s", ir_op_name(node->op),
                                node->name, i, ir_shape_list_str(values[i].v, p->n_ints, (char[96]){0}, 96));
       memcpy(p->ints, values[i].v, sizeof(int64_t) * (size_t)p->n_ints);
+      p->value_inputs = 0;
+      return NULL;
+    }
+    case GFX_OP_RESIZE: {
+      ir_resize_params* p = &out->params.resize;
+      if (!(mask & 8u)) return NULL;
+      GFX_TRY(check_list(node, "sizes", 3, &values[3], p->n_sizes));
+      for (int k = 0; k < p->n_sizes; k++) {
+        if (values[3].v[k] < 0 || values[3].v[k] > ((int64_t)1 << 31))
+          return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                           "Resize '%s': sizes (input 3, computed at run time) entry %d is %lld, outside 0..2^31",
+                           node->name, k, (long long)values[3].v[k]);
+        p->sizes[p->size_axis[k]] = values[3].v[k];
+      }
       p->value_inputs = 0;
       return NULL;
     }

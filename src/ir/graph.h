@@ -146,6 +146,11 @@ typedef struct ir_resize_params {
   float scales[GFX_MAX_RANK];  /* per dim, when from_sizes == 0 */
   int64_t sizes[GFX_MAX_RANK]; /* per dim, when from_sizes == 1; -1: the input's dim (axis not listed) */
   float roi[2 * GFX_MAX_RANK]; /* tf_crop_and_resize: the starts of every dim, then the ends (normalized) */
+  /* sizes computed at run time: bit 3 until the executor reads them back and ir_node_resolve folds
+   * entry k into sizes[size_axis[k]] (ir/dynamic.h); n_sizes entries were declared */
+  unsigned char value_inputs;
+  int8_t n_sizes;
+  int8_t size_axis[GFX_MAX_RANK];
 } ir_resize_params;
 
 /* Where one operand of a fused attention lies in the tensor the node reads: element `offset`, then

@@ -2,8 +2,10 @@
  * DepthToSpace, SpaceToDepth, GridSample; and the Resize and GridSample geometry the backends use
  * (ir/resize_geom.h, ir/grid_sample_geom.h).
  *
- * Resize is claimed when its scales or sizes are constant initializers; any dims may resize (the
- * image case [..., H, W] takes the geometry's two-dim form, the kernels' fast path).
+ * Resize is claimed when its scales are constant initializers, or its sizes are constant or
+ * computed at run time (an image pipeline's resize to a size derived from the frame's: read back or
+ * computed on the host before the node, ir/dynamic.h); any dims may resize (the image case
+ * [..., H, W] takes the geometry's two-dim form, the kernels' fast path).
  */
 #include <float.h>
 #include <math.h>
@@ -58,6 +60,7 @@ static const char* const policy_names[] = {"stretch", "not_larger", "not_smaller
 typedef struct resize_request {
   int rank;
   int from_sizes;
+  int computed; /* sizes computed at run time: every listed dim may resize */
   float scales[GFX_MAX_RANK];
   int64_t sizes[GFX_MAX_RANK];
   int listed[GFX_MAX_RANK]; /* the dim is in axes (or there are no axes) */
@@ -67,6 +70,7 @@ typedef struct resize_request {
  * dim. */
 static int dim_may_resize(const ir_node_desc* d, const resize_request* r, int k) {
   if (!r->from_sizes) return r->scales[k] != 1.0f;
+  if (r->computed) return r->listed[k];
   return r->sizes[k] >= 0 && d->input_shapes[0].dims[k] != r->sizes[k];
 }
 
@@ -110,7 +114,8 @@ static gfx_status read_axes(const ir_node_desc* d, int rank, int* axes, int* n_a
 /* The dim the k-th entry of scales/sizes/roi applies to. */
 static int entry_axis(const int* axes, int n_axes, int k) { return n_axes ? axes[k] : k; }
 
-static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, int n_axes, resize_request* r) {
+static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, int n_axes, resize_request* r,
+                                       ir_resize_params* p) {
   const int n_want = n_axes ? n_axes : r->rank;
   const int scales_given = !input_empty(d, 2), sizes_given = !input_empty(d, 3);
   if (scales_given == sizes_given)
@@ -131,6 +136,18 @@ static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, i
       r->scales[entry_axis(axes, n_axes, k)] = v[k];
     }
     r->from_sizes = 0;
+  } else if (!d->input_is_const[3]) {
+    /* computed: an int64 list of the declared length, folded in before the node runs */
+    if (d->input_dtypes[3] != GFX_DTYPE_I64)
+      return IR_UNSUPPORTED(d, "sizes (input 3) is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[3]));
+    const gfx_shape* s = &d->input_shapes[3];
+    if (s->rank != 1 || s->dims[0] != n_want)
+      return IR_UNSUPPORTED(d, "sizes (input 3) is computed at run time and not declared as %d entries", n_want);
+    p->value_inputs = 1u << 3;
+    p->n_sizes = (int8_t)n_want;
+    for (int k = 0; k < n_want; k++) p->size_axis[k] = (int8_t)entry_axis(axes, n_axes, k);
+    r->from_sizes = 1;
+    r->computed = 1;
   } else {
     int64_t v[GFX_MAX_RANK];
     GFX_TRY(ir_const_ints(d, 3, v, GFX_MAX_RANK, &n));
@@ -203,7 +220,7 @@ gfx_status ir_parse_resize(const ir_node_desc* d, ir_params* params) {
   int axes[GFX_MAX_RANK + 1], n_axes = 0;
   GFX_TRY(read_axes(d, rank, axes, &n_axes));
   resize_request r = {.rank = rank};
-  GFX_TRY(read_scales_or_sizes(d, axes, n_axes, &r));
+  GFX_TRY(read_scales_or_sizes(d, axes, n_axes, &r, p));
   p->from_sizes = r.from_sizes;
   GFX_TRY(check_resized_dims(d, &r, p));
   /* ONNX Runtime maps nearest positions from the exact sizes ratio, not from the float scale
@@ -318,6 +335,9 @@ static gfx_status fill_axes(const ir_node* node, const gfx_shape* x, ir_resize_a
 gfx_status ir_resize_geometry(const ir_node* node, const gfx_shape* x, ir_resize_geom* g, gfx_shape* out) {
   const ir_resize_params* p = &node->params.resize;
   memset(g, 0, sizeof *g);
+  if (p->value_inputs)
+    return gfx_error(GFX_ERR_INTERNAL, "Resize '%s': its sizes are computed at run time and were not read back before "
+                     "its output shape", node->name);
   if (x->rank != p->rank) return dims_error(node, x, "the rank differs from the one the node was compiled for");
   if (x->rank < 2 || x->rank > GFX_MAX_RANK) return dims_error(node, x, "the rank is outside 2..8");
   for (int k = 0; k < x->rank; k++)
