@@ -458,7 +458,9 @@ static void broadcast_cases(gfx_dev* gpu, void* stream) {
         gfx_op op = ops[k];
         int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS || op == GFX_OP_GREATER_OR_EQUAL ||
                       op == GFX_OP_LESS_OR_EQUAL;
-        int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN ||
+        /* integer Div: parse admits constant divisors without zeros only; the random ones here may
+         * hold zeros, which both sides turn into 0 */
+        int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_DIV || op == GFX_OP_MIN ||
                      op == GFX_OP_MAX || compare;
         if (t >= 3 && !int_ok) continue;
         if (op == GFX_OP_PRELU && (p == 3 || p == 4)) continue; /* the slope must broadcast to x */

@@ -152,8 +152,19 @@ static void test_parse_cast_batchnorm(void** unused) {
 static void test_parse_refuses(void** unused) {
   (void)unused;
   attr_table t = NO_ATTRS;
-  ir_node_desc d = desc_of("Div", 14, &t, 2, GFX_DTYPE_I32); /* division by zero is ORT's error */
-  parse_refused(&d, "int32");
+  /* integer Div: division by zero is ORT's error, so only constant divisors without zeros */
+  ir_node_desc d = desc_of("Div", 14, &t, 2, GFX_DTYPE_I32);
+  parse_refused(&d, "an integer divisor computed at run time");
+  static const int32_t divisors[] = {3, 0, -1};
+  d.input_is_const[1] = 1;
+  d.input_const_data[1] = divisors;
+  d.input_const_bytes[1] = sizeof divisors;
+  parse_refused(&d, "divisor entry 1 is 0");
+  static const int32_t nonzero[] = {3, 7, -1};
+  d.input_const_data[1] = nonzero;
+  (void)parse_ok(&d, GFX_OP_DIV);
+  d.input_dtypes[1] = GFX_DTYPE_I64; /* mixed integer types */
+  parse_refused(&d, "int64");
   d = desc_of("Relu", 14, &t, 1, GFX_DTYPE_I32);
   parse_refused(&d, "int32");
   d = desc_of("Sum", 13, &t, 2, GFX_DTYPE_I64);
@@ -440,9 +451,14 @@ static void test_ref_integers(void** unused) {
   expect_ok(run(&n, in32, &mout));
   assert_true(m[0] == 0 && m[3] == 1);
 
-  /* integer Div is refused even when handed over */
+  /* integer Div truncates toward zero (ONNX Runtime's C division); INT64_MIN / -1 wraps; a zero
+   * divisor, which parse never admits, gives 0 rather than trapping */
+  int64_t da[6] = {7, -7, 7, -7, INT64_MIN, 5}, db[6] = {2, 2, -2, -2, -1, 0}, dy[6];
+  gfx_tensor din[2] = {tensor_of(da, GFX_DTYPE_I64, SHAPE(6)), tensor_of(db, GFX_DTYPE_I64, SHAPE(6))};
+  gfx_tensor dout = tensor_of(dy, GFX_DTYPE_I64, SHAPE(6));
   n = node_of(GFX_OP_DIV, 2);
-  expect_error(run(&n, in32, &out32), GFX_ERR_NOT_SUPPORTED, "int32", NULL);
+  expect_ok(run(&n, din, &dout));
+  assert_true(dy[0] == 3 && dy[1] == -3 && dy[2] == -3 && dy[3] == 3 && dy[4] == INT64_MIN && dy[5] == 0);
 }
 
 static void test_ref_where(void** unused) {

@@ -350,15 +350,18 @@ def layout_cases():
     # Shape: of an input with dynamic dims (so ORT cannot fold it), start/end from opset 15
     out.append(Case("Shape", 13, [In(["N", 3, "W"])], dtypes=(F32, F16)))
     out.append(Case("Shape", 15, [In([2, "C", 4, 5])], {"start": 1, "end": -1}, dtypes=(F32, F16), tag="slice"))
-    # ConstantOfShape: gfxep needs the shape as a constant (a run-time shape makes the output's shape
-    # depend on device data); the 'value' attribute is a tensor, which gfxep does not read
-    out.append(Case("ConstantOfShape", 9, [i64([2, 3, 4])], dtypes=(F32,), tag="default"))
+    # ConstantOfShape: a constant shape (ORT folds the node itself when it can) or one computed at run
+    # time (read back before the node), with the 'value' attribute of any type
+    out.append(Case("ConstantOfShape", 9, [i64([2, 3, 4])], dtypes=(F32,), tag="default", expect="any",
+                    note="a constant node: ORT may fold it"))
     out.append(Case("ConstantOfShape", 9, [In([3], 1, 4, elem=TensorProto.INT64)],
-                    {"value": numpy_helper.from_array(np.array([1.25], np.float32))}, dtypes=(F32,), expect="any",
-                    note="run-time shape and a value attribute: left to ORT"))
-    out.append(Case("ConstantOfShape", 9, [i64([3, 2])],
-                    {"value": numpy_helper.from_array(np.array([7], np.int64))}, dtypes=(F32,), tag="int64",
-                    expect="any", note="a value attribute: left to ORT"))
+                    {"value": numpy_helper.from_array(np.array([1.25], np.float32))}, dtypes=(F32,), expect="full",
+                    note="a shape read back from the device; the Vulkan backend writes only zero values"))
+    out.append(Case("ConstantOfShape", 9, [In([2], 1, 5, elem=TensorProto.INT64)],
+                    {"value": numpy_helper.from_array(np.array([-7], np.int64))}, dtypes=(F32,), tag="int64",
+                    expect="full", note="the Vulkan backend writes only zero values"))
+    out.append(Case("ConstantOfShape", 9, [In([3], 1, 4, elem=TensorProto.INT64)], dtypes=(F32,), tag="zeros",
+                    note="float32 zeros in a shape read back from the device"))
     # Cast between float types and to/from integers and bool
     out.append(Case("Cast", 13, [In([3, 5], -3, 3)], {"to": F16}, dtypes=(F32,), tag="to_f16"))
     out.append(Case("Cast", 13, [In([3, 5], -3, 3)], {"to": BF16}, dtypes=(F32,), tag="to_bf16"))
@@ -729,6 +732,14 @@ def logic_index_cases():
             out.append(Case("Mod", 13, [In([3, 4, 5], -20, 20, elem=elem), In([4, 1], -7, -1, elem=elem)],
                             {"fmod": fm}, dtypes=(F32,), tag="%s_f%d_neg" % (nm, fm)))
     out.append(Case("Mod", 13, [In([6], -9, 9, elem=I64), In([], 4, 4, elem=I64)], dtypes=(F32,), tag="scalar"))
+    # integer Div (truncating) by a constant divisor without zeros, of both signs and -1; a divisor
+    # computed at run time stays with ORT (a zero must fail the run there)
+    out.append(Case("Div", 14, [In([4, 5], -50, 50, elem=I64), Const(np.array([7, -3, 1, -1, 91], np.int64))],
+                    dtypes=(F32,), tag="i64_const"))
+    out.append(Case("Div", 14, [In([3, 4], -50, 50, elem=I32), Const(np.array([[2], [-5], [3]], np.int32))],
+                    dtypes=(F32,), tag="i32_const"))
+    out.append(Case("Div", 14, [In([4, 5], -50, 50, elem=I64), In([4, 5], 1, 7, elem=I64)], dtypes=(F32,),
+                    tag="i64_computed", expect="refused", note="a computed integer divisor: left to ORT"))
     out.append(Case("Mod", 10, [In([4, 6], -10, 10), In([4, 6], 0.5, 3)], {"fmod": 1}, tag="float"))
     out.append(Case("Mod", 13, [In([2, 3, 5], -10, 10), In([3, 1], -3, -0.5)], {"fmod": 1}, tag="float_neg"))
     # CumSum: the axis a constant input (0-D or [1], int64 or int32); exclusive, reverse, both;

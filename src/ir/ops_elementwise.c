@@ -107,6 +107,26 @@ gfx_status ir_parse_identity(const ir_node_desc* d, ir_params* p) {
 /* ---- binary, variadic and comparisons ---- */
 
 /* Pow: a float base; the exponent of any float or integer type (Pow-12 lets the two differ). */
+/* An integer Div's divisor: a constant initializer with no zero entry. */
+static gfx_status check_const_divisor(const ir_node_desc* d) {
+  if (!d->input_is_const[1] || !d->input_const_data[1])
+    return IR_UNSUPPORTED(d, "an integer divisor computed at run time (a zero must fail the run in ONNX Runtime)");
+  const size_t es = d->input_dtypes[1] == GFX_DTYPE_I64 ? 8 : 4;
+  const unsigned char* b = d->input_const_data[1];
+  for (size_t i = 0; i < d->input_const_bytes[1] / es; i++) {
+    int64_t v;
+    if (es == 8) {
+      memcpy(&v, b + 8 * i, 8);
+    } else {
+      int32_t w;
+      memcpy(&w, b + 4 * i, 4);
+      v = w;
+    }
+    if (v == 0) return IR_UNSUPPORTED(d, "divisor entry %zu is 0 (ONNX Runtime fails such a run)", i);
+  }
+  return NULL;
+}
+
 static gfx_status parse_pow(const ir_node_desc* d) {
   GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
   return ir_check_input_type(d, 1, IR_TYPES_FLOAT | IR_TYPES_INDEX);
@@ -137,9 +157,15 @@ gfx_status ir_parse_binary(const ir_node_desc* d, ir_params* p) {
     case GFX_OP_MUL:
     case GFX_OP_MIN:
     case GFX_OP_MAX: return ir_check_same_type(d, 0, d->n_inputs - 1, IR_TYPES_FLOAT | IR_TYPES_INDEX, NULL);
-    /* Integer Div stays with ONNX Runtime: division by zero must fail the run there, and a GPU kernel
-     * has no way to report it without a host sync. */
+    /* Integer Div (truncating, as ONNX Runtime's) only by a constant divisor without a zero entry:
+     * division by zero must fail the run in ONNX Runtime, and a GPU kernel has no way to report it
+     * without a host sync. Detection post-processing divides box indices by the class count. */
     case GFX_OP_DIV:
+      if (d->input_dtypes[0] == GFX_DTYPE_I32 || d->input_dtypes[0] == GFX_DTYPE_I64) {
+        GFX_TRY(ir_check_same_type(d, 0, 1, IR_TYPES_INDEX, NULL));
+        return check_const_divisor(d);
+      }
+      return ir_check_same_type(d, 0, 1, IR_TYPES_FLOAT, NULL);
     case GFX_OP_SUM:
     case GFX_OP_MEAN:
     case GFX_OP_PRELU: return ir_check_same_type(d, 0, d->n_inputs - 1, IR_TYPES_FLOAT, NULL);

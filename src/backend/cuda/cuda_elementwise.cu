@@ -234,6 +234,8 @@ __device__ inline int64_t binary_op(gfx_op op, int64_t a, int64_t b) {
     case GFX_OP_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
     case GFX_OP_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
     case GFX_OP_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+    /* parse admits only constant divisors without zeros; -1 wraps INT64_MIN instead of trapping */
+    case GFX_OP_DIV: return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
     case GFX_OP_EQUAL: return a == b;
     case GFX_OP_GREATER: return a > b;
     case GFX_OP_LESS: return a < b;

@@ -119,8 +119,8 @@ static gfx_status check_broadcast_types(const ir_node* node, const gfx_tensor* i
   const int t = in[0].dtype;
   const int compare = op == GFX_OP_EQUAL || op == GFX_OP_GREATER || op == GFX_OP_LESS ||
                       op == GFX_OP_GREATER_OR_EQUAL || op == GFX_OP_LESS_OR_EQUAL;
-  const int int_ok =
-      op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN || op == GFX_OP_MAX || compare;
+  const int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_DIV || op == GFX_OP_MIN ||
+                     op == GFX_OP_MAX || compare;
   if (!is_float_type(t) && !(int_ok && is_int_type(t)))
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 has element type %s, which is not handled",
                                       gfx_dtype_name(t)));

@@ -45,6 +45,9 @@ static void store_int(void* base, int dtype, int64_t i, int64_t v) {
 static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
 static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+/* Truncating division; parse admits only constant divisors without zeros, so b == 0 gives 0 only
+ * for a caller that skipped it, and INT64_MIN / -1 wraps instead of trapping. */
+static int64_t wrap_div(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? wrap_sub(0, a) : a / b; }
 
 /* ---- checks ---- */
 
@@ -247,6 +250,7 @@ static int64_t nary_int(gfx_op op, const int64_t* v, int n) {
     case GFX_OP_ADD: return wrap_add(v[0], v[1]);
     case GFX_OP_SUB: return wrap_sub(v[0], v[1]);
     case GFX_OP_MUL: return wrap_mul(v[0], v[1]);
+    case GFX_OP_DIV: return wrap_div(v[0], v[1]);
     case GFX_OP_EQUAL: return v[0] == v[1];
     case GFX_OP_GREATER: return v[0] > v[1];
     case GFX_OP_LESS: return v[0] < v[1];
@@ -269,8 +273,8 @@ static int64_t nary_int(gfx_op op, const int64_t* v, int n) {
 static gfx_status check_nary_types(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out) {
   const gfx_op op = node->op;
   const int t = in[0].dtype;
-  const int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_MIN ||
-                     op == GFX_OP_MAX || is_compare(op);
+  const int int_ok = op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL || op == GFX_OP_DIV ||
+                     op == GFX_OP_MIN || op == GFX_OP_MAX || is_compare(op);
   if (!is_float_type(t) && !(int_ok && is_int_type(t)))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 has element type %s, which %s does not handle",
                      gfx_dtype_name(t), ir_op_name(op));

@@ -111,7 +111,7 @@ static int is_variadic(gfx_op op) {
 /* The ops computed exactly on integers (as the reference does). */
 static int int_ok(gfx_op op) {
   return op == GFX_OP_NEG || op == GFX_OP_ABS || op == GFX_OP_ADD || op == GFX_OP_SUB || op == GFX_OP_MUL ||
-         op == GFX_OP_MIN || op == GFX_OP_MAX || is_compare(op);
+         op == GFX_OP_DIV || op == GFX_OP_MIN || op == GFX_OP_MAX || is_compare(op);
 }
 
 /* ---- types: which shader variant, or why not ---- */

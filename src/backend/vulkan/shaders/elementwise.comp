@@ -206,6 +206,9 @@ T combine(T v[EW_MAX_IN]) {
     case EW_DIV: return a / b;
     case EW_POW: return pow_f(a, b);
     case EW_PRELU: return a < 0.0 ? b * a : a;
+#else
+    // truncating, by a constant divisor without zeros (parse); -1 negates, wrapping the minimum
+    case EW_DIV: return b == T(0) ? T(0) : b == T(-1) ? -a : a / b;
 #endif
   }
   // variadic: Min, Max, Sum, Mean
