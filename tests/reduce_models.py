@@ -80,3 +80,27 @@ model("InstanceNorm", 'InstanceNormalization', [2,3,5,7], None, {'epsilon':1e-4}
 model("InstanceNorm3", 'InstanceNormalization', [2,4,9], None, {}, 6, [('s', f32(rng.standard_normal(4))), ('b', f32(rng.standard_normal(4)))])
 model("GroupNorm18", 'GroupNormalization', [2,6,5,7], None, {'num_groups':3}, 18, [('s', f32(rng.standard_normal(3))), ('b', f32(rng.standard_normal(3)))])
 model("GroupNorm21", 'GroupNormalization', [2,6,5,7], None, {'num_groups':3,'epsilon':1e-3}, 21, [('s', f32(rng.standard_normal(6))), ('b', f32(rng.standard_normal(6)))])
+# integer reductions as detection graphs use them (the minimum of a few sizes is a TopK's k; dims
+# multiplied together): int64/int32 values made on the device from the float input (x * 1000, cast),
+# Sum/Max/Min/Prod over an axis and over all, cast back for the comparison. Each must run entirely on
+# gfxep (must_claim.txt); the Vulkan backend leaves integer reductions to ORT.
+claims = []
+for op in ['ReduceSum', 'ReduceMax', 'ReduceMin', 'ReduceProd']:
+    for elem, tn in ((TensorProto.INT64, 'i64'), (TensorProto.INT32, 'i32')):
+        for axes, kd in (((1,), 0), (None, 1)):
+            name = f"int_{op}_{tn}_{'all' if axes is None else 'a1'}"
+            scale = 3.0 if op == 'ReduceProd' else 1000.0  # products of a few small integers
+            nodes = [helper.make_node('Mul', ['x', 'k'], ['xs']), helper.make_node('Cast', ['xs'], ['xi'], to=elem)]
+            inits = [numpy_helper.from_array(f32(scale), 'k')]
+            ins = ['xi']
+            if axes is not None:
+                inits.append(numpy_helper.from_array(i64(*axes), 'axes'))
+                ins.append('axes')
+            nodes += [helper.make_node(op, ins, ['r'], keepdims=kd), helper.make_node('Cast', ['r'], ['y'], to=F)]
+            g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('x', F, [3, 5, 2])],
+                                  [helper.make_tensor_value_info('y', F, None)], inits)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 18)])
+            m.ir_version = 8
+            open(name + '.onnx', 'wb').write(m.SerializeToString())
+            claims.append(name + ' !vulkan')
+open('must_claim.txt', 'w').write('\n'.join(claims) + '\n')

@@ -765,6 +765,29 @@ static void reduce_kind_cases(gfx_dev* gpu, void* stream) {
           }
 }
 
+/* ReduceSum, ReduceMax, ReduceMin and ReduceProd of int32 and int64 (exact and wrapping, random
+ * integers in -50..50, so sums and products of long rows wrap): along every axis, two axes, all
+ * axes, a long row and an axis of size 0 (the identities), keepdims both ways. */
+static void reduce_int_cases(gfx_dev* gpu, void* stream) {
+  static const gfx_op ops[] = {GFX_OP_REDUCE_SUM, GFX_OP_REDUCE_MAX, GFX_OP_REDUCE_MIN, GFX_OP_REDUCE_PROD};
+  static const ir_reduce_kind kinds[] = {IR_REDUCE_SUM, IR_REDUCE_MAX, IR_REDUCE_MIN, IR_REDUCE_PROD};
+  static const int int_types[] = {GFX_DTYPE_I32, GFX_DTYPE_I64};
+  const gfx_shape xs[] = {SHAPE(4, 33, 17), SHAPE(4, 33, 17), SHAPE(4, 33, 17), SHAPE(3, 5000), SHAPE(3, 0, 4)};
+  static const int n_axes[] = {1, 2, 0, 1, 1};
+  static const int8_t axes[][2] = {{1}, {0, 2}, {0}, {-1}, {1}};
+  for (int t = 0; t < 2; t++)
+    for (int k = 0; k < 4; k++)
+      for (size_t r = 0; r < sizeof xs / sizeof xs[0]; r++)
+        for (int keep = 0; keep < 2; keep++) {
+          ew_case c = case_of(ops[k], int_types[t], 1, &xs[r]);
+          ir_reduce_params* p = &c.node.params.reduce;
+          *p = (ir_reduce_params){.kind = kinds[k], .n_axes = (int8_t)n_axes[r], .keepdims = (int8_t)keep};
+          for (int a = 0; a < n_axes[r]; a++) p->axes[a] = axes[r][a];
+          reduce_label(&c, "");
+          run_case(gpu, stream, &c);
+        }
+}
+
 /* ReduceProd and ReduceLogSumExp with noop_with_empty_axes (the output is the input) */
 static void reduce_noop_cases(gfx_dev* gpu, void* stream) {
   const gfx_shape xs[1] = {SHAPE(4, 33, 17)};
@@ -2380,6 +2403,7 @@ int main(int argc, char** argv) {
   reduce_norm_cases(gpu, stream);
   reduce_kind_cases(gpu, stream);
   reduce_noop_cases(gpu, stream);
+  reduce_int_cases(gpu, stream);
   arg_cases(gpu, stream);
   logic_mod_cases(gpu, stream);
   scan_cases(gpu, stream);

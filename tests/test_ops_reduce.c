@@ -81,11 +81,20 @@ static void test_parse_reduce(void** unused) {
   parse_refused(&d, "noop_with_empty_axes");
   d.op_type = "ReduceMean";
   assert_int_equal(parse_ok(&d, GFX_OP_REDUCE_MEAN).reduce.noop, 1);
-  /* integer tensors stay with ONNX Runtime */
+  /* integer Sum/Max/Min/Prod are claimed; the other kinds of integers stay with ONNX Runtime */
   attr_table none = NO_ATTRS;
   d = desc("ReduceSum", 13, &none, 1, SHAPE(2, 3));
   d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_I64;
+  parse_ok(&d, GFX_OP_REDUCE_SUM);
+  d.op_type = "ReduceMin";
+  d.since_version = 18;
+  parse_ok(&d, GFX_OP_REDUCE_MIN);
+  d.op_type = "ReduceMean";
   parse_refused(&d, "int64");
+  d.op_type = "ReduceL2";
+  d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_I32;
+  parse_refused(&d, "int32");
+  d.op_type = "ReduceSum";
   /* float16 is claimed */
   d.input_dtypes[0] = d.output_dtypes[0] = GFX_DTYPE_F16;
   parse_ok(&d, GFX_OP_REDUCE_SUM);
@@ -365,6 +374,40 @@ static void test_ref_reduce(void** unused) {
   assert_true(gfx_half_to_float(hy[0]) == 1.5f && gfx_half_to_float(hy[1]) == 5.5f);
 }
 
+/* Integer reductions are exact: int64 beyond 2^53, sums and products wrapping like two's complement
+ * (int32 keeping its low 32 bits), an empty Min/Max the type's extreme. */
+static void test_ref_reduce_int(void** unused) {
+  (void)unused;
+  int64_t x[6] = {((int64_t)1 << 60) + 1, 3, -7, INT64_MAX, 2, 5}, y[2];
+  ir_params p = {.reduce = {.kind = IR_REDUCE_SUM, .n_axes = 1, .axes = {1}, .keepdims = 0}};
+  ir_node n = reduce_node(GFX_OP_REDUCE_SUM, 1, p);
+  gfx_tensor in = {x, GFX_DTYPE_I64, SHAPE(2, 3)}, out = {y, GFX_DTYPE_I64, SHAPE(2)};
+  run(&n, &in, &out);
+  assert_true(y[0] == ((int64_t)1 << 60) - 3 && y[1] == INT64_MIN + 6);
+  p.reduce.kind = IR_REDUCE_MIN;
+  n = reduce_node(GFX_OP_REDUCE_MIN, 1, p);
+  run(&n, &in, &out);
+  assert_true(y[0] == -7 && y[1] == 2);
+  p.reduce.kind = IR_REDUCE_MAX;
+  n = reduce_node(GFX_OP_REDUCE_MAX, 1, p);
+  run(&n, &in, &out);
+  assert_true(y[0] == ((int64_t)1 << 60) + 1 && y[1] == INT64_MAX);
+  int32_t a[4] = {65536, 65536, -3, 4}, b[2];
+  p.reduce = (ir_reduce_params){.kind = IR_REDUCE_PROD, .n_axes = 1, .axes = {-1}};
+  n = reduce_node(GFX_OP_REDUCE_PROD, 1, p);
+  in = (gfx_tensor){a, GFX_DTYPE_I32, SHAPE(2, 2)};
+  out = (gfx_tensor){b, GFX_DTYPE_I32, SHAPE(2)};
+  run(&n, &in, &out);
+  assert_true(b[0] == 0 && b[1] == -12); /* 2^32 keeps no low bits */
+  int32_t empty[1], m[3];
+  p.reduce = (ir_reduce_params){.kind = IR_REDUCE_MIN, .n_axes = 1, .axes = {0}};
+  n = reduce_node(GFX_OP_REDUCE_MIN, 1, p);
+  in = (gfx_tensor){empty, GFX_DTYPE_I32, SHAPE(0, 3)};
+  out = (gfx_tensor){m, GFX_DTYPE_I32, SHAPE(3)};
+  run(&n, &in, &out);
+  assert_true(m[0] == INT32_MAX && m[2] == INT32_MAX);
+}
+
 static void test_ref_pool(void** unused) {
   (void)unused;
   /* 4x4 image 0..15, kernel 3, stride 2, pads 1 all round, ceil_mode */
@@ -480,7 +523,7 @@ static void test_ref_norm(void** unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_reduce),   cmocka_unit_test(test_parse_pool), cmocka_unit_test(test_parse_softmax_norm),
-      cmocka_unit_test(test_geometry),       cmocka_unit_test(test_ref_reduce), cmocka_unit_test(test_ref_pool),
+      cmocka_unit_test(test_geometry),       cmocka_unit_test(test_ref_reduce), cmocka_unit_test(test_ref_reduce_int), cmocka_unit_test(test_ref_pool),
       cmocka_unit_test(test_ref_softmax),    cmocka_unit_test(test_ref_norm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,7 +53,10 @@ static gfx_status parse_reduce(const ir_node_desc* d, ir_params* p, ir_reduce_ki
     GFX_TRY(ir_check_io(d, 1, 1, 1));
     GFX_TRY(ir_check_known_attrs(d, (const char* const[]){"axes", "keepdims", NULL}));
   }
-  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  /* Sum, Max, Min and Prod of int32/int64 too (exact, wrapping): detection graphs take the minimum of
+   * a few sizes (a TopK's k) or multiply dims, shape arithmetic gfxep computes on the host */
+  const int int_ok = kind == IR_REDUCE_SUM || kind == IR_REDUCE_MAX || kind == IR_REDUCE_MIN || kind == IR_REDUCE_PROD;
+  GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT | (int_ok ? IR_TYPES_INDEX : 0), NULL));
 
   int64_t axes[GFX_MAX_RANK];
   size_t n = 0;

@@ -840,12 +840,72 @@ cudaError_t preload_type() {
 
 }  // namespace
 
+/* Integer Sum/Max/Min/Prod (int32/int64), exact: sums and products wrap as two's complement (int32
+ * keeps the low 32 bits), an empty Min/Max is the type's largest/smallest value, as the reference
+ * (ref_reduce.c) computes them. One block per output, its threads striding over the reduced
+ * elements, combined in shared memory: integer reductions in vision graphs are shape arithmetic of a
+ * few elements, so nothing here is tuned for size. */
+const int kIntReduceThreads = 128;
+
+template <typename T>
+__global__ void reduce_int_kernel(const T* x, T* y, cuda_reduce_args a) {
+  __shared__ unsigned long long part[kIntReduceThreads];
+  const bool i64 = sizeof(T) == 8;
+  const long long hi = i64 ? INT64_MAX : INT32_MAX, lo = i64 ? INT64_MIN : INT32_MIN;
+  const unsigned long long identity = a.kind == CUDA_REDUCE_MIN   ? (unsigned long long)hi
+                                      : a.kind == CUDA_REDUCE_MAX  ? (unsigned long long)lo
+                                      : a.kind == CUDA_REDUCE_PROD ? 1ull
+                                                                   : 0ull;
+  for (int64_t o = blockIdx.x; o < a.out_count; o += gridDim.x) {
+    const int64_t base = offset_of(o, a.n_kept, a.kept_dims, a.kept_strides);
+    unsigned long long acc = identity;
+    for (int64_t r = threadIdx.x; r < a.reduce_count; r += blockDim.x) {
+      const long long v = x[base + offset_of(r, a.n_red, a.red_dims, a.red_strides)];
+      if (a.kind == CUDA_REDUCE_SUM) acc += (unsigned long long)v;
+      else if (a.kind == CUDA_REDUCE_PROD) acc *= (unsigned long long)v;
+      else if (a.kind == CUDA_REDUCE_MIN && v < (long long)acc) acc = (unsigned long long)v;
+      else if (a.kind == CUDA_REDUCE_MAX && v > (long long)acc) acc = (unsigned long long)v;
+    }
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int step = blockDim.x / 2; step > 0; step /= 2) {
+      if (threadIdx.x < step) {
+        const unsigned long long b = part[threadIdx.x + step];
+        unsigned long long& m = part[threadIdx.x];
+        if (a.kind == CUDA_REDUCE_SUM) m += b;
+        else if (a.kind == CUDA_REDUCE_PROD) m *= b;
+        else if (a.kind == CUDA_REDUCE_MIN && (long long)b < (long long)m) m = b;
+        else if (a.kind == CUDA_REDUCE_MAX && (long long)b > (long long)m) m = b;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) y[o] = (T)part[0];
+    __syncthreads();
+  }
+}
+
+template <typename T>
+void launch_reduce_int(const void* x, void* y, const cuda_reduce_args& a, cudaStream_t stream) {
+  const int64_t blocks = a.out_count < 65535 ? a.out_count : 65535;
+  reduce_int_kernel<T><<<(unsigned)blocks, kIntReduceThreads, 0, stream>>>((const T*)x, (T*)y, a);
+}
+
 extern "C" cudaError_t cuda_reduce_run(int dtype, const void* x, void* y, cuda_reduce_args args, cudaStream_t stream) {
   if (args.out_count <= 0) return cudaSuccess;
+  const bool int_kind = args.kind == CUDA_REDUCE_SUM || args.kind == CUDA_REDUCE_MAX || args.kind == CUDA_REDUCE_MIN ||
+                        args.kind == CUDA_REDUCE_PROD;
   switch (dtype) {
     case GFX_DTYPE_F32: dispatch_reduce<float>(x, y, args, stream); break;
     case GFX_DTYPE_F16: dispatch_reduce<__half>(x, y, args, stream); break;
     case GFX_DTYPE_BF16: dispatch_reduce<__nv_bfloat16>(x, y, args, stream); break;
+    case GFX_DTYPE_I32:
+      if (!int_kind) return cudaErrorInvalidValue;
+      launch_reduce_int<int32_t>(x, y, args, stream);
+      break;
+    case GFX_DTYPE_I64:
+      if (!int_kind) return cudaErrorInvalidValue;
+      launch_reduce_int<int64_t>(x, y, args, stream);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -918,7 +978,10 @@ extern "C" cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale
 
 extern "C" cudaError_t cuda_reduce_preload(void) {
   cudaError_t e;
+  cudaFuncAttributes attr;
   if ((e = preload_type<float>()) != cudaSuccess) return e;
   if ((e = preload_type<__half>()) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, reduce_int_kernel<int32_t>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, reduce_int_kernel<int64_t>)) != cudaSuccess) return e;
   return preload_type<__nv_bfloat16>();
 }

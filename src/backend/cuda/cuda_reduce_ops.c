@@ -172,7 +172,17 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
                            cuda_node_state* state) {
   (void)state;
   if (is_arg(node->params.reduce.kind)) return run_arg(ctx, node, in, out);
-  GFX_TRY(check_io(node, in, out, 1, 1));
+  const ir_reduce_kind rk = node->params.reduce.kind;
+  const int int_input = node->n_inputs >= 1 && in && (in[0].dtype == GFX_DTYPE_I32 || in[0].dtype == GFX_DTYPE_I64);
+  if (int_input) {
+    /* Sum/Max/Min/Prod of int32/int64 (ir_parse_reduce admits no other), one strategy, no scratch */
+    if (!(rk == IR_REDUCE_SUM || rk == IR_REDUCE_MAX || rk == IR_REDUCE_MIN || rk == IR_REDUCE_PROD) ||
+        node->n_outputs != 1 || out[0].dtype != in[0].dtype)
+      return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "%s of %s to %s is not handled", ir_op_name(node->op),
+                                        gfx_dtype_name(in[0].dtype), gfx_dtype_name(out[0].dtype)));
+  } else {
+    GFX_TRY(check_io(node, in, out, 1, 1));
+  }
   ir_reduce_geom g;
   gfx_status s = ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g);
   if (s) return node_error(node, s);
@@ -194,7 +204,8 @@ gfx_status cuda_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const g
   if (kind < 0 || kind > IR_REDUCE_LOG_SUM_EXP || kinds[kind] < 0) /* a kind added to the IR without a kernel here */
     return node_error(node, gfx_error(GFX_ERR_NOT_SUPPORTED, "reduction kind %d has no CUDA kernel", kind));
   cuda_reduce_args a = reduce_args(kinds[kind], &g);
-  const size_t split_bytes = reduce_split_bytes(node->params.reduce.kind, &g, &a.chunks, &a.chunk_len);
+  const size_t split_bytes =
+      int_input ? 0 : reduce_split_bytes(node->params.reduce.kind, &g, &a.chunks, &a.chunk_len);
   if (split_bytes > 0 && ctx->scratch && ctx->scratch_bytes >= split_bytes) {
     a.scratch = ctx->scratch;
   } else {

@@ -19,6 +19,17 @@ static int is_float_type(int dtype) {
   return dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16;
 }
 
+static int is_int_type(int dtype) { return dtype == GFX_DTYPE_I32 || dtype == GFX_DTYPE_I64; }
+
+/* The integer reductions (ir_parse_reduce admits int32/int64 for these kinds only). */
+static int int_reduction(const ir_node* node) {
+  if (node->op != GFX_OP_REDUCE_SUM && node->op != GFX_OP_REDUCE_MAX && node->op != GFX_OP_REDUCE_MIN &&
+      node->op != GFX_OP_REDUCE_PROD)
+    return 0;
+  const ir_reduce_kind k = node->params.reduce.kind;
+  return k == IR_REDUCE_SUM || k == IR_REDUCE_MAX || k == IR_REDUCE_MIN || k == IR_REDUCE_PROD;
+}
+
 static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int dtype) {
   if (t->dtype != dtype || !is_float_type(dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s; %s expected (float32, float16 or bfloat16)", what,
@@ -120,8 +131,52 @@ static int64_t arg_one(ir_reduce_kind kind, int select_last, const void* x, int 
   return best_i;
 }
 
+static int64_t load_i(const void* x, int dtype, int64_t i) {
+  if (dtype == GFX_DTYPE_I64) return ((const int64_t*)x)[i];
+  return ((const int32_t*)x)[i];
+}
+
+/* An integer reduction, exact: sums and products wrap as two's complement (int32 keeps the low 32
+ * bits), an empty Min/Max is the type's largest/smallest value (ONNX Runtime's identities). */
+static gfx_status run_reduce_int(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const int dtype = in[0].dtype;
+  if (!in[0].data && gfx_shape_numel(&in[0].shape) > 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "input 0 has no data");
+  if (out[0].dtype != dtype)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "output 0 is %s but input 0 is %s", gfx_dtype_name(out[0].dtype),
+                     gfx_dtype_name(dtype));
+  ir_reduce_geom g;
+  GFX_TRY(ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, g.copy ? &in[0].shape : &g.out));
+  const int64_t n_out = g.copy ? gfx_shape_numel(&in[0].shape) : g.out_count;
+  const int i64 = dtype == GFX_DTYPE_I64;
+  const ir_reduce_kind kind = node->params.reduce.kind;
+  for (int64_t o = 0; o < n_out; o++) {
+    uint64_t acc;
+    if (g.copy) {
+      acc = (uint64_t)load_i(in[0].data, dtype, o);
+    } else {
+      const int64_t base = offset_of(o, g.n_kept, g.kept_dims, g.kept_strides);
+      const int64_t hi = i64 ? INT64_MAX : INT32_MAX, lo = i64 ? INT64_MIN : INT32_MIN;
+      acc = kind == IR_REDUCE_MIN ? (uint64_t)hi : kind == IR_REDUCE_MAX ? (uint64_t)lo : kind == IR_REDUCE_PROD ? 1 : 0;
+      for (int64_t r = 0; r < g.reduce_count; r++) {
+        const int64_t v = load_i(in[0].data, dtype, base + offset_of(r, g.n_red, g.red_dims, g.red_strides));
+        if (kind == IR_REDUCE_SUM) acc += (uint64_t)v;
+        else if (kind == IR_REDUCE_PROD) acc *= (uint64_t)v;
+        else if (kind == IR_REDUCE_MIN && v < (int64_t)acc) acc = (uint64_t)v;
+        else if (kind == IR_REDUCE_MAX && v > (int64_t)acc) acc = (uint64_t)v;
+      }
+    }
+    if (i64) ((int64_t*)out[0].data)[o] = (int64_t)acc;
+    else ((int32_t*)out[0].data)[o] = (int32_t)(uint32_t)acc;
+  }
+  return NULL;
+}
+
 gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
+  if (in && out && node->n_inputs >= 1 && node->n_outputs == 1 && is_int_type(in[0].dtype) && int_reduction(node))
+    return run_reduce_int(node, in, out);
   GFX_TRY(check_io(node, in, out, 1, 2, 1));
   ir_reduce_geom g;
   GFX_TRY(ir_reduce_geometry(&node->params.reduce, &in[0].shape, &g));
