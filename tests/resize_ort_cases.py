@@ -130,7 +130,7 @@ for opset, names in [(16, ['bilinear', 'bicubic']), (20, ['linear', 'cubic'])]:
 # the input's symbolic dims (ONNX Runtime cannot fold them), in float arithmetic the device computes and
 # gfxep reads back; and from int64 shape arithmetic alone, which gfxep computes on the host. Each must
 # run entirely on gfxep (must_claim.txt).
-def computed_sizes_model(name, opset, axes, float_path, mode='linear'):
+def computed_sizes_model(name, opset, axes, float_path, mode='linear', unknown_length=False):
     nodes = [helper.make_node('Shape', ['X'], ['S']),
              helper.make_node('Slice', ['S', 'hw0', 'hw1'], ['HW'])]
     inits = [numpy_helper.from_array(i64(2), 'hw0'), numpy_helper.from_array(i64(4), 'hw1')]
@@ -152,9 +152,13 @@ def computed_sizes_model(name, opset, axes, float_path, mode='linear'):
         inits.append(numpy_helper.from_array(i64(0), 'z0'))
         sizes = 'sizes'
         attrs = dict(mode=mode)
+    value_info = []
+    if unknown_length:  # as PyTorch's export declares it: a 1-D int64 of unknown length
+        value_info = [helper.make_tensor_value_info(sizes, TensorProto.INT64, ['L'])]
     nodes.append(helper.make_node('Resize', ['X', '', '', sizes], ['Y'], name='n0', **attrs))
     g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('X', TensorProto.FLOAT, [1, 3, 'H', 'W'])],
-                          [helper.make_tensor_value_info('Y', TensorProto.FLOAT, None)], initializer=inits)
+                          [helper.make_tensor_value_info('Y', TensorProto.FLOAT, None)], initializer=inits,
+                          value_info=value_info)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
     m.ir_version = 8
     onnx.save(m, os.path.join(OUT, name + '.onnx'))
@@ -168,6 +172,7 @@ must_claim = []
 computed_sizes_model('resize_sizes_from_frame_float', 13, False, True)
 computed_sizes_model('resize_sizes_from_frame_int', 13, False, False)
 computed_sizes_model('resize_sizes_axes_float', 18, True, True, mode='cubic')
+computed_sizes_model('resize_sizes_unknown_length', 13, False, True, unknown_length=True)
 with open(os.path.join(OUT, 'must_claim.txt'), 'w') as f:
     f.write('\n'.join(must_claim) + '\n')
 json.dump(cases, open(os.path.join(OUT, 'cases.json'), 'w'))

@@ -143,6 +143,12 @@ static void test_resize_computed_sizes(void** unused) {
   /* refused: computed sizes of another length or type than the axes need; nearest with sizes */
   d.input_shapes[3] = shape1(4);
   parse_refused(&d, "not declared as 2 entries");
+  d.input_shapes[3] = SHAPE(2, 1);
+  parse_refused(&d, "not declared as 2 entries");
+  /* a length the model leaves unknown is taken as the one ONNX requires, and checked when read back */
+  d.input_shapes[3] = shape1(GFX_DIM_UNKNOWN);
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.n_sizes, 2);
   d.input_shapes[3] = shape1(2);
   d.input_dtypes[3] = GFX_DTYPE_I32;
   parse_refused(&d, "sizes (input 3) is int32");

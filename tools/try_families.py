@@ -349,11 +349,15 @@ def main():
             cmd = [args.run, "--backend", args.backend, "--runs", "10", "--atol", "0", "--rtol", str(tol["rtol"]),
                    "--tol-scale", str(tol["tol_scale"]), "--json", jpath, "--quiet", path]
             env = dict(os.environ)
-            if precision != "fp32":
-                env["GFXEP_EP_OPTIONS"] = f"precision={precision}"
+            # log_partition: gfxep says on stderr why it leaves each node to ORT (kept in "left_why")
+            env["GFXEP_EP_OPTIONS"] = "log_partition=1" + (f",precision={precision}" if precision != "fp32" else "")
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
                 rec["exit"] = p.returncode
+                why = sorted({line.split("left to ONNX Runtime: ", 1)[1].strip()
+                              for line in (p.stderr or "").splitlines() if "left to ONNX Runtime: " in line})
+                if why:
+                    rec["left_why"] = why[:40]
                 if os.path.exists(jpath):
                     with open(jpath) as fh:
                         rec["run"] = json.load(fh)
@@ -372,6 +376,8 @@ def main():
             r = rec.get("run", {})
             log(f"[{name} {precision}] {time.time() - t0:.1f} s: exit {rec.get('exit')}, "
                 f"{r.get('nodes_gfxep', '?')}/{r.get('nodes_total', '?')} nodes on gfxep, pass={r.get('pass')}")
+            for line in rec.get("left_why", [])[:12]:
+                log(f"[{name} {precision}]   left to ORT: {line[:300]}")
         failed = any(not r.get("run", {}).get("pass") for r in results if r["model"] == name)
         if failed and os.path.getsize(path) < 32 << 20:
             log(f"[{name}] kept {path} for inspection")

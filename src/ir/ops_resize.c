@@ -140,8 +140,11 @@ static gfx_status read_scales_or_sizes(const ir_node_desc* d, const int* axes, i
     /* computed: an int64 list of the declared length, folded in before the node runs */
     if (d->input_dtypes[3] != GFX_DTYPE_I64)
       return IR_UNSUPPORTED(d, "sizes (input 3) is %s; int64 is expected", gfx_dtype_name(d->input_dtypes[3]));
+    /* its length may be unknown (a Concat of computed parts, as PyTorch exports an interpolation):
+     * ONNX requires one entry per dim (per axis), which the read-back value is checked against */
     const gfx_shape* s = &d->input_shapes[3];
-    if (s->rank != 1 || s->dims[0] != n_want)
+    const int length_ok = s->rank < 0 || (s->rank == 1 && (s->dims[0] < 0 || s->dims[0] == n_want));
+    if (!length_ok)
       return IR_UNSUPPORTED(d, "sizes (input 3) is computed at run time and not declared as %d entries", n_want);
     p->value_inputs = 1u << 3;
     p->n_sizes = (int8_t)n_want;
