@@ -231,6 +231,26 @@ save_dyn("constant_of_shape_bool_of_input",
           h.make_node("ConstantOfShape", ["s"], ["C"], value=nh.from_array(np.array([True], np.bool_))),
           h.make_node("Where", ["C", "X", "zf"], ["Y"])],
          ["N", 3], ["N", 3], [zf], skip="!vulkan")
+# Concat of more inputs than an IR node has (SSDlite concatenates its 90 per-class results): taken as a
+# tree of Concats. 20 rows in reverse order; 90 pieces of 1 to 3 rows (a symbolic batch of columns),
+# some empty, along axis 0; 11 pieces along the last axis.
+def wide_concat(name, n, piece_rows, axis, x_shape, y_shape):
+    nodes, inits, outs = [], [], []
+    start = 0
+    for i in range(n):
+        rows = piece_rows(i)
+        inits += [const("s%d" % i, [start]), const("e%d" % i, [start + rows])]
+        nodes.append(h.make_node("Slice", ["X", "s%d" % i, "e%d" % i, "ax"], ["P%d" % i]))
+        outs.append("P%d" % i)
+        start += rows
+    inits.append(const("ax", [axis]))
+    nodes.append(h.make_node("Concat", outs[::-1], ["Y"], axis=axis))
+    save_dyn(name, nodes, x_shape, y_shape, inits)
+
+
+wide_concat("concat_wide_20_rows", 20, lambda i: 1, 0, [20, 3], [20, 3])
+wide_concat("concat_wide_90_pieces", 90, lambda i: i % 4, 0, [133, "N"], [133, "N"])
+wide_concat("concat_wide_11_last_axis", 11, lambda i: 2, 1, [2, 22], [2, 22])
 with open(os.path.join(OUT, "must_claim.txt"), "w") as f:
     f.write("\n".join(claims) + "\n")
 

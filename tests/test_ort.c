@@ -199,6 +199,7 @@ static void test_models_match_cpu_ep(void** state) {
       {"partial", 1, 5, 1},
       {"unsupported", 1, 1, 2},
       {"many_inputs", 1, 2, 1},
+      {"wide_concat", 1, 3, 0},
       {"denoise_small", 1, 6, 0},
       /* NonZero, TopK with a computed k and NonMaxSuppression: one partition in stages */
       {"detect_post", 1, 16, 0},

@@ -101,14 +101,23 @@ def main(out_dir):
          [weight("w", [4, 4, 3, 3, 3])],
          "3-D ConvTranspose and Hardmax are not claimed; only Relu runs on gfxep")
 
-    # a node with more inputs than gfxep's limit (a Concat of 90, as detection post-processing makes per
-    # class): GetCapability must leave it to ORT and still take the rest
+    # a node with more inputs than gfxep's limit (a Sum of 90): GetCapability must leave it to ORT and
+    # still take the rest
     save(out_dir, "many_inputs",
+         [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+          helper.make_node("Sum", ["r"] * 90, ["c"], name="sum90"),
+          helper.make_node("Sigmoid", ["c"], ["y"], name="sigmoid")],
+         [tensor("x", [1, 4])], [tensor("y", [1, 4])], [],
+         "the 90-input Sum stays with ONNX Runtime; Relu and Sigmoid run on gfxep")
+
+    # a Concat of 90 (as detection post-processing makes per class), which gfxep takes as a tree of
+    # Concats of at most 8 inputs: the whole model runs on gfxep
+    save(out_dir, "wide_concat",
          [helper.make_node("Relu", ["x"], ["r"], name="relu"),
           helper.make_node("Concat", ["r"] * 90, ["c"], name="concat90", axis=0),
           helper.make_node("Sigmoid", ["c"], ["y"], name="sigmoid")],
          [tensor("x", [1, 4])], [tensor("y", [90, 4])], [],
-         "the 90-input Concat stays with ONNX Runtime; Relu and Sigmoid run on gfxep")
+         "the 90-input Concat runs on gfxep as a tree of Concats, with Relu and Sigmoid")
 
     # for interop frame tests: y = relu(2x + 1), exact in fp32 for the quarter-step inputs the tests use
     save(out_dir, "frame_affine",

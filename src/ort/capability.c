@@ -30,6 +30,35 @@ static int index_of(const node_ref* refs, size_t n, const OrtNode* node) {
   return r ? r->index : -1;
 }
 
+/* A Concat of more inputs than an IR node has, which the import takes as a tree of Concats of at most
+ * IR_MAX_IO inputs each (compile.c): every piece must parse and have a kernel on the device; the
+ * inner Concats join pieces of the same type along the same axis. Logs why not, as node_supported. */
+static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n) {
+  gfx_status s = NULL;
+  const char* name = "";
+  for (size_t first = 0; first < n && !s; first += IR_MAX_IO) {
+    gfx_node_reader reader;
+    ir_node_desc desc;
+    gfx_op op;
+    ir_params params;
+    s = gfx_node_describe_inputs(node, first, IR_MAX_IO, &reader, &desc);
+    if (!s) name = desc.name ? desc.name : "";
+    if (!s) s = ir_op_parse(&desc, &op, &params);
+    if (!s) {
+      gfx_node_query q = {.op = op, .params = &params, .desc = &desc};
+      s = gfx_backend_supports_node(ep->device->dev, &q);
+    }
+    if (s) s = gfx_status_wrap(s, "node '%s' (Concat of %zu inputs), inputs %zu..", name, n, first);
+  }
+  if (s) {
+    gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+                "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));
+    gfx_status_free(s);
+    return 0;
+  }
+  return 1;
+}
+
 /* Whether gfxep takes this node, logging why not. */
 static int node_supported(const gfx_ep* ep, const OrtNode* node) {
   const char* ep_name = NULL;
@@ -43,6 +72,8 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
   ir_node_desc desc;
   gfx_op op;
   ir_params params;
+  size_t n_wide = 0;
+  if (gfx_is_wide_concat(node, &n_wide)) return wide_concat_supported(ep, node, n_wide);
   gfx_status s = gfx_node_describe(node, &reader, &desc);
   if (!s) s = ir_op_parse(&desc, &op, &params);
   if (!s) {

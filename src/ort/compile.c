@@ -138,7 +138,58 @@ static gfx_status lower_desc(ir_node_desc* d, int lower_to, void** owned) {
   return NULL;
 }
 
+/* A Concat of more inputs than an IR node has (SSDlite concatenates its 90 per-class results), as a
+ * tree of Concats of at most IR_MAX_IO inputs along the same axis: the pieces' results are values
+ * named after the node, of the output's type and rank, their sizes along the axis inferred per Run. */
+static gfx_status import_wide_concat(importer* im, const OrtNode* node, size_t n) {
+  const OrtValueInfo** ins = calloc(n, sizeof *ins);
+  int* cur = calloc(n, sizeof *cur);
+  gfx_status s = ins && cur ? NULL : gfx_error(GFX_ERR_OUT_OF_MEMORY, "a Concat of %zu inputs", n);
+  const OrtValueInfo* out_vi = NULL;
+  gfx_node_reader reader;
+  ir_node_desc desc;
+  gfx_op op;
+  ir_params params;
+  void* owned[IR_MAX_IO] = {0};
+  /* the parameters of one piece (axis, element type) serve every Concat of the tree */
+  if (!s) s = gfx_node_describe_inputs(node, 0, IR_MAX_IO, &reader, &desc);
+  if (!s && im->lower_to) s = lower_desc(&desc, im->lower_to, owned);
+  if (!s) s = ir_op_parse(&desc, &op, &params);
+  for (int i = 0; i < IR_MAX_IO; i++) free(owned[i]);
+  if (!s) s = gfx_from_ort(gfx_ort->Node_GetInputs(node, ins, n));
+  if (!s) s = gfx_from_ort(gfx_ort->Node_GetOutputs(node, &out_vi, 1));
+  for (size_t i = 0; i < n && !s; i++) {
+    if (!ins[i]) s = gfx_error(GFX_ERR_INVALID_ARGUMENT, "Concat '%s': input %zu is absent", desc.name, i);
+    else s = value_for(im, ins[i], 0, &cur[i]);
+  }
+  int out = -1;
+  if (!s) s = value_for(im, out_vi, 0, &out);
+  size_t n_cur = n;
+  for (int level = 0; !s && n_cur > IR_MAX_IO; level++) {
+    size_t n_next = 0;
+    for (size_t first = 0; first < n_cur && !s; first += IR_MAX_IO, n_next++) {
+      const size_t k = n_cur - first < IR_MAX_IO ? n_cur - first : IR_MAX_IO;
+      const gfx_shape* rank_of = &im->g->values[out].shape;
+      gfx_shape shape = {.rank = rank_of->rank};
+      for (int d = 0; d < shape.rank; d++) shape.dims[d] = GFX_DIM_UNKNOWN;
+      char name[512];
+      snprintf(name, sizeof name, "%s:gfxep.concat%d.%zu", desc.name, level, n_next);
+      int piece = -1;
+      s = ir_graph_add_value(im->g, name, im->g->values[out].dtype, &shape, &piece);
+      if (!s) s = ir_graph_add_node(im->g, GFX_OP_CONCAT, name, &cur[first], (int)k, &piece, 1, &params);
+      cur[n_next] = piece;
+    }
+    n_cur = n_next;
+  }
+  if (!s) s = ir_graph_add_node(im->g, GFX_OP_CONCAT, desc.name, cur, (int)n_cur, &out, 1, &params);
+  free(ins);
+  free(cur);
+  return s;
+}
+
 static gfx_status import_node(importer* im, const OrtNode* node) {
+  size_t n_wide = 0;
+  if (gfx_is_wide_concat(node, &n_wide)) return import_wide_concat(im, node, n_wide);
   gfx_node_reader reader;
   ir_node_desc desc;
   gfx_op op;

@@ -1,6 +1,8 @@
 #include "ort/node_desc.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Looks an attribute up: 1 found (with *attr set), 0 absent. */
@@ -155,6 +157,25 @@ gfx_status gfx_value_info_type(const OrtValueInfo* vi, int* dtype, gfx_shape* sh
 }
 
 gfx_status gfx_node_describe(const OrtNode* node, gfx_node_reader* r, ir_node_desc* d) {
+  return gfx_node_describe_inputs(node, 0, SIZE_MAX, r, d);
+}
+
+int gfx_is_wide_concat(const OrtNode* node, size_t* n_inputs) {
+  const char *op = NULL, *domain = NULL;
+  size_t n = 0;
+  OrtStatus* s = gfx_ort->Node_GetOperatorType(node, &op);
+  if (!s) s = gfx_ort->Node_GetDomain(node, &domain);
+  if (!s) s = gfx_ort->Node_GetNumInputs(node, &n);
+  if (s) {
+    gfx_ort->ReleaseStatus(s);
+    return 0;
+  }
+  if (n_inputs) *n_inputs = n;
+  return op && strcmp(op, "Concat") == 0 && (!domain || !domain[0]) && n > IR_MAX_IO;
+}
+
+gfx_status gfx_node_describe_inputs(const OrtNode* node, size_t first, size_t max_inputs, gfx_node_reader* r,
+                                    ir_node_desc* d) {
   memset(d, 0, sizeof *d);
   memset(r, 0, sizeof *r);
   r->node = node;
@@ -164,10 +185,11 @@ gfx_status gfx_node_describe(const OrtNode* node, gfx_node_reader* r, ir_node_de
   GFX_TRY(gfx_from_ort(gfx_ort->Node_GetName(node, &d->name)));
   if (!d->name) d->name = "";
 
-  size_t n_in = 0, n_out = 0, n_attr = 0;
-  GFX_TRY(gfx_from_ort(gfx_ort->Node_GetNumInputs(node, &n_in)));
+  size_t n_all = 0, n_out = 0, n_attr = 0;
+  GFX_TRY(gfx_from_ort(gfx_ort->Node_GetNumInputs(node, &n_all)));
   GFX_TRY(gfx_from_ort(gfx_ort->Node_GetNumOutputs(node, &n_out)));
   GFX_TRY(gfx_from_ort(gfx_ort->Node_GetNumAttributes(node, &n_attr)));
+  const size_t n_in = first >= n_all ? 0 : n_all - first < max_inputs ? n_all - first : max_inputs;
   if (n_in > IR_MAX_IO || n_out > IR_MAX_IO || n_attr > GFX_MAX_NODE_ATTRS)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': %zu inputs, %zu outputs, %zu attributes exceed gfxep's limits",
                      d->op_type, d->name, n_in, n_out, n_attr);
@@ -175,7 +197,15 @@ gfx_status gfx_node_describe(const OrtNode* node, gfx_node_reader* r, ir_node_de
   d->n_outputs = (int)n_out;
   const OrtValueInfo* ins[IR_MAX_IO] = {0};
   const OrtValueInfo* outs[IR_MAX_IO] = {0};
-  if (n_in) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetInputs(node, ins, n_in)));
+  if (n_in) {
+    /* ORT fills every input of the node: a buffer for all, of which this description keeps a range */
+    const OrtValueInfo** all = calloc(n_all, sizeof *all);
+    if (!all) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "%s '%s': %zu inputs", d->op_type, d->name, n_all);
+    gfx_status s = gfx_from_ort(gfx_ort->Node_GetInputs(node, all, n_all));
+    if (!s) memcpy(ins, all + first, n_in * sizeof *all);
+    free(all);
+    GFX_TRY(s);
+  }
   if (n_out) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetOutputs(node, outs, n_out)));
   if (n_attr) GFX_TRY(gfx_from_ort(gfx_ort->Node_GetAttributes(node, r->attrs, n_attr)));
   r->n_attrs = (int)n_attr;
