@@ -30,9 +30,19 @@ static int index_of(const node_ref* refs, size_t n, const OrtNode* node) {
   return r ? r->index : -1;
 }
 
+/* 1 when s is NULL; otherwise logs why the node is left to ORT (a warning with log_partition=1),
+ * frees s and gives 0. */
+static int taken(const gfx_ep* ep, gfx_status s) {
+  if (!s) return 1;
+  gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+              "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));
+  gfx_status_free(s);
+  return 0;
+}
+
 /* A Concat of more inputs than an IR node has, which the import takes as a tree of Concats of at most
  * IR_MAX_IO inputs each (compile.c): every piece must parse and have a kernel on the device; the
- * inner Concats join pieces of the same type along the same axis. Logs why not, as node_supported. */
+ * inner Concats join pieces of the same type along the same axis. Logs why not (taken). */
 static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n) {
   gfx_status s = NULL;
   const char* name = "";
@@ -50,13 +60,7 @@ static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n
     }
     if (s) s = gfx_status_wrap(s, "node '%s' (Concat of %zu inputs), inputs %zu..", name, n, first);
   }
-  if (s) {
-    gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
-                "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));
-    gfx_status_free(s);
-    return 0;
-  }
-  return 1;
+  return taken(ep, s);
 }
 
 /* Whether gfxep takes this node, logging why not. */
@@ -90,13 +94,7 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
                   "node '%s' (%s): its output shape depends on values computed during the Run, which graphs=ort "
                   "cannot read back (ORT replays its recording without calling gfxep)",
                   desc.name ? desc.name : "", desc.op_type);
-  if (s) {
-    gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
-                "gfxep: left to ONNX Runtime: %s", gfx_status_message(s));
-    gfx_status_free(s);
-    return 0;
-  }
-  return 1;
+  return taken(ep, s);
 }
 
 OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* info) {
