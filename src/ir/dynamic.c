@@ -121,6 +121,11 @@ gfx_status ir_graph_add_selection(ir_graph* g, gfx_op op, const char* name, cons
   if (!ir_op_is_selection(op)) return gfx_error(GFX_ERR_INTERNAL, "%s is no selection", ir_op_name(op));
   if (output < 0 || output >= g->n_values)
     return gfx_error(GFX_ERR_INTERNAL, "node '%s' output refers to value %d of %d", name, output, g->n_values);
+  /* refused before anything is added: the graph is unchanged when this fails */
+  const ir_value* y_value = &g->values[output];
+  if (y_value->producer >= 0 || y_value->const_data || y_value->graph_input >= 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "node '%s' writes '%s', which already has a producer", name,
+                     y_value->name);
   /* NonZero keeps the first `count` columns of [rank, bound], NonMaxSuppression the first rows */
   const int64_t axis = op == GFX_OP_NON_ZERO ? 1 : 0;
   const char* y = g->values[output].name;
