@@ -1,7 +1,6 @@
 # Writes small Resize/Upsample/DepthToSpace/SpaceToDepth models (every mode x coordinate mode x
 # scales/sizes set) and frame-warp chains ending in GridSample into the folder given; check each with
 #   build/gfxep-run --backend reference --atol 1e-5 --rtol 1e-4 MODEL
-# (nearest with sizes is left to ONNX Runtime by design, so those models run on the CPU EP).
 import onnx, sys, os, itertools, json
 from onnx import helper, TensorProto, numpy_helper
 import numpy as np
@@ -168,7 +167,45 @@ def computed_sizes_model(name, opset, axes, float_path, mode='linear', unknown_l
     must_claim.append(name + ('' if axes else ' !vulkan'))
 
 
+# Nearest next to rounding ties: 7 -> 4 (sizes) and the float scale 4/7 put source positions a few ulp
+# from a half (2 / (4/7.f) = 3.4999998), which ONNX Runtime takes as a tie; every nearest_mode.
+for ni, nm in enumerate(['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil']):
+    for coord in ['asymmetric', 'half_pixel', 'align_corners']:
+        attrs = dict(mode='nearest', coordinate_transformation_mode=coord, nearest_mode=nm)
+        model(f'resize_tie_{coord}_{nm}_sizes', 'Resize', 13, [1, 2, 11, 7], [1, 2, 6, 4], attrs,
+              [('', None), ('', None), ('sizes', i64(1, 2, 6, 4))])
+        model(f'resize_tie_{coord}_{nm}_scales', 'Resize', 13, [1, 2, 13, 14], None, attrs,
+              [('', None), ('scales', f32(1, 1, 4 / 7, 4 / 7))])
+
+
+# The FPN's top-down path as torchvision exports it (F.interpolate(x, size=lateral.shape[-2:],
+# mode='nearest')): a coarser map resized to the finer map's H and W, read from its shape at run time,
+# then added to it. Odd frame sizes make the ratio fractional.
+def fpn_upsample_model(name, nearest_mode, coord):
+    nodes = [helper.make_node('MaxPool', ['X'], ['coarse'], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node('Shape', ['X'], ['S']),
+             helper.make_node('Slice', ['S', 'hw0', 'hw1'], ['HW']),
+             helper.make_node('Slice', ['S', 'z0', 'hw0'], ['NC']),
+             helper.make_node('Concat', ['NC', 'HW'], ['sizes'], axis=0),
+             helper.make_node('Resize', ['coarse', '', '', 'sizes'], ['up'], name='n0', mode='nearest',
+                              coordinate_transformation_mode=coord, nearest_mode=nearest_mode),
+             helper.make_node('Add', ['up', 'X'], ['Y'])]
+    inits = [numpy_helper.from_array(i64(2), 'hw0'), numpy_helper.from_array(i64(4), 'hw1'),
+             numpy_helper.from_array(i64(0), 'z0')]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('X', TensorProto.FLOAT, [1, 4, 'H', 'W'])],
+                          [helper.make_tensor_value_info('Y', TensorProto.FLOAT, None)], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(OUT, name + '.onnx'))
+    cases.append(name)
+    must_claim.append(name + ' !vulkan')  # every listed dim of computed sizes may resize (see below)
+
+
 must_claim = []
+fpn_upsample_model('resize_fpn_nearest_floor', 'floor', 'asymmetric')
+fpn_upsample_model('resize_fpn_nearest_round', 'round_prefer_floor', 'half_pixel')
+for name in [c for c in cases if c.startswith('resize_tie_')]:
+    must_claim.append(name)
 computed_sizes_model('resize_sizes_from_frame_float', 13, False, True)
 computed_sizes_model('resize_sizes_from_frame_int', 13, False, False)
 computed_sizes_model('resize_sizes_axes_float', 18, True, True, mode='cubic')

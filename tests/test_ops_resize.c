@@ -140,7 +140,7 @@ static void test_resize_computed_sizes(void** unused) {
   vals[3] = (ir_value_data){.shape = shape1(3), .n = 3, .v = {9, 6, 1}};
   expect_error(ir_node_resolve(&node, vals, &r), GFX_ERR_INVALID_ARGUMENT, "sizes", "2 entries");
 
-  /* refused: computed sizes of another length or type than the axes need; nearest with sizes */
+  /* refused: computed sizes of another length or type than the axes need */
   d.input_shapes[3] = shape1(4);
   parse_refused(&d, "not declared as 2 entries");
   d.input_shapes[3] = SHAPE(2, 1);
@@ -153,9 +153,31 @@ static void test_resize_computed_sizes(void** unused) {
   d.input_dtypes[3] = GFX_DTYPE_I32;
   parse_refused(&d, "sizes (input 3) is int32");
   d.input_dtypes[3] = GFX_DTYPE_I64;
+  /* nearest to computed sizes (the FPN's top-down path) is claimed like linear */
   attr_table tn = ATTRS(A_STR("mode", "nearest"), A_INTS("axes", 3, 2));
   d.attrs = reader_for(&tn);
-  parse_refused(&d, "nearest with sizes");
+  expect_claimed(&d, GFX_OP_RESIZE, &p);
+  assert_int_equal(p.resize.mode, IR_RESIZE_NEAREST);
+  assert_int_equal(p.resize.from_sizes, 1);
+}
+
+/* Nearest rounding ties as ONNX Runtime's CPU kernels read them: a position within 1e-6 of a half
+ * is a tie, so 7 -> 4 asymmetric (2 / (4/7.f) = 3.4999998) rounds as 3.5 would; one 1.2e-6 away is not. */
+static void test_resize_nearest_ties(void** unused) {
+  (void)unused;
+  const ir_resize_axis a = {.in = 7, .out = 4, .scale = 4.0f / 7.0f, .roi_start = 0, .roi_end = 1};
+  const float c = ir_resize_source_coord(&a, IR_COORD_ASYMMETRIC, 2);
+  assert_true(c != 3.5f && fabsf(c - 3.5f) < 1e-6f); /* the float quotient misses the half */
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_CEIL, c), 4);
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_FLOOR, c), 3);
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_FLOOR, 3.5000002f), 3);
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_CEIL, 2.5f), 3);
+  /* outside the tolerance: the nearest index, whichever the preference */
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_CEIL, 2.4999986f), 2);
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_ROUND_PREFER_FLOOR, 2.5000012f), 3);
+  /* floor and ceil take no tolerance */
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_FLOOR, 2.9999998f), 2);
+  assert_int_equal(ir_resize_nearest_index(&a, IR_NEAREST_CEIL, 3.0000002f), 4);
 }
 
 static void test_resize_parse_refuses(void** unused) {
@@ -203,7 +225,7 @@ static void test_resize_parse_refuses(void** unused) {
   ir_node_desc ns = make_desc("Resize", 13, &nearest, shape4(1, 1, 4, 4));
   ns.n_inputs = 4;
   SET_INTS(&ns, 3, sizes);
-  parse_refused(&ns, "nearest with sizes");
+  expect_claimed(&ns, GFX_OP_RESIZE, &p);
 
   attr_table aa = ATTRS(A_STR("mode", "linear"), A_INT("antialias", 1));
   ir_node_desc da = make_desc("Resize", 18, &aa, shape4(1, 1, 4, 4));
@@ -539,7 +561,7 @@ static void test_ref_grid_sample(void** unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resize_parse_claims),     cmocka_unit_test(test_resize_parse_refuses),
-      cmocka_unit_test(test_resize_computed_sizes),
+      cmocka_unit_test(test_resize_computed_sizes),     cmocka_unit_test(test_resize_nearest_ties),
       cmocka_unit_test(test_space_depth_parse),
       cmocka_unit_test(test_roi_align_parse),       cmocka_unit_test(test_ref_resize_nearest_linear),
       cmocka_unit_test(test_ref_resize_cubic_crop),   cmocka_unit_test(test_ref_space_depth),

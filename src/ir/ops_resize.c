@@ -226,10 +226,6 @@ gfx_status ir_parse_resize(const ir_node_desc* d, ir_params* params) {
   GFX_TRY(read_scales_or_sizes(d, axes, n_axes, &r, p));
   p->from_sizes = r.from_sizes;
   GFX_TRY(check_resized_dims(d, &r, p));
-  /* ONNX Runtime maps nearest positions from the exact sizes ratio, not from the float scale
-   * out/in, and the two round differently at ties (7 -> 4 asymmetric picks 3.5, not 3.4999998) */
-  if (p->from_sizes && p->mode == IR_RESIZE_NEAREST)
-    return IR_UNSUPPORTED(d, "nearest with sizes: sampling positions at rounding ties are not reproduced exactly");
   for (int k = 0; k < rank; k++) {
     p->scales[k] = r.scales[k];
     p->sizes[k] = r.sizes[k];

@@ -119,16 +119,27 @@ IR_RESIZE_FN int ir_resize_outside(const ir_resize_axis* a, int coord, float c) 
   return coord == IR_COORD_TF_CROP_AND_RESIZE && (c < 0.0f || c > (float)(a->in - 1));
 }
 
+/* Whether coordinate c counts as a rounding tie (halfway between two input indices). ONNX Runtime's
+ * CPU kernels (1.29 on) take any c within 1e-6 of a half as a tie, so that a position that is a
+ * half in exact arithmetic stays one after float rounding (sizes 7 -> 4 asymmetric: 2 / (4/7.f) is
+ * 3.4999998, read as 3.5). c - floor(c) and its difference to 0.5 are exact in float here. */
+IR_RESIZE_FN int ir_resize_is_tie(float c) {
+  const float below_half = c - floorf(c) - 0.5f;
+  return fabsf(below_half) <= 1e-6f;
+}
+
 /* The input index nearest_mode picks for coordinate c, clamped into the input. */
 IR_RESIZE_FN int64_t ir_resize_nearest_index(const ir_resize_axis* a, int nearest, float c) {
   int64_t i;
   switch (nearest) {
-    case IR_NEAREST_ROUND_PREFER_CEIL: i = (int64_t)roundf(c); break; /* halves away from zero */
+    case IR_NEAREST_ROUND_PREFER_CEIL: /* ties up, the rest to the nearest */
+      i = ir_resize_is_tie(c) ? (int64_t)floorf(c) + 1 : (int64_t)roundf(c);
+      break;
     case IR_NEAREST_FLOOR: i = (int64_t)floorf(c); break;
     case IR_NEAREST_CEIL: i = (int64_t)ceilf(c); break;
     case IR_NEAREST_SIMPLE: i = a->scale < 1.0f ? (int64_t)ceilf(c) : (int64_t)c; break;
-    default: /* round_prefer_floor: halves go down */
-      i = c == (float)(int64_t)c + 0.5f ? (int64_t)floorf(c) : (int64_t)roundf(c);
+    default: /* round_prefer_floor: ties down */
+      i = ir_resize_is_tie(c) ? (int64_t)floorf(c) : (int64_t)roundf(c);
       break;
   }
   if (i > a->in - 1) i = a->in - 1;
