@@ -369,6 +369,8 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_SPLIT_SUM_F16,
   VK_SHADER_ARGMAX_F32, /* argmax.comp (vk_reduce.c): ArgMax and ArgMin */
   VK_SHADER_ARGMAX_F16,
+  VK_SHADER_REDUCE_I32, /* reduce_int.comp: integer Sum/Max/Min/Prod */
+  VK_SHADER_REDUCE_I64,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,

@@ -4,7 +4,8 @@
  * host-visible block the shader reads by address; node_run records one dispatch: a workgroup per
  * output element or row (Reduce, Softmax, normalizations), an invocation per output (pooling;
  * ArgMax/ArgMin, shaders/argmax.comp, int64 indices).
- * float32 and (with shaderFloat16 + 16-bit storage) float16; tensors below 2^32 elements.
+ * float32 and (with shaderFloat16 + 16-bit storage) float16; integer Sum/Max/Min/Prod of int32 and
+ * int64 (shaders/reduce_int.comp); tensors below 2^32 elements.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,13 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                      d->info.name);
   if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
     *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : VK_SHADER_ARGMAX_F16;
+    return NULL;
+  }
+  /* integer Sum/Max/Min/Prod (the IR claims no other integer reduction) */
+  const int int_reduce =
+      op == GFX_OP_REDUCE_SUM || op == GFX_OP_REDUCE_MAX || op == GFX_OP_REDUCE_MIN || op == GFX_OP_REDUCE_PROD;
+  if ((dtype == GFX_DTYPE_I32 || dtype == GFX_DTYPE_I64) && int_reduce) {
+    *out = dtype == GFX_DTYPE_I32 ? VK_SHADER_REDUCE_I32 : VK_SHADER_REDUCE_I64;
     return NULL;
   }
   if (op == GFX_OP_LRN && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {

@@ -114,6 +114,12 @@ static const uint32_t argmax_f32[] =
 static const uint32_t argmax_f16[] =
 #include "argmax_f16.spv.inc"
     ;
+static const uint32_t reduce_i32[] =
+#include "reduce_i32.spv.inc"
+    ;
+static const uint32_t reduce_i64[] =
+#include "reduce_i64.spv.inc"
+    ;
 static const uint32_t logic[] =
 #include "logic.spv.inc"
     ;
@@ -396,6 +402,8 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F16, "mm_reduce.comp (MatMul/Gemm, float16, split-K sums)", gemm_split_sum_f16),
     BLOB(VK_SHADER_ARGMAX_F32, "argmax.comp (ArgMax/ArgMin, float32)", argmax_f32),
     BLOB(VK_SHADER_ARGMAX_F16, "argmax.comp (ArgMax/ArgMin, float16)", argmax_f16),
+    BLOB(VK_SHADER_REDUCE_I32, "reduce_int.comp (ReduceSum/Max/Min/Prod, int32)", reduce_i32),
+    BLOB(VK_SHADER_REDUCE_I64, "reduce_int.comp (ReduceSum/Max/Min/Prod, int64)", reduce_i64),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),
