@@ -180,8 +180,8 @@ save("constant_of_shape", [h.make_node("ConstantOfShape", ["s"], ["C"]), h.make_
 
 # Shapes computed at run time (Reshape, Expand, ConstantOfShape): from the input's symbolic dims
 # (shape arithmetic gfxep does on the host) and from the data (a value read back from the device);
-# ConstantOfShape's value attribute of several types. Each must run entirely on gfxep (must_claim.txt;
-# the Vulkan backend writes only zero fills, so its nonzero-value cases are named with "!vulkan").
+# ConstantOfShape's value attribute of several types. Each must run entirely on gfxep, on every backend
+# (must_claim.txt).
 claims = []
 
 
@@ -219,18 +219,18 @@ save_dyn("constant_of_shape_int64_of_input",
          [h.make_node("Shape", ["X"], ["s"]),
           h.make_node("ConstantOfShape", ["s"], ["C"], value=nh.from_array(np.array([(1 << 40) + 3], np.int64))),
           h.make_node("Cast", ["C"], ["Cf"], to=TP.FLOAT), h.make_node("Add", ["X", "Cf"], ["Y"])],
-         ["N", 3], ["N", 3], skip="!vulkan")
+         ["N", 3], ["N", 3])
 save_dyn("constant_of_shape_float_from_data",
          data_zero("a") + [h.make_node("Add", ["azi", "base"], ["s"]),
                            h.make_node("ConstantOfShape", ["s"], ["C"],
                                        value=nh.from_array(np.array([-1.5], np.float32))),
                            h.make_node("Mul", ["X", "C"], ["Y"])],
-         [2, 3], [2, 3], [zf, const("base", [2, 3])], skip="!vulkan")
+         [2, 3], [2, 3], [zf, const("base", [2, 3])])
 save_dyn("constant_of_shape_bool_of_input",
          [h.make_node("Shape", ["X"], ["s"]),
           h.make_node("ConstantOfShape", ["s"], ["C"], value=nh.from_array(np.array([True], np.bool_))),
           h.make_node("Where", ["C", "X", "zf"], ["Y"])],
-         ["N", 3], ["N", 3], [zf], skip="!vulkan")
+         ["N", 3], ["N", 3], [zf])
 # Concat of more inputs than an IR node has (SSDlite concatenates its 90 per-class results): taken as a
 # tree of Concats. 20 rows in reverse order; 90 pieces of 1 to 3 rows (a symbolic batch of columns),
 # some empty, along axis 0; 11 pieces along the last axis.

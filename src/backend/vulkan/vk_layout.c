@@ -1,6 +1,6 @@
 /* gfxep Vulkan backend — the layout family of ops.def: data movement as the IR's strided copy plans
  * (ir/layout.h), run by shaders/copy_plan.comp; Reshape-like ops as a buffer copy; Shape's values and
- * ConstantOfShape's zeros written by copies and fills (a nonzero value is left to ONNX Runtime).
+ * ConstantOfShape's value written by a buffer fill (zeros) or a copy plan that reads nothing.
  *
  * node_prepare computes every plan of the node for its shapes once (ir_layout_plan) into one small
  * host-visible buffer the shader reads by address; node_run records one dispatch per plan.
@@ -100,6 +100,26 @@ static gfx_status gather_shader(vk_device* d, size_t elem_size, vk_shader_id* ou
   }
 }
 
+/* Whether ConstantOfShape fills with something other than zeros. */
+static int has_value(const ir_params* p) {
+  static const unsigned char zero[8] = {0};
+  return memcmp(p->layout.value, zero, sizeof zero) != 0;
+}
+
+/* ConstantOfShape's value written over `count` elements: one copy plan whose source is empty
+ * (extent 0), so every coordinate resolves to the plan's constant and nothing is read. */
+static gpu_plan fill_plan(const ir_node* node, int64_t count) {
+  gpu_plan g;
+  memset(&g, 0, sizeof g);
+  g.rank = 1;
+  g.mode = (int32_t)IR_PADMODE_CONSTANT;
+  g.count = count;
+  g.dims[0] = count;
+  g.dst_strides[0] = 1;
+  memcpy(&g.value, node->params.layout.value, sizeof g.value);
+  return g;
+}
+
 gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
   const char* op = ir_op_name(q->op);
   switch (ir_layout_kind_of(q->op)) {
@@ -116,10 +136,10 @@ gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
       return plan_shader(d, op, gfx_dtype_size(q->params->layout.dtype), &shader);
     }
     case IR_LAYOUT_FILL: {
-      /* written with the zero fill; a nonzero value is left to ONNX Runtime */
-      static const unsigned char zero[8] = {0};
-      if (memcmp(q->params->layout.value, zero, sizeof zero) != 0) return declined(op, "with a nonzero value", NULL);
-      return NULL;
+      /* zeros by a buffer fill; any other value by the copy-plan shader (fill_plan) */
+      if (!has_value(q->params)) return NULL;
+      vk_shader_id shader;
+      return plan_shader(d, op, gfx_dtype_size(q->params->layout.dtype), &shader);
     }
     case IR_LAYOUT_SHAPE:
     case IR_LAYOUT_COPY: return NULL; /* buffer copies and fills */
@@ -156,6 +176,19 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
       st->gather[1] = (uint32_t)g.n_indices;
       st->gather[2] = (uint32_t)g.inner;
       st->gather[3] = (uint32_t)g.axis_dim;
+    }
+  } else if (st->kind == IR_LAYOUT_FILL && has_value(&node->params)) {
+    vk_shader_id shader;
+    const int64_t count = gfx_shape_numel(&out[0]);
+    s = vk_check_elements_u32(node, out, 1);
+    if (!s) s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
+    if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
+    if (!s) s = vk_buffer_create(d, sizeof(gpu_plan), VK_MEM_CONSTANTS, &st->plans);
+    if (!s) {
+      const gpu_plan g = fill_plan(node, count);
+      memcpy(st->plans.mapped, &g, sizeof g);
+      st->n_plans = 1;
+      st->counts[0] = count;
     }
   } else if (st->kind == IR_LAYOUT_PLANS) {
     vk_shader_id shader;
@@ -218,7 +251,8 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   if (!status) vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
   for (int k = 0; !status && k < st->n_plans; k++) {
     if (st->counts[k] == 0) continue;
-    const gfx_tensor* src = node->op == GFX_OP_CONCAT ? &in[k] : &in[0];
+    /* a fill reads nothing: its plan's source is the output itself */
+    const gfx_tensor* src = node->op == GFX_OP_CONCAT ? &in[k] : st->kind == IR_LAYOUT_FILL ? &out[0] : &in[0];
     const gfx_tensor* dst = node->op == GFX_OP_SPLIT ? &out[k] : &out[0];
     if (!src->data || !dst->data) {
       status = gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): plan %d has no %s memory",
@@ -261,8 +295,12 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
       return vk_stream_release(d, ctx->stream, s, status);
     }
     case IR_LAYOUT_FILL:
-      /* ConstantOfShape of a zero value (any other is declined at supports) */
-      return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
+      if (st->n_plans == 0) return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
+      if ((int64_t)out_bytes != st->counts[0] * (int64_t)gfx_dtype_size(out[0].dtype))
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output has %lld elements; "
+                         "node_prepare saw %lld", node_label(node), ir_op_name(node->op),
+                         (long long)gfx_shape_numel(&out[0].shape), (long long)st->counts[0]);
+      return run_plans(d, ctx, node, in, out, st);
     case IR_LAYOUT_GATHER: {
       if (st->gather[0] == 0) return NULL;
       if (in[1].dtype != GFX_DTYPE_I32 && in[1].dtype != GFX_DTYPE_I64)
