@@ -1322,7 +1322,8 @@ done:
 static void nonzero_cases(gfx_dev* gpu, void* stream) {
   static const int types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16,  GFX_DTYPE_BF16, GFX_DTYPE_I32,
                               GFX_DTYPE_I64, GFX_DTYPE_BOOL, GFX_DTYPE_U8,   GFX_DTYPE_I8};
-  static const int64_t sizes[] = {1, 7, 4095, 4096, 4097, 12289, 1000003};
+  /* 4096 elements are one Vulkan chunk; 2100001 make more chunks than one scan tile of 256 */
+  static const int64_t sizes[] = {1, 7, 4095, 4096, 4097, 12289, 1000003, 2100001};
   for (int k = 0; k < 40; k++) {
     const int dtype = types[k % 8];
     const int density = k % 5; /* 0: none, 4: all, otherwise density in quarters */
@@ -1330,7 +1331,7 @@ static void nonzero_cases(gfx_dev* gpu, void* stream) {
     int rank;
     if (k % 3 == 0) {
       rank = 1;
-      dims[0] = sizes[(k / 3) % 7];
+      dims[0] = sizes[(k / 3) % 8];
     } else {
       rank = rand_int(1, 4);
       for (int i = 0; i < rank; i++) dims[i] = rand_int(1, 9);
@@ -1347,6 +1348,7 @@ static void nonzero_cases(gfx_dev* gpu, void* stream) {
         bits = 1 + next_u64() % 100;
         if (dtype == GFX_DTYPE_F32 && i % 11 == 3) bits = 0x7fc00000u; /* NaN */
         if (dtype == GFX_DTYPE_BOOL) bits = 1;
+        if (dtype == GFX_DTYPE_I64 && i % 3 == 1) bits <<= 32; /* only the high word set */
       } else if (i % 5 == 2) {
         /* -0.0 in the float types; a plain 0 otherwise */
         bits = dtype == GFX_DTYPE_F32 ? 0x80000000u : dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16 ? 0x8000u : 0;

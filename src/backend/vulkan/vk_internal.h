@@ -371,6 +371,10 @@ typedef enum vk_shader_id {
   VK_SHADER_ARGMAX_F16,
   VK_SHADER_REDUCE_I32, /* reduce_int.comp: integer Sum/Max/Min/Prod */
   VK_SHADER_REDUCE_I64,
+  VK_SHADER_NONZERO_1, /* nonzero.comp (vk_select.c) by element size */
+  VK_SHADER_NONZERO_2,
+  VK_SHADER_NONZERO_4,
+  VK_SHADER_NONZERO_8,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,
@@ -452,6 +456,7 @@ typedef enum vk_family {
   VK_FAM_QUANT,   /* quant (vk_quant.c) */
   VK_FAM_TOPK,    /* topk (vk_topk.c) */
   VK_FAM_ROI_ALIGN, /* roi_align (vk_roi_align.c) */
+  VK_FAM_SELECT,  /* nonzero, nms (vk_select.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -514,6 +519,14 @@ gfx_status vk_prepare_quant(vk_device* d, const ir_node* node, const gfx_shape* 
 void vk_release_quant(vk_device* d, void* state);
 gfx_status vk_run_quant(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                         gfx_tensor* out, void* state);
+
+/* NonZero (vk_select.c); NonMaxSuppression is declined */
+gfx_status vk_supports_select(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_select(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                             void** state, size_t* scratch_bytes);
+void vk_release_select(vk_device* d, void* state);
+gfx_status vk_run_select(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                         gfx_tensor* out, void* state);
 
 /* TopK (vk_topk.c) */
 gfx_status vk_supports_topk(vk_device* d, const gfx_node_query* q);

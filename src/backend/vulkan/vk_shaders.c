@@ -114,6 +114,18 @@ static const uint32_t argmax_f32[] =
 static const uint32_t argmax_f16[] =
 #include "argmax_f16.spv.inc"
     ;
+static const uint32_t nonzero_1[] =
+#include "nonzero_1.spv.inc"
+    ;
+static const uint32_t nonzero_2[] =
+#include "nonzero_2.spv.inc"
+    ;
+static const uint32_t nonzero_4[] =
+#include "nonzero_4.spv.inc"
+    ;
+static const uint32_t nonzero_8[] =
+#include "nonzero_8.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -404,6 +416,10 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_ARGMAX_F16, "argmax.comp (ArgMax/ArgMin, float16)", argmax_f16),
     BLOB(VK_SHADER_REDUCE_I32, "reduce_int.comp (ReduceSum/Max/Min/Prod, int32)", reduce_i32),
     BLOB(VK_SHADER_REDUCE_I64, "reduce_int.comp (ReduceSum/Max/Min/Prod, int64)", reduce_i64),
+    BLOB(VK_SHADER_NONZERO_1, "nonzero.comp (1-byte elements)", nonzero_1),
+    BLOB(VK_SHADER_NONZERO_2, "nonzero.comp (2-byte elements)", nonzero_2),
+    BLOB(VK_SHADER_NONZERO_4, "nonzero.comp (4-byte elements)", nonzero_4),
+    BLOB(VK_SHADER_NONZERO_8, "nonzero.comp (8-byte elements)", nonzero_8),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),
