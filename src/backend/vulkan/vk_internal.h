@@ -375,6 +375,9 @@ typedef enum vk_shader_id {
   VK_SHADER_NONZERO_2,
   VK_SHADER_NONZERO_4,
   VK_SHADER_NONZERO_8,
+  VK_SHADER_NMS_F32, /* nms.comp (vk_select.c) */
+  VK_SHADER_NMS_F16,
+  VK_SHADER_NMS_BF16,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,
@@ -520,7 +523,7 @@ void vk_release_quant(vk_device* d, void* state);
 gfx_status vk_run_quant(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                         gfx_tensor* out, void* state);
 
-/* NonZero (vk_select.c); NonMaxSuppression is declined */
+/* NonZero and NonMaxSuppression (vk_select.c) */
 gfx_status vk_supports_select(vk_device* d, const gfx_node_query* q);
 gfx_status vk_prepare_select(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              void** state, size_t* scratch_bytes);

@@ -126,6 +126,15 @@ static const uint32_t nonzero_4[] =
 static const uint32_t nonzero_8[] =
 #include "nonzero_8.spv.inc"
     ;
+static const uint32_t nms_f32[] =
+#include "nms_f32.spv.inc"
+    ;
+static const uint32_t nms_f16[] =
+#include "nms_f16.spv.inc"
+    ;
+static const uint32_t nms_bf16[] =
+#include "nms_bf16.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -420,6 +429,9 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_NONZERO_2, "nonzero.comp (2-byte elements)", nonzero_2),
     BLOB(VK_SHADER_NONZERO_4, "nonzero.comp (4-byte elements)", nonzero_4),
     BLOB(VK_SHADER_NONZERO_8, "nonzero.comp (8-byte elements)", nonzero_8),
+    BLOB(VK_SHADER_NMS_F32, "nms.comp (float32)", nms_f32),
+    BLOB(VK_SHADER_NMS_F16, "nms.comp (float16)", nms_f16),
+    BLOB(VK_SHADER_NMS_BF16, "nms.comp (bfloat16)", nms_bf16),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),
