@@ -128,7 +128,7 @@ for opset, names in [(16, ['bilinear', 'bicubic']), (20, ['linear', 'cubic'])]:
 # GeneralizedRCNNTransform: the frame's H and W scaled by a factor, floored, cast back to int64): from
 # the input's symbolic dims (ONNX Runtime cannot fold them), in float arithmetic the device computes and
 # gfxep reads back; and from int64 shape arithmetic alone, which gfxep computes on the host. Each must
-# run entirely on gfxep (must_claim.txt).
+# run entirely on gfxep, on every backend (must_claim.txt).
 def computed_sizes_model(name, opset, axes, float_path, mode='linear', unknown_length=False):
     nodes = [helper.make_node('Shape', ['X'], ['S']),
              helper.make_node('Slice', ['S', 'hw0', 'hw1'], ['HW'])]
@@ -162,9 +162,7 @@ def computed_sizes_model(name, opset, axes, float_path, mode='linear', unknown_l
     m.ir_version = 8
     onnx.save(m, os.path.join(OUT, name + '.onnx'))
     cases.append(name)
-    # the Vulkan backend leaves a resize that may touch a leading dim to ORT, and without axes every
-    # listed dim of computed sizes may
-    must_claim.append(name + ('' if axes else ' !vulkan'))
+    must_claim.append(name)
 
 
 # Nearest next to rounding ties: 7 -> 4 (sizes) and the float scale 4/7 put source positions a few ulp
@@ -198,7 +196,7 @@ def fpn_upsample_model(name, nearest_mode, coord):
     m.ir_version = 8
     onnx.save(m, os.path.join(OUT, name + '.onnx'))
     cases.append(name)
-    must_claim.append(name + ' !vulkan')  # every listed dim of computed sizes may resize (see below)
+    must_claim.append(name)
 
 
 must_claim = []

@@ -332,6 +332,8 @@ typedef enum vk_shader_id {
   VK_SHADER_BATCHNORM_F16,
   VK_SHADER_RESIZE_F32,  /* resize.comp (vk_resize.c) */
   VK_SHADER_RESIZE_F16,
+  VK_SHADER_RESIZE_GENERAL_F32, /* resize.comp's general geometry (a leading dim resizes) */
+  VK_SHADER_RESIZE_GENERAL_F16,
   VK_SHADER_SPACE_DEPTH_1, /* resize.comp's DepthToSpace / SpaceToDepth by element size */
   VK_SHADER_SPACE_DEPTH_2,
   VK_SHADER_SPACE_DEPTH_4,

@@ -9,7 +9,9 @@
  * forms the weighted sums (float32). So no coordinate rule is re-implemented in GLSL and rounding
  * ties land exactly where they land in the reference. Every mode, coordinate transformation and
  * nearest mode the IR parses is handled; an output shape equal to the input's is a copy, as in the
- * reference. float32, and float16 with shaderFloat16 + 16-bit storage; bfloat16 is declined.
+ * reference. A resize of a dim before the last two (the general geometry: a volume's depth, channels)
+ * gets a table per dim and the shader's GENERAL variant. float32, and float16 with shaderFloat16 +
+ * 16-bit storage; bfloat16 is declined.
  *
  * DepthToSpace (DCR, CRD) / SpaceToDepth: ir_space_depth_source mirrored in GLSL (resize.comp),
  * elements moved as bits of their size (1-byte ones need storageBuffer8BitAccess, 2-byte ones
@@ -41,6 +43,16 @@ typedef struct gpu_tap {
 } gpu_tap;
 _Static_assert(sizeof(gpu_tap) == 32, "gpu_tap layout");
 
+/* resize.comp's General header, followed by the taps */
+typedef struct gpu_general_head {
+  int32_t rank;
+  uint32_t pad0, pad1;
+  float extrapolation;
+  uint32_t axes[GFX_MAX_RANK][4]; /* out, in, taps, first entry */
+} gpu_general_head;
+_Static_assert(sizeof(gpu_general_head) == 16 + 16 * GFX_MAX_RANK && sizeof(gpu_general_head) % 16 == 0,
+               "gpu_general_head layout");
+
 typedef struct resize_push {
   uint64_t x, y, taps;
   uint32_t count, out_h, out_w, in_h, in_w;
@@ -63,6 +75,7 @@ typedef struct resize_state {
   uint32_t count;   /* output elements */
   int identity;     /* Resize: output shape == input shape, a copy */
   int taps;         /* Resize: 1, 2 or 4 */
+  int general;      /* Resize: the general geometry (a leading dim resizes), resize.comp's GENERAL */
   vk_buffer table;  /* Resize: the tap table */
   resize_push rp;   /* Resize: everything but the addresses */
   space_depth_push sp; /* DepthToSpace / SpaceToDepth: everything but the addresses */
@@ -77,10 +90,11 @@ static const char* label(const ir_node* node) { return node->name ? node->name :
 
 static int is_resize(gfx_op op) { return op == GFX_OP_RESIZE || op == GFX_OP_UPSAMPLE; }
 
-/* Resize: float32, or float16 where the device has it */
-static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id* out) {
+/* Resize: float32, or float16 where the device has it; the general geometry's variant or the one of
+ * the last two dims */
+static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, int general, vk_shader_id* out) {
   if (dtype == GFX_DTYPE_F32) {
-    *out = VK_SHADER_RESIZE_F32;
+    *out = general ? VK_SHADER_RESIZE_GENERAL_F32 : VK_SHADER_RESIZE_F32;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16) {
@@ -88,7 +102,7 @@ static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, vk_shader_id
       return gfx_error(GFX_ERR_NOT_SUPPORTED,
                        "vulkan backend: %s of float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
                        ir_op_name(op), d->info.name);
-    *out = VK_SHADER_RESIZE_F16;
+    *out = general ? VK_SHADER_RESIZE_GENERAL_F16 : VK_SHADER_RESIZE_F16;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented", ir_op_name(op),
@@ -137,16 +151,11 @@ static gfx_status space_depth_shader(vk_device* d, gfx_op op, int dtype, vk_shad
 }
 
 gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q) {
-  /* resize.comp's tap tables cover the last two dims; a resize of a leading dim (the depth of a
-   * volume, channels) is left to ONNX Runtime */
-  if (is_resize(q->op) && q->params && q->params->resize.leading)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of a dim before the last two is not implemented",
-                     ir_op_name(q->op));
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   const int dtype = q->desc->input_dtypes[0];
   if (q->op == GFX_OP_GRID_SAMPLE) return grid_sample_shader(d, dtype, q->desc->input_dtypes[1], &shader);
-  return is_resize(q->op) ? resize_shader(d, q->op, dtype, &shader) : space_depth_shader(d, q->op, dtype, &shader);
+  return is_resize(q->op) ? resize_shader(d, q->op, dtype, 0, &shader) : space_depth_shader(d, q->op, dtype, &shader);
 }
 
 /* ---- prepare ---- */
@@ -175,6 +184,51 @@ static void axis_taps(const ir_resize_geom* g, const ir_resize_axis* a, int64_t 
   }
 }
 
+/* The general geometry's table: the header, then every axis's taps for each of its output indices
+ * (ir_resize_axis_taps: one tap at the index itself for a dim kept as it is, none outside the input
+ * under tf_crop_and_resize, marked by index -1). */
+static gfx_status prepare_general(vk_device* d, const ir_resize_geom* g, resize_state* st) {
+  int64_t entries = 0;
+  for (int k = 0; k < g->rank; k++) entries += g->axes[k].out;
+  if (entries > MAX_TAP_ENTRIES)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "an output of %lld indices over its dims is beyond the tap table's limit",
+                     (long long)entries);
+  GFX_TRY(vk_buffer_create(d, sizeof(gpu_general_head) + sizeof(gpu_tap) * (size_t)entries, VK_MEM_CONSTANTS,
+                           &st->table));
+  gpu_general_head* head = st->table.mapped;
+  gpu_tap* taps = (gpu_tap*)(head + 1);
+  memset(head, 0, sizeof *head);
+  head->rank = g->rank;
+  head->extrapolation = g->extrapolation;
+  const int mode_taps = g->mode == IR_RESIZE_NEAREST ? 1 : g->mode == IR_RESIZE_LINEAR ? 2 : 4;
+  uint32_t first = 0;
+  for (int k = 0; k < g->rank; k++) {
+    const ir_resize_axis* a = &g->axes[k];
+    const int n = ir_resize_axis_kept(a) ? 1 : mode_taps;
+    for (int64_t o = 0; o < a->out; o++) {
+      int64_t idx[4] = {0, 0, 0, 0};
+      float w[4] = {0, 0, 0, 0};
+      gpu_tap* t = &taps[first + o];
+      memset(t, 0, sizeof *t);
+      const int got = ir_resize_axis_taps(g, a, o, idx, w);
+      if (got == 0) {
+        t->idx[0] = -1;
+        continue;
+      }
+      /* the taps the shader walks (n) hold what the IR gave; a nearest or kept axis gives one */
+      for (int j = 0; j < got && j < 4; j++) t->idx[j] = (int32_t)idx[j], t->w[j] = w[j];
+    }
+    head->axes[k][0] = (uint32_t)a->out;
+    head->axes[k][1] = (uint32_t)a->in;
+    head->axes[k][2] = (uint32_t)n;
+    head->axes[k][3] = first;
+    first += (uint32_t)a->out;
+  }
+  st->general = 1;
+  st->rp.count = st->count;
+  return NULL;
+}
+
 static gfx_status prepare_resize(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                  resize_state* st) {
   ir_resize_geom g;
@@ -187,8 +241,7 @@ static gfx_status prepare_resize(vk_device* d, const ir_node* node, const gfx_sh
   }
   st->identity = g.identity;
   if (g.identity || st->count == 0) return NULL;
-  if (g.general)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a resize of a dim before the last two is not implemented");
+  if (g.general) return prepare_general(d, &g, st);
   if (g.h.out + g.w.out > MAX_TAP_ENTRIES)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "an output of %lld x %lld pixels is beyond the tap table's limit",
                      (long long)g.h.out, (long long)g.w.out);
@@ -309,7 +362,7 @@ gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                        ir_op_name(node->op), node->n_inputs);
     GFX_TRY(grid_sample_shader(d, dtype, in[1].dtype, &shader));
   } else if (is_resize(node->op)) {
-    GFX_TRY(resize_shader(d, node->op, dtype, &shader));
+    GFX_TRY(resize_shader(d, node->op, dtype, st->general, &shader));
     if (st->identity)
       return in[0].data == out[0].data ? NULL
                                        : vk_copy(&d->dev, out[0].data, in[0].data, (size_t)st->count * gfx_dtype_size(dtype),

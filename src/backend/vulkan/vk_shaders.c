@@ -294,6 +294,12 @@ static const uint32_t resize_f32[] =
 static const uint32_t resize_f16[] =
 #include "resize_f16.spv.inc"
     ;
+static const uint32_t resize_general_f32[] =
+#include "resize_general_f32.spv.inc"
+    ;
+static const uint32_t resize_general_f16[] =
+#include "resize_general_f16.spv.inc"
+    ;
 static const uint32_t conv_t_f32[] =
 #include "conv_t_f32.spv.inc"
     ;
@@ -382,6 +388,8 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_BATCHNORM_F16, "batchnorm.comp (float16)", batchnorm_f16),
     BLOB(VK_SHADER_RESIZE_F32, "resize.comp (Resize, float32)", resize_f32),
     BLOB(VK_SHADER_RESIZE_F16, "resize.comp (Resize, float16)", resize_f16),
+    BLOB(VK_SHADER_RESIZE_GENERAL_F32, "resize.comp (Resize of any dims, float32)", resize_general_f32),
+    BLOB(VK_SHADER_RESIZE_GENERAL_F16, "resize.comp (Resize of any dims, float16)", resize_general_f16),
     BLOB(VK_SHADER_SPACE_DEPTH_1, "resize.comp (DepthToSpace/SpaceToDepth, 1-byte elements)", space_depth_1),
     BLOB(VK_SHADER_SPACE_DEPTH_2, "resize.comp (DepthToSpace/SpaceToDepth, 2-byte elements)", space_depth_2),
     BLOB(VK_SHADER_SPACE_DEPTH_4, "resize.comp (DepthToSpace/SpaceToDepth, 4-byte elements)", space_depth_4),

@@ -8,7 +8,8 @@
 // coordinate outside the input (tf_crop_and_resize: the extrapolation value). Rows come first
 // (h.out entries), then columns. An output element is then sum_r wy[r] * sum_c wx[c] * x[iy[r], ix[c]],
 // in the reference's order (ref_resize.c, sample_linear / sample_cubic) but in float32; nearest is
-// one tap of weight 1, an exact copy. TAPS (1, 2 or 4) is a specialization constant.
+// one tap of weight 1, an exact copy. TAPS (1, 2 or 4) is a specialization constant. -DGENERAL: the
+// general geometry (a leading dim resizes), each dim an axis of its own (below).
 //
 // DepthToSpace / SpaceToDepth: ir_space_depth_source (src/ir/resize_geom.h) mirrored below in
 // 32-bit arithmetic; elements move as bits of their size.
@@ -46,6 +47,66 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ta
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
 
+#if defined(GENERAL)
+// The general geometry (some dim before the last two resizes: a volume's depth, channels): every dim
+// is an axis with its own taps. The table starts with a header: the rank, the extrapolation value and
+// per axis its output and input sizes, its tap count (1 for a dim kept as it is or nearest, 2 linear,
+// 4 cubic) and its first entry (one entry per output index). An output element sums, over every
+// combination of its axes' taps (the last dim fastest, as ref_resize.c's sample_general), the product
+// of their weights times the input element; float32 where the reference sums in double.
+#define MAX_RANK 8
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer General {
+  int rank;
+  uint pad0, pad1;
+  float extrapolation;
+  uvec4 axes[MAX_RANK]; // out, in, taps, first entry
+  Tap t[];
+};
+
+void main() {
+  const uint count = pc.count;
+  const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  General g = General(pc.taps_addr);
+  In x = In(pc.x_addr);
+  const int rank = g.rank;
+  for (uint e = gl_GlobalInvocationID.x; e < count; e = count - e > step ? e + step : count) {
+    Tap t[MAX_RANK];
+    int pick[MAX_RANK];
+    bool outside = false;
+    uint rest = e;
+    for (int k = rank - 1; k >= 0; k--) {
+      const uvec4 a = g.axes[k];
+      t[k] = g.t[a.w + rest % a.x];
+      rest /= a.x;
+      pick[k] = 0;
+      outside = outside || t[k].idx.x < 0;
+    }
+    float v = 0.0;
+    if (outside) {
+      v = g.extrapolation;
+    } else {
+      for (;;) { // an odometer over the taps, the last dim fastest
+        uint offset = 0u;
+        float weight = 1.0;
+        for (int k = 0; k < rank; k++) {
+          offset = offset * g.axes[k].y + uint(t[k].idx[pick[k]]);
+          weight *= t[k].w[pick[k]];
+        }
+        v += weight * float(x.v[offset]);
+        int k = rank - 1;
+        while (k >= 0) {
+          pick[k]++;
+          if (pick[k] < int(g.axes[k].z)) break;
+          pick[k] = 0;
+          k--;
+        }
+        if (k < 0) break;
+      }
+    }
+    Out(pc.y_addr).v[e] = ELEM(v);
+  }
+}
+#else
 void main() {
   const uint count = pc.count;
   const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
@@ -74,6 +135,7 @@ void main() {
     Out(pc.y_addr).v[e] = ELEM(v);
   }
 }
+#endif // GENERAL
 
 #else // KIND_SPACE_DEPTH
 
