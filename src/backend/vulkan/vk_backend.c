@@ -81,6 +81,7 @@ static const struct {
     {"grid_sample", VK_FAM_RESIZE}, {"lrn", VK_FAM_POOL},  {"quant", VK_FAM_QUANT},
     {"topk", VK_FAM_TOPK},     {"roi_align", VK_FAM_ROI_ALIGN},
     {"nonzero", VK_FAM_SELECT},  {"nms", VK_FAM_SELECT},
+    {"attention", VK_FAM_ATTENTION},
 };
 
 vk_family vk_family_of(gfx_op op) {
@@ -118,6 +119,7 @@ static gfx_status vk_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     case VK_FAM_TOPK: return vk_supports_topk(vk_dev(dev), q);
     case VK_FAM_ROI_ALIGN: return vk_supports_roi_align(vk_dev(dev), q);
     case VK_FAM_SELECT: return vk_supports_select(vk_dev(dev), q);
+    case VK_FAM_ATTENTION: return vk_supports_attention(vk_dev(dev), q);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(q->op);
@@ -145,6 +147,7 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_TOPK: return vk_prepare_topk(vk_dev(dev), node, in, out, state);
     case VK_FAM_ROI_ALIGN: return vk_prepare_roi_align(vk_dev(dev), node, in, out, state);
     case VK_FAM_SELECT: return vk_prepare_select(vk_dev(dev), node, in, out, state, scratch_bytes);
+    case VK_FAM_ATTENTION: return vk_prepare_attention(vk_dev(dev), node, in, out, state, scratch_bytes);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);
@@ -168,6 +171,7 @@ static void vk_node_release(gfx_dev* dev, void* state) {
     case VK_FAM_TOPK: vk_release_topk(vk_dev(dev), state); return;
     case VK_FAM_ROI_ALIGN: vk_release_roi_align(vk_dev(dev), state); return;
     case VK_FAM_SELECT: vk_release_select(vk_dev(dev), state); return;
+    case VK_FAM_ATTENTION: vk_release_attention(vk_dev(dev), state); return;
     case VK_FAM_OTHER: break;
   }
 }
@@ -191,6 +195,7 @@ static gfx_status vk_node_run(const gfx_exec_ctx* ctx, const ir_node* node, cons
     case VK_FAM_TOPK: return vk_run_topk(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_ROI_ALIGN: return vk_run_roi_align(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_SELECT: return vk_run_select(vk_dev(ctx->dev), ctx, node, in, out, state);
+    case VK_FAM_ATTENTION: return vk_run_attention(vk_dev(ctx->dev), ctx, node, in, out, state);
     case VK_FAM_OTHER: break;
   }
   return not_implemented(node->op);

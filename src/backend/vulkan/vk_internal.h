@@ -380,6 +380,8 @@ typedef enum vk_shader_id {
   VK_SHADER_NMS_F32, /* nms.comp (vk_select.c) */
   VK_SHADER_NMS_F16,
   VK_SHADER_NMS_BF16,
+  VK_SHADER_ATTENTION_F32, /* attention.comp (vk_attention.c) */
+  VK_SHADER_ATTENTION_F16,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,
@@ -462,6 +464,7 @@ typedef enum vk_family {
   VK_FAM_TOPK,    /* topk (vk_topk.c) */
   VK_FAM_ROI_ALIGN, /* roi_align (vk_roi_align.c) */
   VK_FAM_SELECT,  /* nonzero, nms (vk_select.c) */
+  VK_FAM_ATTENTION, /* attention (vk_attention.c) */
 } vk_family;
 vk_family vk_family_of(gfx_op op);
 
@@ -524,6 +527,14 @@ gfx_status vk_prepare_quant(vk_device* d, const ir_node* node, const gfx_shape* 
 void vk_release_quant(vk_device* d, void* state);
 gfx_status vk_run_quant(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                         gfx_tensor* out, void* state);
+
+/* Attention (vk_attention.c) */
+gfx_status vk_supports_attention(vk_device* d, const gfx_node_query* q);
+gfx_status vk_prepare_attention(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                void** state, size_t* scratch_bytes);
+void vk_release_attention(vk_device* d, void* state);
+gfx_status vk_run_attention(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                            gfx_tensor* out, void* state);
 
 /* NonZero and NonMaxSuppression (vk_select.c) */
 gfx_status vk_supports_select(vk_device* d, const gfx_node_query* q);
