@@ -2,7 +2,8 @@
  *
  * node_prepare resolves the geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry,
  * ir_gemm_geometry) into a small block of kernel constants the shader reads by address, and picks the
- * kernel; node_run records its dispatch (two with a split K). float32 accumulation everywhere,
+ * kernel; node_run records its dispatch (two with a split K). A 3-D Conv runs on the direct kernel, its
+ * depth looped around the 2-D window. float32 accumulation everywhere,
  * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. Tensors of 2^32 elements or
  * more are refused at prepare (the shaders index with 32 bits). The direct kernels: a convolution
  * per output element (shaders/conv.comp) and a 16x16-tiled matrix product (shaders/gemm.comp).
@@ -57,8 +58,9 @@ typedef struct conv_geom_gpu {
   conv_window_gpu w;
   int32_t activation, residual, has_bias, pad0;
   float alpha, beta;
+  int32_t in_d, k_d, out_d, stride_d, dil_d, pad_front; /* 3-D: the depth (2-D: 1, 1, 1, 1, 1, 0) */
 } conv_geom_gpu;
-_Static_assert(sizeof(conv_geom_gpu) == 96, "conv_geom_gpu layout (conv.comp's Geom)");
+_Static_assert(sizeof(conv_geom_gpu) == 120, "conv_geom_gpu layout (conv.comp's Geom)");
 
 /* the block kernels' Geom block for Conv (the implicit GEMM of one group), followed by its tap table */
 typedef struct conv_block_geom_gpu {
@@ -150,7 +152,8 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
-  if (is_conv(q->op) && q->params->conv.spatial > 2)
+  /* 3-D: Conv on the direct kernel; ConvTranspose stays 1-D/2-D */
+  if (is_conv(q->op) && q->params->conv.spatial > (q->op == GFX_OP_CONV ? 3 : 2))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s over %d spatial dims is not implemented",
                      ir_op_name(q->op), q->params->conv.spatial);
   if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.residual != IR_RES_NONE)
@@ -287,8 +290,41 @@ static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, co
   return NULL;
 }
 
+/* A 3-D convolution on the direct kernel: the window of its last two dims, its depth apart. */
+static gfx_status prepare_conv_3d(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                  nn_state* st) {
+  const ir_conv_params* p = &node->params.conv;
+  ir_conv_geom g3;
+  GFX_TRY(ir_conv_geometry(p, &in[0], &in[1], &g3));
+  /* the shader's int arithmetic: every dim, stride, pad and window below 2^30 */
+  const int64_t big = (int64_t)1 << 30;
+  for (int k = 0; k < 3; k++)
+    if (g3.in[k] > big || g3.out[k] > big || g3.kernel[k] * g3.dilations[k] > big || g3.strides[k] > big ||
+        g3.pad_begin[k] > big || g3.pad_begin[k] < -big)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
+  ir_conv_geom g = g3; /* the last two dims as the window */
+  g.spatial = 2;
+  for (int k = 0; k < 2; k++) {
+    g.in[k] = g3.in[k + 1], g.kernel[k] = g3.kernel[k + 1], g.out[k] = g3.out[k + 1];
+    g.strides[k] = g3.strides[k + 1], g.dilations[k] = g3.dilations[k + 1];
+    g.pad_begin[k] = g3.pad_begin[k + 1], g.pad_end[k] = g3.pad_end[k + 1];
+  }
+  conv_geom_gpu gg;
+  memset(&gg, 0, sizeof gg);
+  window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
+  gg.activation = p->activation;
+  gg.residual = p->residual;
+  gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
+  gg.alpha = p->act_alpha;
+  gg.beta = p->act_beta;
+  gg.in_d = (int32_t)g3.in[0], gg.k_d = (int32_t)g3.kernel[0], gg.out_d = (int32_t)g3.out[0];
+  gg.stride_d = (int32_t)g3.strides[0], gg.dil_d = (int32_t)g3.dilations[0], gg.pad_front = (int32_t)g3.pad_begin[0];
+  return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
+}
+
 static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                nn_state* st, size_t* scratch_bytes) {
+  if (node->params.conv.spatial == 3) return prepare_conv_3d(d, node, in, out, st);
   ir_conv_params p2;
   gfx_shape x2, w2;
   ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
@@ -302,6 +338,7 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
   gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
   gg.alpha = p2.act_alpha;
   gg.beta = p2.act_beta;
+  gg.in_d = gg.k_d = gg.out_d = gg.stride_d = gg.dil_d = 1; /* no depth */
   /* the implicit GEMM of each group: M = its output channels, N = the output pixels of the batch,
    * K = its input channels x the kernel window */
   const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];

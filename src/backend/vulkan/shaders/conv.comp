@@ -1,4 +1,5 @@
-// gfxep Vulkan backend — Conv (1-D as 2-D of height 1, grouped, depthwise, strided, dilated) with its
+// gfxep Vulkan backend — Conv (1-D as 2-D of height 1, 2-D, and 3-D: the 2-D window over a depth; grouped,
+// depthwise, strided, dilated) with its
 // fused epilogue: y = act(conv(x, w) + bias [+ r]) [+ r] (ir_conv_residual). Direct: one output
 // element per invocation, float32 accumulation, tensors below 2^32 elements; -DT_F16 loads and stores float16. The portable
 // path; implicit-GEMM kernels on cooperative matrices are the fast path's job.
@@ -38,6 +39,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   int dil_h, dil_w, pad_top, pad_left;
   int activation, residual, has_bias, pad0;
   float alpha, beta;
+  // the depth of a 3-D convolution (1, 1, 1, 1, 1, 0 for 2-D): input, kernel, output, stride,
+  // dilation, front pad
+  int in_d, k_d, out_d, stride_d, dil_d, pad_front;
 };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
@@ -55,14 +59,18 @@ void main() {
   const int dil_h = g.dil_h, dil_w = g.dil_w, pad_top = g.pad_top, pad_left = g.pad_left;
   const int activation = g.activation, residual = g.residual, has_bias = g.has_bias;
   const float alpha = g.alpha, beta = g.beta;
+  const int in_d = g.in_d, k_d = g.k_d, out_d = g.out_d, stride_d = g.stride_d, dil_d = g.dil_d;
+  const int pad_front = g.pad_front;
   const int c_in_g = c_in / group, c_out_g = c_out / group;
   const uint plane = uint(in_h) * uint(in_w), k_plane = uint(k_h) * uint(k_w);
+  const uint volume = uint(in_d) * plane, k_volume = uint(k_d) * k_plane;
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < count; e += step) {
     // every tensor has fewer than 2^32 elements (node_prepare checks): 32-bit offsets from here on
     uint r = uint(e);
     const int ox = int(r % uint(out_w)); r /= uint(out_w);
     const int oy = int(r % uint(out_h)); r /= uint(out_h);
+    const int oz = int(r % uint(out_d)); r /= uint(out_d);
     const int co = int(r % uint(c_out)); r /= uint(c_out);
     const uint nb = r;
     const int grp = co / c_out_g;
@@ -72,15 +80,22 @@ void main() {
     const int ky_hi = min(k_h, (in_h - iy0 + dil_h - 1) / dil_h);
     const int kx_lo = ix0 >= 0 ? 0 : (-ix0 + dil_w - 1) / dil_w;
     const int kx_hi = min(k_w, (in_w - ix0 + dil_w - 1) / dil_w);
+    const int iz0 = oz * stride_d - pad_front;
+    const int kz_lo = iz0 >= 0 ? 0 : (-iz0 + dil_d - 1) / dil_d;
+    const int kz_hi = min(k_d, (in_d - iz0 + dil_d - 1) / dil_d);
     float acc = 0.0;
-    uint x_plane = (nb * uint(c_in) + uint(grp * c_in_g)) * plane;
-    uint w_plane = uint(co) * uint(c_in_g) * k_plane;
-    for (int ci = 0; ci < c_in_g; ci++, x_plane += plane, w_plane += k_plane) {
-      for (int ky = ky_lo; ky < ky_hi; ky++) {
-        const uint x_row = x_plane + uint(iy0 + ky * dil_h) * uint(in_w);
-        const uint w_row = w_plane + uint(ky * k_w);
-        for (int kx = kx_lo; kx < kx_hi; kx++)
-          acc += float(x.v[x_row + uint(ix0 + kx * dil_w)]) * float(w.v[w_row + uint(kx)]);
+    uint x_volume = (nb * uint(c_in) + uint(grp * c_in_g)) * volume;
+    uint w_volume = uint(co) * uint(c_in_g) * k_volume;
+    for (int ci = 0; ci < c_in_g; ci++, x_volume += volume, w_volume += k_volume) {
+      for (int kz = kz_lo; kz < kz_hi; kz++) {
+        const uint x_plane = x_volume + uint(iz0 + kz * dil_d) * plane;
+        const uint w_plane = w_volume + uint(kz) * k_plane;
+        for (int ky = ky_lo; ky < ky_hi; ky++) {
+          const uint x_row = x_plane + uint(iy0 + ky * dil_h) * uint(in_w);
+          const uint w_row = w_plane + uint(ky * k_w);
+          for (int kx = kx_lo; kx < kx_hi; kx++)
+            acc += float(x.v[x_row + uint(ix0 + kx * dil_w)]) * float(w.v[w_row + uint(kx)]);
+        }
       }
     }
     if (has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
