@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ir/dynamic.h"
+#include "ort/device_objects.h"
 #include "ort/ep.h"
 #include "ort/node_desc.h"
 
@@ -97,6 +98,31 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
   return taken(ep, s);
 }
 
+/* Whether an If runs on gfxep's device with ORT's control-flow kernel (control_flow.c), logging why
+ * not. It joins no partition: ORT runs it between them, its branches partitioned on their own. */
+static int if_taken(const gfx_ep* ep, const OrtNode* node, OrtEpGraphSupportInfo* info) {
+  const char* ep_name = NULL;
+  const char* name = NULL;
+  OrtStatus* os = gfx_ort->Node_GetEpName(node, &ep_name);
+  if (!os) os = gfx_ort->Node_GetName(node, &name);
+  if (os) {
+    gfx_ort->ReleaseStatus(os);
+    return 0;
+  }
+  if (ep_name && ep_name[0]) return 0; /* already placed on another EP */
+  if (ep->options.graphs == GFX_GRAPHS_ORT)
+    return taken(ep, gfx_error(GFX_ERR_NOT_SUPPORTED, "node '%s' (If): its condition is read on the host, which "
+                                                     "graphs=ort cannot do (ORT replays its recording)",
+                               name ? name : ""));
+  const OrtKernelDef* def = NULL;
+  os = gfx_ep_api->EpGraphSupportInfo_LookUpKernel(info, node, &def);
+  if (os) return taken(ep, gfx_from_ort(os));
+  if (!def)
+    return taken(ep, gfx_error(GFX_ERR_NOT_SUPPORTED, "node '%s' (If): no kernel of gfxep's matches its opset and "
+                                                     "types (opsets 13 to 24, tensor outputs)", name ? name : ""));
+  return 1;
+}
+
 OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* info) {
   gfx_ep* ep = (gfx_ep*)(void*)this_ptr;
   size_t n = 0;
@@ -117,9 +143,17 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
   qsort(refs, n, sizeof *refs, cmp_ref);
 
   int max_level = 0;
-  size_t n_supported = 0;
+  size_t n_supported = 0, n_single = 0;
   for (size_t i = 0; i < n; i++) {
-    supported[i] = (char)node_supported(ep, nodes[i]);
+    if (gfx_node_is_if(nodes[i])) {
+      /* on gfxep's device but in no partition: for the levels it counts as a node ORT keeps */
+      if (if_taken(ep, nodes[i], info)) {
+        if ((s = gfx_ep_api->EpGraphSupportInfo_AddSingleNode(info, nodes[i]))) goto done;
+        n_single++;
+      }
+    } else {
+      supported[i] = (char)node_supported(ep, nodes[i]);
+    }
     n_supported += supported[i];
     size_t n_in = 0;
     if ((s = gfx_ort->Node_GetNumInputs(nodes[i], &n_in))) goto done;
@@ -163,7 +197,8 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
     partitions++;
   }
   gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
-              "gfxep: takes %zu of %zu nodes in %d partition(s)", n_supported, n, partitions);
+              "gfxep: takes %zu of %zu nodes in %d partition(s)%s", n_supported + n_single, n, partitions,
+              n_single ? " and If nodes of their own" : "");
 done:
   free(nodes);
   free(refs);

@@ -17,6 +17,10 @@ void* gfx_shared_stream_native(const gfx_shared_stream* ss);
 gfx_device* gfx_stream_device(const OrtSyncStream* stream);
 OrtStatus* gfx_data_transfer_create(gfx_device_set* set, OrtDataTransferImpl** out);
 OrtStatus* gfx_memcpy_registry_create(OrtKernelRegistry** out);
+/* control_flow.c: ORT's If kernel for gfxep's device, in each opset range it takes; whether a node is
+ * an If of the ONNX domain. */
+OrtStatus* gfx_if_kernels_add(OrtKernelRegistry* reg);
+int gfx_node_is_if(const OrtNode* node);
 /* importer.c: NULL importer (success) when the device's backend imports nothing. */
 OrtStatus* gfx_importer_create(gfx_device* d, OrtExternalResourceImporterImpl** out);
 

@@ -1,5 +1,5 @@
-/* gfxep — MemcpyFromHost / MemcpyToHost kernels for the copies ORT inserts between its CPU EP and
- * gfxep partitions.
+/* gfxep — the kernel registry: MemcpyFromHost / MemcpyToHost kernels for the copies ORT inserts
+ * between its CPU EP and gfxep partitions, and If (control_flow.c).
  *
  * Why gfxep registers its own: ORT's generic fallback copy kernels run on the CPU EP and, in the
  * versions gfxep supports, allocate MemcpyFromHost's output in CPU memory even when the consumer is a
@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "ort/device_objects.h"
 #include "ort/ep.h"
 
 typedef struct memcpy_kernel {
@@ -124,6 +125,7 @@ OrtStatus* gfx_memcpy_registry_create(OrtKernelRegistry** out) {
   ORT_TRY(gfx_ep_api->CreateKernelRegistry(&reg));
   OrtStatus* s = add_copy_kernel(reg, "MemcpyFromHost", 0);
   if (!s) s = add_copy_kernel(reg, "MemcpyToHost", 1);
+  if (!s) s = gfx_if_kernels_add(reg); /* control_flow.c */
   if (s) {
     gfx_ep_api->ReleaseKernelRegistry(reg);
     return s;
