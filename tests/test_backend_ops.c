@@ -256,6 +256,7 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   for (int i = 0; i < c->n_in; i++) c->node.inputs[i] = i;
   for (int o = 0; o < n_out; o++) c->node.outputs[o] = c->n_in + o;
   if ((s = supported(gpu, c))) {
+    if (verbose) fprintf(stderr, "declined: %s\n", gfx_status_message(s));
     if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
     gfx_status_free(s);
     return;
@@ -1014,6 +1015,7 @@ static void two_output_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx
   gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &desc};
   gfx_status s = gfx_backend_supports_node(gpu, &q);
   if (s) {
+    if (verbose) fprintf(stderr, "declined: %s\n", gfx_status_message(s));
     if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
     gfx_status_free(s);
     return;
@@ -1222,6 +1224,7 @@ static void bounded_case(gfx_dev* gpu, void* stream, ir_node* node, const gfx_te
   gfx_node_query q = {.op = node->op, .params = &node->params, .desc = &desc};
   gfx_status s = gfx_backend_supports_node(gpu, &q);
   if (s) {
+    if (verbose) fprintf(stderr, "declined: %s\n", gfx_status_message(s));
     if (!t->declined++) snprintf(t->declined_why, sizeof t->declined_why, "%s", gfx_status_message(s));
     gfx_status_free(s);
     return;

@@ -141,6 +141,12 @@ static const uint32_t attention_f32[] =
 static const uint32_t attention_f16[] =
 #include "attention_f16.spv.inc"
     ;
+static const uint32_t topk_radix_f32[] =
+#include "topk_radix_f32.spv.inc"
+    ;
+static const uint32_t topk_radix_f16[] =
+#include "topk_radix_f16.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -448,6 +454,8 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_NMS_BF16, "nms.comp (bfloat16)", nms_bf16),
     BLOB(VK_SHADER_ATTENTION_F32, "attention.comp (float32)", attention_f32),
     BLOB(VK_SHADER_ATTENTION_F16, "attention.comp (float16)", attention_f16),
+    BLOB(VK_SHADER_TOPK_RADIX_F32, "topk_radix.comp (float32)", topk_radix_f32),
+    BLOB(VK_SHADER_TOPK_RADIX_F16, "topk_radix.comp (float16)", topk_radix_f16),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),

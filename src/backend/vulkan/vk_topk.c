@@ -1,13 +1,15 @@
-/* gfxep Vulkan backend — TopK (shaders/topk.comp), as ref_index.c's ref_run_topk computes it: the k
+/* gfxep Vulkan backend — TopK (shaders/topk.comp and, for long lines, shaders/topk_radix.comp), as
+ * ref_index.c's ref_run_topk computes it: the k
  * largest or smallest elements of every line along the axis, sorted, ties to the lower index, NaN
  * as if the largest value; values bit for bit and int64 indices.
  *
  * Stateless: the geometry (ir_topk_geometry) travels in the push constants and the pipeline is the
  * device's cached one for the element type. float32, float16, int32 and int64 (compared as two
  * 32-bit words, so without shaderInt64); bfloat16 is declined. The module moves 16-bit words, so
- * it needs storageBuffer16BitAccess. Every invocation walks its whole line: on CPU implementations,
- * which end an invocation after 65535 loop turns, longer walks are declined. Tensors below 2^32
- * elements.
+ * it needs storageBuffer16BitAccess. Every invocation of topk.comp walks its whole line; a contiguous
+ * float32/float16 line of 4096 elements or more with k up to 2048 goes to topk_radix.comp instead,
+ * one workgroup per line (a radix selection, then a sort of the k). On CPU implementations, which end
+ * an invocation after 65535 loop turns, longer walks are declined. Tensors below 2^32 elements.
  */
 #include <stdint.h>
 
@@ -19,6 +21,18 @@
  * (vk_index.c): the walks of one invocation are kept below this there. */
 #define SOFTWARE_WALK_LIMIT 60000
 #define INVOCATIONS ((int64_t)65535 * 256) /* vk_dispatch_elements' largest grid */
+
+/* Lines the radix kernel takes (topk_radix.comp): contiguous float32/float16 lines of at least
+ * RADIX_MIN_LEN elements, k up to its shared candidate list */
+#define RADIX_MIN_LEN 4096
+#define RADIX_MAX_K 2048
+#define RADIX_GROUP 256
+
+typedef struct topk_radix_push {
+  uint64_t x, values, indices;
+  uint32_t lines, len, k, largest, sort_n;
+} topk_radix_push;
+_Static_assert(sizeof(topk_radix_push) <= VK_PUSH_BYTES, "push layout");
 
 /* topk.comp's push constants and type codes */
 typedef struct topk_push {
@@ -49,9 +63,40 @@ static gfx_status check_type(vk_device* d, int dtype) {
   return NULL;
 }
 
-/* The loop turns of one invocation: its elements (grid-stride) times its line, INT64_MAX when the
- * shape does not tell. */
-static int64_t walk_turns(const gfx_node_query* q) {
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* topk_radix.comp's shared memory: the histogram, a prefix-sum row, the candidates' keys and indices */
+#define RADIX_SHARED_BYTES (4 * 256 + 4 * RADIX_GROUP + 8 * RADIX_MAX_K + 8)
+
+/* Whether the radix kernel takes lines of this geometry and k on this device (Vulkan guarantees only
+ * 16 KiB of shared memory). */
+static int radix_path(const vk_device* d, int dtype, const ir_axis_geom* g, int64_t k) {
+  return (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16) && g->inner == 1 && g->len >= RADIX_MIN_LEN &&
+         g->len < ((int64_t)1 << 31) && k >= 1 && k <= RADIX_MAX_K &&
+         d->props.limits.maxComputeSharedMemorySize >= RADIX_SHARED_BYTES;
+}
+
+/* The power of two the radix kernel's sort runs over: at least k, at least 2. */
+static uint32_t sort_size(int64_t k) {
+  uint32_t n = 2;
+  while ((int64_t)n < k) n <<= 1;
+  return n;
+}
+
+/* The loop turns of one invocation of the radix kernel per line: four histogram passes, the gather
+ * with its two prefix sums per chunk, the digit search (one invocation) and the sort's stages. */
+static int64_t radix_line_turns(const ir_axis_geom* g, int64_t k) {
+  const int64_t chunks = ceil_div(g->len, RADIX_GROUP);
+  int64_t log_n = 0;
+  for (uint32_t n = sort_size(k); n > 1; n >>= 1) log_n++;
+  const int64_t sort = log_n * (log_n + 1) / 2 * ceil_div(sort_size(k), RADIX_GROUP);
+  return 4 * chunks + 4 * 256 + chunks * (1 + 2 * 8) + sort + ceil_div(k, RADIX_GROUP);
+}
+
+/* The loop turns of one invocation, INT64_MAX when the shape does not tell: for the rank kernel its
+ * elements (grid-stride) times its line, for the radix kernel its lines times a line's turns. k is
+ * the node's (0 when computed at run time: then only the rank kernel's bound applies). */
+static int64_t walk_turns(const vk_device* d, const gfx_node_query* q) {
   const gfx_shape* s = &q->desc->input_shapes[0];
   if (s->rank < 1 || !q->params) return INT64_MAX;
   int64_t count = 1;
@@ -65,6 +110,9 @@ static int64_t walk_turns(const gfx_node_query* q) {
     gfx_status_free(st);
     return INT64_MAX;
   }
+  const int64_t k = q->params->index.k;
+  if (radix_path(d, q->desc->input_dtypes[0], &g, k))
+    return ceil_div(g.outer, 65535) * radix_line_turns(&g, k);
   return (count + INVOCATIONS - 1) / INVOCATIONS * (g.len + 1);
 }
 
@@ -72,7 +120,7 @@ gfx_status vk_supports_topk(vk_device* d, const gfx_node_query* q) {
   const ir_node_desc* desc = q->desc;
   if (!desc) return NULL; /* no types to judge: the run checks them */
   GFX_TRY(check_type(d, desc->input_dtypes[0]));
-  if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && walk_turns(q) > SOFTWARE_WALK_LIMIT)
+  if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && walk_turns(d, q) > SOFTWARE_WALK_LIMIT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED,
                      "vulkan backend: TopK walks more than %d elements in one invocation (or an unknown number), which "
                      "%s (a CPU implementation) cuts short", SOFTWARE_WALK_LIMIT, d->info.name);
@@ -117,8 +165,29 @@ gfx_status vk_run_topk(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* nod
   GFX_TRY(vk_check_elements_u32(node, &in[0].shape, 1));
   const int64_t count = g.outer * g.len * g.inner;
   if (p->k == 0 || count == 0) return NULL;
-  const int32_t spec[1] = {type_code(t)};
   vk_pipe* pipe;
+  if (radix_path(d, t, &g, p->k)) {
+    GFX_TRY(vk_pipeline_get(d, t == GFX_DTYPE_F16 ? VK_SHADER_TOPK_RADIX_F16 : VK_SHADER_TOPK_RADIX_F32, NULL, 0, &pipe));
+    topk_radix_push rp = {.x = addr(in[0].data),
+                          .values = addr(out[0].data),
+                          .indices = addr(out[1].data),
+                          .lines = (uint32_t)g.outer,
+                          .len = (uint32_t)g.len,
+                          .k = (uint32_t)p->k,
+                          .largest = (uint32_t)(p->largest != 0),
+                          .sort_n = sort_size(p->k)};
+    vk_stream* st = vk_stream_acquire(d, ctx->stream);
+    VkCommandBuffer cb;
+    gfx_status status = vk_stream_cmd(st, &cb);
+    if (!status) {
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof rp, &rp);
+      vkCmdDispatch(cb, (uint32_t)(g.outer < 65535 ? g.outer : 65535), 1, 1);
+      vk_cmd_barrier(cb);
+    }
+    return vk_stream_release(d, ctx->stream, st, status);
+  }
+  const int32_t spec[1] = {type_code(t)};
   GFX_TRY(vk_pipeline_get(d, VK_SHADER_TOPK, spec, 1, &pipe));
   topk_push pc = {.x = addr(in[0].data),
                   .values = addr(out[0].data),
