@@ -100,6 +100,15 @@ for half in a b; do
     --run "$pack/bin/gfxep-run" --out "/tmp/gfxep-families-$half" --models "${!models}" ${GFXEP_FAMILIES_ARGS:-}
   cp "/tmp/gfxep-families-$half/families.json" "$logs/families_${half}_cuda.json" 2>/dev/null || true
 done
+# the same families on the Vulkan backend (NVIDIA's Vulkan driver, gfxep's own VkDevice): which nodes it
+# takes and its latency beside CUDA's (select with GFXEP_GPU_STEPS='families_._vulkan')
+for half in a b; do
+  models=fam_$half
+  [ -n "$py" ] && step "families_${half}_vulkan" 540 env GFXEP_ORT_LIB="$ort129" "$py" "$root/tools/try_families.py" \
+    --backend vulkan --run "$pack/bin/gfxep-run" --out "/tmp/gfxep-families-vk-$half" --models "${!models}" \
+    ${GFXEP_FAMILIES_ARGS:-}
+  cp "/tmp/gfxep-families-vk-$half/families.json" "$logs/families_${half}_vulkan.json" 2>/dev/null || true
+done
 # the model zoo at full size (1080p SR, 512x512 UNet/style transfer, 224 classifiers, ViT) in float32
 # and float16 against ORT's CPU EP
 step zoo_cuda 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend cuda \
