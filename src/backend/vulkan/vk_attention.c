@@ -103,12 +103,9 @@ gfx_status vk_supports_attention(vk_device* d, const gfx_node_query* q) {
   const ir_attention_params* p = &q->params->attention;
   ir_attention_geom g;
   gfx_status s = ir_attention_geometry(p, q->desc->input_shapes, &g);
-  if (s) { /* shapes not known yet: the walks can be judged on a GPU only when prepared */
+  if (s) { /* shapes not known yet: judged when prepared */
     gfx_status_free(s);
-    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
-               ? gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: Attention of shapes the model leaves open, on %s "
-                           "(a CPU implementation, whose invocations are cut short)", d->info.name)
-               : NULL;
+    return vk_cpu_needs_shapes(d, "Attention");
   }
   return check_geometry(d, &g);
 }
@@ -201,14 +198,5 @@ gfx_status vk_run_attention(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
                        .y = addr_at(out[0].data, st->y_offset, es),
                        .scores = addr_at(ctx->scratch, 0, 1),
                        .geom = st->geom.address};
-  vk_stream* s = vk_stream_acquire(d, ctx->stream);
-  VkCommandBuffer cb;
-  gfx_status status = vk_stream_cmd(s, &cb);
-  if (!status) {
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
-    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vkCmdDispatch(cb, st->groups, 1, 1);
-    vk_cmd_barrier(cb);
-  }
-  return vk_stream_release(d, ctx->stream, s, status);
+  return vk_dispatch_groups(d, ctx->stream, st->pipe, &pc, sizeof pc, NULL, &st->groups, 1);
 }

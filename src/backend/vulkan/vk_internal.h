@@ -569,6 +569,14 @@ gfx_status vk_run_roi_align(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
 gfx_status vk_check_elements_u32(const ir_node* node, const gfx_shape* shapes, int n);
 gfx_status vk_dispatch_elements(vk_device* d, void* stream, vk_pipe* pipe, const void* push, size_t push_bytes,
                                 uint64_t count);
+/* n dispatches of `pipe` in one recording, groups[i] workgroups each and a barrier after each: before
+ * dispatch i, *phase (a field of `push`, when not NULL) is set to i and the push constants are
+ * written again. One dispatch: n = 1, phase NULL. */
+/* A node whose invocations' walks depend on shapes not known when it is claimed: NOT_SUPPORTED on CPU
+ * devices (llvmpipe ends an invocation after 65535 loop turns), NULL elsewhere. */
+gfx_status vk_cpu_needs_shapes(const vk_device* d, const char* op);
+gfx_status vk_dispatch_groups(vk_device* d, void* stream, vk_pipe* pipe, void* push, size_t push_bytes,
+                              uint32_t* phase, const uint32_t* groups, uint32_t n);
 
 /* ---- graphics interop (vk_interop.c) ---- */
 

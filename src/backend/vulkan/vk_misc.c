@@ -99,6 +99,29 @@ gfx_status vk_dispatch_elements(vk_device* d, void* stream, vk_pipe* pipe, const
   return vk_stream_release(d, stream, s, status);
 }
 
+gfx_status vk_dispatch_groups(vk_device* d, void* stream, vk_pipe* pipe, void* push, size_t push_bytes,
+                              uint32_t* phase, const uint32_t* groups, uint32_t n) {
+  vk_stream* s = vk_stream_acquire(d, stream);
+  VkCommandBuffer cb;
+  gfx_status status = vk_stream_cmd(s, &cb);
+  if (!status) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+    for (uint32_t i = 0; i < n; i++) {
+      if (phase) *phase = i;
+      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
+      vkCmdDispatch(cb, groups[i], 1, 1);
+      vk_cmd_barrier(cb); /* each pass reads what the one before wrote */
+    }
+  }
+  return vk_stream_release(d, stream, s, status);
+}
+
+gfx_status vk_cpu_needs_shapes(const vk_device* d, const char* op) {
+  if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return NULL;
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of shapes the model leaves open, on %s (a CPU "
+                   "implementation, whose invocations are cut short: their walks must be known)", op, d->info.name);
+}
+
 /* ---- types: which shader, or why not ---- */
 
 static gfx_status no_feature(vk_device* d, const char* op, const char* what, const char* feature) {

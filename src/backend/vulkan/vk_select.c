@@ -147,12 +147,9 @@ static gfx_status supports_nms(vk_device* d, const gfx_node_query* q) {
   if (!q->params) return NULL;
   ir_nms_geom g;
   gfx_status s = ir_nms_geometry(&q->params->select, &desc->input_shapes[0], &desc->input_shapes[1], &g);
-  if (s) { /* shapes not known yet: judged at prepare */
+  if (s) { /* shapes not known yet: judged when prepared */
     gfx_status_free(s);
-    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
-               ? gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: NonMaxSuppression of boxes the model does not size "
-                           "on %s (a CPU implementation, whose invocations are cut short)", d->info.name)
-               : NULL;
+    return vk_cpu_needs_shapes(d, "NonMaxSuppression");
   }
   return nms_limits(d, &g);
 }
@@ -218,19 +215,7 @@ static gfx_status run_nms(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* 
                               clamp_groups((candidates + NMS_GROUP - 1) / NMS_GROUP),
                               clamp_groups((candidates + NMS_GROUP - 1) / NMS_GROUP),
                               clamp_groups(segments), 1, clamp_groups(segments)};
-  vk_stream* st = vk_stream_acquire(d, ctx->stream);
-  VkCommandBuffer cb;
-  gfx_status status = vk_stream_cmd(st, &cb);
-  if (!status) {
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-    for (uint32_t phase = 0; phase < 6; phase++) {
-      pc.phase = phase;
-      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-      vkCmdDispatch(cb, groups[phase], 1, 1);
-      vk_cmd_barrier(cb);
-    }
-  }
-  return vk_stream_release(d, ctx->stream, st, status);
+  return vk_dispatch_groups(d, ctx->stream, pipe, &pc, sizeof pc, &pc.phase, groups, 6);
 }
 
 /* ---- the family ---- */
@@ -315,19 +300,7 @@ gfx_status vk_run_select(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
   pc.numel = (uint32_t)numel, pc.chunks = chunks, pc.rank = (uint32_t)in[0].shape.rank;
   pc.keep_lo = (uint32_t)keep, pc.keep_hi = (uint32_t)(keep >> 32);
   for (int i = 0; i < in[0].shape.rank; i++) pc.dims[i] = (uint32_t)in[0].shape.dims[i];
-  vk_stream* st = vk_stream_acquire(d, ctx->stream);
-  VkCommandBuffer cb;
-  gfx_status status = vk_stream_cmd(st, &cb);
-  if (!status) {
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-    /* counts, their prefix sums (one workgroup), the coordinates */
-    const uint32_t groups[3] = {chunks, 1, chunks};
-    for (uint32_t phase = 0; phase < 3; phase++) {
-      pc.phase = phase;
-      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-      vkCmdDispatch(cb, groups[phase], 1, 1);
-      vk_cmd_barrier(cb);
-    }
-  }
-  return vk_stream_release(d, ctx->stream, st, status);
+  /* counts, their prefix sums (one workgroup), the coordinates */
+  const uint32_t groups[3] = {chunks, 1, chunks};
+  return vk_dispatch_groups(d, ctx->stream, pipe, &pc, sizeof pc, &pc.phase, groups, 3);
 }

@@ -176,16 +176,8 @@ gfx_status vk_run_topk(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* nod
                           .k = (uint32_t)p->k,
                           .largest = (uint32_t)(p->largest != 0),
                           .sort_n = sort_size(p->k)};
-    vk_stream* st = vk_stream_acquire(d, ctx->stream);
-    VkCommandBuffer cb;
-    gfx_status status = vk_stream_cmd(st, &cb);
-    if (!status) {
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof rp, &rp);
-      vkCmdDispatch(cb, (uint32_t)(g.outer < 65535 ? g.outer : 65535), 1, 1);
-      vk_cmd_barrier(cb);
-    }
-    return vk_stream_release(d, ctx->stream, st, status);
+    const uint32_t groups = (uint32_t)(g.outer < 65535 ? g.outer : 65535); /* a workgroup per line */
+    return vk_dispatch_groups(d, ctx->stream, pipe, &rp, sizeof rp, NULL, &groups, 1);
   }
   const int32_t spec[1] = {type_code(t)};
   GFX_TRY(vk_pipeline_get(d, VK_SHADER_TOPK, spec, 1, &pipe));
