@@ -66,6 +66,20 @@ for taken in (True, False):
                              N("Cast", ["k"], ["kf"], to=TP.FLOAT), N("ReduceSum", ["kf"], ["Z"], keepdims=1)],
          [5, 7])
 
+# branches that read a value a gfxep partition computed before the If (|X|), not only graph inputs
+then_g = graph("then", [N("Sqrt", ["ax"], ["r"]), N("Mul", ["r", "two"], ["y_then"])], ["y_then"])
+else_g = graph("else", [N("Neg", ["ax"], ["y_else"])], ["y_else"])
+save("if_outer_value", condition(True) + [N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+                                          N("Add", ["y", "X"], ["Z"])], [6, 5])
+
+# an If whose branches give a sequence, not a tensor: no kernel of gfxep's takes it (left to ORT)
+then_g = h.make_graph([N("SequenceConstruct", ["X", "X"], ["seq_then"])], "then", [],
+                      [h.make_tensor_sequence_value_info("seq_then", TP.FLOAT, None)])
+else_g = h.make_graph([N("SequenceConstruct", ["X"], ["seq_else"])], "else", [],
+                      [h.make_tensor_sequence_value_info("seq_else", TP.FLOAT, None)])
+save("if_sequence_left", condition(True) + [N("If", ["cond"], ["seq"], then_branch=then_g, else_branch=else_g),
+                                            N("ConcatFromSequence", ["seq"], ["Z"], axis=0)], [2, 3], claim=False)
+
 # an If inside a branch
 then_g, else_g = float_branches()
 outer_then = graph("outer_then", [N("Abs", ["X"], ["ax2"]), N("ReduceMax", ["ax2"], ["mx"], keepdims=0),
