@@ -6,7 +6,8 @@
 # model takes the branch its name says. The models in must_claim.txt must run entirely on gfxep,
 # branches included: the If on ORT's control-flow kernel for gfxep's device, the branches' nodes in
 # gfxep partitions of their own. One model has a branch node gfxep leaves to ORT (Det): the If stays
-# on gfxep and the result must still agree.
+# on gfxep and the result must still agree. An If whose branches give a sequence has no kernel of
+# gfxep's: it is left to ORT, and must agree too.
 import os
 import sys
 
