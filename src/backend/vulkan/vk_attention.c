@@ -1,7 +1,7 @@
 /* gfxep Vulkan backend — Attention (shaders/attention.comp), as parsed (opset 23: masks, causal,
  * grouped kv heads) and as fused by ir/fuse_attention.c (strided views of Q, K, V and Y, up to two
- * float masks): the row kernel of the CUDA backend, one workgroup per query row, the scores in node
- * scratch (a row per workgroup).
+ * float masks; taken only when asked, see fused_asked): the row kernel of the CUDA backend, one
+ * workgroup per query row, the scores in node scratch (a row per workgroup).
  *
  * node_prepare resolves the IR's geometry (ir_attention_geometry) into a small host-visible block the
  * shader reads by address, and asks for the scratch. float32, and float16 with shaderFloat16 +
@@ -95,7 +95,18 @@ static gfx_status check_geometry(vk_device* d, const ir_attention_geom* g) {
   return NULL;
 }
 
+/* A fused attention (ir/fuse_attention.c asks) runs here only with GFXEP_VULKAN_FUSED_ATTENTION=1:
+ * the unfused products it replaces (MatMul on cooperative matrices, Softmax) are the path measured on
+ * the H200; this row kernel has not been timed against them. */
+static int fused_asked(void) {
+  const char* e = getenv("GFXEP_VULKAN_FUSED_ATTENTION");
+  return e && strcmp(e, "1") == 0;
+}
+
 gfx_status vk_supports_attention(vk_device* d, const gfx_node_query* q) {
+  if (q->params && q->params->attention.fused && !fused_asked())
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a fused attention stays unfused (its products are the "
+                     "measured path; GFXEP_VULKAN_FUSED_ATTENTION=1 takes it)");
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   GFX_TRY(shader_for(d, q->desc->input_dtypes[0], &shader));
