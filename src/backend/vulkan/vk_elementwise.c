@@ -136,6 +136,12 @@ static gfx_status pick_variant(vk_device* d, gfx_op op, const ew_types* ty, vk_s
                          d->info.name);
       base = 1;
       break;
+    case GFX_DTYPE_BF16: /* computed in float32, loaded and stored as 16-bit words */
+      if (!d->has_16bit_storage)
+        return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: bfloat16 needs storageBuffer16BitAccess, which %s lacks",
+                         d->info.name);
+      base = 4;
+      break;
     case GFX_DTYPE_I32:
     case GFX_DTYPE_I64:
       if (!int_ok(op))
@@ -172,9 +178,10 @@ static gfx_status pick_variant(vk_device* d, gfx_op op, const ew_types* ty, vk_s
                          gfx_dtype_name(ty->exp_type));
     }
   }
-  static const vk_shader_id plain[4] = {VK_SHADER_EW_F32, VK_SHADER_EW_F16, VK_SHADER_EW_I32, VK_SHADER_EW_I64};
-  static const vk_shader_id boolean[4] = {VK_SHADER_EW_F32_BOOL, VK_SHADER_EW_F16_BOOL, VK_SHADER_EW_I32_BOOL,
-                                          VK_SHADER_EW_I64_BOOL};
+  static const vk_shader_id plain[5] = {VK_SHADER_EW_F32, VK_SHADER_EW_F16, VK_SHADER_EW_I32, VK_SHADER_EW_I64,
+                                        VK_SHADER_EW_BF16};
+  static const vk_shader_id boolean[5] = {VK_SHADER_EW_F32_BOOL, VK_SHADER_EW_F16_BOOL, VK_SHADER_EW_I32_BOOL,
+                                          VK_SHADER_EW_I64_BOOL, VK_SHADER_EW_BF16_BOOL};
   *shader = cmp ? boolean[base] : plain[base];
   return NULL;
 }

@@ -384,6 +384,8 @@ typedef enum vk_shader_id {
   VK_SHADER_ATTENTION_F16,
   VK_SHADER_TOPK_RADIX_F32, /* topk_radix.comp (vk_topk.c): long lines */
   VK_SHADER_TOPK_RADIX_F16,
+  VK_SHADER_EW_BF16, /* elementwise.comp of bfloat16 (vk_elementwise.c) */
+  VK_SHADER_EW_BF16_BOOL,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,

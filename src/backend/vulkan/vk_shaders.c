@@ -147,6 +147,12 @@ static const uint32_t topk_radix_f32[] =
 static const uint32_t topk_radix_f16[] =
 #include "topk_radix_f16.spv.inc"
     ;
+static const uint32_t ew_bf16[] =
+#include "ew_bf16.spv.inc"
+    ;
+static const uint32_t ew_bf16_bool[] =
+#include "ew_bf16_bool.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -456,6 +462,8 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_ATTENTION_F16, "attention.comp (float16)", attention_f16),
     BLOB(VK_SHADER_TOPK_RADIX_F32, "topk_radix.comp (float32)", topk_radix_f32),
     BLOB(VK_SHADER_TOPK_RADIX_F16, "topk_radix.comp (float16)", topk_radix_f16),
+    BLOB(VK_SHADER_EW_BF16, "elementwise.comp (bfloat16)", ew_bf16),
+    BLOB(VK_SHADER_EW_BF16_BOOL, "elementwise.comp (bfloat16, bool output)", ew_bf16_bool),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),

@@ -39,11 +39,6 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer B64 { int64_
 
 #include "half_bits.glsl"
 
-// gfx_float_to_bf16 (src/core/half.h)
-uint f32_to_bf16_bits(uint u) {
-  if ((u & 0x7fffffffu) > 0x7f800000u) return ((u >> 16) | 0x40u) & 0xffffu;
-  return ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) & 0xffffu;
-}
 
 void store_float_bits(uint i, uint bits) {
   if (DST == CAST_F32) B32(pc.dst_addr).v[i] = bits;

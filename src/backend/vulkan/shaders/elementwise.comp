@@ -1,7 +1,8 @@
 // gfxep Vulkan backend — the element-wise kernels (ops.def families unary and binary).
 //
 // One source, compiled once per element type: -DEW_F32, -DEW_F16 (loads and stores float16,
-// computes in float32), -DEW_I32, -DEW_I64; with -DEW_BOOL_OUT the result is stored as bool bytes
+// computes in float32), -DEW_BF16 (the same for bfloat16, as 16-bit words), -DEW_I32, -DEW_I64;
+// with -DEW_BOOL_OUT the result is stored as bool bytes
 // (comparisons). The op, the input count, Pow's exponent type, the broadcasting mode and Gelu's
 // approximation are specialization constants (ew_ops.h), so each pipeline keeps only its own path.
 //
@@ -16,6 +17,10 @@
 #if defined(EW_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#if defined(EW_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #endif
 #if defined(EW_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -57,6 +62,10 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Geo
 #if defined(EW_F16)
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufF16 { float16_t v[]; };
 #endif
+#if defined(EW_BF16)
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufU16 { uint16_t v[]; };
+#include "half_bits.glsl"
+#endif
 #if defined(EW_I64)
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufI64 { int64_t v[]; };
 #endif
@@ -64,7 +73,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufI64 { int
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufU8 { uint8_t v[]; };
 #endif
 
-#if defined(EW_F32) || defined(EW_F16)
+#if defined(EW_F32) || defined(EW_F16) || defined(EW_BF16)
 #define FLOAT_MATH 1
 #define T float
 #elif defined(EW_I32)
@@ -168,6 +177,8 @@ T load_in(int k, uint i) {
   return BufF32(pc.in_addr[k]).v[i];
 #elif defined(EW_F16)
   return float(BufF16(pc.in_addr[k]).v[i]);
+#elif defined(EW_BF16)
+  return bf16_to_f32(uint(BufU16(pc.in_addr[k]).v[i]));
 #elif defined(EW_I32)
   return BufI32(pc.in_addr[k]).v[i];
 #elif defined(EW_I64)
@@ -182,6 +193,8 @@ void store_out(uint i, T r) {
   BufF32(pc.out_addr).v[i] = r;
 #elif defined(EW_F16)
   BufF16(pc.out_addr).v[i] = float16_t(r);
+#elif defined(EW_BF16)
+  BufU16(pc.out_addr).v[i] = uint16_t(f32_to_bf16_bits(floatBitsToUint(r)));
 #elif defined(EW_I32)
   BufI32(pc.out_addr).v[i] = r;
 #elif defined(EW_I64)

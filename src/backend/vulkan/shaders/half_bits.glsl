@@ -33,3 +33,12 @@ uint f32_to_f16_bits(uint u) {
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0u)) h++; // may carry into the exponent
   return sign | h;
 }
+
+// gfx_float_to_bf16 (src/core/half.h): round to nearest even, NaN stays a quiet NaN
+uint f32_to_bf16_bits(uint u) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return ((u >> 16) | 0x40u) & 0xffffu;
+  return ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) & 0xffffu;
+}
+
+// bfloat16 to float32: exact
+float bf16_to_f32(uint b) { return uintBitsToFloat(b << 16); }
