@@ -30,7 +30,7 @@
 #include "backend/backend.h"
 
 #define VK_MAX_DEVICES 16
-#define VK_SHADER_COUNT_MAX 128 /* room for every vk_shader_id */
+#define VK_SHADER_COUNT_MAX 160 /* room for every vk_shader_id */
 #define VK_ALLOC_ALIGNMENT 256
 /* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
  * drivers); the wait then fails with a status instead. */
@@ -386,6 +386,14 @@ typedef enum vk_shader_id {
   VK_SHADER_TOPK_RADIX_F16,
   VK_SHADER_EW_BF16, /* elementwise.comp of bfloat16 (vk_elementwise.c) */
   VK_SHADER_EW_BF16_BOOL,
+  VK_SHADER_REDUCE_BF16, /* reduce.comp's families of bfloat16 (vk_reduce.c) */
+  VK_SHADER_SOFTMAX_BF16,
+  VK_SHADER_NORM_BF16,
+  VK_SHADER_POOL_BF16,
+  VK_SHADER_LRN_BF16,
+  VK_SHADER_REDUCE_BF16_SG,
+  VK_SHADER_SOFTMAX_BF16_SG,
+  VK_SHADER_NORM_BF16_SG,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,

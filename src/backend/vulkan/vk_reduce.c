@@ -85,6 +85,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                                          VK_SHADER_POOL_F32};
   static const vk_shader_id f16_sg[4] = {VK_SHADER_REDUCE_F16_SG, VK_SHADER_SOFTMAX_F16_SG, VK_SHADER_NORM_F16_SG,
                                          VK_SHADER_POOL_F16};
+  static const vk_shader_id bf16[4] = {VK_SHADER_REDUCE_BF16, VK_SHADER_SOFTMAX_BF16, VK_SHADER_NORM_BF16,
+                                       VK_SHADER_POOL_BF16};
+  static const vk_shader_id bf16_sg[4] = {VK_SHADER_REDUCE_BF16_SG, VK_SHADER_SOFTMAX_BF16_SG, VK_SHADER_NORM_BF16_SG,
+                                          VK_SHADER_POOL_BF16};
   const int f = family_index(vk_family_of(op));
   const int sg = d->has_subgroup_ops && !getenv("GFXEP_VULKAN_NO_SUBGROUPS");
   if (!d->has_int64)
@@ -101,8 +105,9 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
     *out = dtype == GFX_DTYPE_I32 ? VK_SHADER_REDUCE_I32 : VK_SHADER_REDUCE_I64;
     return NULL;
   }
-  if (op == GFX_OP_LRN && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
-    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_LRN_F32 : VK_SHADER_LRN_F16;
+  if (op == GFX_OP_LRN && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16) ||
+                           (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage))) {
+    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_LRN_F32 : dtype == GFX_DTYPE_F16 ? VK_SHADER_LRN_F16 : VK_SHADER_LRN_BF16;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F32) {
@@ -111,6 +116,11 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
   }
   if (dtype == GFX_DTYPE_F16 && d->has_f16) {
     *out = sg ? f16_sg[f] : f16[f];
+    return NULL;
+  }
+  /* bfloat16: computed in float32, loaded and stored as 16-bit words (no ArgMax/ArgMin kernel) */
+  if (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage && !is_arg(op)) {
+    *out = sg ? bf16_sg[f] : bf16[f];
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16)

@@ -153,6 +153,30 @@ static const uint32_t ew_bf16[] =
 static const uint32_t ew_bf16_bool[] =
 #include "ew_bf16_bool.spv.inc"
     ;
+static const uint32_t reduce_bf16[] =
+#include "reduce_bf16.spv.inc"
+    ;
+static const uint32_t softmax_bf16[] =
+#include "softmax_bf16.spv.inc"
+    ;
+static const uint32_t norm_bf16[] =
+#include "norm_bf16.spv.inc"
+    ;
+static const uint32_t pool_bf16[] =
+#include "pool_bf16.spv.inc"
+    ;
+static const uint32_t lrn_bf16[] =
+#include "lrn_bf16.spv.inc"
+    ;
+static const uint32_t reduce_bf16_sg[] =
+#include "reduce_bf16_sg.spv.inc"
+    ;
+static const uint32_t softmax_bf16_sg[] =
+#include "softmax_bf16_sg.spv.inc"
+    ;
+static const uint32_t norm_bf16_sg[] =
+#include "norm_bf16_sg.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -464,6 +488,14 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_TOPK_RADIX_F16, "topk_radix.comp (float16)", topk_radix_f16),
     BLOB(VK_SHADER_EW_BF16, "elementwise.comp (bfloat16)", ew_bf16),
     BLOB(VK_SHADER_EW_BF16_BOOL, "elementwise.comp (bfloat16, bool output)", ew_bf16_bool),
+    BLOB(VK_SHADER_REDUCE_BF16, "reduce.comp (Reduce, bfloat16)", reduce_bf16),
+    BLOB(VK_SHADER_SOFTMAX_BF16, "reduce.comp (Softmax, bfloat16)", softmax_bf16),
+    BLOB(VK_SHADER_NORM_BF16, "reduce.comp (normalization, bfloat16)", norm_bf16),
+    BLOB(VK_SHADER_POOL_BF16, "reduce.comp (pooling, bfloat16)", pool_bf16),
+    BLOB(VK_SHADER_LRN_BF16, "reduce.comp (LRN, bfloat16)", lrn_bf16),
+    BLOB(VK_SHADER_REDUCE_BF16_SG, "reduce.comp (Reduce, bfloat16, subgroups)", reduce_bf16_sg),
+    BLOB(VK_SHADER_SOFTMAX_BF16_SG, "reduce.comp (Softmax, bfloat16, subgroups)", softmax_bf16_sg),
+    BLOB(VK_SHADER_NORM_BF16_SG, "reduce.comp (normalization, bfloat16, subgroups)", norm_bf16_sg),
     BLOB(VK_SHADER_LOGIC, "logic_mod.comp (Not/And/Or/Xor)", logic),
     BLOB(VK_SHADER_MOD_F32, "logic_mod.comp (Mod, float32)", mod_f32),
     BLOB(VK_SHADER_MOD_F16, "logic_mod.comp (Mod, float16)", mod_f16),

@@ -1,7 +1,8 @@
 // gfxep Vulkan backend — the reduction family: Reduce* and the global pools (-DKIND_REDUCE), Softmax
 // and LogSoftmax (-DKIND_SOFTMAX), Layer/Instance/Group/RMSNormalization (-DKIND_NORM), 2-D / 3-D
 // Max/AveragePool (-DKIND_POOL) and LRN (-DKIND_LRN); LpNormalization runs in the softmax kernel.
-// -DT_F16 loads and stores float16. Index math is the IR's geometry (ir/ops_reduce.h), read by device
+// -DT_F16 loads and stores float16, -DT_BF16 bfloat16 (as 16-bit words). Index math is the IR's
+// geometry (ir/ops_reduce.h), read by device
 // address.
 //
 // Reduce, Softmax and the normalizations give each output element / row one workgroup: its 256
@@ -24,12 +25,27 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
 #endif
 
 #include "float_math.glsl"
+#include "half_bits.glsl"
+
+// an element to float32 and back (bfloat16 as 16-bit words, rounded to nearest even)
+#if defined(T_BF16)
+float elem_to_f(ELEM e) { return bf16_to_f32(uint(e)); }
+ELEM f_to_elem(float v) { return ELEM(f32_to_bf16_bits(floatBitsToUint(v))); }
+#else
+float elem_to_f(ELEM e) { return float(e); }
+ELEM f_to_elem(float v) { return ELEM(v); }
+#endif
 
 #define GROUP 256
 #define MAX_RANK 8
@@ -44,8 +60,8 @@ layout(push_constant) uniform Push {
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
 
-float load_x(int64_t i) { return float(In(pc.x_addr).v[uint(i)]); }
-void store_y(int64_t i, float v) { Out(pc.y_addr).v[uint(i)] = ELEM(v); }
+float load_x(int64_t i) { return elem_to_f(In(pc.x_addr).v[uint(i)]); }
+void store_y(int64_t i, float v) { Out(pc.y_addr).v[uint(i)] = f_to_elem(v); }
 
 float nan_max(float a, float b) { return isnan(a) ? a : (isnan(b) || b > a ? b : a); }
 float nan_min(float a, float b) { return isnan(a) ? a : (isnan(b) || b < a ? b : a); }
@@ -227,7 +243,7 @@ void store_stat(uvec2 addr, int64_t r, float v, bool f32) {
   if (f32)
     OutF32(addr).v[uint(r)] = v;
   else
-    Out(addr).v[uint(r)] = ELEM(v);
+    Out(addr).v[uint(r)] = f_to_elem(v);
 }
 
 void main() {
@@ -252,8 +268,8 @@ void main() {
     for (int64_t j = int64_t(gl_LocalInvocationID.x); j < count; j += GROUP) {
       const int64_t q = j / g.affine_div;
       const int64_t a = (r % g.affine_mod) * g.affine_mul + (g.affine_wrap != 0 ? q % g.affine_wrap : q);
-      float y = (load_x(base + j) - mean) * inv_std * float(In(pc.scale_addr).v[uint(a)]);
-      if (g.has_bias != 0) y += float(In(pc.bias_addr).v[uint(a)]);
+      float y = (load_x(base + j) - mean) * inv_std * elem_to_f(In(pc.scale_addr).v[uint(a)]);
+      if (g.has_bias != 0) y += elem_to_f(In(pc.bias_addr).v[uint(a)]);
       store_y(base + j, y);
     }
   }
