@@ -808,7 +808,9 @@ static void test_supports(void** unused) {
   q = (gfx_node_query){.op = GFX_OP_RELU, .params = &p, .desc = &r};
   expect_ok(be->supports_node(dev, &q));
   r = desc_base("Relu", 14, "relu1", &t, 1, GFX_DTYPE_BF16);
-  expect_error(be->supports_node(dev, &q), GFX_ERR_NOT_SUPPORTED, "bfloat16");
+  expect_ok(be->supports_node(dev, &q)); /* as 16-bit words, computed in float32 */
+  r = desc_base("Relu", 14, "relu2", &t, 1, GFX_DTYPE_I8);
+  expect_error(be->supports_node(dev, &q), GFX_ERR_NOT_SUPPORTED, "Relu of int8");
   r = desc_base("Pow", 15, "pow0", &t, 2, GFX_DTYPE_I32);
   q.op = GFX_OP_POW;
   expect_error(be->supports_node(dev, &q), GFX_ERR_NOT_SUPPORTED, "Pow of int32");
