@@ -10,8 +10,8 @@
  * ties land exactly where they land in the reference. Every mode, coordinate transformation and
  * nearest mode the IR parses is handled; an output shape equal to the input's is a copy, as in the
  * reference. A resize of a dim before the last two (the general geometry: a volume's depth, channels)
- * gets a table per dim and the shader's GENERAL variant. float32, and float16 with shaderFloat16 +
- * 16-bit storage; bfloat16 is declined.
+ * gets a table per dim and the shader's GENERAL variant. float32, float16 with shaderFloat16 + 16-bit
+ * storage, and bfloat16 (16-bit words, computed in float32) with 16-bit storage.
  *
  * DepthToSpace (DCR, CRD) / SpaceToDepth: ir_space_depth_source mirrored in GLSL (resize.comp),
  * elements moved as bits of their size (1-byte ones need storageBuffer8BitAccess, 2-byte ones
@@ -103,6 +103,10 @@ static gfx_status resize_shader(vk_device* d, gfx_op op, int dtype, int general,
                        "vulkan backend: %s of float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
                        ir_op_name(op), d->info.name);
     *out = general ? VK_SHADER_RESIZE_GENERAL_F16 : VK_SHADER_RESIZE_F16;
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage) { /* 16-bit words, computed in float32 */
+    *out = general ? VK_SHADER_RESIZE_GENERAL_BF16 : VK_SHADER_RESIZE_BF16;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented", ir_op_name(op),

@@ -1,5 +1,6 @@
 // gfxep Vulkan backend — the resampling family (vk_resize.c): Resize / Upsample (-DKIND_RESIZE,
-// -DT_F16 for float16) and DepthToSpace / SpaceToDepth (-DKIND_SPACE_DEPTH, -DELEM_SIZE=1, 2, 4, 8).
+// -DT_F16 for float16, -DT_BF16 for bfloat16) and DepthToSpace / SpaceToDepth (-DKIND_SPACE_DEPTH,
+// -DELEM_SIZE=1, 2, 4, 8).
 //
 // Resize: the coordinate mapping is NOT redone here. vk_resize.c evaluates the IR's definitions
 // (ir_resize_source_coord, ir_resize_outside, ir_resize_nearest_index, ir_resize_linear_taps,
@@ -26,9 +27,26 @@ layout(local_size_x = 256) in;
 #extension GL_EXT_shader_16bit_storage : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+
+// an element to float32 and back (bfloat16 as 16-bit words, rounded to nearest even)
+#if defined(T_BF16)
+#extension GL_GOOGLE_include_directive : require
+#include "half_bits.glsl"
+float elem_to_f(ELEM e) { return bf16_to_f32(uint(e)); }
+ELEM f_to_elem(float v) { return ELEM(f32_to_bf16_bits(floatBitsToUint(v))); }
+#else
+// macros: a float16 function parameter would need float16 arithmetic, and only storage is asked for
+#define elem_to_f(e) float(e)
+#define f_to_elem(v) ELEM(v)
 #endif
 
 layout(constant_id = 0) const int TAPS = 1;
@@ -92,7 +110,7 @@ void main() {
           offset = offset * g.axes[k].y + uint(t[k].idx[pick[k]]);
           weight *= t[k].w[pick[k]];
         }
-        v += weight * float(x.v[offset]);
+        v += weight * elem_to_f(x.v[offset]);
         int k = rank - 1;
         while (k >= 0) {
           pick[k]++;
@@ -103,7 +121,7 @@ void main() {
         if (k < 0) break;
       }
     }
-    Out(pc.y_addr).v[e] = ELEM(v);
+    Out(pc.y_addr).v[e] = f_to_elem(v);
   }
 }
 #else
@@ -128,11 +146,11 @@ void main() {
       for (int r = 0; r < TAPS; r++) {
         const uint row_base = base + uint(ty.idx[r]) * pc.in_w;
         float row = 0.0;
-        for (int c = 0; c < TAPS; c++) row += tx.w[c] * float(x.v[row_base + uint(tx.idx[c])]);
+        for (int c = 0; c < TAPS; c++) row += tx.w[c] * elem_to_f(x.v[row_base + uint(tx.idx[c])]);
         v += ty.w[r] * row;
       }
     }
-    Out(pc.y_addr).v[e] = ELEM(v);
+    Out(pc.y_addr).v[e] = f_to_elem(v);
   }
 }
 #endif // GENERAL
