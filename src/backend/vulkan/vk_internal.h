@@ -396,6 +396,8 @@ typedef enum vk_shader_id {
   VK_SHADER_NORM_BF16_SG,
   VK_SHADER_RESIZE_BF16, /* resize.comp of bfloat16 (vk_resize.c) */
   VK_SHADER_RESIZE_GENERAL_BF16,
+  VK_SHADER_ARGMAX_BF16, /* argmax.comp of bfloat16 (vk_reduce.c) */
+  VK_SHADER_TOPK_RADIX_BF16,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,

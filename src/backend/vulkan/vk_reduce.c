@@ -94,8 +94,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
   if (!d->has_int64)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s needs shaderInt64, which %s lacks", ir_op_name(op),
                      d->info.name);
-  if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16))) {
-    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : VK_SHADER_ARGMAX_F16;
+  if (is_arg(op) && (dtype == GFX_DTYPE_F32 || (dtype == GFX_DTYPE_F16 && d->has_f16) ||
+                     (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage))) {
+    *out = dtype == GFX_DTYPE_F32 ? VK_SHADER_ARGMAX_F32 : dtype == GFX_DTYPE_F16 ? VK_SHADER_ARGMAX_F16
+                                                                                 : VK_SHADER_ARGMAX_BF16;
     return NULL;
   }
   /* integer Sum/Max/Min/Prod (the IR claims no other integer reduction) */
@@ -118,7 +120,7 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
     *out = sg ? f16_sg[f] : f16[f];
     return NULL;
   }
-  /* bfloat16: computed in float32, loaded and stored as 16-bit words (no ArgMax/ArgMin kernel) */
+  /* bfloat16: computed in float32, loaded and stored as 16-bit words */
   if (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage && !is_arg(op)) {
     *out = sg ? bf16_sg[f] : bf16[f];
     return NULL;

@@ -4,8 +4,8 @@
  * as if the largest value; values bit for bit and int64 indices.
  *
  * Stateless: the geometry (ir_topk_geometry) travels in the push constants and the pipeline is the
- * device's cached one for the element type. float32, float16, int32 and int64 (compared as two
- * 32-bit words, so without shaderInt64); bfloat16 is declined. The module moves 16-bit words, so
+ * device's cached one for the element type. float32, float16, bfloat16, int32 and int64 (compared as
+ * two 32-bit words, so without shaderInt64). The module moves 16-bit words, so
  * it needs storageBuffer16BitAccess. Every invocation of topk.comp walks its whole line; a contiguous
  * float32/float16 line of 4096 elements or more with k up to 2048 goes to topk_radix.comp instead,
  * one workgroup per line (a radix selection, then a sort of the k). On CPU implementations, which end
@@ -22,7 +22,7 @@
 #define SOFTWARE_WALK_LIMIT 60000
 #define INVOCATIONS ((int64_t)65535 * 256) /* vk_dispatch_elements' largest grid */
 
-/* Lines the radix kernel takes (topk_radix.comp): contiguous float32/float16 lines of at least
+/* Lines the radix kernel takes (topk_radix.comp): contiguous float lines of at least
  * RADIX_MIN_LEN elements, k up to its shared candidate list */
 #define RADIX_MIN_LEN 4096
 #define RADIX_MAX_K 2048
@@ -40,7 +40,7 @@ typedef struct topk_push {
   uint32_t count, len, inner, k, largest;
 } topk_push;
 _Static_assert(sizeof(topk_push) <= VK_PUSH_BYTES, "push layout");
-enum { T_F32 = 0, T_F16 = 1, T_I32 = 2, T_I64 = 3 };
+enum { T_F32 = 0, T_F16 = 1, T_I32 = 2, T_I64 = 3, T_BF16 = 4 };
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
 
@@ -50,6 +50,7 @@ static int type_code(int dtype) {
     case GFX_DTYPE_F16: return T_F16;
     case GFX_DTYPE_I32: return T_I32;
     case GFX_DTYPE_I64: return T_I64;
+    case GFX_DTYPE_BF16: return T_BF16;
     default: return -1;
   }
 }
@@ -71,7 +72,8 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* Whether the radix kernel takes lines of this geometry and k on this device (Vulkan guarantees only
  * 16 KiB of shared memory). */
 static int radix_path(const vk_device* d, int dtype, const ir_axis_geom* g, int64_t k) {
-  return (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16) && g->inner == 1 && g->len >= RADIX_MIN_LEN &&
+  return (dtype == GFX_DTYPE_F32 || dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && g->inner == 1 &&
+         g->len >= RADIX_MIN_LEN &&
          g->len < ((int64_t)1 << 31) && k >= 1 && k <= RADIX_MAX_K &&
          d->props.limits.maxComputeSharedMemorySize >= RADIX_SHARED_BYTES;
 }
@@ -167,7 +169,10 @@ gfx_status vk_run_topk(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* nod
   if (p->k == 0 || count == 0) return NULL;
   vk_pipe* pipe;
   if (radix_path(d, t, &g, p->k)) {
-    GFX_TRY(vk_pipeline_get(d, t == GFX_DTYPE_F16 ? VK_SHADER_TOPK_RADIX_F16 : VK_SHADER_TOPK_RADIX_F32, NULL, 0, &pipe));
+    const vk_shader_id radix = t == GFX_DTYPE_F16    ? VK_SHADER_TOPK_RADIX_F16
+                               : t == GFX_DTYPE_BF16 ? VK_SHADER_TOPK_RADIX_BF16
+                                                     : VK_SHADER_TOPK_RADIX_F32;
+    GFX_TRY(vk_pipeline_get(d, radix, NULL, 0, &pipe));
     topk_radix_push rp = {.x = addr(in[0].data),
                           .values = addr(out[0].data),
                           .indices = addr(out[1].data),

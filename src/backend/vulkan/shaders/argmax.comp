@@ -1,7 +1,7 @@
 // gfxep Vulkan backend — ArgMax / ArgMin over one axis (vk_reduce.c): one invocation per output
 // element (grid-stride) walks the axis and writes the int64 index of the first extreme, or with
 // select_last the last; a NaN never compares better (the reference backend's rule). -DT_F16 reads
-// float16. The Geom block is vk_reduce.c's reduce_geom_gpu: the kept dims locate the row, the one
+// float16, -DT_BF16 bfloat16 (as 16-bit words, widened exactly). The Geom block is vk_reduce.c's reduce_geom_gpu: the kept dims locate the row, the one
 // reduced dim (absent when its size is 1) steps along it. Tensors below 2^32 elements.
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -12,9 +12,17 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#define elem_to_f(e) float(e)
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
+#define elem_to_f(e) uintBitsToFloat(uint(e) << 16) // exact
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#define elem_to_f(e) float(e)
 #endif
 
 #define MAX_RANK 8
@@ -54,12 +62,12 @@ void main() {
       base += (rest % dims[d]) * strides[d];
       rest /= dims[d];
     }
-    float best = float(x.v[base]);
+    float best = elem_to_f(x.v[base]);
     int64_t best_i = 0;
     uint at = base;
     for (int64_t r = 1; r < n; r++) {
       at += step;
-      const float v = float(x.v[at]);
+      const float v = elem_to_f(x.v[at]);
       const bool better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
       if (better) {
         best = v;

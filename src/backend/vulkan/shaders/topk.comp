@@ -5,7 +5,8 @@
 // One invocation per element of X counts the elements of its line that come before it (the order
 // is total, so these ranks are a permutation of the line) and, when its rank is below k, writes
 // itself to that slot: every output slot is written once, no sort and no atomics. The count stops at
-// k. The element type is a specialization constant: float16 is widened bit by bit (exact), int64 is
+// k. The element type is a specialization constant: float16 and bfloat16 are widened bit by bit
+// (exact), int64 is
 // compared as (signed high word, unsigned low word), so neither float16 arithmetic nor shaderInt64
 // is needed; NaN is told by its bits, since a driver may fold isnan or a self-comparison away.
 #version 460
@@ -20,6 +21,7 @@
 #define T_F16 1
 #define T_I32 2
 #define T_I64 3
+#define T_BF16 4
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int TYPE = T_F32;
@@ -36,12 +38,13 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer B64 { uvec2 
 // element i of X as raw bits: the low word, and the high word of an int64
 uvec2 load_bits(uint i) {
   if (TYPE == T_F16) return uvec2(f16_to_f32_bits(uint(B16(pc.x_addr).v[i])), 0u);
+  if (TYPE == T_BF16) return uvec2(uint(B16(pc.x_addr).v[i]) << 16, 0u);
   if (TYPE == T_I64) return B64(pc.x_addr).v[i];
   return uvec2(B32(pc.x_addr).v[i], 0u);
 }
 
 void store_value(uint dst, uint src) {
-  if (TYPE == T_F16) B16(pc.values_addr).v[dst] = B16(pc.x_addr).v[src];
+  if (TYPE == T_F16 || TYPE == T_BF16) B16(pc.values_addr).v[dst] = B16(pc.x_addr).v[src];
   else if (TYPE == T_I64) B64(pc.values_addr).v[dst] = B64(pc.x_addr).v[src];
   else B32(pc.values_addr).v[dst] = B32(pc.x_addr).v[src];
 }
@@ -61,7 +64,7 @@ bool ahead(uvec2 a, uvec2 b, bool greater) {
 
 // whether (a, ia) comes before (b, ib): ir_topk_before_float / ir_topk_before_int
 bool before(uvec2 a, uint ia, uvec2 b, uint ib, bool largest) {
-  if (TYPE == T_F32 || TYPE == T_F16) {
+  if (TYPE == T_F32 || TYPE == T_F16 || TYPE == T_BF16) {
     const bool na = is_nan(a.x), nb = is_nan(b.x);
     if (na || nb) return na && nb ? ia < ib : (largest ? na : nb);
   }

@@ -1,5 +1,5 @@
 // gfxep Vulkan backend — TopK of long lines (vk_topk.c): one workgroup per line of X (contiguous
-// along the axis), float32 or float16 (-DT_F16), k up to MAX_K. The output is topk.comp's, element
+// along the axis), float32, float16 (-DT_F16) or bfloat16 (-DT_BF16), k up to MAX_K. The output is topk.comp's, element
 // for element: the k first elements in TopK's order (ir_topk_before_float: NaN as the largest value,
 // -0 equal to +0, equal values by the lower index), values copied bit for bit, int64 indices.
 //
@@ -43,6 +43,8 @@ shared uint digit_info[2]; // the chosen digit, the count above it
 uint bits_at(uint i) {
 #if defined(T_F16)
   return f16_to_f32_bits(uint(B16(pc.x_addr).v[i]));
+#elif defined(T_BF16)
+  return uint(B16(pc.x_addr).v[i]) << 16;
 #else
   return B32(pc.x_addr).v[i];
 #endif
@@ -157,7 +159,7 @@ void main() {
     // 4. the outputs
     for (uint r = t; r < k; r += GROUP) {
       const uint src = base + cand_idx[r], dst = line * k + r;
-#if defined(T_F16)
+#if defined(T_F16) || defined(T_BF16)
       B16(pc.values_addr).v[dst] = B16(pc.x_addr).v[src];
 #else
       B32(pc.values_addr).v[dst] = B32(pc.x_addr).v[src];
