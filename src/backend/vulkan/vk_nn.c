@@ -2,7 +2,8 @@
  *
  * node_prepare resolves the geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry,
  * ir_gemm_geometry) into a small block of kernel constants the shader reads by address, and picks the
- * kernel; node_run records its dispatch (two with a split K). A 3-D Conv runs on the direct kernel, its
+ * kernel; node_run records its dispatch (two with a split K). bfloat16 (16-bit words, float32 sums)
+ * runs on the direct kernels. A 3-D Conv runs on the direct kernel, its
  * depth looped around the 2-D window. float32 accumulation everywhere,
  * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. Tensors of 2^32 elements or
  * more are refused at prepare (the shaders index with 32 bits). The direct kernels: a convolution
@@ -145,6 +146,10 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
                        "vulkan backend: float16 needs shaderFloat16 and storageBuffer16BitAccess, which %s lacks",
                        d->info.name);
     *out = conv ? VK_SHADER_CONV_F16 : conv_t ? VK_SHADER_CONV_T_F16 : VK_SHADER_GEMM_F16;
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage) { /* the direct kernels, 16-bit words, float32 sums */
+    *out = conv ? VK_SHADER_CONV_BF16 : conv_t ? VK_SHADER_CONV_T_BF16 : VK_SHADER_GEMM_BF16;
     return NULL;
   }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s of %s is not implemented yet", ir_op_name(op),

@@ -13,9 +13,22 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+#if defined(T_BF16) // 16-bit words: widened exactly, rounded to nearest even (half_bits.glsl)
+#include "half_bits.glsl"
+#define elem_to_f(e) uintBitsToFloat(uint(e) << 16)
+#define f_to_elem(v) ELEM(f32_to_bf16_bits(floatBitsToUint(v)))
+#else
+#define elem_to_f(e) float(e)
+#define f_to_elem(v) ELEM(v)
 #endif
 
 #include "float_math.glsl"
@@ -94,14 +107,14 @@ void main() {
           const uint x_row = x_plane + uint(iy0 + ky * dil_h) * uint(in_w);
           const uint w_row = w_plane + uint(ky * k_w);
           for (int kx = kx_lo; kx < kx_hi; kx++)
-            acc += float(x.v[x_row + uint(ix0 + kx * dil_w)]) * float(w.v[w_row + uint(kx)]);
+            acc += elem_to_f(x.v[x_row + uint(ix0 + kx * dil_w)]) * elem_to_f(w.v[w_row + uint(kx)]);
         }
       }
     }
-    if (has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
-    if (residual == RES_ADD_THEN_ACT) acc += float(In(pc.res_addr).v[uint(e)]);
+    if (has_bias != 0) acc += elem_to_f(In(pc.bias_addr).v[co]);
+    if (residual == RES_ADD_THEN_ACT) acc += elem_to_f(In(pc.res_addr).v[uint(e)]);
     acc = activation_f(activation, acc, alpha, beta);
-    if (residual == RES_ACT_THEN_ADD) acc += float(In(pc.res_addr).v[uint(e)]);
-    Out(pc.y_addr).v[uint(e)] = ELEM(acc);
+    if (residual == RES_ACT_THEN_ADD) acc += elem_to_f(In(pc.res_addr).v[uint(e)]);
+    Out(pc.y_addr).v[uint(e)] = f_to_elem(acc);
   }
 }

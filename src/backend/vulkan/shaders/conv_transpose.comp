@@ -13,9 +13,22 @@
 #extension GL_EXT_shader_16bit_storage : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+#if defined(T_BF16) // 16-bit words: widened exactly, rounded to nearest even (half_bits.glsl)
+#include "half_bits.glsl"
+#define elem_to_f(e) uintBitsToFloat(uint(e) << 16)
+#define f_to_elem(v) ELEM(f32_to_bf16_bits(floatBitsToUint(v)))
+#else
+#define elem_to_f(e) float(e)
+#define f_to_elem(v) ELEM(v)
 #endif
 
 #include "float_math.glsl"
@@ -79,10 +92,10 @@ void main() {
         const int ix = tw / stride_w;
         if (ix >= in_w) continue;
         uint xi = x_base + uint(iy) * uint(in_w) + uint(ix), wi = w_base + uint(ky * k_w + kx);
-        for (int cg = 0; cg < c_in_g; cg++, xi += in_plane, wi += w_channel) acc += float(x.v[xi]) * float(w.v[wi]);
+        for (int cg = 0; cg < c_in_g; cg++, xi += in_plane, wi += w_channel) acc += elem_to_f(x.v[xi]) * elem_to_f(w.v[wi]);
       }
     }
-    if (has_bias != 0) acc += float(In(pc.bias_addr).v[co]);
-    Out(pc.y_addr).v[uint(e)] = ELEM(activation_f(activation, acc, alpha, beta));
+    if (has_bias != 0) acc += elem_to_f(In(pc.bias_addr).v[co]);
+    Out(pc.y_addr).v[uint(e)] = f_to_elem(activation_f(activation, acc, alpha, beta));
   }
 }

@@ -3,20 +3,34 @@
 //                + beta * C[i*c_row + j*c_col]                       (Gemm's C, when present)
 // Transposes are strides; MatMul's broadcast batch dims are a table of (a, b) matrix offsets per
 // output matrix, made once per shape signature. 16x16 tiles through shared memory, float32
-// accumulation; -DT_F16 loads and stores float16. A portable path: cooperative-matrix kernels are
+// accumulation; -DT_F16 loads and stores float16, -DT_BF16 bfloat16. A portable path: cooperative-matrix kernels are
 // the fast path's job.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_GOOGLE_include_directive : require
 #if defined(T_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+#if defined(T_BF16) // 16-bit words: widened exactly, rounded to nearest even (half_bits.glsl)
+#include "half_bits.glsl"
+#define elem_to_f(e) uintBitsToFloat(uint(e) << 16)
+#define f_to_elem(v) ELEM(f32_to_bf16_bits(floatBitsToUint(v)))
+#else
+#define elem_to_f(e) float(e)
+#define f_to_elem(v) ELEM(v)
 #endif
 
 #define TILE 16
@@ -52,8 +66,8 @@ void main() {
   float acc = 0.0;
   for (int64_t q0 = 0; q0 < k; q0 += TILE) {
     const int64_t qa = q0 + tx, qb = q0 + ty;
-    tile_a[ty][tx] = row < m && qa < k ? float(a.v[uint(a0 + row * g.a_row + qa * g.a_col)]) : 0.0;
-    tile_b[ty][tx] = qb < k && col < n ? float(b.v[uint(b0 + qb * g.b_row + col * g.b_col)]) : 0.0;
+    tile_a[ty][tx] = row < m && qa < k ? elem_to_f(a.v[uint(a0 + row * g.a_row + qa * g.a_col)]) : 0.0;
+    tile_b[ty][tx] = qb < k && col < n ? elem_to_f(b.v[uint(b0 + qb * g.b_row + col * g.b_col)]) : 0.0;
     barrier();
     for (int q = 0; q < TILE; q++) acc += tile_a[ty][q] * tile_b[q][tx];
     barrier();
@@ -61,6 +75,6 @@ void main() {
   if (row >= m || col >= n) return;
   float v = g.alpha * acc;
   // beta = 0 ignores C entirely, as ONNX Runtime does (0 * inf would be NaN)
-  if (g.has_c != 0 && g.beta != 0.0) v += g.beta * float(In(pc.c_addr).v[uint(row * g.c_row + col * g.c_col)]);
-  Out(pc.y_addr).v[uint(batch * m * n + row * n + col)] = ELEM(v);
+  if (g.has_c != 0 && g.beta != 0.0) v += g.beta * elem_to_f(In(pc.c_addr).v[uint(row * g.c_row + col * g.c_col)]);
+  Out(pc.y_addr).v[uint(batch * m * n + row * n + col)] = f_to_elem(v);
 }
