@@ -177,6 +177,11 @@ static gfx_status batchnorm_shader(vk_device* d, int dtype, vk_shader_id* out) {
     *out = VK_SHADER_BATCHNORM_F16;
     return NULL;
   }
+  if (dtype == GFX_DTYPE_BF16) {
+    if (!d->has_16bit_storage) return no_feature(d, "BatchNormalization", "of bfloat16", "storageBuffer16BitAccess");
+    *out = VK_SHADER_BATCHNORM_BF16;
+    return NULL;
+  }
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: BatchNormalization of %s is not implemented",
                    gfx_dtype_name(dtype));
 }
