@@ -4,8 +4,8 @@
  * workgroup per query row, the scores in node scratch (a row per workgroup).
  *
  * node_prepare resolves the IR's geometry (ir_attention_geometry) into a small host-visible block the
- * shader reads by address, and asks for the scratch. float32, and float16 with shaderFloat16 +
- * 16-bit storage; bfloat16 is declined; the module reads bool masks as bytes, so it needs
+ * shader reads by address, and asks for the scratch. float32, float16 with shaderFloat16 + 16-bit
+ * storage, and bfloat16 (16-bit words) with 16-bit storage; the module reads bool masks as bytes, so it needs
  * storageBuffer8BitAccess. Tensors below 2^32 elements. Each invocation walks a row's keys once per
  * element of the head it writes: on CPU implementations, which end an invocation after 65535 loop
  * turns, longer walks (or shapes not known when the node is claimed) are declined.
@@ -57,6 +57,10 @@ static gfx_status shader_for(vk_device* d, int dtype, vk_shader_id* out) {
   }
   if (dtype == GFX_DTYPE_F16 && d->has_f16) {
     *out = VK_SHADER_ATTENTION_F16;
+    return NULL;
+  }
+  if (dtype == GFX_DTYPE_BF16 && d->has_16bit_storage) { /* 16-bit words, float32 arithmetic */
+    *out = VK_SHADER_ATTENTION_BF16;
     return NULL;
   }
   if (dtype == GFX_DTYPE_F16)

@@ -402,6 +402,7 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_BF16,
   VK_SHADER_CONV_T_BF16,
   VK_SHADER_BATCHNORM_BF16, /* batchnorm.comp of bfloat16 (vk_misc.c) */
+  VK_SHADER_ATTENTION_BF16,
   VK_SHADER_LOGIC,    /* logic_mod.comp (vk_index.c): Not, And, Or, Xor */
   VK_SHADER_MOD_F32,  /* logic_mod.comp's Mod by type: float32, float16, int32, int64 (in this order) */
   VK_SHADER_MOD_F16,

@@ -201,6 +201,9 @@ static const uint32_t conv_t_bf16[] =
 static const uint32_t batchnorm_bf16[] =
 #include "batchnorm_bf16.spv.inc"
     ;
+static const uint32_t attention_bf16[] =
+#include "attention_bf16.spv.inc"
+    ;
 static const uint32_t reduce_i32[] =
 #include "reduce_i32.spv.inc"
     ;
@@ -520,6 +523,7 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_GEMM_BF16, "gemm.comp (bfloat16)", gemm_bf16),
     BLOB(VK_SHADER_CONV_T_BF16, "conv_transpose.comp (bfloat16)", conv_t_bf16),
     BLOB(VK_SHADER_BATCHNORM_BF16, "batchnorm.comp (bfloat16)", batchnorm_bf16),
+    BLOB(VK_SHADER_ATTENTION_BF16, "attention.comp (bfloat16)", attention_bf16),
     BLOB(VK_SHADER_REDUCE_BF16, "reduce.comp (Reduce, bfloat16)", reduce_bf16),
     BLOB(VK_SHADER_SOFTMAX_BF16, "reduce.comp (Softmax, bfloat16)", softmax_bf16),
     BLOB(VK_SHADER_NORM_BF16, "reduce.comp (normalization, bfloat16)", norm_bf16),

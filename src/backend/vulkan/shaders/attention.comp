@@ -7,20 +7,34 @@
 // and their sum, then the weighted sum of V, every sum in float32. A key hidden by causality or a
 // false bool mask, or whose score is NaN, is marked NaN and adds nothing; a row with no key left (all
 // hidden, or -inf everywhere) is zeros, as the reference backend and ONNX Runtime give. -DT_F16 reads
-// and writes float16 (float32 otherwise); a bool mask is read as bytes. Tensors below 2^32 elements.
+// and writes float16, -DT_BF16 bfloat16 (float32 otherwise); a bool mask is read as bytes. Tensors below 2^32 elements.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_GOOGLE_include_directive : require
 #if defined(T_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
 #define ELEM_ALIGN 2
+#elif defined(T_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define ELEM_ALIGN 2
 #else
 #define ELEM float
 #define ELEM_ALIGN 4
+#endif
+#if defined(T_BF16) // 16-bit words: widened exactly, rounded to nearest even (half_bits.glsl)
+#include "half_bits.glsl"
+#define elem_to_f(e) uintBitsToFloat(uint(e) << 16)
+#define f_to_elem(v) ELEM(f32_to_bf16_bits(floatBitsToUint(v)))
+#else
+#define elem_to_f(e) float(e)
+#define f_to_elem(v) ELEM(v)
 #endif
 
 #define GROUP 256
@@ -73,17 +87,17 @@ float score(Geom g, uint b, uint h, uint i, uint j) {
     if (g.mask_kind == 1u) {
       if (Bools(pc.mask_addr).v[at] == uint8_t(0)) return uintBitsToFloat(0x7fc00000u);
     } else {
-      bias = float(In(pc.mask_addr).v[at]);
+      bias = elem_to_f(In(pc.mask_addr).v[at]);
     }
   }
-  if (g.has_mask2 != 0u) bias += float(In(pc.mask2_addr).v[at4(g.mask2_stride, b, h, i, j)]);
+  if (g.has_mask2 != 0u) bias += elem_to_f(In(pc.mask2_addr).v[at4(g.mask2_stride, b, h, i, j)]);
   In q = In(pc.q_addr);
   In k = In(pc.k_addr);
   const uint qr = at4(g.q_stride, b, h, i, 0u);
   const uint kr = at4(g.k_stride, b, h / g.group, j, 0u);
   const uint qs = g.q_stride[3], ks = g.k_stride[3], n = g.head_size;
   float dot = 0.0;
-  for (uint e = 0u; e < n; e++) dot += float(q.v[qr + e * qs]) * float(k.v[kr + e * ks]);
+  for (uint e = 0u; e < n; e++) dot += elem_to_f(q.v[qr + e * qs]) * elem_to_f(k.v[kr + e * ks]);
   return dot * g.scale + bias;
 }
 
@@ -120,8 +134,8 @@ void main() {
     const uint vb = at4(g.v_stride, b, h / g.group, 0u, 0u), yr = at4(g.y_stride, b, h, i, 0u);
     for (uint d = t; d < g.v_head_size; d += GROUP) {
       float acc = 0.0;
-      for (uint j = 0u; j < kv; j++) acc += s.v[base + j] * float(v.v[vb + j * g.v_stride[2] + d * g.v_stride[3]]);
-      Out(pc.y_addr).v[yr + d * g.y_stride[3]] = ELEM(none ? 0.0 : acc / sum);
+      for (uint j = 0u; j < kv; j++) acc += s.v[base + j] * elem_to_f(v.v[vb + j * g.v_stride[2] + d * g.v_stride[3]]);
+      Out(pc.y_addr).v[yr + d * g.y_stride[3]] = f_to_elem(none ? 0.0 : acc / sum);
     }
     memoryBarrierBuffer(); // the next row overwrites the scores
     barrier();
