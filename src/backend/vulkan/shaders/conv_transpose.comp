@@ -22,14 +22,7 @@
 #define ELEM float
 #define ELEM_ALIGN 4
 #endif
-#if defined(T_BF16) // 16-bit words: widened exactly, rounded to nearest even (half_bits.glsl)
-#include "half_bits.glsl"
-#define elem_to_f(e) uintBitsToFloat(uint(e) << 16)
-#define f_to_elem(v) ELEM(f32_to_bf16_bits(floatBitsToUint(v)))
-#else
-#define elem_to_f(e) float(e)
-#define f_to_elem(v) ELEM(v)
-#endif
+#include "elem_convert.glsl"
 
 #include "float_math.glsl"
 

@@ -36,16 +36,7 @@
 #endif
 
 #include "float_math.glsl"
-#include "half_bits.glsl"
-
-// an element to float32 and back (bfloat16 as 16-bit words, rounded to nearest even)
-#if defined(T_BF16)
-float elem_to_f(ELEM e) { return bf16_to_f32(uint(e)); }
-ELEM f_to_elem(float v) { return ELEM(f32_to_bf16_bits(floatBitsToUint(v))); }
-#else
-float elem_to_f(ELEM e) { return float(e); }
-ELEM f_to_elem(float v) { return ELEM(v); }
-#endif
+#include "elem_convert.glsl"
 
 #define GROUP 256
 #define MAX_RANK 8

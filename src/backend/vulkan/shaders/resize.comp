@@ -37,17 +37,8 @@ layout(local_size_x = 256) in;
 #define ELEM_ALIGN 4
 #endif
 
-// an element to float32 and back (bfloat16 as 16-bit words, rounded to nearest even)
-#if defined(T_BF16)
 #extension GL_GOOGLE_include_directive : require
-#include "half_bits.glsl"
-float elem_to_f(ELEM e) { return bf16_to_f32(uint(e)); }
-ELEM f_to_elem(float v) { return ELEM(f32_to_bf16_bits(floatBitsToUint(v))); }
-#else
-// macros: a float16 function parameter would need float16 arithmetic, and only storage is asked for
-#define elem_to_f(e) float(e)
-#define f_to_elem(v) ELEM(v)
-#endif
+#include "elem_convert.glsl"
 
 layout(constant_id = 0) const int TAPS = 1;
 
