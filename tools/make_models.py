@@ -91,15 +91,14 @@ def main(out_dir):
          [weight("w1", [6, 3, 3, 3]), weight("b1", [6], 0.1), weight("w2", [3, 6, 1, 1])],
          "Atan is left to ONNX Runtime; gfxep takes the rest in two partitions")
 
-    # attributes or ranks gfxep does not handle: the nodes must stay with ORT and still be right
+    # ops gfxep does not run: the nodes must stay with ORT and still be right
     save(out_dir, "unsupported",
-         [helper.make_node("ConvTranspose", ["x", "w"], ["c"], name="convtranspose3d", kernel_shape=[3, 3, 3],
-                           pads=[1, 1, 1, 1, 1, 1]),
+         [helper.make_node("Shrink", ["x"], ["c"], name="shrink", lambd=0.25, bias=0.1),
           helper.make_node("Relu", ["c"], ["r"], name="relu"),
           helper.make_node("Hardmax", ["r"], ["y"], name="hardmax", axis=1)],
          [tensor("x", [1, 4, 5, 5, 5])], [tensor("y", [1, 4, 5, 5, 5])],
-         [weight("w", [4, 4, 3, 3, 3])],
-         "3-D ConvTranspose and Hardmax are not claimed; only Relu runs on gfxep")
+         [],
+         "Shrink and Hardmax are not in gfxep's op table; only Relu runs on gfxep")
 
     # a node with more inputs than gfxep's limit (a Sum of 90): GetCapability must leave it to ORT and
     # still take the rest

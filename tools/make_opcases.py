@@ -668,6 +668,10 @@ def nn_cases():
     out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3), w(3)],
                     {"strides": [3, 3], "output_shape": [9, 8]}, tol=conv_tol, tag="outshape",
                     note="output_shape within what the taps reach: pads derived from it"))
+    out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3, 4]), w(2, 3, 2, 3, 3), w(3)],
+                    {"strides": [2, 1, 2], "pads": [0, 1, 1, 1, 0, 0]}, expect="any", tol=conv_tol, tag="3d",
+                    note="3-D: the reference and Vulkan backends (tools/nn_models.py requires it there); CUDA "
+                         "leaves it to ORT"))
     out.append(Case("ConvTranspose", 11, [In([1, 2, 3, 3]), w(2, 3, 3, 3), w(3)],
                     {"strides": [3, 3], "output_shape": [10, 8]}, expect="refused", tol=conv_tol, tag="outshape_beyond",
                     note="output_shape beyond the taps (negative pads): left to ONNX Runtime"))

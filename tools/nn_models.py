@@ -69,3 +69,14 @@ save("conv_relu_shared", [helper.make_node("Conv", ["x","w","b"], ["c"], name="c
 ct("ct_same_upper_odd", [1,2,4,5], [2,3,3,3], [1,3], strides=[2,2], auto_pad="SAME_UPPER")
 ct("ct_same_lower_odd", [1,2,4,5], [2,3,3,3], [1,3], strides=[2,2], auto_pad="SAME_LOWER")
 ct("ct_1x1_nopad", [1,8,3,3], [8,2,1,1], [1,8], group=4)
+# 3-D ConvTranspose (volumes, video decoders): the reference and Vulkan backends run it, CUDA leaves it
+# to ONNX Runtime; a ConvTranspose + Relu the conv fusion folds. Each must run entirely on gfxep there
+# (must_claim.txt, "!cuda")
+ct("ct3d_s2", [1,3,3,4,4], [3,2,3,3,3], [1,2], strides=[2,2,2], pads=[1,0,1,1,0,1], output_padding=[1,1,0])
+ct("ct3d_group_dil", [2,4,3,3,5], [4,1,2,3,2], [2,2], group=2, strides=[1,2,1], dilations=[2,1,2], bias=False)
+ct("ct3d_same", [1,2,2,3,3], [2,3,2,2,3], [1,3], strides=[2,1,2], auto_pad="SAME_UPPER")
+save("ct3d_relu", [helper.make_node("ConvTranspose", ["x", "w", "b"], ["c"], name="ct", strides=[2, 1, 1]),
+                   helper.make_node("Relu", ["c"], ["y"], name="r")],
+     [t("x", [1, 2, 3, 4, 4])], [t("y", None)], [w("w", [2, 3, 2, 3, 3]), w("b", [3])])
+with open(f"{out}/must_claim.txt", "w") as f:
+    f.write("".join(f"{n} !cuda\n" for n in ["ct3d_s2", "ct3d_group_dil", "ct3d_same", "ct3d_relu"]))

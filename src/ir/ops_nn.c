@@ -194,7 +194,7 @@ gfx_status ir_parse_conv_transpose(const ir_node_desc* d, ir_params* p) {
   GFX_TRY(ir_check_same_type(d, 0, 2, IR_TYPES_FLOAT, &dtype));
   ir_conv_params c;
   int pads_present = 0, present = 0;
-  GFX_TRY(parse_conv_common(d, 4, &c, &pads_present));
+  GFX_TRY(parse_conv_common(d, 5, &c, &pads_present));
   c.dtype = dtype;
   GFX_TRY(ir_read_ints(d, "output_padding", c.output_padding, (size_t)c.spatial, 0, &present));
   for (int i = 0; i < c.spatial; i++)

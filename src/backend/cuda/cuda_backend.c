@@ -272,6 +272,10 @@ static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
    * (cuBLASLt products), so in float32 the fusion is declined and the products stay */
   if (q->op == GFX_OP_ATTENTION && q->params->attention.fused && q->desc && q->desc->input_dtypes[0] == GFX_DTYPE_F32)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: fused float32 attention (the unfused products are faster)");
+  /* cuda_conv_transpose.c describes 1-D and 2-D deconvolutions to cuDNN */
+  if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.spatial > 2)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a ConvTranspose over %d spatial dims (1-D and 2-D are "
+                     "implemented)", q->params->conv.spatial);
   if (q->op != GFX_OP_CONV || q->params->conv.spatial != 3) return NULL;
   const ir_conv_params* c = &q->params->conv;
   if (c->auto_pad == IR_PAD_SAME_UPPER || c->auto_pad == IR_PAD_SAME_LOWER)

@@ -325,7 +325,75 @@ static double conv_transpose_sum(const ir_conv_geom* g, const conv_buffers* b, i
   return sum;
 }
 
+/* ---- ConvTranspose over three spatial dims (NCDHW) ---- */
+
+/* One output element before bias, gathered as conv_transpose_sum does, over depth too. W is
+ * [c_in, c_out / group, kD, kH, kW]. */
+static double conv_transpose3d_sum(const ir_conv_geom* g, const conv_buffers* b, int64_t n, int64_t oc,
+                                   const int64_t o[3]) {
+  const int64_t in_per_group = g->c_in / g->group, out_per_group = g->c_out / g->group;
+  const int64_t group = oc / out_per_group, ocg = oc % out_per_group;
+  const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+  const int64_t KD = g->kernel[0], KH = g->kernel[1], KW = g->kernel[2];
+  double sum = 0.0;
+  for (int64_t c = group * in_per_group; c < (group + 1) * in_per_group; c++) {
+    const int64_t volume = (n * g->c_in + c) * D * H * W;
+    const int64_t taps = (c * out_per_group + ocg) * KD * KH * KW;
+    for (int64_t kd = 0; kd < KD; kd++) {
+      const int64_t td = o[0] + g->pad_begin[0] - kd * g->dilations[0];
+      if (td < 0 || td % g->strides[0] != 0 || td / g->strides[0] >= D) continue;
+      const int64_t id = td / g->strides[0];
+      for (int64_t kh = 0; kh < KH; kh++) {
+        const int64_t th = o[1] + g->pad_begin[1] - kh * g->dilations[1];
+        if (th < 0 || th % g->strides[1] != 0 || th / g->strides[1] >= H) continue;
+        const int64_t ih = th / g->strides[1];
+        for (int64_t kw = 0; kw < KW; kw++) {
+          const int64_t tw = o[2] + g->pad_begin[2] - kw * g->dilations[2];
+          if (tw < 0 || tw % g->strides[2] != 0 || tw / g->strides[2] >= W) continue;
+          const int64_t iw = tw / g->strides[2];
+          sum += ref_load(b->x, b->dtype, volume + (id * H + ih) * W + iw) *
+                 ref_load(b->w, b->dtype, taps + (kd * KH + kh) * KW + kw);
+        }
+      }
+    }
+  }
+  return sum;
+}
+
+static gfx_status run_conv_transpose3d(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  int dtype;
+  GFX_TRY(check_float_io(node, in, out, 2, 3, &dtype));
+  const ir_conv_params* p = &node->params.conv;
+  if (p->residual != IR_RES_NONE) return gfx_error(GFX_ERR_NOT_SUPPORTED, "a residual input is implemented for Conv only");
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "activation %d is not implemented", p->activation);
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_transpose_geometry(p, &in[0].shape, &in[1].shape, &g));
+  if (g.group < 1 || g.c_in % g.group != 0 || g.c_out % g.group != 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
+                     (long long)g.group, (long long)g.c_in, (long long)g.c_out);
+  const int has_bias = node->n_inputs >= 3 && in[2].data != NULL;
+  const gfx_shape ye = {5, {g.n, g.c_out, g.out[0], g.out[1], g.out[2]}};
+  if (has_bias) {
+    const gfx_shape be = {.rank = 1, .dims = {g.c_out}};
+    GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &be));
+  }
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL};
+  const int64_t plane = g.out[0] * g.out[1] * g.out[2];
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t oc = 0; oc < g.c_out; oc++)
+      for (int64_t k = 0; k < plane; k++) {
+        const int64_t o[3] = {k / (g.out[1] * g.out[2]), k / g.out[2] % g.out[1], k % g.out[2]};
+        double sum = conv_transpose3d_sum(&g, &b, n, oc, o);
+        if (b.bias) sum += ref_load(b.bias, dtype, oc);
+        ref_store(b.y, dtype, (n * g.c_out + oc) * plane + k, activate(p, sum));
+      }
+  return NULL;
+}
+
 static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  if (node->params.conv.spatial == 3) return run_conv_transpose3d(node, in, out);
   int dtype, has_bias;
   ir_conv_params p;
   gfx_shape x, w, y;

@@ -89,8 +89,9 @@ typedef struct conv_t_geom_gpu {
   conv_window_gpu w;
   int32_t activation, has_bias;
   float alpha, beta;
+  int32_t in_d, k_d, out_d, stride_d, dil_d, pad_front; /* 3-D: the depth (2-D: 1, 1, 1, 1, 1, 0) */
 } conv_t_geom_gpu;
-_Static_assert(sizeof(conv_t_geom_gpu) == 88, "conv_t_geom_gpu layout");
+_Static_assert(sizeof(conv_t_geom_gpu) == 112, "conv_t_geom_gpu layout");
 
 typedef struct conv_t_push {
   uint64_t x, w, bias, y, geom;
@@ -157,8 +158,8 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
-  /* 3-D: Conv on the direct kernel; ConvTranspose stays 1-D/2-D */
-  if (is_conv(q->op) && q->params->conv.spatial > (q->op == GFX_OP_CONV ? 3 : 2))
+  /* 3-D on the direct kernels */
+  if (is_conv(q->op) && q->params->conv.spatial > 3)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s over %d spatial dims is not implemented",
                      ir_op_name(q->op), q->params->conv.spatial);
   if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.residual != IR_RES_NONE)
@@ -295,6 +296,18 @@ static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, co
   return NULL;
 }
 
+/* The last two dims of a 3-D geometry as a 2-D one (the depth is kept apart). */
+static ir_conv_geom window_2d(const ir_conv_geom* g3) {
+  ir_conv_geom g = *g3;
+  g.spatial = 2;
+  for (int k = 0; k < 2; k++) {
+    g.in[k] = g3->in[k + 1], g.kernel[k] = g3->kernel[k + 1], g.out[k] = g3->out[k + 1];
+    g.strides[k] = g3->strides[k + 1], g.dilations[k] = g3->dilations[k + 1];
+    g.pad_begin[k] = g3->pad_begin[k + 1], g.pad_end[k] = g3->pad_end[k + 1];
+  }
+  return g;
+}
+
 /* A 3-D convolution on the direct kernel: the window of its last two dims, its depth apart. */
 static gfx_status prepare_conv_3d(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                   nn_state* st) {
@@ -307,13 +320,7 @@ static gfx_status prepare_conv_3d(vk_device* d, const ir_node* node, const gfx_s
     if (g3.in[k] > big || g3.out[k] > big || g3.kernel[k] * g3.dilations[k] > big || g3.strides[k] > big ||
         g3.pad_begin[k] > big || g3.pad_begin[k] < -big)
       return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
-  ir_conv_geom g = g3; /* the last two dims as the window */
-  g.spatial = 2;
-  for (int k = 0; k < 2; k++) {
-    g.in[k] = g3.in[k + 1], g.kernel[k] = g3.kernel[k + 1], g.out[k] = g3.out[k + 1];
-    g.strides[k] = g3.strides[k + 1], g.dilations[k] = g3.dilations[k + 1];
-    g.pad_begin[k] = g3.pad_begin[k + 1], g.pad_end[k] = g3.pad_end[k + 1];
-  }
+  const ir_conv_geom g = window_2d(&g3);
   conv_geom_gpu gg;
   memset(&gg, 0, sizeof gg);
   window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
@@ -382,10 +389,22 @@ static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, cons
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "a residual input is implemented for Conv only");
   ir_conv_params p2;
   gfx_shape x2, w2, y2, unused;
-  ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
-  ir_conv_geom g;
-  GFX_TRY(ir_conv_transpose_geometry(&p2, &x2, &w2, &g));
-  ir_conv_as_2d(&node->params.conv, &out[0], &out[0], &p2, &y2, &unused);
+  ir_conv_geom g, depth = {0};
+  const int volume = node->params.conv.spatial == 3;
+  if (volume) {
+    p2 = node->params.conv;
+    GFX_TRY(ir_conv_transpose_geometry(&p2, &in[0], &in[1], &depth));
+    g = window_2d(&depth);
+    if (out[0].rank != 5 || out[0].dims[2] != depth.out[0])
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "the output's depth does not match the geometry (%lld)",
+                       (long long)depth.out[0]);
+    /* out[0] without its depth: the checks below compare N, C and the window */
+    y2 = (gfx_shape){.rank = 4, .dims = {out[0].dims[0], out[0].dims[1], out[0].dims[3], out[0].dims[4]}};
+  } else {
+    ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
+    GFX_TRY(ir_conv_transpose_geometry(&p2, &x2, &w2, &g));
+    ir_conv_as_2d(&node->params.conv, &out[0], &out[0], &p2, &y2, &unused);
+  }
   if (y2.rank != 4 || y2.dims[0] != g.n || y2.dims[1] != g.c_out || y2.dims[2] != g.out[0] || y2.dims[3] != g.out[1]) {
     char buf[128];
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "output shape %s does not match the geometry (%lld x %lld x %lld x %lld)",
@@ -402,11 +421,19 @@ static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, cons
   gg.has_bias = has_bias;
   gg.alpha = p2.act_alpha;
   gg.beta = p2.act_beta;
+  gg.in_d = gg.k_d = gg.out_d = gg.stride_d = gg.dil_d = 1;
+  if (volume) {
+    gg.in_d = (int32_t)depth.in[0], gg.k_d = (int32_t)depth.kernel[0], gg.out_d = (int32_t)depth.out[0];
+    gg.stride_d = (int32_t)depth.strides[0], gg.dil_d = (int32_t)depth.dilations[0];
+    gg.pad_front = (int32_t)depth.pad_begin[0];
+  }
   /* the shader's int arithmetic: every dim, stride, pad and output coordinate + pad below 2^31 */
   const int64_t big = (int64_t)1 << 30;
-  for (int k = 0; k < 2; k++)
-    if (g.in[k] > big || g.out[k] > big || g.kernel[k] > big || g.strides[k] > big || g.dilations[k] > big ||
-        g.pad_begin[k] > big || g.pad_begin[k] < -big || g.kernel[k] * g.dilations[k] > big)
+  const ir_conv_geom* dims = volume ? &depth : &g;
+  for (int k = 0; k < dims->spatial; k++)
+    if (dims->in[k] > big || dims->out[k] > big || dims->kernel[k] > big || dims->strides[k] > big ||
+        dims->dilations[k] > big || dims->pad_begin[k] > big || dims->pad_begin[k] < -big ||
+        dims->kernel[k] * dims->dilations[k] > big)
       return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
   return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
 }

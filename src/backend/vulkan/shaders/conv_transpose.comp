@@ -41,6 +41,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   int dil_h, dil_w, pad_top, pad_left;
   int activation, has_bias;
   float alpha, beta;
+  // the depth of a 3-D ConvTranspose (1, 1, 1, 1, 1, 0 for 2-D): input, kernel, output, stride,
+  // dilation, front pad
+  int in_d, k_d, out_d, stride_d, dil_d, pad_front;
 };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer Out { ELEM v[]; };
@@ -58,34 +61,46 @@ void main() {
   const int dil_h = g.dil_h, dil_w = g.dil_w, pad_top = g.pad_top, pad_left = g.pad_left;
   const int activation = g.activation, has_bias = g.has_bias;
   const float alpha = g.alpha, beta = g.beta;
+  const int in_d = g.in_d, k_d = g.k_d, out_d = g.out_d, stride_d = g.stride_d, dil_d = g.dil_d;
+  const int pad_front = g.pad_front;
   const int c_in_g = c_in / group, c_out_g = c_out / group;
   const uint in_plane = uint(in_h) * uint(in_w), k_plane = uint(k_h) * uint(k_w);
-  const uint w_channel = uint(c_out_g) * k_plane; // w's step from one input channel to the next
+  const uint in_volume = uint(in_d) * in_plane, k_volume = uint(k_d) * k_plane;
+  const uint w_channel = uint(c_out_g) * k_volume; // w's step from one input channel to the next
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t e = int64_t(gl_GlobalInvocationID.x); e < count; e += step) {
     // every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets from here on
     uint r = uint(e);
     const int ox = int(r % uint(out_w)); r /= uint(out_w);
     const int oy = int(r % uint(out_h)); r /= uint(out_h);
+    const int oz = int(r % uint(out_d)); r /= uint(out_d);
     const int co = int(r % uint(c_out)); r /= uint(c_out);
     const uint nb = r;
     const int grp = co / c_out_g, cog = co % c_out_g;
-    const uint x_base = (nb * uint(c_in) + uint(grp * c_in_g)) * in_plane;
-    const uint w_base = (uint(grp * c_in_g) * uint(c_out_g) + uint(cog)) * k_plane;
+    const uint x_base = (nb * uint(c_in) + uint(grp * c_in_g)) * in_volume;
+    const uint w_base = (uint(grp * c_in_g) * uint(c_out_g) + uint(cog)) * k_volume;
     float acc = 0.0;
     // the taps that reach this output are found once, then summed over the input channels
-    for (int ky = 0; ky < k_h; ky++) {
-      const int th = oy + pad_top - ky * dil_h;
-      if (th < 0 || th % stride_h != 0) continue;
-      const int iy = th / stride_h;
-      if (iy >= in_h) continue;
-      for (int kx = 0; kx < k_w; kx++) {
-        const int tw = ox + pad_left - kx * dil_w;
-        if (tw < 0 || tw % stride_w != 0) continue;
-        const int ix = tw / stride_w;
-        if (ix >= in_w) continue;
-        uint xi = x_base + uint(iy) * uint(in_w) + uint(ix), wi = w_base + uint(ky * k_w + kx);
-        for (int cg = 0; cg < c_in_g; cg++, xi += in_plane, wi += w_channel) acc += elem_to_f(x.v[xi]) * elem_to_f(w.v[wi]);
+    for (int kz = 0; kz < k_d; kz++) {
+      const int td = oz + pad_front - kz * dil_d;
+      if (td < 0 || td % stride_d != 0) continue;
+      const int iz = td / stride_d;
+      if (iz >= in_d) continue;
+      for (int ky = 0; ky < k_h; ky++) {
+        const int th = oy + pad_top - ky * dil_h;
+        if (th < 0 || th % stride_h != 0) continue;
+        const int iy = th / stride_h;
+        if (iy >= in_h) continue;
+        for (int kx = 0; kx < k_w; kx++) {
+          const int tw = ox + pad_left - kx * dil_w;
+          if (tw < 0 || tw % stride_w != 0) continue;
+          const int ix = tw / stride_w;
+          if (ix >= in_w) continue;
+          uint xi = x_base + uint(iz) * in_plane + uint(iy) * uint(in_w) + uint(ix);
+          uint wi = w_base + uint(kz) * k_plane + uint(ky * k_w + kx);
+          for (int cg = 0; cg < c_in_g; cg++, xi += in_volume, wi += w_channel)
+            acc += elem_to_f(x.v[xi]) * elem_to_f(w.v[wi]);
+        }
       }
     }
     if (has_bias != 0) acc += elem_to_f(In(pc.bias_addr).v[co]);
