@@ -48,7 +48,7 @@ static void print_ops_markdown(void) {
   puts("A node of a listed operator runs on gfxep only when everything about it is handled: its");
   puts("operator-set version (at least the one given), attributes, constant inputs and types. Every other");
   puts("node stays with ONNX Runtime, which computes it as usual; `log_partition=1` logs why.\n");
-  puts("Besides the table: `If` (opsets 13 to 24, tensor outputs) runs on gfxep's device with ONNX");
+  puts("Besides the table: `If` (opsets 1 to 24, tensor outputs) runs on gfxep's device with ONNX");
   puts("Runtime's own control-flow kernel, its condition read on the host, its branches partitioned like");
   puts("any graph (left to ONNX Runtime under `graphs=ort`).\n");
   printf("%d operators (default ONNX domain), in table order: grouped by kernel family.\n\n", GFX_OP_COUNT - 1);

@@ -50,7 +50,7 @@ def float_branches():
 
 
 # a float result either way, then more work on gfxep after the If
-for taken, opset in ((True, 17), (False, 13), (True, 21)):
+for taken, opset in ((True, 17), (False, 13), (True, 21), (False, 11)):
     then_g, else_g = float_branches()
     save(f"if_float_{'then' if taken else 'else'}_op{opset}",
          condition(taken) + [N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),

@@ -119,7 +119,7 @@ static int if_taken(const gfx_ep* ep, const OrtNode* node, OrtEpGraphSupportInfo
   if (os) return taken(ep, gfx_from_ort(os));
   if (!def)
     return taken(ep, gfx_error(GFX_ERR_NOT_SUPPORTED, "node '%s' (If): no kernel of gfxep's matches its opset and "
-                                                     "types (opsets 13 to 24, tensor outputs)", name ? name : ""));
+                                                     "types (opsets 1 to 24, tensor outputs)", name ? name : ""));
   return 1;
 }
 

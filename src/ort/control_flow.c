@@ -28,7 +28,7 @@ static const ONNXTensorElementDataType if_types[] = {
 };
 
 /* If's versions as ORT's control-flow kernel takes them: [first, last] opset. */
-static const int if_versions[][2] = {{13, 15}, {16, 18}, {19, 20}, {21, 22}, {23, 23}, {24, 24}};
+static const int if_versions[][2] = {{1, 10}, {11, 12}, {13, 15}, {16, 18}, {19, 20}, {21, 22}, {23, 23}, {24, 24}};
 
 static OrtStatus* add_if_kernel(OrtKernelRegistry* reg, int first, int last) {
   OrtKernelDefBuilder* b = NULL;
