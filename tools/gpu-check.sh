@@ -80,7 +80,8 @@ step vit_fusion_cuda 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/vit_fusio
 # each family's attribute combinations on CUDA against ORT's CPU EP
 for fam in "reduce_models tests/reduce_models.py 1e-5 1e-4" "layout_models tests/layout_ort_models.py 0 0" \
            "resize_models tests/resize_ort_cases.py 1e-5 1e-4" "nn_models tools/nn_models.py 1e-5 1e-4" \
-           "index_models tests/index_models.py 1e-5 1e-4" "control_flow_models tests/control_flow_models.py 1e-5 1e-4"; do
+           "index_models tests/index_models.py 1e-5 1e-4" "control_flow_models tests/control_flow_models.py 1e-5 1e-4" \
+           "quant_models tests/quant_models.py 0.08 0"; do
   set -- $fam
   step "$1_cuda" 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/family_models_check.sh" "$py" "$root/$2" \
     "$pack/bin/gfxep-run" "/tmp/gfxep-$1" cuda "$3" "$4"
