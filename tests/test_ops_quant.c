@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/half.h"
+#include "ir/fuse.h"
 #include "ir/graph.h"
 #include "ir/ops_quant.h"
 #include "ir/shape.h"
@@ -111,11 +113,104 @@ static void test_quant_geometry_and_math(void** unused) {
   assert_true(ir_dequantize(2147483647, 1.0f, 0) == 2147483648.0f);
 }
 
+/* A graph DequantizeLinear(w: int8 [2, 3] constant, scale [2] and zero point [2] per axis 0) ->
+ * Mul(x, .) -> y, the DequantizeLinear's output of type dtype. */
+typedef struct dq_graph {
+  ir_graph* g;
+  int x, w, scale, zp, dq, y;
+} dq_graph;
+
+static dq_graph dq_graph_new(int dtype, int w_const) {
+  dq_graph d = {.g = ir_graph_new()};
+  assert_non_null(d.g);
+  const gfx_shape s23 = SHAPE(2, 3), s2 = SHAPE(2);
+  expect_ok(ir_graph_add_value(d.g, "x", dtype, &s23, &d.x));
+  expect_ok(ir_graph_add_value(d.g, "w", GFX_DTYPE_I8, &s23, &d.w));
+  expect_ok(ir_graph_add_value(d.g, "scale", dtype, &s2, &d.scale));
+  expect_ok(ir_graph_add_value(d.g, "zp", GFX_DTYPE_I8, &s2, &d.zp));
+  expect_ok(ir_graph_add_value(d.g, "dq", dtype, &s23, &d.dq));
+  expect_ok(ir_graph_add_value(d.g, "y", dtype, &s23, &d.y));
+  expect_ok(ir_graph_add_input(d.g, d.x));
+  const int8_t w[6] = {-128, 0, 5, 127, -3, 2}, zp[2] = {2, -1};
+  if (w_const)
+    expect_ok(ir_graph_set_constant(d.g, d.w, w, sizeof w));
+  else
+    expect_ok(ir_graph_add_input(d.g, d.w));
+  const float scale[2] = {0.5f, 0.3f};
+  if (dtype == GFX_DTYPE_F32) {
+    expect_ok(ir_graph_set_constant(d.g, d.scale, scale, sizeof scale));
+  } else {
+    const uint16_t h[2] = {gfx_float_to_half(scale[0]), gfx_float_to_half(scale[1])};
+    expect_ok(ir_graph_set_constant(d.g, d.scale, h, sizeof h));
+  }
+  expect_ok(ir_graph_set_constant(d.g, d.zp, zp, sizeof zp));
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  p.quant.axis = 0;
+  p.quant.dtype = dtype;
+  const int dq_in[3] = {d.w, d.scale, d.zp}, mul_in[2] = {d.x, d.dq};
+  expect_ok(ir_graph_add_node(d.g, GFX_OP_DEQUANTIZE_LINEAR, "dq", dq_in, 3, &d.dq, 1, &p));
+  memset(&p, 0, sizeof p);
+  expect_ok(ir_graph_add_node(d.g, GFX_OP_MUL, "mul", mul_in, 2, &d.y, 1, &p));
+  return d;
+}
+
+/* DequantizeLinear of constants becomes the float constant it computes (per axis, with its zero
+ * point, rounded once to float16), its int8 inputs are no longer uploaded; a DequantizeLinear whose
+ * x is computed, or whose output is a graph output, stays a node. */
+static void test_fold_constant_dequantize(void** unused) {
+  (void)unused;
+  /* (w - zp) * scale, row 0 with (0.5, 2), row 1 with (0.3, -1), in float32 */
+  const float want[6] = {-65.0f, -1.0f, 1.5f, 128.0f * 0.3f, -2.0f * 0.3f, 3.0f * 0.3f};
+  dq_graph d = dq_graph_new(GFX_DTYPE_F32, 1);
+  expect_ok(ir_graph_add_output(d.g, d.y));
+  expect_ok(ir_fuse(d.g));
+  assert_int_equal(d.g->n_nodes, 1);
+  assert_int_equal(d.g->nodes[0].op, GFX_OP_MUL);
+  assert_int_equal(d.g->nodes[0].inputs[1], d.dq);
+  assert_int_equal(d.g->values[d.dq].producer, -1);
+  assert_int_equal(d.g->values[d.dq].const_bytes, sizeof want);
+  assert_memory_equal(d.g->values[d.dq].const_data, want, sizeof want);
+  assert_null(d.g->values[d.w].const_data); /* nobody reads the int8 weights any more */
+  assert_null(d.g->values[d.zp].const_data);
+  ir_graph_free(d.g);
+
+  /* float16: the scale as float16 (0.3 -> 0.2999...), the product rounded once to float16 */
+  d = dq_graph_new(GFX_DTYPE_F16, 1);
+  expect_ok(ir_graph_add_output(d.g, d.y));
+  expect_ok(ir_fuse(d.g));
+  assert_int_equal(d.g->n_nodes, 1);
+  const uint16_t* h = d.g->values[d.dq].const_data;
+  assert_non_null(h);
+  const float s1 = gfx_half_to_float(gfx_float_to_half(0.3f));
+  assert_int_equal(h[0], gfx_float_to_half(-65.0f));
+  assert_int_equal(h[3], gfx_float_to_half(128.0f * s1));
+  assert_int_equal(h[4], gfx_float_to_half(-2.0f * s1));
+  ir_graph_free(d.g);
+
+  /* computed weights: the node stays */
+  d = dq_graph_new(GFX_DTYPE_F32, 0);
+  expect_ok(ir_graph_add_output(d.g, d.y));
+  expect_ok(ir_fuse(d.g));
+  assert_int_equal(d.g->n_nodes, 2);
+  ir_graph_free(d.g);
+
+  /* the DequantizeLinear's output is a graph output: the Run must write it, the node stays */
+  d = dq_graph_new(GFX_DTYPE_F32, 1);
+  expect_ok(ir_graph_add_output(d.g, d.y));
+  expect_ok(ir_graph_add_output(d.g, d.dq));
+  expect_ok(ir_fuse(d.g));
+  assert_int_equal(d.g->n_nodes, 2);
+  assert_non_null(d.g->values[d.w].const_data);
+  ir_graph_free(d.g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_quantize),
       cmocka_unit_test(test_parse_dequantize),
       cmocka_unit_test(test_quant_geometry_and_math),
+      cmocka_unit_test(test_fold_constant_dequantize),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,18 +81,6 @@ static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
 
 /* ---- BatchNormalization folded into the Conv before it ---- */
 
-static void const_put(void* base, int dtype, int64_t i, double x) {
-  char* p = (char*)base;
-  uint16_t h;
-  if (dtype == GFX_DTYPE_F32) {
-    float f = (float)x;
-    memcpy(p + 4 * i, &f, 4);
-  } else {
-    h = dtype == GFX_DTYPE_F16 ? gfx_float_to_half((float)x) : gfx_float_to_bf16((float)x);
-    memcpy(p + 2 * i, &h, 2);
-  }
-}
-
 /* Conv(x, W, B) -> BatchNormalization(scale, beta, mean, var, epsilon), all of them constants,
  * becomes Conv(x, W', B') with, per output channel m and s = scale[m] / sqrt(var[m] + epsilon),
  *   W'[m, ...] = W[m, ...] * s,   B'[m] = (B[m] - mean[m]) * s + beta[m]
@@ -136,9 +124,9 @@ static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* 
   const int64_t per_m = w_count / m_count;
   for (int64_t m = 0; m < m_count; m++) {
     const double s = ir_fuse_const_at(scale, m) / sqrt(ir_fuse_const_at(var, m) + eps);
-    for (int64_t k = 0; k < per_m; k++) const_put(w_new, dtype, m * per_m + k, ir_fuse_const_at(&g->values[w], m * per_m + k) * s);
+    for (int64_t k = 0; k < per_m; k++) ir_fuse_const_put(w_new, dtype, m * per_m + k, ir_fuse_const_at(&g->values[w], m * per_m + k) * s);
     const double b0 = bias ? ir_fuse_const_at(bias, m) : 0.0;
-    const_put(b_new, dtype, m, (b0 - ir_fuse_const_at(mean, m)) * s + ir_fuse_const_at(beta, m));
+    ir_fuse_const_put(b_new, dtype, m, (b0 - ir_fuse_const_at(mean, m)) * s + ir_fuse_const_at(beta, m));
   }
   /* new values may move the value table: keep indices, not pointers, from here on */
   char name[256];
@@ -475,6 +463,25 @@ static gfx_status fuse_nodes(ir_graph* g) {
   int folds = 0;
   for (int n = 0; n < g->n_nodes; n++) folds += g->nodes[n].op == GFX_OP_BATCH_NORM;
   GFX_TRY(ir_fuse_count_readers(g, &readers, 2 * folds));
+  /* first, so that the nodes after them see constant weights */
+  int dequantized = 0;
+  size_t dequantized_bytes = 0;
+  for (int n = 0; n < g->n_nodes; n++) {
+    size_t bytes = 0;
+    gfx_status s = ir_fuse_fold_dequantize(g, readers, n, &bytes);
+    if (s) {
+      free(readers);
+      return s;
+    }
+    if (bytes) {
+      dequantized++;
+      dequantized_bytes += bytes;
+      n--; /* index n holds the next node now */
+    }
+  }
+  if (dequantized)
+    gfx_log(GFX_LOG_INFO, "gfxep: folded %d DequantizeLinear nodes of constants into float constants (%zu bytes)",
+            dequantized, dequantized_bytes);
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
     if (g->nodes[n].op == GFX_OP_SPLIT)

@@ -112,3 +112,14 @@ int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_n
   gfx_status_free(s);
   return 0;
 }
+
+void ir_fuse_const_put(void* base, int dtype, int64_t i, double x) {
+  char* p = (char*)base;
+  if (dtype == GFX_DTYPE_F32) {
+    const float f = (float)x;
+    memcpy(p + 4 * i, &f, 4);
+  } else {
+    const uint16_t h = dtype == GFX_DTYPE_F16 ? gfx_float_to_half((float)x) : gfx_float_to_bf16((float)x);
+    memcpy(p + 2 * i, &h, 2);
+  }
+}

@@ -22,6 +22,8 @@ void ir_fuse_join_names(ir_node* into, const ir_node* from);
 const char* ir_fuse_name_of(const ir_node* n);
 /* Element i of a float constant (float32, float16 or bfloat16) as a double. */
 double ir_fuse_const_at(const ir_value* v, int64_t i);
+/* Stores x as element i of float data of type dtype (float32, float16 or bfloat16), rounded once. */
+void ir_fuse_const_put(void* base, int dtype, int64_t i, double x);
 /* A constant of `count` elements of the float type: its data, or NULL. */
 const ir_value* ir_fuse_float_const(const ir_graph* g, int v, int dtype, int64_t count);
 /* The value of a one-element float constant of type dtype, into *x; 0 when v is anything else. */
@@ -32,6 +34,11 @@ void ir_fuse_drop_if_unread(ir_graph* g, const int* readers, int v);
 int ir_fuse_other_input(const ir_node* n, int v);
 /* Whether every dim of the declared shape is known. */
 int ir_fuse_shape_known(const gfx_shape* s);
+
+/* DequantizeLinear `node` of constants only (not a graph output, at most 64 MiB of result): replaced
+ * by its output as a float constant, computed as the run-time kernels compute it; *folded gets its
+ * size in bytes (at least 1), or 0 when the node stays. */
+gfx_status ir_fuse_fold_dequantize(ir_graph* g, int* readers, int node, size_t* folded);
 
 /* 1 when the target runs node (or there is no target); 0 otherwise, with the reason logged. */
 int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_node* node);
