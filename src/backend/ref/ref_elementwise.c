@@ -51,41 +51,6 @@ static int64_t wrap_div(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? wr
 
 /* ---- checks ---- */
 
-/* A tensor the kernel touches: a handled element type, a concrete shape, memory unless empty. */
-static gfx_status check_tensor(const char* what, const gfx_tensor* t) {
-  if (!ref_dtype_ok(t->dtype))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
-                     gfx_dtype_name(t->dtype), t->dtype);
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
-}
-
-/* The first n_checked inputs and the one output are present tensors of handled types. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int max_inputs, int n_checked) {
-  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs; expected %d to %d", node->n_inputs, min_inputs,
-                     max_inputs);
-  if (node->n_outputs != 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d outputs; expected 1", node->n_outputs);
-  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
-  for (int i = 0; i < n_checked; i++) {
-    char what[32];
-    snprintf(what, sizeof what, "input %d", i);
-    GFX_TRY(check_tensor(what, &in[i]));
-  }
-  return check_tensor("output 0", &out[0]);
-}
-
-static gfx_status check_dtype(const char* what, const gfx_tensor* t, int want) {
-  if (t->dtype == want) return NULL;
-  return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what, gfx_dtype_name(t->dtype),
-                   gfx_dtype_name(want));
-}
 
 /* ---- numpy broadcasting of up to IR_MAX_IO operands ---- */
 
@@ -175,8 +140,8 @@ static int64_t unary_int(gfx_op op, int64_t x) {
 }
 
 static gfx_status run_identity(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
-  GFX_TRY(check_io(node, in, out, 1, 1, 1));
-  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  GFX_TRY(ref_check_io(node, in, out, 1, 1, 1));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], in[0].dtype));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   int64_t count = gfx_shape_numel(&in[0].shape);
   if (count > 0 && out[0].data != in[0].data)
@@ -188,13 +153,13 @@ gfx_status ref_run_unary(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   (void)ctx;
   if (node->op == GFX_OP_IDENTITY) return run_identity(node, in, out);
   /* Clip's bound inputs were read at parse time (params); only x is touched here */
-  GFX_TRY(check_io(node, in, out, 1, node->op == GFX_OP_CLIP ? 3 : 1, 1));
+  GFX_TRY(ref_check_io(node, in, out, 1, node->op == GFX_OP_CLIP ? 3 : 1, 1));
   const int dtype = in[0].dtype;
   const int int_ok = node->op == GFX_OP_NEG || node->op == GFX_OP_ABS;
   if (!is_float_type(dtype) && !(int_ok && is_int_type(dtype)))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 has element type %s, which %s does not handle",
                      gfx_dtype_name(dtype), ir_op_name(node->op));
-  GFX_TRY(check_dtype("output 0", &out[0], dtype));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], dtype));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   const int64_t count = gfx_shape_numel(&in[0].shape);
   const ir_elementwise_params* p = &node->params.elementwise;
@@ -286,17 +251,17 @@ static gfx_status check_nary_types(const ir_node* node, const gfx_tensor* in, co
         return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s (the exponent) has element type %s", what,
                          gfx_dtype_name(in[i].dtype));
     } else {
-      GFX_TRY(check_dtype(what, &in[i], t));
+      GFX_TRY(ref_check_dtype(what, &in[i], t));
     }
   }
-  return check_dtype("output 0", out, is_compare(op) ? GFX_DTYPE_BOOL : t);
+  return ref_check_dtype("output 0", out, is_compare(op) ? GFX_DTYPE_BOOL : t);
 }
 
 gfx_status ref_run_binary(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   const gfx_op op = node->op;
   const int variadic = op == GFX_OP_MIN || op == GFX_OP_MAX || op == GFX_OP_SUM || op == GFX_OP_MEAN;
-  GFX_TRY(check_io(node, in, out, variadic ? 1 : 2, variadic ? IR_MAX_IO : 2, node->n_inputs));
+  GFX_TRY(ref_check_io(node, in, out, variadic ? 1 : 2, variadic ? IR_MAX_IO : 2, node->n_inputs));
   GFX_TRY(check_nary_types(node, in, out));
   ew_broadcast bc;
   GFX_TRY(broadcast_init(&bc, in, node->n_inputs, &out[0]));
@@ -326,10 +291,10 @@ gfx_status ref_run_binary(const gfx_exec_ctx* ctx, const ir_node* node, const gf
 
 gfx_status ref_run_where(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 3, 3, 3));
-  GFX_TRY(check_dtype("input 0", &in[0], GFX_DTYPE_BOOL));
-  GFX_TRY(check_dtype("input 2", &in[2], in[1].dtype));
-  GFX_TRY(check_dtype("output 0", &out[0], in[1].dtype));
+  GFX_TRY(ref_check_io(node, in, out, 3, 3, 3));
+  GFX_TRY(ref_check_dtype("input 0", &in[0], GFX_DTYPE_BOOL));
+  GFX_TRY(ref_check_dtype("input 2", &in[2], in[1].dtype));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], in[1].dtype));
   ew_broadcast bc;
   GFX_TRY(broadcast_init(&bc, in, 3, &out[0]));
   const size_t size = gfx_dtype_size(out[0].dtype);
@@ -373,7 +338,7 @@ static void cast_element(const gfx_tensor* src, gfx_tensor* dst, int64_t i) {
 
 gfx_status ref_run_cast(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 1, 1, 1));
+  GFX_TRY(ref_check_io(node, in, out, 1, 1, 1));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   const int64_t count = gfx_shape_numel(&in[0].shape);
   for (int64_t i = 0; i < count; i++) cast_element(&in[0], &out[0], i);
@@ -385,14 +350,14 @@ gfx_status ref_run_cast(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
 gfx_status ref_run_batchnorm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                              gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 5, 5, 5));
+  GFX_TRY(ref_check_io(node, in, out, 5, 5, 5));
   const int t = in[0].dtype;
   if (!is_float_type(t))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 has element type %s; float types are handled",
                      gfx_dtype_name(t));
   static const char* const names[5] = {"input 0", "input 1", "input 2", "input 3", "input 4"};
-  for (int i = 1; i < 5; i++) GFX_TRY(check_dtype(names[i], &in[i], t));
-  GFX_TRY(check_dtype("output 0", &out[0], t));
+  for (int i = 1; i < 5; i++) GFX_TRY(ref_check_dtype(names[i], &in[i], t));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], t));
   gfx_shape expected[1];
   gfx_shape shapes[5];
   for (int i = 0; i < 5; i++) shapes[i] = in[i].shape;

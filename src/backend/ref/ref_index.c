@@ -22,41 +22,6 @@ static int is_float_type(int dtype) {
 }
 static int is_int_type(int dtype) { return dtype == GFX_DTYPE_I32 || dtype == GFX_DTYPE_I64; }
 
-/* A tensor the kernel touches: a handled element type, a concrete shape, memory unless empty. */
-static gfx_status check_tensor(const char* what, const gfx_tensor* t) {
-  if (!ref_dtype_ok(t->dtype))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
-                     gfx_dtype_name(t->dtype), t->dtype);
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
-}
-
-/* min_inputs..max_inputs inputs, the first n_checked of them and the one output checked tensors. */
-static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
-                           int max_inputs, int n_checked) {
-  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs; expected %d to %d", node->n_inputs, min_inputs,
-                     max_inputs);
-  if (node->n_outputs != 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d outputs; expected 1", node->n_outputs);
-  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
-  for (int i = 0; i < n_checked; i++) {
-    char what[32];
-    snprintf(what, sizeof what, "input %d", i);
-    GFX_TRY(check_tensor(what, &in[i]));
-  }
-  return check_tensor("output 0", &out[0]);
-}
-
-static gfx_status check_dtype(const char* what, const gfx_tensor* t, int want) {
-  if (t->dtype == want) return NULL;
-  return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what, gfx_dtype_name(t->dtype),
-                   gfx_dtype_name(want));
-}
 
 /* Exact integer load and store (int32 stores keep the low 32 bits). */
 static int64_t load_int(const void* base, int dtype, int64_t i) {
@@ -103,9 +68,9 @@ static int logic_op(gfx_op op, int a, int b) {
 gfx_status ref_run_logic(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
   const int n = node->op == GFX_OP_NOT ? 1 : 2;
-  GFX_TRY(check_io(node, in, out, n, n, n));
-  for (int i = 0; i < n; i++) GFX_TRY(check_dtype(i ? "input 1" : "input 0", &in[i], GFX_DTYPE_BOOL));
-  GFX_TRY(check_dtype("output 0", &out[0], GFX_DTYPE_BOOL));
+  GFX_TRY(ref_check_io(node, in, out, n, n, n));
+  for (int i = 0; i < n; i++) GFX_TRY(ref_check_dtype(i ? "input 1" : "input 0", &in[i], GFX_DTYPE_BOOL));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], GFX_DTYPE_BOOL));
   const unsigned char* a = in[0].data;
   unsigned char* y = out[0].data;
   if (n == 1) {
@@ -141,14 +106,14 @@ static int64_t mod_int(int64_t a, int64_t b, int fmod) {
 
 gfx_status ref_run_mod(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 2, 2, 2));
+  GFX_TRY(ref_check_io(node, in, out, 2, 2, 2));
   const int t = in[0].dtype;
   const int c_fmod = node->params.index.fmod;
   if (!(is_int_type(t) || (c_fmod && is_float_type(t))))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "Mod with fmod=%d of %s operands is not handled", c_fmod,
                      gfx_dtype_name(t));
-  GFX_TRY(check_dtype("input 1", &in[1], t));
-  GFX_TRY(check_dtype("output 0", &out[0], t));
+  GFX_TRY(ref_check_dtype("input 1", &in[1], t));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], t));
   ref_broadcast_strides bs;
   GFX_TRY(broadcast_two(in, &out[0], &bs));
   const int64_t count = gfx_shape_numel(&out[0].shape);
@@ -193,11 +158,11 @@ static void cumsum_line(const gfx_tensor* x, gfx_tensor* y, int64_t base, const 
 /* input 1 (the axis) was read at parse time */
 gfx_status ref_run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 1, 2, 1));
+  GFX_TRY(ref_check_io(node, in, out, 1, 2, 1));
   const int t = in[0].dtype;
   if (!is_int_type(t) && !is_float_type(t))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 0 is %s, which CumSum does not handle", gfx_dtype_name(t));
-  GFX_TRY(check_dtype("output 0", &out[0], t));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], t));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   ir_axis_geom g;
   GFX_TRY(ir_axis_geometry(&in[0].shape, node->params.index.axis, &g));
@@ -214,9 +179,9 @@ gfx_status ref_run_cumsum(const gfx_exec_ctx* ctx, const ir_node* node, const gf
  * with wrap-around for integers. The inputs were read at parse time. */
 gfx_status ref_run_range(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx, (void)in;
-  GFX_TRY(check_io(node, in, out, 0, 3, 0));
+  GFX_TRY(ref_check_io(node, in, out, 0, 3, 0));
   const ir_index_params* p = &node->params.index;
-  GFX_TRY(check_dtype("output 0", &out[0], p->dtype));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], p->dtype));
   const gfx_shape want = {.rank = 1, .dims = {p->count}};
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &want));
   for (int64_t i = 0; i < p->count; i++) {
@@ -233,8 +198,8 @@ gfx_status ref_run_range(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
 /* Elements are copied as bytes (any element type); those outside the triangle become 0. */
 gfx_status ref_run_trilu(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  GFX_TRY(check_io(node, in, out, 1, 2, 1));
-  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  GFX_TRY(ref_check_io(node, in, out, 1, 2, 1));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], in[0].dtype));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &in[0].shape));
   ir_trilu_geom g;
   GFX_TRY(ir_trilu_geometry(&in[0].shape, &g));
@@ -307,12 +272,12 @@ static void scatter_one(gfx_tensor* dst, int64_t at, const gfx_tensor* src, int6
 
 /* Inputs: data and indices (and updates); the output has the data's type. */
 static gfx_status check_index_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int n) {
-  GFX_TRY(check_io(node, in, out, n, n, n));
+  GFX_TRY(ref_check_io(node, in, out, n, n, n));
   if (!is_int_type(in[1].dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "input 1 (the indices) is %s; int32 or int64 is expected",
                      gfx_dtype_name(in[1].dtype));
-  if (n == 3) GFX_TRY(check_dtype("input 2", &in[2], in[0].dtype));
-  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
+  if (n == 3) GFX_TRY(ref_check_dtype("input 2", &in[2], in[0].dtype));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], in[0].dtype));
   const int reduction = node->params.index.reduction;
   if (reduction != IR_SCATTER_NONE && !is_int_type(in[0].dtype) && !is_float_type(in[0].dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "a reduction of %s data is not handled", gfx_dtype_name(in[0].dtype));
@@ -442,13 +407,13 @@ gfx_status ref_run_topk(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   if (node->n_inputs != 2 || node->n_outputs != 2 || !in || !out)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 2 and 2", node->n_inputs,
                      node->n_outputs);
-  GFX_TRY(check_tensor("input 0", &in[0]));
-  GFX_TRY(check_tensor("output 0", &out[0]));
-  GFX_TRY(check_tensor("output 1", &out[1]));
+  GFX_TRY(ref_check_tensor("input 0", &in[0]));
+  GFX_TRY(ref_check_tensor("output 0", &out[0]));
+  GFX_TRY(ref_check_tensor("output 1", &out[1]));
   if (!is_float_type(in[0].dtype) && !is_int_type(in[0].dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "X is %s; float or int32/int64 is expected", gfx_dtype_name(in[0].dtype));
-  GFX_TRY(check_dtype("output 0", &out[0], in[0].dtype));
-  GFX_TRY(check_dtype("output 1", &out[1], GFX_DTYPE_I64));
+  GFX_TRY(ref_check_dtype("output 0", &out[0], in[0].dtype));
+  GFX_TRY(ref_check_dtype("output 1", &out[1], GFX_DTYPE_I64));
   const ir_index_params* p = &node->params.index;
   ir_axis_geom g;
   gfx_shape want[2];

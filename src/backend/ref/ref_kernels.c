@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "backend/ref/ref_dtype.h"
 #include "ir/shape.h"
 
 /* ---- checks every kernel makes ---- */
@@ -59,6 +60,42 @@ gfx_status ref_check_node_io(const ir_node* node, const gfx_tensor* in, const gf
     GFX_TRY(ref_check_f32_tensor(what, &in[i]));
   }
   return ref_check_f32_tensor("output 0", &out[0]);
+}
+
+/* A tensor of any type the reference backend handles (ref_dtype_ok), with a concrete shape and
+ * memory behind it unless it is empty. */
+gfx_status ref_check_tensor(const char* what, const gfx_tensor* t) {
+  if (!ref_dtype_ok(t->dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
+                     gfx_dtype_name(t->dtype), t->dtype);
+  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
+  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
+    char buf[192];
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
+                     gfx_shape_str(&t->shape, buf, sizeof buf));
+  }
+  return NULL;
+}
+
+gfx_status ref_check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                        int max_inputs, int n_checked) {
+  if (node->n_inputs < min_inputs || node->n_inputs > max_inputs)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs; expected %d to %d", node->n_inputs, min_inputs,
+                     max_inputs);
+  if (node->n_outputs != 1) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d outputs; expected 1", node->n_outputs);
+  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
+  for (int i = 0; i < n_checked; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "input %d", i);
+    GFX_TRY(ref_check_tensor(what, &in[i]));
+  }
+  return ref_check_tensor("output 0", &out[0]);
+}
+
+gfx_status ref_check_dtype(const char* what, const gfx_tensor* t, int want) {
+  if (t->dtype == want) return NULL;
+  return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what, gfx_dtype_name(t->dtype),
+                   gfx_dtype_name(want));
 }
 
 gfx_status ref_check_shape_is(const char* what, const gfx_shape* actual, const gfx_shape* expected) {

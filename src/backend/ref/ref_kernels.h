@@ -32,6 +32,13 @@ gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t);
 /* min_inputs..max_inputs float32 inputs (optional ones past min_inputs may be absent), one output */
 gfx_status ref_check_node_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
                              int max_inputs);
+/* any handled type (ref_dtype_ok), a concrete shape, and memory behind it unless empty */
+gfx_status ref_check_tensor(const char* what, const gfx_tensor* t);
+/* min_inputs..max_inputs inputs, the first n_checked of them and the one output checked tensors */
+gfx_status ref_check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,
+                        int max_inputs, int n_checked);
+/* t is of type want (NOT_SUPPORTED naming both types otherwise) */
+gfx_status ref_check_dtype(const char* what, const gfx_tensor* t, int want);
 gfx_status ref_check_shape_is(const char* what, const gfx_shape* actual, const gfx_shape* expected);
 gfx_shape ref_make_shape4(int64_t d0, int64_t d1, int64_t d2, int64_t d3);
 

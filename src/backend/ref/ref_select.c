@@ -16,19 +16,8 @@
 #include "ir/ops_select.h"
 
 static gfx_status check_tensor(const char* what, const gfx_tensor* t, int dtype) {
-  if (dtype && t->dtype != dtype)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s is %s; %s is expected", what, gfx_dtype_name(t->dtype),
-                     gfx_dtype_name(dtype));
-  if (!ref_dtype_ok(t->dtype))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
-                     gfx_dtype_name(t->dtype), t->dtype);
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
+  if (dtype) GFX_TRY(ref_check_dtype(what, t, dtype));
+  return ref_check_tensor(what, t);
 }
 
 /* The bound and the count as the IR shapes them (out[0] must be `bound`, out[1] [1], both int64). */
