@@ -47,9 +47,7 @@ typedef struct ew_state {
   int strided;
   uint32_t count;
   vk_buffer geom;
-  pthread_mutex_t lock; /* guards the cached pipeline */
-  int key;              /* the type signature the pipeline was made for, -1 none */
-  vk_pipe* pipe;
+  vk_pipe_slot slot; /* the pipeline for the type signature of the last run */
 } ew_state;
 
 static int ew_code(gfx_op op) {
@@ -242,8 +240,7 @@ gfx_status vk_prepare_elementwise(vk_device* d, const ir_node* node, const gfx_s
   st->op = op;
   st->n_in = n_read;
   st->count = (uint32_t)count;
-  st->key = -1;
-  pthread_mutex_init(&st->lock, NULL);
+  vk_pipe_slot_init(&st->slot);
   for (int i = 0; i < n_read; i++)
     if (!gfx_shape_equal(&in[i], &out[0])) st->strided = 1;
   if (st->strided && op != GFX_OP_IDENTITY) {
@@ -263,7 +260,7 @@ gfx_status vk_prepare_elementwise(vk_device* d, const ir_node* node, const gfx_s
     }
     gfx_status s = vk_buffer_create(d, sizeof g, VK_MEM_CONSTANTS, &st->geom);
     if (s) {
-      pthread_mutex_destroy(&st->lock);
+      vk_pipe_slot_destroy(&st->slot);
       free(st);
       return gfx_status_wrap(s, "vulkan backend: node '%s' geometry", node->name ? node->name : "?");
     }
@@ -277,7 +274,7 @@ void vk_release_elementwise(vk_device* d, void* state) {
   ew_state* st = state;
   if (!st) return;
   if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
-  pthread_mutex_destroy(&st->lock);
+  vk_pipe_slot_destroy(&st->slot);
   free(st);
 }
 
@@ -325,9 +322,7 @@ gfx_status vk_run_elementwise(vk_device* d, const gfx_exec_ctx* ctx, const ir_no
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' input %d is %s but input 0 is %s",
                        node->name ? node->name : "?", i, gfx_dtype_name(in[i].dtype), gfx_dtype_name(ty.t));
   const int key = ty.t | ty.exp_type << 8 | ty.out << 16;
-  pthread_mutex_lock(&st->lock);
-  vk_pipe* pipe = st->key == key ? st->pipe : NULL;
-  pthread_mutex_unlock(&st->lock);
+  vk_pipe* pipe = vk_pipe_slot_find(&st->slot, key);
   if (!pipe) {
     vk_shader_id shader;
     int exp_code;
@@ -340,10 +335,7 @@ gfx_status vk_run_elementwise(vk_device* d, const gfx_exec_ctx* ctx, const ir_no
     spec[EW_SPEC_STRIDED] = st->strided;
     spec[EW_SPEC_GELU_TANH] = node->op == GFX_OP_GELU && p->gelu_tanh;
     GFX_TRY(vk_pipeline_get(d, shader, spec, EW_SPEC_COUNT, &pipe));
-    pthread_mutex_lock(&st->lock);
-    st->key = key;
-    st->pipe = pipe;
-    pthread_mutex_unlock(&st->lock);
+    vk_pipe_slot_keep(&st->slot, key, pipe);
   }
 
   const ir_elementwise_params* p = &node->params.elementwise;

@@ -81,9 +81,7 @@ typedef struct index_state {
   uint32_t rows, cols; /* Trilu */
   uint32_t lines, len, inner; /* CumSum */
   vk_buffer geom;
-  pthread_mutex_t lock; /* guards the cached pipeline */
-  int key;              /* the type signature the pipeline was made for, -1 none */
-  vk_pipe* pipe;
+  vk_pipe_slot slot; /* the pipeline for the type signature of the last run */
 } index_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -368,9 +366,8 @@ gfx_status vk_prepare_index(vk_device* d, const ir_node* node, const gfx_shape* 
   if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
   st->family = VK_FAM_INDEX;
   st->op = node->op;
-  st->key = -1;
   st->count = (uint32_t)gfx_shape_numel(&out[0]);
-  pthread_mutex_init(&st->lock, NULL);
+  vk_pipe_slot_init(&st->slot);
   gfx_status s = prepare_node(d, node, in, out, st);
   if (s) {
     vk_release_index(d, st);
@@ -384,28 +381,11 @@ void vk_release_index(vk_device* d, void* state) {
   index_state* st = state;
   if (!st) return;
   if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
-  pthread_mutex_destroy(&st->lock);
+  vk_pipe_slot_destroy(&st->slot);
   free(st);
 }
 
 /* ---- run ---- */
-
-/* The pipeline for this signature, made at the first run and kept. */
-static gfx_status get_pipe(vk_device* d, index_state* st, int key, vk_shader_id shader, const int32_t* spec,
-                           int n_spec, vk_pipe** out) {
-  pthread_mutex_lock(&st->lock);
-  vk_pipe* pipe = st->key == key ? st->pipe : NULL;
-  pthread_mutex_unlock(&st->lock);
-  if (!pipe) {
-    GFX_TRY(vk_pipeline_get(d, shader, spec, n_spec, &pipe));
-    pthread_mutex_lock(&st->lock);
-    st->key = key;
-    st->pipe = pipe;
-    pthread_mutex_unlock(&st->lock);
-  }
-  *out = pipe;
-  return NULL;
-}
 
 static gfx_status bad_io(const ir_node* node, const char* what) {
   return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %s", label(node), ir_op_name(node->op),
@@ -430,7 +410,7 @@ static gfx_status run_bcast(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
                            : node->op == GFX_OP_XOR ? 3
                                                     : 0};
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, spec, 1, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, spec, 1, &pipe));
   logic_push pc = {.a = addr(in[0].data),
                    .b = binary ? addr(in[1].data) : 0,
                    .y = addr(out[0].data),
@@ -446,7 +426,7 @@ static gfx_status run_range(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   vk_shader_id shader;
   GFX_TRY(range_shader(d, p->dtype, &shader));
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, NULL, 0, &pipe));
   range_push pc = {.y = addr(out[0].data), .count = st->count};
   if (p->dtype == GFX_DTYPE_F32) {
     const float start = (float)p->start, delta = (float)p->delta;
@@ -467,7 +447,7 @@ static gfx_status run_cumsum(vk_device* d, const gfx_exec_ctx* ctx, const ir_nod
   vk_shader_id shader;
   GFX_TRY(shader_for(d, node->op, in[0].dtype, 0, &shader));
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, NULL, 0, &pipe));
   scan_push pc = {.x = addr(in[0].data),
                   .y = addr(out[0].data),
                   .lines = st->lines,
@@ -484,7 +464,7 @@ static gfx_status run_trilu(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   vk_shader_id shader;
   GFX_TRY(shader_for(d, node->op, in[0].dtype, 0, &shader));
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, NULL, 0, &pipe));
   /* |col - row| < 2^31 (dims below 2^31), so a k clamped to +-(2^31 - 1) compares the same */
   const int64_t lim = INT32_MAX, k = node->params.index.k;
   trilu_push pc = {.x = addr(in[0].data),
@@ -508,7 +488,7 @@ static gfx_status run_index(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   GFX_TRY(shader_for(d, node->op, t, reduction, &shader));
   const int32_t spec[3] = {st->kind, reduction, in[1].dtype == GFX_DTYPE_I64};
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader | spec[2] << 16, shader, spec, 3, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader | spec[2] << 16, shader, spec, 3, &pipe));
   if (scatter && out[0].data != in[0].data)
     GFX_TRY(vk_copy(&d->dev, out[0].data, in[0].data, (size_t)st->count * gfx_dtype_size(t), GFX_COPY_DEVICE_TO_DEVICE,
                     ctx->stream));

@@ -462,6 +462,22 @@ struct vk_pipe {
 /* The pipeline for (shader, spec), made on first use and kept by the device; a failure names the
  * shader and the constants. */
 gfx_status vk_pipeline_get(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, vk_pipe** out);
+
+/* A node's pipeline for the type signature (key) of its last run, made at the first run with that
+ * signature; the node may run on several threads at once. */
+typedef struct vk_pipe_slot {
+  pthread_mutex_t lock;
+  int key; /* -1: none yet */
+  vk_pipe* pipe;
+} vk_pipe_slot;
+void vk_pipe_slot_init(vk_pipe_slot* slot);
+void vk_pipe_slot_destroy(vk_pipe_slot* slot);
+/* The kept pipeline when it was made for key, else NULL. */
+vk_pipe* vk_pipe_slot_find(vk_pipe_slot* slot, int key);
+void vk_pipe_slot_keep(vk_pipe_slot* slot, int key, vk_pipe* pipe);
+/* The kept pipeline for key, or (shader, spec) made now and kept. */
+gfx_status vk_pipe_slot_get(vk_device* d, vk_pipe_slot* slot, int key, vk_shader_id shader, const int32_t* spec,
+                            int n_spec, vk_pipe** out);
 gfx_status vk_pipeline_init(vk_device* d);    /* the layout and the cache */
 void vk_pipeline_teardown(vk_device* d);
 

@@ -57,9 +57,7 @@ typedef struct misc_state {
   uint32_t count;  /* output elements */
   uint32_t inner, channels; /* BatchNormalization */
   vk_buffer geom;  /* Where with broadcasting */
-  pthread_mutex_t lock; /* guards the cached pipeline */
-  int key;              /* the type signature the pipeline was made for, -1 none */
-  vk_pipe* pipe;
+  vk_pipe_slot slot; /* the pipeline for the type signature of the last run */
 } misc_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -253,9 +251,8 @@ gfx_status vk_prepare_misc(vk_device* d, const ir_node* node, const gfx_shape* i
   if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
   st->family = VK_FAM_MISC;
   st->op = node->op;
-  st->key = -1;
   st->count = (uint32_t)gfx_shape_numel(&out[0]);
-  pthread_mutex_init(&st->lock, NULL);
+  vk_pipe_slot_init(&st->slot);
   gfx_status s = NULL;
   switch (node->op) {
     case GFX_OP_CAST:
@@ -289,28 +286,11 @@ void vk_release_misc(vk_device* d, void* state) {
   misc_state* st = state;
   if (!st) return;
   if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
-  pthread_mutex_destroy(&st->lock);
+  vk_pipe_slot_destroy(&st->slot);
   free(st);
 }
 
 /* ---- run ---- */
-
-/* The pipeline for this type signature, made at the first run and kept. */
-static gfx_status get_pipe(vk_device* d, misc_state* st, int key, vk_shader_id shader, const int32_t* spec, int n_spec,
-                           vk_pipe** out) {
-  pthread_mutex_lock(&st->lock);
-  vk_pipe* pipe = st->key == key ? st->pipe : NULL;
-  pthread_mutex_unlock(&st->lock);
-  if (!pipe) {
-    GFX_TRY(vk_pipeline_get(d, shader, spec, n_spec, &pipe));
-    pthread_mutex_lock(&st->lock);
-    st->key = key;
-    st->pipe = pipe;
-    pthread_mutex_unlock(&st->lock);
-  }
-  *out = pipe;
-  return NULL;
-}
 
 static gfx_status bad_types(const ir_node* node, const char* what) {
   return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): %s", label(node), ir_op_name(node->op),
@@ -328,7 +308,7 @@ static gfx_status run_cast(vk_device* d, const gfx_exec_ctx* ctx, const ir_node*
                                                GFX_COPY_DEVICE_TO_DEVICE, ctx->stream);
   const int32_t spec[2] = {cast_code(from), cast_code(to)};
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, from | to << 8, VK_SHADER_CAST, spec, 2, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, from | to << 8, VK_SHADER_CAST, spec, 2, &pipe));
   cast_push pc = {.src = (uint64_t)(uintptr_t)in[0].data, .dst = (uint64_t)(uintptr_t)out[0].data, .count = st->count};
   return vk_dispatch_elements(d, ctx->stream, pipe, &pc, sizeof pc, st->count);
 }
@@ -341,7 +321,7 @@ static gfx_status run_where(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   vk_shader_id shader;
   GFX_TRY(where_shader(d, t, &shader));
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, NULL, 0, &pipe));
   where_push pc = {.cond = (uint64_t)(uintptr_t)in[0].data,
                    .x = (uint64_t)(uintptr_t)in[1].data,
                    .y = (uint64_t)(uintptr_t)in[2].data,
@@ -360,7 +340,7 @@ static gfx_status run_batchnorm(vk_device* d, const gfx_exec_ctx* ctx, const ir_
   vk_shader_id shader;
   GFX_TRY(batchnorm_shader(d, t, &shader));
   vk_pipe* pipe;
-  GFX_TRY(get_pipe(d, st, (int)shader, shader, NULL, 0, &pipe));
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, NULL, 0, &pipe));
   batchnorm_push pc = {.x = (uint64_t)(uintptr_t)in[0].data,
                        .scale = (uint64_t)(uintptr_t)in[1].data,
                        .bias = (uint64_t)(uintptr_t)in[2].data,

@@ -115,3 +115,36 @@ gfx_status vk_pipeline_get(vk_device* d, vk_shader_id shader, const int32_t* spe
   *out = p;
   return st;
 }
+
+void vk_pipe_slot_init(vk_pipe_slot* slot) {
+  pthread_mutex_init(&slot->lock, NULL);
+  slot->key = -1;
+  slot->pipe = NULL;
+}
+
+void vk_pipe_slot_destroy(vk_pipe_slot* slot) { pthread_mutex_destroy(&slot->lock); }
+
+vk_pipe* vk_pipe_slot_find(vk_pipe_slot* slot, int key) {
+  pthread_mutex_lock(&slot->lock);
+  vk_pipe* pipe = slot->key == key ? slot->pipe : NULL;
+  pthread_mutex_unlock(&slot->lock);
+  return pipe;
+}
+
+void vk_pipe_slot_keep(vk_pipe_slot* slot, int key, vk_pipe* pipe) {
+  pthread_mutex_lock(&slot->lock);
+  slot->key = key;
+  slot->pipe = pipe;
+  pthread_mutex_unlock(&slot->lock);
+}
+
+gfx_status vk_pipe_slot_get(vk_device* d, vk_pipe_slot* slot, int key, vk_shader_id shader, const int32_t* spec,
+                            int n_spec, vk_pipe** out) {
+  vk_pipe* pipe = vk_pipe_slot_find(slot, key);
+  if (!pipe) {
+    GFX_TRY(vk_pipeline_get(d, shader, spec, n_spec, &pipe));
+    vk_pipe_slot_keep(slot, key, pipe);
+  }
+  *out = pipe;
+  return NULL;
+}

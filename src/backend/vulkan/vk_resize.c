@@ -81,9 +81,7 @@ typedef struct resize_state {
   space_depth_push sp; /* DepthToSpace / SpaceToDepth: everything but the addresses */
   grid_sample_push gp; /* GridSample: everything but the addresses */
   int grid_mode;       /* GridSample: IR_GRID_* mode, the shader's specialization constant */
-  pthread_mutex_t lock; /* guards the cached pipeline */
-  int key;
-  vk_pipe* pipe;
+  vk_pipe_slot slot; /* the pipeline for the shader of the last run */
 } resize_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -321,9 +319,8 @@ gfx_status vk_prepare_resize(vk_device* d, const ir_node* node, const gfx_shape*
   if (!st) return gfx_error(GFX_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory for a node state");
   st->family = VK_FAM_RESIZE;
   st->op = node->op;
-  st->key = -1;
   st->count = (uint32_t)gfx_shape_numel(&out[0]);
-  pthread_mutex_init(&st->lock, NULL);
+  vk_pipe_slot_init(&st->slot);
   gfx_status s = node->op == GFX_OP_GRID_SAMPLE ? prepare_grid_sample(node, in, out, st)
                  : is_resize(node->op)          ? prepare_resize(d, node, in, out, st)
                                                 : prepare_space_depth(node, in, out, st);
@@ -339,7 +336,7 @@ void vk_release_resize(vk_device* d, void* state) {
   resize_state* st = state;
   if (!st) return;
   if (st->table.buffer) vk_buffer_destroy(d, &st->table);
-  pthread_mutex_destroy(&st->lock);
+  vk_pipe_slot_destroy(&st->slot);
   free(st);
 }
 
@@ -374,19 +371,11 @@ gfx_status vk_run_resize(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
   } else {
     GFX_TRY(space_depth_shader(d, node->op, dtype, &shader));
   }
-  pthread_mutex_lock(&st->lock);
-  vk_pipe* pipe = st->key == (int)shader ? st->pipe : NULL;
-  pthread_mutex_unlock(&st->lock);
-  if (!pipe) {
-    /* Resize: its tap count; GridSample: its mode */
-    const int32_t spec[1] = {node->op == GFX_OP_GRID_SAMPLE ? st->grid_mode : st->taps};
-    const int specialized = is_resize(node->op) || node->op == GFX_OP_GRID_SAMPLE;
-    GFX_TRY(vk_pipeline_get(d, shader, specialized ? spec : NULL, specialized ? 1 : 0, &pipe));
-    pthread_mutex_lock(&st->lock);
-    st->key = (int)shader;
-    st->pipe = pipe;
-    pthread_mutex_unlock(&st->lock);
-  }
+  /* Resize: its tap count; GridSample: its mode */
+  const int32_t spec[1] = {node->op == GFX_OP_GRID_SAMPLE ? st->grid_mode : st->taps};
+  const int specialized = is_resize(node->op) || node->op == GFX_OP_GRID_SAMPLE;
+  vk_pipe* pipe;
+  GFX_TRY(vk_pipe_slot_get(d, &st->slot, (int)shader, shader, specialized ? spec : NULL, specialized ? 1 : 0, &pipe));
   if (node->op == GFX_OP_GRID_SAMPLE) {
     grid_sample_push pc = st->gp;
     pc.x = (uint64_t)(uintptr_t)in[0].data;
