@@ -6,16 +6,11 @@
 #include <stdint.h>
 
 #include "backend/cuda/cuda_layout.h"
+#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-const int kBlockSize = 256;
-const int64_t kMaxBlocks = 65535;
-
-unsigned int grid_for(int64_t count) {
-  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
-  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
+using namespace gfx_cuda;
 
 template <typename T>
 __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
