@@ -51,10 +51,13 @@ def write_markdown(records, path, title):
              "`direct`: the direct kernels only (`GFXEP_VULKAN_NO_TILED=1` too), what the backend ran before the "
              "block kernels.",
              "- Ratios are Vulkan p50 / CUDA p50 (below 1: Vulkan faster). The goals: at most 1.25 in float16 and "
-             "1.5 in float32.", "",
+             "1.5 in float32.",
+             "- `host us`: the host time of one Run (the call's return, the replayed partition queued, no wait), p50, "
+             "CUDA / Vulkan with tensor cores; the Vulkan goal is at most 30 us.", "",
              "| model | prec | nodes on gfxep | CUDA p50 ms | Vulkan, tensor cores p50 / p99 ms | x CUDA | "
-             "Vulkan, tiled p50 ms | x CUDA | Vulkan, direct p50 ms | x CUDA | best Vulkan x CUDA | goal |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Vulkan, tiled p50 ms | x CUDA | Vulkan, direct p50 ms | x CUDA | best Vulkan x CUDA | goal | "
+             "host us CUDA / Vulkan |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         def p50(name):
             x = r.get(name, {}).get("latency_ms")
@@ -68,10 +71,14 @@ def write_markdown(records, path, title):
         ratios = [p50(n) / c for n in ("vulkan", "vulkan_portable", "vulkan_direct") if c and p50(n)]
         best = min(ratios) if ratios else None
         met = "–" if best is None else ("met" if best <= goal[r["precision"]] else "missed")
+        def host_us(name):
+            e = r.get(name, {}).get("enqueue_us")
+            return e["p50"] if e else None
         lines.append(f"| {r['model']} | {r['precision']} | {nodes} | {cell(c)} | {cell(p50('vulkan'))} / {cell(p99)} | "
                      f"{cell(r.get('vulkan_over_cuda'), 2)} | {cell(p50('vulkan_portable'))} | "
                      f"{cell(r.get('vulkan_portable_over_cuda'), 2)} | {cell(p50('vulkan_direct'))} | "
-                     f"{cell(r.get('vulkan_direct_over_cuda'), 2)} | {cell(best, 2)} | {met} |")
+                     f"{cell(r.get('vulkan_direct_over_cuda'), 2)} | {cell(best, 2)} | {met} | "
+                     f"{cell(host_us('cuda'), 1)} / {cell(host_us('vulkan'), 1)} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
