@@ -361,6 +361,10 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_COOP_F16,
   VK_SHADER_CONV_COOP_NARROW_F16, /* the same with 32x128 blocks, for products of at most 32 rows */
   VK_SHADER_GEMM_COOP_NARROW_F16,
+  VK_SHADER_CONV_COOP_EMU_F16, /* the four above with the matrix operations emulated (coop_ops.glsl) */
+  VK_SHADER_GEMM_COOP_EMU_F16,
+  VK_SHADER_CONV_COOP_NARROW_EMU_F16,
+  VK_SHADER_GEMM_COOP_NARROW_EMU_F16,
   VK_SHADER_CONV_TILED_F32, /* mm_tiled.comp (vk_nn.c): the portable register-blocked products */
   VK_SHADER_CONV_TILED_F16,
   VK_SHADER_GEMM_TILED_F32,

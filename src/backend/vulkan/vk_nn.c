@@ -174,8 +174,18 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
  * Convolutions stay on mm_tiled.comp unless GFXEP_VULKAN_COOP_CONV=1: on the H200 the tiled kernel ran
  * the float16 convolution nets faster than mm_coop.comp's gathered tiles (docs/performance.md), while
  * MatMul and Gemm ran faster on the tensor cores. */
+/* mm_coop.comp on this device: on the tensor cores where it has cooperative matrices; emulated
+ * (coop_ops.glsl: the same kernel around plain arithmetic) where GFXEP_VULKAN_COOPMAT_EMULATE=1 asks
+ * for it on a device without them but with float16, so that a test device (lavapipe) runs everything
+ * of mm_coop.comp but the matrix operations; neither otherwise. */
+typedef enum { COOP_NONE, COOP_TENSOR_CORES, COOP_EMULATED } coop_kind;
+static coop_kind coop_of(const vk_device* d) {
+  if (d->has_coopmat) return COOP_TENSOR_CORES;
+  return d->has_f16 && getenv("GFXEP_VULKAN_COOPMAT_EMULATE") ? COOP_EMULATED : COOP_NONE;
+}
+
 static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (!d->has_coopmat || dtype != GFX_DTYPE_F16) return 0;
+  if (coop_of(d) == COOP_NONE || dtype != GFX_DTYPE_F16) return 0;
   if (conv && !getenv("GFXEP_VULKAN_COOP_CONV")) return 0;
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
@@ -235,7 +245,10 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
   const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
   vk_shader_id shader;
-  if (coop)
+  if (coop && coop_of(d) == COOP_EMULATED)
+    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
+                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_EMU_F16 : VK_SHADER_GEMM_COOP_EMU_F16);
+  else if (coop)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
                   : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
   else
@@ -254,7 +267,8 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
                                     : (f32 ? VK_SHADER_GEMM_SPLIT_SUM_F32 : VK_SHADER_GEMM_SPLIT_SUM_F16),
                             NULL, 0, &st->reduce));
   gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on %s, %lldx%lld blocks, K in %u slices", label(node),
-          ir_op_name(node->op), coop ? "cooperative matrices" : "the tiled kernel", (long long)rows, (long long)cols,
+          ir_op_name(node->op),
+          !coop ? "the tiled kernel" : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
           st->splits);
   return NULL;
 }

@@ -14,6 +14,7 @@
 // to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
 // step's global loads are issued before this step's products, so their latency hides behind them.
 // The accumulators leave through shared memory, so the epilogue and the bounds are per element.
+// The matrix operations are coop_ops.glsl's (-DCOOP_EMULATE: the same kernel without tensor cores).
 // Every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets.
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -21,8 +22,10 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#if !defined(COOP_EMULATE)
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
+#endif
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -47,14 +50,13 @@
 
 layout(local_size_x = THREADS) in;
 
-#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-
 #include "mm_common.glsl"
 
 shared float16_t tile_a[BM * A_STRIDE];
 shared float16_t tile_b[BK * B_STRIDE];
 shared float tile_c[BM * C_STRIDE];
+
+#include "coop_ops.glsl"
 
 #include "mm_load.glsl"
 
@@ -63,8 +65,8 @@ void main() {
   setup(g);
   FRAG_ACC acc[2][2];
   [[unroll]] for (int i = 0; i < 2; i++)
-    [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = FRAG_ACC(0.0);
-  const uint warp = gl_SubgroupID;
+    [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = ACC_ZERO;
+  const uint warp = WARP_ID;
   const uint wm = (warp / WARPS_N) * 32, wn = (warp % WARPS_N) * 32;
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
@@ -76,17 +78,18 @@ void main() {
     barrier();
     if (q0 + BK < q_end) load_step(q0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-      FRAG_A fa[2], fb[2];
-      [[unroll]] for (int i = 0; i < 2; i++) coopMatLoadNV(fa[i], tile_a, (wm + 16 * i) * A_STRIDE + kk, A_STRIDE, false);
-      [[unroll]] for (int j = 0; j < 2; j++) coopMatLoadNV(fb[j], tile_b, kk * B_STRIDE + wn + 16 * j, B_STRIDE, false);
+      FRAG_A fa[2];
+      FRAG_B fb[2];
+      [[unroll]] for (int i = 0; i < 2; i++) LOAD_A(fa[i], (wm + 16 * i) * A_STRIDE + kk);
+      [[unroll]] for (int j = 0; j < 2; j++) LOAD_B(fb[j], kk * B_STRIDE + wn + 16 * j);
       [[unroll]] for (int i = 0; i < 2; i++)
-        [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+        [[unroll]] for (int j = 0; j < 2; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
     }
     barrier();
   }
   [[unroll]] for (int i = 0; i < 2; i++)
     [[unroll]] for (int j = 0; j < 2; j++)
-      coopMatStoreNV(acc[i][j], tile_c, (wm + 16 * i) * C_STRIDE + wn + 16 * j, C_STRIDE, false);
+      STORE_C(acc[i][j], (wm + 16 * i) * C_STRIDE + wn + 16 * j);
   barrier();
 
   // ---- the epilogue: thread t writes column bj of rows bq0 + 2r (consecutive threads, consecutive
