@@ -219,6 +219,24 @@ t = net.name("convt")
 net.nodes.append(N("ConvTranspose", [c, wt], [t], kernel_shape=[2, 2], strides=[2, 2]))
 net.save("weight_only_conv_convtranspose", [("x", [1, 3, 10, 12])], [t])
 
+# quantization-aware training as PyTorch exports it: float weights behind QuantizeLinear ->
+# DequantizeLinear (fake quantization, per output channel), a float bias, the activations too
+net = Net()
+x = net.qdq("x", IN_SCALE, 128)
+wf = rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3
+ws = net.const("ws", (np.abs(wf).reshape(8, -1).max(axis=1) / 127).astype(np.float32), np.float32)
+wz = net.const("wz", np.zeros(8, np.int8), np.int8)
+wc = net.const("wf", wf, np.float32)
+wq, wd = net.name("wq"), net.name("wd")
+net.nodes += [N("QuantizeLinear", [wc, ws, wz], [wq], axis=0), N("DequantizeLinear", [wq, ws, wz], [wd], axis=0)]
+bf = net.const("bf", rng.standard_normal(8).astype(np.float32) * 0.1, np.float32)
+c = net.name("conv")
+net.nodes.append(N("Conv", [x, wd, bf], [c], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+r = net.name("relu")
+net.nodes.append(N("Relu", [c], [r]))
+r = net.qdq(r, 0.03, 0)
+net.save("qat_fake_quant_weights", [("x", [1, 3, 12, 14])], [r])
+
 # opset 19's float16 scales: the activations dequantized to float16 and computed there
 net = Net()
 s16 = net.const("s16", 0.03, np.float16)

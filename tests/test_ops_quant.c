@@ -205,12 +205,58 @@ static void test_fold_constant_dequantize(void** unused) {
   ir_graph_free(d.g);
 }
 
+/* QuantizeLinear -> DequantizeLinear of float weights (a quantization-aware model as PyTorch exports
+ * it): both fold, the QuantizeLinear rounding half to even and saturating as the kernels do. */
+static void test_fold_constant_quantize_dequantize(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  assert_non_null(g);
+  const gfx_shape s23 = SHAPE(2, 3), s2 = SHAPE(2);
+  int x, w, scale, zp, q, dq, y;
+  expect_ok(ir_graph_add_value(g, "x", GFX_DTYPE_F32, &s23, &x));
+  expect_ok(ir_graph_add_value(g, "w", GFX_DTYPE_F32, &s23, &w));
+  expect_ok(ir_graph_add_value(g, "scale", GFX_DTYPE_F32, &s2, &scale));
+  expect_ok(ir_graph_add_value(g, "zp", GFX_DTYPE_I8, &s2, &zp));
+  expect_ok(ir_graph_add_value(g, "q", GFX_DTYPE_I8, &s23, &q));
+  expect_ok(ir_graph_add_value(g, "dq", GFX_DTYPE_F32, &s23, &dq));
+  expect_ok(ir_graph_add_value(g, "y", GFX_DTYPE_F32, &s23, &y));
+  expect_ok(ir_graph_add_input(g, x));
+  const float wv[6] = {0.26f, -1.0f, 0.74f, 100.0f, -0.3f, 0.1f}, sv[2] = {0.5f, 0.2f};
+  const int8_t zv[2] = {0, 3};
+  expect_ok(ir_graph_set_constant(g, w, wv, sizeof wv));
+  expect_ok(ir_graph_set_constant(g, scale, sv, sizeof sv));
+  expect_ok(ir_graph_set_constant(g, zp, zv, sizeof zv));
+  ir_params p;
+  memset(&p, 0, sizeof p);
+  p.quant.axis = 0;
+  p.quant.dtype = GFX_DTYPE_I8;
+  const int q_in[3] = {w, scale, zp}, dq_in[3] = {q, scale, zp}, mul_in[2] = {x, dq};
+  expect_ok(ir_graph_add_node(g, GFX_OP_QUANTIZE_LINEAR, "q", q_in, 3, &q, 1, &p));
+  p.quant.dtype = GFX_DTYPE_F32;
+  expect_ok(ir_graph_add_node(g, GFX_OP_DEQUANTIZE_LINEAR, "dq", dq_in, 3, &dq, 1, &p));
+  memset(&p, 0, sizeof p);
+  expect_ok(ir_graph_add_node(g, GFX_OP_MUL, "mul", mul_in, 2, &y, 1, &p));
+  expect_ok(ir_graph_add_output(g, y));
+  expect_ok(ir_fuse(g));
+  assert_int_equal(g->n_nodes, 1);
+  assert_int_equal(g->nodes[0].op, GFX_OP_MUL);
+  /* row 0 (0.5, 0): 0.52 -> 1, -2, 1.48 -> 1; row 1 (0.2, 3): 500 + 3 saturates at 127, -1.5 -> -2
+   * (half to even) + 3 = 1, 0.5 -> 0 + 3 = 3 */
+  const float want[6] = {0.5f, -1.0f, 0.5f, 124.0f * 0.2f, -2.0f * 0.2f, 0.0f};
+  assert_non_null(g->values[dq].const_data);
+  assert_memory_equal(g->values[dq].const_data, want, sizeof want);
+  assert_null(g->values[w].const_data);
+  assert_null(g->values[q].const_data); /* the int8 step in between is not uploaded either */
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_quantize),
       cmocka_unit_test(test_parse_dequantize),
       cmocka_unit_test(test_quant_geometry_and_math),
       cmocka_unit_test(test_fold_constant_dequantize),
+      cmocka_unit_test(test_fold_constant_quantize_dequantize),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -464,24 +464,24 @@ static gfx_status fuse_nodes(ir_graph* g) {
   for (int n = 0; n < g->n_nodes; n++) folds += g->nodes[n].op == GFX_OP_BATCH_NORM;
   GFX_TRY(ir_fuse_count_readers(g, &readers, 2 * folds));
   /* first, so that the nodes after them see constant weights */
-  int dequantized = 0;
-  size_t dequantized_bytes = 0;
+  int quant_folds = 0;
+  size_t quant_bytes = 0;
   for (int n = 0; n < g->n_nodes; n++) {
     size_t bytes = 0;
-    gfx_status s = ir_fuse_fold_dequantize(g, readers, n, &bytes);
+    gfx_status s = ir_fuse_fold_quant(g, readers, n, &bytes);
     if (s) {
       free(readers);
       return s;
     }
     if (bytes) {
-      dequantized++;
-      dequantized_bytes += bytes;
+      quant_folds++;
+      quant_bytes += bytes;
       n--; /* index n holds the next node now */
     }
   }
-  if (dequantized)
-    gfx_log(GFX_LOG_INFO, "gfxep: folded %d DequantizeLinear nodes of constants into float constants (%zu bytes)",
-            dequantized, dequantized_bytes);
+  if (quant_folds)
+    gfx_log(GFX_LOG_INFO, "gfxep: folded %d QuantizeLinear/DequantizeLinear nodes of constants into constants (%zu bytes)",
+            quant_folds, quant_bytes);
   for (int n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].op == GFX_OP_DIV) fuse_gelu(g, readers, n);
     if (g->nodes[n].op == GFX_OP_SPLIT)

@@ -5,9 +5,10 @@
 #include "ir/graph.h"
 
 /* Applies the fusions whose nodes every backend runs, each logged at INFO, the fused node named "a+b":
- *   DequantizeLinear of constants (a QDQ model's int8 weights and int32 biases): the float constant
- *     it computes, in the run-time kernels' float32 arithmetic (ir/fuse_quant.c); first, so that the
- *     Conv or product after it sees constant weights. Not for a graph output, nor above 64 MiB.
+ *   QuantizeLinear and DequantizeLinear of constants (a QDQ model's int8 weights and int32 biases, a
+ *     quantization-aware model's float weights behind Q -> DQ): the constant each computes, in the
+ *     run-time kernels' float32 arithmetic (ir/fuse_quant.c); first, so that the Conv or product
+ *     after them sees constant weights. Not for a graph output, nor above 64 MiB.
  *   Conv -> BatchNormalization, the Conv's weights and bias and the BatchNormalization's parameters
  *     all constants: one Conv with the normalization folded into new weights and bias (the old
  *     constants are dropped when nothing else reads them).

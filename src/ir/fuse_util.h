@@ -35,10 +35,10 @@ int ir_fuse_other_input(const ir_node* n, int v);
 /* Whether every dim of the declared shape is known. */
 int ir_fuse_shape_known(const gfx_shape* s);
 
-/* DequantizeLinear `node` of constants only (not a graph output, at most 64 MiB of result): replaced
- * by its output as a float constant, computed as the run-time kernels compute it; *folded gets its
- * size in bytes (at least 1), or 0 when the node stays. */
-gfx_status ir_fuse_fold_dequantize(ir_graph* g, int* readers, int node, size_t* folded);
+/* QuantizeLinear or DequantizeLinear `node` of constants only (not a graph output, at most 64 MiB of
+ * result): replaced by its output as a constant, computed as the run-time kernels compute it;
+ * *folded gets its size in bytes (at least 1), or 0 when the node stays. */
+gfx_status ir_fuse_fold_quant(ir_graph* g, int* readers, int node, size_t* folded);
 
 /* 1 when the target runs node (or there is no target); 0 otherwise, with the reason logged. */
 int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_node* node);
