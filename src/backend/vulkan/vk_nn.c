@@ -39,6 +39,7 @@
 #define COOP_NARROW_COLS 128
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
+#define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
 /* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
  * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
 #define COOP_TARGET_GROUPS 264
@@ -244,6 +245,9 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
   const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
+  /* 64x128 tiled blocks for products of at least that many columns, where GFXEP_VULKAN_TILED_WIDE=1
+   * asks for them (not the default until measured on a GPU: docs/backends.md) */
+  const int wide = !coop && n >= TILED_WIDE_COLS && getenv("GFXEP_VULKAN_TILED_WIDE");
   vk_shader_id shader;
   if (coop && coop_of(d) == COOP_EMULATED)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
@@ -251,11 +255,14 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
   else if (coop)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
                   : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
+  else if (wide)
+    shader = conv ? (f32 ? VK_SHADER_CONV_TILED_WIDE_F32 : VK_SHADER_CONV_TILED_WIDE_F16)
+                  : (f32 ? VK_SHADER_GEMM_TILED_WIDE_F32 : VK_SHADER_GEMM_TILED_WIDE_F16);
   else
     shader = conv ? (f32 ? VK_SHADER_CONV_TILED_F32 : VK_SHADER_CONV_TILED_F16)
                   : (f32 ? VK_SHADER_GEMM_TILED_F32 : VK_SHADER_GEMM_TILED_F16);
   const int64_t rows = !coop ? TILED_BLOCK : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
-  const int64_t cols = !coop ? TILED_BLOCK : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
+  const int64_t cols = wide ? TILED_WIDE_COLS : !coop ? TILED_BLOCK : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
@@ -268,7 +275,8 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
                             NULL, 0, &st->reduce));
   gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on %s, %lldx%lld blocks, K in %u slices", label(node),
           ir_op_name(node->op),
-          !coop ? "the tiled kernel" : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
+          !coop ? (wide ? "the wide tiled kernel" : "the tiled kernel")
+          : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
           st->splits);
   return NULL;
 }

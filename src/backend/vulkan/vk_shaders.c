@@ -90,6 +90,18 @@ static const uint32_t gemm_tiled_f32[] =
 static const uint32_t gemm_tiled_f16[] =
 #include "gemm_tiled_f16.spv.inc"
     ;
+static const uint32_t conv_tiled_wide_f32[] =
+#include "conv_tiled_wide_f32.spv.inc"
+    ;
+static const uint32_t conv_tiled_wide_f16[] =
+#include "conv_tiled_wide_f16.spv.inc"
+    ;
+static const uint32_t gemm_tiled_wide_f32[] =
+#include "gemm_tiled_wide_f32.spv.inc"
+    ;
+static const uint32_t gemm_tiled_wide_f16[] =
+#include "gemm_tiled_wide_f16.spv.inc"
+    ;
 static const uint32_t conv_split_sum_f32[] =
 #include "conv_split_sum_f32.spv.inc"
     ;
@@ -513,6 +525,10 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_CONV_TILED_F16, "mm_tiled.comp (Conv, float16)", conv_tiled_f16),
     BLOB(VK_SHADER_GEMM_TILED_F32, "mm_tiled.comp (MatMul/Gemm, float32)", gemm_tiled_f32),
     BLOB(VK_SHADER_GEMM_TILED_F16, "mm_tiled.comp (MatMul/Gemm, float16)", gemm_tiled_f16),
+    BLOB(VK_SHADER_CONV_TILED_WIDE_F32, "mm_tiled.comp (Conv, float32, 64x128 blocks)", conv_tiled_wide_f32),
+    BLOB(VK_SHADER_CONV_TILED_WIDE_F16, "mm_tiled.comp (Conv, float16, 64x128 blocks)", conv_tiled_wide_f16),
+    BLOB(VK_SHADER_GEMM_TILED_WIDE_F32, "mm_tiled.comp (MatMul/Gemm, float32, 64x128 blocks)", gemm_tiled_wide_f32),
+    BLOB(VK_SHADER_GEMM_TILED_WIDE_F16, "mm_tiled.comp (MatMul/Gemm, float16, 64x128 blocks)", gemm_tiled_wide_f16),
     BLOB(VK_SHADER_CONV_SPLIT_SUM_F32, "mm_reduce.comp (Conv, float32, split-K sums)", conv_split_sum_f32),
     BLOB(VK_SHADER_CONV_SPLIT_SUM_F16, "mm_reduce.comp (Conv, float16, split-K sums)", conv_split_sum_f16),
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F32, "mm_reduce.comp (MatMul/Gemm, float32, split-K sums)", gemm_split_sum_f32),

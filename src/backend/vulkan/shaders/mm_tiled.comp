@@ -2,9 +2,10 @@
 // cooperative matrices: MatMul/Gemm (-DGEMM) and Conv as an implicit GEMM (-DCONV) with the same
 // operands, tap table, split K and epilogue as mm_coop.comp (mm_common.glsl, mm_load.glsl), in float32
 // (-DT_F32) or float16 storage, always float32 arithmetic.
-// A workgroup of 256 invocations computes a 64x64 block of y; invocation (tx, ty) of the 16x16 grid
-// keeps rows ty + 16i and columns tx + 16j (i, j < 4) in registers, 16 fused multiply-adds per value
-// pair read from shared memory. Per step of 16 along K the operands go global -> registers -> shared
+// A workgroup of 256 invocations computes a 64x64 block of y (64x128 with -DWIDE); invocation (tx, ty)
+// of the 16x16 grid keeps rows ty + 16i (i < 4) and columns tx + 16j (j < 4, or 8 wide) in registers:
+// 16 (32 wide) fused multiply-adds per 8 (12) values read from shared memory. The wide block suits
+// products of many columns (a convolution's pixels): more arithmetic per load. Per step of 16 along K the operands go global -> registers -> shared
 // memory (float32; A stored transposed so that both reads are a broadcast or consecutive words); the
 // next step's global loads are issued before this step's products. Tensors below 2^32 elements.
 #version 460
@@ -21,12 +22,18 @@
 #include "float_math.glsl"
 
 #define BM 64
+#if defined(WIDE)
+#define BN 128
+#define PER_N 8 // columns each invocation keeps
+#else
 #define BN 64
+#define PER_N 4
+#endif
+#define PER_M 4 // rows each invocation keeps
 #define BK 16
 #define THREADS 256
 #define A_LOADS (BM * BK / THREADS) // 4
-#define B_LOADS (BK * BN / THREADS) // 4
-#define PER 4                       // rows and columns each invocation keeps
+#define B_LOADS (BK * BN / THREADS) // 4, 8 wide
 
 layout(local_size_x = THREADS) in;
 
@@ -40,9 +47,9 @@ void main() {
   Geom g = Geom(pc.geom_addr);
   setup(g);
   const uint t = gl_LocalInvocationID.x, tx = t % 16, ty = t / 16;
-  float acc[PER][PER];
-  [[unroll]] for (int i = 0; i < PER; i++)
-    [[unroll]] for (int j = 0; j < PER; j++) acc[i][j] = 0.0;
+  float acc[PER_M][PER_N];
+  [[unroll]] for (int i = 0; i < PER_M; i++)
+    [[unroll]] for (int j = 0; j < PER_N; j++) acc[i][j] = 0.0;
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
   q_end = min(k, q_begin + pc.k_chunk);
@@ -53,11 +60,11 @@ void main() {
     barrier();
     if (q0 + BK < q_end) load_step(q0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk++) {
-      float av[PER], bv[PER];
-      [[unroll]] for (int i = 0; i < PER; i++) av[i] = tile_a[kk][ty + 16 * i];
-      [[unroll]] for (int j = 0; j < PER; j++) bv[j] = tile_b[kk][tx + 16 * j];
-      [[unroll]] for (int i = 0; i < PER; i++)
-        [[unroll]] for (int j = 0; j < PER; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+      float av[PER_M], bv[PER_N];
+      [[unroll]] for (int i = 0; i < PER_M; i++) av[i] = tile_a[kk][ty + 16 * i];
+      [[unroll]] for (int j = 0; j < PER_N; j++) bv[j] = tile_b[kk][tx + 16 * j];
+      [[unroll]] for (int i = 0; i < PER_M; i++)
+        [[unroll]] for (int j = 0; j < PER_N; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
     }
     barrier();
   }
@@ -68,13 +75,13 @@ void main() {
 #if defined(CONV)
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
 #endif
-  [[unroll]] for (int j = 0; j < PER; j++) {
+  [[unroll]] for (int j = 0; j < PER_N; j++) {
     const uint c = n0 + tx + 16 * j;
     if (c >= n) continue;
 #if defined(CONV)
     const uint y_col = (c / out_plane) * uint(g.c_out) * out_plane + c % out_plane;
 #endif
-    [[unroll]] for (int i = 0; i < PER; i++) {
+    [[unroll]] for (int i = 0; i < PER_M; i++) {
       const uint row = m0 + ty + 16 * i;
       if (row >= m) continue;
       if (pc.splits > 1) {
