@@ -910,6 +910,94 @@ static void test_fuse_split_transpose(void** unused) {
   ir_graph_free(g);
 }
 
+/* ---- ir_copy_plan_simplify ---- */
+
+static uint32_t plan_rng(uint32_t* state) {
+  *state = *state * 1664525u + 1013904223u;
+  return *state >> 8;
+}
+
+/* Runs a plan element by element (ir_copy_plan_source, the reference definition) over byte buffers. */
+static void run_plan_bytes(const ir_copy_plan* p, const unsigned char* src, unsigned char* dst) {
+  for (int64_t i = 0; i < p->count; i++) {
+    int64_t d;
+    const int64_t s = ir_copy_plan_source(p, i, &d);
+    memcpy(dst + d * p->elem_size, s < 0 ? p->value : src + s * p->elem_size, (size_t)p->elem_size);
+  }
+}
+
+/* Random plans of every kind the layout ops make (a box of a larger destination, source starts and
+ * steps that leave the source in every pad mode, transposed strides, contiguous runs that merge and
+ * widen) copy exactly the same bytes simplified as not; the simplified plans keep every offset and
+ * stride a multiple of their wider elements, and the widening happens (the check can fail). */
+static void test_copy_plan_simplify(void** unused) {
+  (void)unused;
+  enum { BYTES = 1 << 16 };
+  static unsigned char src[BYTES], dst_a[BYTES], dst_b[BYTES];
+  uint32_t rng = 7;
+  for (int i = 0; i < BYTES; i++) src[i] = (unsigned char)plan_rng(&rng);
+  int widened = 0, merged = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    ir_copy_plan p;
+    memset(&p, 0, sizeof p);
+    const int sizes[4] = {1, 2, 4, 8};
+    p.elem_size = sizes[plan_rng(&rng) % 4];
+    p.rank = 1 + (int)(plan_rng(&rng) % 5);
+    p.mode = (ir_pad_mode)(plan_rng(&rng) % 4);
+    const int plain = plan_rng(&rng) % 2; /* a contiguous copy of a box: what merges and widens */
+    int64_t box = 1, src_elems = 1, dst_elems = 1;
+    int64_t src_dims[GFX_MAX_RANK], dst_dims[GFX_MAX_RANK], off[GFX_MAX_RANK];
+    for (int k = 0; k < p.rank; k++) {
+      p.dims[k] = 1 + plan_rng(&rng) % (k == p.rank - 1 ? 16 : 4);
+      src_dims[k] = plain ? p.dims[k] : 1 + plan_rng(&rng) % 6;
+      const int64_t extra = plain && plan_rng(&rng) % 2 ? 0 : plan_rng(&rng) % 3;
+      dst_dims[k] = p.dims[k] + extra;
+      off[k] = extra ? plan_rng(&rng) % (extra + 1) : 0;
+      p.src_extent[k] = src_dims[k];
+      p.src_start[k] = plain ? 0 : (int64_t)(plan_rng(&rng) % (src_dims[k] + 3)) - 2;
+      p.src_step[k] = plain ? 1 : (int64_t[]){-1, 1, 1, 2}[plan_rng(&rng) % 4];
+      box *= p.dims[k];
+      src_elems *= src_dims[k];
+      dst_elems *= dst_dims[k];
+    }
+    if (plain) memcpy(p.src_extent, p.dims, sizeof p.dims);
+    /* contiguous strides of both tensors; the source's dims taken in a random order sometimes */
+    int64_t sd = 1, dd = 1;
+    for (int k = p.rank - 1; k >= 0; k--) {
+      p.dst_strides[k] = dd;
+      p.dst_offset += off[k] * dd;
+      dd *= dst_dims[k];
+      p.src_strides[k] = sd;
+      sd *= src_dims[k];
+    }
+    if (!plain && plan_rng(&rng) % 2 && p.rank > 1) {
+      const int a = (int)(plan_rng(&rng) % (uint32_t)p.rank), b = (int)(plan_rng(&rng) % (uint32_t)p.rank);
+      const int64_t t = p.src_strides[a];
+      p.src_strides[a] = p.src_strides[b];
+      p.src_strides[b] = t;
+    }
+    p.count = box;
+    for (int i = 0; i < 8; i++) p.value[i] = (unsigned char)(0xA0 + i);
+    if (src_elems * p.elem_size > BYTES || dst_elems * p.elem_size > BYTES) continue;
+    ir_copy_plan q;
+    ir_copy_plan_simplify(&p, 16, &q);
+    memset(dst_a, 0x5A, (size_t)(dst_elems * p.elem_size));
+    memset(dst_b, 0x5A, (size_t)(dst_elems * p.elem_size));
+    run_plan_bytes(&p, src, dst_a);
+    run_plan_bytes(&q, src, dst_b);
+    if (memcmp(dst_a, dst_b, (size_t)(dst_elems * p.elem_size)))
+      print_error("trial %d: rank %d -> %d, element %d -> %d bytes, mode %d\n", trial, p.rank, q.rank, p.elem_size,
+                  q.elem_size, (int)p.mode);
+    assert_memory_equal(dst_a, dst_b, (size_t)(dst_elems * p.elem_size));
+    assert_true(q.count * q.elem_size == p.count * p.elem_size);
+    assert_true(q.elem_size <= 16);
+    widened += q.elem_size > p.elem_size;
+    merged += q.rank < p.rank;
+  }
+  assert_true(widened > 100);
+  assert_true(merged > 100);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_claims),
@@ -928,6 +1016,7 @@ int main(void) {
       cmocka_unit_test(test_plan_views_share_memory),
       cmocka_unit_test(test_plan_split_views),
       cmocka_unit_test(test_fuse_split_transpose),
+      cmocka_unit_test(test_copy_plan_simplify),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

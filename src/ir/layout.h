@@ -24,6 +24,7 @@ typedef struct ir_copy_plan {
   int64_t count;                     /* elements written: the product of dims */
   int64_t dims[GFX_MAX_RANK];        /* the box */
   int64_t dst_offset;                /* element offset of the box in the destination */
+  int64_t src_offset;                /* element offset added to every source element read */
   int64_t dst_strides[GFX_MAX_RANK]; /* destination element strides along the box dims */
   int64_t src_extent[GFX_MAX_RANK];  /* valid source coordinates along each box dim: [0, extent) */
   int64_t src_start[GFX_MAX_RANK];
@@ -88,6 +89,15 @@ int ir_layout_plan_count(const ir_node* node);
  * input 0. Errors name the offending dims; the result never indexes outside the tensors. */
 gfx_status ir_layout_plan(const ir_node* node, const gfx_shape* in, const gfx_shape* out, int index,
                           ir_copy_plan* plan);
+
+/* The same copy as `in` with fewer dims and, where it can, wider elements (at most max_elem_size
+ * bytes: 16 where the caller moves vectors; 8 at most where the plan may write its constant): dims
+ * whose source coordinates never leave the source have their start and step folded into
+ * src_offset and the strides, the ones of size 1 dropped, neighbours that are contiguous in both
+ * tensors merged, and a contiguous last dim grouped into elements of k x elem_size bytes when every
+ * offset and stride allows. The caller must then check that its two tensors' addresses are
+ * multiples of out->elem_size (and use `in` otherwise). */
+void ir_copy_plan_simplify(const ir_copy_plan* in, int max_elem_size, ir_copy_plan* out);
 
 /* Source element offset of plan element `linear` (0 <= linear < count), or -1 when the element is
  * the plan's constant. Destination offset in *dst. The reference definition of the primitive; the

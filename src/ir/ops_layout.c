@@ -1216,7 +1216,7 @@ gfx_status ir_layout_plan(const ir_node* node, const gfx_shape* in, const gfx_sh
 }
 
 int64_t ir_copy_plan_source(const ir_copy_plan* plan, int64_t linear, int64_t* dst) {
-  int64_t src = 0, d = plan->dst_offset;
+  int64_t src = plan->src_offset, d = plan->dst_offset;
   int outside = 0;
   for (int k = plan->rank - 1; k >= 0; k--) {
     const int64_t i = linear % plan->dims[k];
@@ -1230,4 +1230,83 @@ int64_t ir_copy_plan_source(const ir_copy_plan* plan, int64_t linear, int64_t* d
   }
   *dst = d;
   return outside ? -1 : src;
+}
+
+/* Whether plan dim k reads only inside the source: every coordinate start + i * step in [0, extent). */
+static int dim_in_range(const ir_copy_plan* p, int k) {
+  const int64_t first = p->src_start[k], last = first + (p->dims[k] - 1) * p->src_step[k];
+  return first >= 0 && first < p->src_extent[k] && last >= 0 && last < p->src_extent[k];
+}
+
+static void remove_dim(ir_copy_plan* p, int k) {
+  for (int j = k; j + 1 < p->rank; j++) {
+    p->dims[j] = p->dims[j + 1];
+    p->dst_strides[j] = p->dst_strides[j + 1];
+    p->src_extent[j] = p->src_extent[j + 1];
+    p->src_start[j] = p->src_start[j + 1];
+    p->src_step[j] = p->src_step[j + 1];
+    p->src_strides[j] = p->src_strides[j + 1];
+  }
+  p->rank--;
+}
+
+/* Whether every offset and stride of the plan but the last dim's is a multiple of f. */
+static int divisible(const ir_copy_plan* p, int64_t f) {
+  if (p->dst_offset % f || p->src_offset % f) return 0;
+  for (int k = 0; k + 1 < p->rank; k++)
+    if (p->dst_strides[k] % f || p->src_strides[k] % f) return 0;
+  return 1;
+}
+
+void ir_copy_plan_simplify(const ir_copy_plan* in, int max_elem_size, ir_copy_plan* out) {
+  *out = *in;
+  ir_copy_plan* p = out;
+  if (p->count <= 0) return;
+  /* dims that never leave the source: start and step into the offset and the stride */
+  int may_write_constant = 0;
+  for (int k = 0; k < p->rank; k++) {
+    if (!dim_in_range(p, k)) {
+      may_write_constant |= p->mode == IR_PADMODE_CONSTANT;
+      continue;
+    }
+    p->src_offset += p->src_start[k] * p->src_strides[k];
+    p->src_strides[k] *= p->src_step[k];
+    p->src_start[k] = 0;
+    p->src_step[k] = 1;
+    p->src_extent[k] = p->dims[k];
+  }
+  /* size-1 dims that stay inside read one place (now in src_offset): dropped */
+  for (int k = p->rank - 1; k >= 0; k--)
+    if (p->dims[k] == 1 && dim_in_range(p, k)) remove_dim(p, k);
+  /* an outer dim contiguous with the inner one next to it in both tensors: one dim */
+  for (int k = p->rank - 2; k >= 0; k--) {
+    if (!dim_in_range(p, k) || !dim_in_range(p, k + 1)) continue;
+    if (p->dst_strides[k] != p->dims[k + 1] * p->dst_strides[k + 1] ||
+        p->src_strides[k] != p->dims[k + 1] * p->src_strides[k + 1])
+      continue;
+    p->dims[k + 1] *= p->dims[k];
+    p->src_extent[k + 1] = p->dims[k + 1];
+    remove_dim(p, k);
+  }
+  /* a contiguous last dim inside the source: elements grouped into wider ones */
+  const int r = p->rank - 1;
+  if (r < 0 || !dim_in_range(p, r) || p->dst_strides[r] != 1 || p->src_strides[r] != 1) return;
+  const int cap = may_write_constant && max_elem_size > 8 ? 8 : max_elem_size;
+  int64_t f = cap / p->elem_size;
+  while (f > 1 && (p->dims[r] % f || !divisible(p, f))) f /= 2;
+  if (f <= 1) return;
+  const int es = p->elem_size;
+  unsigned char value[8];
+  memcpy(value, p->value, sizeof value);
+  for (int64_t i = 0; i < f && (i + 1) * es <= (int64_t)sizeof value; i++) memcpy(p->value + i * es, value, (size_t)es);
+  p->elem_size = (int)(es * f);
+  p->dims[r] /= f;
+  p->src_extent[r] = p->dims[r];
+  p->dst_offset /= f;
+  p->src_offset /= f;
+  for (int k = 0; k < r; k++) {
+    p->dst_strides[k] /= f;
+    p->src_strides[k] /= f;
+  }
+  p->count /= f;
 }

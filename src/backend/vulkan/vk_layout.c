@@ -27,12 +27,12 @@
 /* copy_plan.comp's Plan block (std430). */
 typedef struct gpu_plan {
   int32_t rank, mode;
-  int64_t count, dst_offset;
+  int64_t count, dst_offset, src_offset;
   int64_t dims[GFX_MAX_RANK], dst_strides[GFX_MAX_RANK], src_extent[GFX_MAX_RANK], src_start[GFX_MAX_RANK],
       src_step[GFX_MAX_RANK], src_strides[GFX_MAX_RANK];
   uint64_t value;
 } gpu_plan;
-_Static_assert(sizeof(gpu_plan) == 24 + 6 * 8 * GFX_MAX_RANK + 8, "gpu_plan layout");
+_Static_assert(sizeof(gpu_plan) == 32 + 6 * 8 * GFX_MAX_RANK + 8, "gpu_plan layout");
 
 typedef struct plan_push {
   uint64_t src, dst, plan;
@@ -42,9 +42,13 @@ typedef struct layout_state {
   vk_family family; /* first: node_release dispatches on it */
   ir_layout_kind kind;
   int n_plans;
-  int64_t counts[IR_MAX_IO]; /* elements each plan writes */
-  vk_buffer plans;           /* n_plans gpu_plan blocks */
-  vk_pipe* pipe;             /* copy_plan.comp of the element size */
+  /* Each plan twice (ir_copy_plan_simplify): [0] in the node's elements, [1] in groups of a contiguous
+   * last dim, wide[k] bytes each, run where both tensors' addresses are multiples of that */
+  int64_t counts[IR_MAX_IO][2]; /* elements each plan writes */
+  vk_pipe* pipes[IR_MAX_IO][2]; /* copy_plan.comp of each plan's element size */
+  uint32_t wide[IR_MAX_IO];
+  vk_buffer plans;           /* 2 x n_plans gpu_plan blocks */
+  vk_pipe* pipe;             /* copy_plan.comp of the element size (ConstantOfShape's fill) */
   vk_buffer shape_values;    /* Shape: the int64 dims, host-visible, copied by address at run time */
   int n_shape_values;
   /* Gather */
@@ -79,6 +83,7 @@ static gfx_status plan_shader(vk_device* d, const char* op, size_t elem_size, vk
       return NULL;
     case 4: *out = VK_SHADER_PLAN_4; return NULL;
     case 8: *out = VK_SHADER_PLAN_8; return NULL;
+    case 16: *out = VK_SHADER_PLAN_16; return NULL;
     default: return declined(op, "of an element type gfxep does not move", NULL);
   }
 }
@@ -117,6 +122,35 @@ static gpu_plan fill_plan(const ir_node* node, int64_t count) {
   g.dims[0] = count;
   g.dst_strides[0] = 1;
   memcpy(&g.value, node->params.layout.value, sizeof g.value);
+  return g;
+}
+
+/* copy_plan.comp's 32-bit coordinates: every source coordinate a plan computes fits an int. */
+static gfx_status check_plan_coords(const ir_copy_plan* plan) {
+  for (int i = 0; i < plan->rank; i++)
+    if (plan->src_extent[i] > INT32_MAX ||
+        llabs(plan->src_start[i]) + (plan->dims[i] > 0 ? plan->dims[i] - 1 : 0) * llabs(plan->src_step[i]) > INT32_MAX)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a copy plan whose source coordinates pass 2^31 (dim %d)", i);
+  return NULL;
+}
+
+static gpu_plan gpu_plan_of(const ir_copy_plan* plan) {
+  gpu_plan g;
+  memset(&g, 0, sizeof g);
+  g.rank = plan->rank;
+  g.mode = (int32_t)plan->mode;
+  g.count = plan->count;
+  g.dst_offset = plan->dst_offset;
+  g.src_offset = plan->src_offset;
+  for (int i = 0; i < plan->rank; i++) {
+    g.dims[i] = plan->dims[i];
+    g.dst_strides[i] = plan->dst_strides[i];
+    g.src_extent[i] = plan->src_extent[i];
+    g.src_start[i] = plan->src_start[i];
+    g.src_step[i] = plan->src_step[i];
+    g.src_strides[i] = plan->src_strides[i];
+  }
+  memcpy(&g.value, plan->value, sizeof g.value);
   return g;
 }
 
@@ -183,46 +217,41 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
     s = vk_check_elements_u32(node, out, 1);
     if (!s) s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
     if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
-    if (!s) s = vk_buffer_create(d, sizeof(gpu_plan), VK_MEM_CONSTANTS, &st->plans);
+    if (!s) s = vk_buffer_create(d, 2 * sizeof(gpu_plan), VK_MEM_CONSTANTS, &st->plans);
     if (!s) {
       const gpu_plan g = fill_plan(node, count);
       memcpy(st->plans.mapped, &g, sizeof g);
+      memcpy((char*)st->plans.mapped + sizeof g, &g, sizeof g);
       st->n_plans = 1;
-      st->counts[0] = count;
+      st->counts[0][0] = st->counts[0][1] = count;
+      st->pipes[0][0] = st->pipes[0][1] = st->pipe;
+      st->wide[0] = (uint32_t)gfx_dtype_size(node->params.layout.dtype);
     }
   } else if (st->kind == IR_LAYOUT_PLANS) {
     vk_shader_id shader;
     st->n_plans = ir_layout_plan_count(node);
     s = plan_shader(d, ir_op_name(node->op), gfx_dtype_size(node->params.layout.dtype), &shader);
-    if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipe);
     if (!s) s = vk_check_elements_u32(node, in, node->n_inputs);
     if (!s) s = vk_check_elements_u32(node, out, node->n_outputs);
-    if (!s && st->n_plans > 0) s = vk_buffer_create(d, sizeof(gpu_plan) * (size_t)st->n_plans, VK_MEM_CONSTANTS, &st->plans);
+    if (!s && st->n_plans > IR_MAX_IO) s = gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d copy plans", st->n_plans);
+    if (!s && st->n_plans > 0)
+      s = vk_buffer_create(d, 2 * sizeof(gpu_plan) * (size_t)st->n_plans, VK_MEM_CONSTANTS, &st->plans);
     for (int k = 0; !s && k < st->n_plans; k++) {
       ir_copy_plan plan;
       s = ir_layout_plan(node, in, out, k, &plan);
-      if (s) break;
-      gpu_plan g;
-      memset(&g, 0, sizeof g);
-      g.rank = plan.rank;
-      g.mode = (int32_t)plan.mode;
-      g.count = plan.count;
-      g.dst_offset = plan.dst_offset;
-      for (int i = 0; !s && i < plan.rank; i++) /* copy_plan.comp's 32-bit coordinates */
-        if (plan.src_extent[i] > INT32_MAX ||
-            llabs(plan.src_start[i]) + (plan.dims[i] > 0 ? plan.dims[i] - 1 : 0) * llabs(plan.src_step[i]) > INT32_MAX)
-          s = gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a copy plan whose source coordinates pass 2^31 (dim %d)", i);
-      for (int i = 0; !s && i < plan.rank; i++) {
-        g.dims[i] = plan.dims[i];
-        g.dst_strides[i] = plan.dst_strides[i];
-        g.src_extent[i] = plan.src_extent[i];
-        g.src_start[i] = plan.src_start[i];
-        g.src_step[i] = plan.src_step[i];
-        g.src_strides[i] = plan.src_strides[i];
+      if (!s) s = check_plan_coords(&plan);
+      for (int v = 0; !s && v < 2; v++) {
+        ir_copy_plan simple;
+        ir_copy_plan_simplify(&plan, v ? 16 : plan.elem_size, &simple);
+        s = check_plan_coords(&simple); /* merged dims are longer */
+        if (!s) s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
+        if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipes[k][v]);
+        if (s) break;
+        const gpu_plan g = gpu_plan_of(&simple);
+        memcpy((char*)st->plans.mapped + sizeof g * (size_t)(2 * k + v), &g, sizeof g);
+        st->counts[k][v] = simple.count;
+        if (v) st->wide[k] = (uint32_t)simple.elem_size;
       }
-      memcpy(&g.value, plan.value, sizeof g.value);
-      memcpy((char*)st->plans.mapped + sizeof g * (size_t)k, &g, sizeof g);
-      st->counts[k] = plan.count;
     }
   }
   if (s) {
@@ -248,9 +277,8 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
-  if (!status) vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
   for (int k = 0; !status && k < st->n_plans; k++) {
-    if (st->counts[k] == 0) continue;
+    if (st->counts[k][0] == 0) continue;
     /* a fill reads nothing: its plan's source is the output itself */
     const gfx_tensor* src = node->op == GFX_OP_CONCAT ? &in[k] : st->kind == IR_LAYOUT_FILL ? &out[0] : &in[0];
     const gfx_tensor* dst = node->op == GFX_OP_SPLIT ? &out[k] : &out[0];
@@ -259,11 +287,16 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
                          node_label(node), ir_op_name(node->op), k, src->data ? "output" : "input");
       break;
     }
+    /* the wide plan where both addresses allow its elements (they do unless a tensor starts inside
+     * an allocation at an odd offset): the same addresses choose the same plan at a replay */
+    const uintptr_t both = (uintptr_t)src->data | (uintptr_t)dst->data;
+    const int v = both % st->wide[k] == 0;
     plan_push pc = {.src = (uint64_t)(uintptr_t)src->data,
                     .dst = (uint64_t)(uintptr_t)dst->data,
-                    .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)k};
-    int64_t groups = (st->counts[k] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
+                    .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)(2 * k + v)};
+    int64_t groups = (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
     if (groups > (int64_t)max_groups) groups = max_groups;
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipes[k][v]->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
   }
@@ -296,10 +329,10 @@ gfx_status vk_run_layout(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
     }
     case IR_LAYOUT_FILL:
       if (st->n_plans == 0) return out_bytes ? vk_memset_zero(&d->dev, out[0].data, out_bytes, ctx->stream) : NULL;
-      if ((int64_t)out_bytes != st->counts[0] * (int64_t)gfx_dtype_size(out[0].dtype))
+      if ((int64_t)out_bytes != st->counts[0][0] * (int64_t)gfx_dtype_size(out[0].dtype))
         return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): output has %lld elements; "
                          "node_prepare saw %lld", node_label(node), ir_op_name(node->op),
-                         (long long)gfx_shape_numel(&out[0].shape), (long long)st->counts[0]);
+                         (long long)gfx_shape_numel(&out[0].shape), (long long)st->counts[0][0]);
       return run_plans(d, ctx, node, in, out, st);
     case IR_LAYOUT_GATHER: {
       if (st->gather[0] == 0) return NULL;

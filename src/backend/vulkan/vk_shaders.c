@@ -42,6 +42,9 @@ static const uint32_t plan_4[] =
 static const uint32_t plan_8[] =
 #include "plan_8.spv.inc"
     ;
+static const uint32_t plan_16[] =
+#include "plan_16.spv.inc"
+    ;
 static const uint32_t conv_f32[] =
 #include "conv_f32.spv.inc"
     ;
@@ -460,6 +463,7 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_PLAN_2, "copy_plan.comp (2-byte elements)", plan_2),
     BLOB(VK_SHADER_PLAN_4, "copy_plan.comp (4-byte elements)", plan_4),
     BLOB(VK_SHADER_PLAN_8, "copy_plan.comp (8-byte elements)", plan_8),
+    BLOB(VK_SHADER_PLAN_16, "copy_plan.comp (16-byte groups)", plan_16),
     BLOB(VK_SHADER_CONV_F32, "conv.comp (float32)", conv_f32),
     BLOB(VK_SHADER_CONV_F16, "conv.comp (float16)", conv_f16),
     BLOB(VK_SHADER_GEMM_F32, "gemm.comp (float32)", gemm_f32),

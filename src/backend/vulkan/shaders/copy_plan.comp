@@ -1,8 +1,9 @@
 // gfxep Vulkan backend — the layout ops' strided copy plan (ir/layout.h): Transpose, Slice, Pad, Tile,
 // Expand, and each input of Concat / output of Split.
 //
-// One source, compiled once per element size (-DELEM_SIZE=1, 2, 4 or 8): elements are moved as
-// bits, so every element type is exact. The plan (box dims, destination strides, source start /
+// One source, compiled once per element size (-DELEM_SIZE=1, 2, 4, 8 or 16): elements are moved as
+// bits, so every element type is exact; 16-byte elements are the groups of a contiguous last dim
+// (ir_copy_plan_simplify), which never write the constant. The plan (box dims, destination strides, source start /
 // step / extent / strides, the out-of-range mode and the constant) is read by device address once
 // per invocation; each invocation walks the box with a grid stride and 32-bit index arithmetic
 // (tensors below 2^32 elements).
@@ -21,8 +22,10 @@
 #define ELEM uint16_t
 #elif ELEM_SIZE == 4
 #define ELEM uint
-#else
+#elif ELEM_SIZE == 8
 #define ELEM uint64_t
+#else
+#define ELEM uvec4
 #endif
 
 #define MAX_RANK 8
@@ -45,6 +48,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Pla
   int mode;
   int64_t count;
   int64_t dst_offset;
+  int64_t src_offset;
   int64_t dims[MAX_RANK];
   int64_t dst_strides[MAX_RANK];
   int64_t src_extent[MAX_RANK];
@@ -86,7 +90,11 @@ void main() {
   const int rank = p.rank;
   const int mode = p.mode;
   const int64_t count = p.count;
+#if ELEM_SIZE == 16
+  const ELEM constant = uvec4(0u); // never written: such plans stay inside the source
+#else
   const ELEM constant = ELEM(p.value);
+#endif
   // The plan in registers once (the loops over MAX_RANK unroll, so the arrays stay registers): loads
   // through a buffer reference may alias the store, so a compiler reloads them per element otherwise.
   // 32-bit arithmetic: tensors have fewer than 2^32 elements and the plan's coordinates fit in int
@@ -102,10 +110,10 @@ void main() {
     src_step[k] = used ? int(p.src_step[k]) : 0;
     src_extent[k] = used ? int(p.src_extent[k]) : 1;
   }
-  const uint dst_offset = uint(p.dst_offset);
+  const uint dst_offset = uint(p.dst_offset), src_offset = uint(p.src_offset);
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t linear = int64_t(gl_GlobalInvocationID.x); linear < count; linear += step) {
-    uint rest = uint(linear), s = 0, d = dst_offset;
+    uint rest = uint(linear), s = src_offset, d = dst_offset;
     bool outside = false;
     [[unroll]] for (int k = MAX_RANK - 1; k >= 0; k--) {
       if (k >= rank) continue;
