@@ -71,7 +71,7 @@ typedef struct conv_block_geom_gpu {
   int32_t k_h, k_w, out_h, out_w;
   int32_t stride_h, stride_w, dil_h, dil_w;
   int32_t pad_top, pad_left, activation, residual;
-  int32_t has_bias, pad0;
+  int32_t has_bias, pointwise; /* a 1x1 window without padding: the shaders skip the tap table */
   float alpha, beta;
 } conv_block_geom_gpu;
 _Static_assert(sizeof(conv_block_geom_gpu) == 96, "conv_block_geom_gpu layout (mm_common.glsl's Geom)");
@@ -386,6 +386,8 @@ static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shap
                              .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
                              .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
                              .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
+    cg.pointwise = g.kernel[0] == 1 && g.kernel[1] == 1 && !g.pad_begin[0] && !g.pad_begin[1] && !g.pad_end[0] &&
+                   !g.pad_end[1];
     GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g.group, scratch_bytes, st));
     st->count = gg.w.count;
     GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));

@@ -36,7 +36,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   int k_h, k_w, out_h, out_w;
   int stride_h, stride_w, dil_h, dil_w;
   int pad_top, pad_left, activation, residual;
-  int has_bias, pad0;
+  int has_bias, pointwise; // pointwise: a 1x1 window and no padding, so row q of B is input channel q
   float alpha, beta;
   uvec2 taps[]; // per row q of B: (ci*in_h*in_w + ky*dil_h*in_w + kx*dil_w, ky*dil_h << 16 | kx*dil_w)
 };

@@ -14,6 +14,7 @@ ELEM ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shar
 Geom geom;
 uint grp, in_h, in_w, x_pixel; // x_pixel: the input offset of tap (0, 0) of channel 0 for this column
 int iy0, ix0;
+bool pointwise; // Geom's pointwise: every tap inside the input, no table needed
 #else
 uint batch, b_base, a_row, a_col, b_row, b_col;
 #endif
@@ -32,6 +33,7 @@ void setup(Geom g) {
   a_base = grp * m * k; // this group's weights: m rows of k
   geom = g;
   in_h = uint(g.in_h), in_w = uint(g.in_w);
+  pointwise = g.pointwise != 0;
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
   col_ok = col < n;
   const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
@@ -54,6 +56,7 @@ void setup(Geom g) {
 uint a_index(uint row, uint q) { return a_base + row * k + q; }
 // B's element (q, col): the input under tap (ky, kx) of channel ci for this output pixel; 0 in the padding
 ELEM b_value(uint q) {
+  if (pointwise) return b.v[x_pixel + q * in_h * in_w]; // a uniform branch: no table read, no bounds
   const uvec2 tap = geom.taps[q]; // the same q for a whole subgroup: one broadcast load
   const int iy = iy0 + int(tap.y >> 16), ix = ix0 + int(tap.y & 0xffffu);
   if (uint(iy) >= in_h || uint(ix) >= in_w) return ELEM(0.0); // negative wraps to large
