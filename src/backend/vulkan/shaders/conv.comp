@@ -67,6 +67,7 @@ void main() {
   const float alpha = g.alpha, beta = g.beta;
   const int in_d = g.in_d, k_d = g.k_d, out_d = g.out_d, stride_d = g.stride_d, dil_d = g.dil_d;
   const int pad_front = g.pad_front;
+  const bool undilated = dil_h == 1 && dil_w == 1 && dil_d == 1;
   const int c_in_g = c_in / group, c_out_g = c_out / group;
   const uint plane = uint(in_h) * uint(in_w), k_plane = uint(k_h) * uint(k_w);
   const uint volume = uint(in_d) * plane, k_volume = uint(k_d) * k_plane;
@@ -80,15 +81,22 @@ void main() {
     const int co = int(r % uint(c_out)); r /= uint(c_out);
     const uint nb = r;
     const int grp = co / c_out_g;
-    // the kernel window clipped to the input once, instead of a test per tap
-    const int iy0 = oy * stride_h - pad_top, ix0 = ox * stride_w - pad_left;
-    const int ky_lo = iy0 >= 0 ? 0 : (-iy0 + dil_h - 1) / dil_h;
-    const int ky_hi = min(k_h, (in_h - iy0 + dil_h - 1) / dil_h);
-    const int kx_lo = ix0 >= 0 ? 0 : (-ix0 + dil_w - 1) / dil_w;
-    const int kx_hi = min(k_w, (in_w - ix0 + dil_w - 1) / dil_w);
-    const int iz0 = oz * stride_d - pad_front;
-    const int kz_lo = iz0 >= 0 ? 0 : (-iz0 + dil_d - 1) / dil_d;
-    const int kz_hi = min(k_d, (in_d - iz0 + dil_d - 1) / dil_d);
+    // the kernel window clipped to the input once, instead of a test per tap; without dilation (a
+    // uniform branch) with no division
+    const int iy0 = oy * stride_h - pad_top, ix0 = ox * stride_w - pad_left, iz0 = oz * stride_d - pad_front;
+    int ky_lo, ky_hi, kx_lo, kx_hi, kz_lo, kz_hi;
+    if (undilated) {
+      ky_lo = max(0, -iy0), ky_hi = min(k_h, in_h - iy0);
+      kx_lo = max(0, -ix0), kx_hi = min(k_w, in_w - ix0);
+      kz_lo = max(0, -iz0), kz_hi = min(k_d, in_d - iz0);
+    } else {
+      ky_lo = iy0 >= 0 ? 0 : (-iy0 + dil_h - 1) / dil_h;
+      ky_hi = min(k_h, (in_h - iy0 + dil_h - 1) / dil_h);
+      kx_lo = ix0 >= 0 ? 0 : (-ix0 + dil_w - 1) / dil_w;
+      kx_hi = min(k_w, (in_w - ix0 + dil_w - 1) / dil_w);
+      kz_lo = iz0 >= 0 ? 0 : (-iz0 + dil_d - 1) / dil_d;
+      kz_hi = min(k_d, (in_d - iz0 + dil_d - 1) / dil_d);
+    }
     float acc = 0.0;
     uint x_volume = (nb * uint(c_in) + uint(grp * c_in_g)) * volume;
     uint w_volume = uint(co) * uint(c_in_g) * k_volume;
