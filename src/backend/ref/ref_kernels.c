@@ -29,12 +29,9 @@ gfx_status ref_check_concrete_shape(const char* what, const gfx_shape* s) {
   return NULL;
 }
 
-/* A tensor a kernel reads or writes: float32, a concrete shape, and memory behind it unless it is
- * empty (an empty tensor may have no memory at all). */
-gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t) {
-  if (t->dtype != GFX_DTYPE_F32)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d); only float32 is implemented", what,
-                     gfx_dtype_name(t->dtype), t->dtype);
+/* A concrete shape, and memory behind it unless the tensor is empty (an empty tensor may have no
+ * memory at all). */
+gfx_status ref_check_memory(const char* what, const gfx_tensor* t) {
   GFX_TRY(ref_check_concrete_shape(what, &t->shape));
   if (!t->data && gfx_shape_numel(&t->shape) > 0) {
     char buf[192];
@@ -42,6 +39,14 @@ gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t) {
                      gfx_shape_str(&t->shape, buf, sizeof buf));
   }
   return NULL;
+}
+
+/* A tensor a kernel reads or writes: float32 with ref_check_memory's shape and memory. */
+gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t) {
+  if (t->dtype != GFX_DTYPE_F32)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d); only float32 is implemented", what,
+                     gfx_dtype_name(t->dtype), t->dtype);
+  return ref_check_memory(what, t);
 }
 
 /* The node has min_inputs..max_inputs inputs and one output, all float32 tensors. Inputs past
@@ -68,13 +73,7 @@ gfx_status ref_check_tensor(const char* what, const gfx_tensor* t) {
   if (!ref_dtype_ok(t->dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d), which is not handled", what,
                      gfx_dtype_name(t->dtype), t->dtype);
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
+  return ref_check_memory(what, t);
 }
 
 gfx_status ref_check_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int min_inputs,

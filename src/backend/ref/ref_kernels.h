@@ -27,6 +27,8 @@ gfx_status ref_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
 /* ---- checks every kernel makes (ref_kernels.c) ---- */
 
 gfx_status ref_check_concrete_shape(const char* what, const gfx_shape* s);
+/* a concrete shape, and memory behind it unless empty */
+gfx_status ref_check_memory(const char* what, const gfx_tensor* t);
 /* float32, a concrete shape, and memory behind it unless empty */
 gfx_status ref_check_f32_tensor(const char* what, const gfx_tensor* t);
 /* min_inputs..max_inputs float32 inputs (optional ones past min_inputs may be absent), one output */

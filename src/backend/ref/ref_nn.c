@@ -20,13 +20,7 @@ static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int 
   if (t->dtype != dtype)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s (%d); expected %s like output 0", what,
                      gfx_dtype_name(t->dtype), t->dtype, gfx_dtype_name(dtype));
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
+  return ref_check_memory(what, t);
 }
 
 /* min_inputs..max_inputs inputs (those past min_inputs may be absent: NULL data) and one output,

@@ -9,12 +9,6 @@
 #include "ir/ops_quant.h"
 #include "ir/shape.h"
 
-static gfx_status check_tensor(const char* what, const gfx_tensor* t) {
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has no data", what);
-  return NULL;
-}
-
 /* x, scale, the optional zero point and y: concrete, with memory, the scale fitting x. */
 static gfx_status check_quant_io(const ir_node* node, const gfx_tensor* in, const gfx_tensor* out, int* has_zp,
                                  ir_quant_geom* g) {
@@ -22,10 +16,10 @@ static gfx_status check_quant_io(const ir_node* node, const gfx_tensor* in, cons
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs; expected 2..3 and 1", node->n_inputs,
                      node->n_outputs);
   *has_zp = node->n_inputs > 2 && node->inputs[2] >= 0;
-  GFX_TRY(check_tensor("x", &in[0]));
-  GFX_TRY(check_tensor("the scale", &in[1]));
-  if (*has_zp) GFX_TRY(check_tensor("the zero point", &in[2]));
-  GFX_TRY(check_tensor("y", &out[0]));
+  GFX_TRY(ref_check_memory("x", &in[0]));
+  GFX_TRY(ref_check_memory("the scale", &in[1]));
+  if (*has_zp) GFX_TRY(ref_check_memory("the zero point", &in[2]));
+  GFX_TRY(ref_check_memory("y", &out[0]));
   GFX_TRY(ir_quant_geometry(&node->params.quant, &in[0].shape, &in[1].shape, *has_zp ? &in[2].shape : NULL, g));
   GFX_TRY(ref_check_shape_is("y", &out[0].shape, &in[0].shape));
   if (out[0].dtype != node->params.quant.dtype)

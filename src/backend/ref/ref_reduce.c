@@ -34,13 +34,7 @@ static gfx_status check_float_tensor(const char* what, const gfx_tensor* t, int 
   if (t->dtype != dtype || !is_float_type(dtype))
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s has element type %s; %s expected (float32, float16 or bfloat16)", what,
                      gfx_dtype_name(t->dtype), gfx_dtype_name(dtype));
-  GFX_TRY(ref_check_concrete_shape(what, &t->shape));
-  if (!t->data && gfx_shape_numel(&t->shape) > 0) {
-    char buf[192];
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s has shape %s but no data", what,
-                     gfx_shape_str(&t->shape, buf, sizeof buf));
-  }
-  return NULL;
+  return ref_check_memory(what, t);
 }
 
 /* Inputs 0..n_inputs-1 (those past min_inputs may be absent) and output 0 all of input 0's type;
