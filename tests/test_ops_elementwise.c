@@ -139,6 +139,16 @@ static void test_parse_cast_batchnorm(void** unused) {
   d = desc_of("Cast", 19, &t, 1, GFX_DTYPE_BOOL);
   d.output_dtypes[0] = GFX_DTYPE_BF16;
   parse_ok(&d, GFX_OP_CAST);
+  /* a Cast to float32 in a partition computed in float16: its output is float16, 'to' still says
+   * float32; parsed as a Cast to float16 there only */
+  t = ATTRS(A_INT("to", GFX_DTYPE_F32));
+  d = desc_of("Cast", 13, &t, 1, GFX_DTYPE_I64);
+  d.output_dtypes[0] = GFX_DTYPE_F16;
+  parse_refused(&d, "'to'");
+  d.lowered_to = GFX_DTYPE_F16;
+  parse_ok(&d, GFX_OP_CAST);
+  d.output_dtypes[0] = GFX_DTYPE_BF16; /* lowered to float16, not bfloat16 */
+  parse_refused(&d, "'to'");
 
   t = ATTRS(A_FLOAT("epsilon", 1e-3f), A_FLOAT("momentum", 0.9f), A_INT("training_mode", 0));
   d = desc_of("BatchNormalization", 15, &t, 5, GFX_DTYPE_F32);

@@ -490,6 +490,9 @@ typedef struct ir_node_desc {
   size_t input_const_bytes[IR_MAX_IO];
   int output_dtypes[IR_MAX_IO];
   ir_attr_reader attrs;
+  /* 0, or the type a partition computed in a lower precision (precision=fp16/bf16) gives the
+   * node's float32 values: an attribute naming float32 (Cast's 'to') then means this type */
+  int lowered_to;
 } ir_node_desc;
 
 /* Looks up the op and parses the node. On success *op and *params describe it. A node gfxep does

@@ -200,6 +200,7 @@ gfx_status ir_parse_cast(const ir_node_desc* d, ir_params* p) {
   int out = d->output_dtypes[0];
   if (out <= 0 || out >= 32 || !(EW_TYPES_CAST & IR_TYPE_BIT(out)))
     return IR_UNSUPPORTED(d, "output 0 is %s, which Cast does not handle", gfx_dtype_name(out));
+  if (d->lowered_to && to == GFX_DTYPE_F32) to = d->lowered_to; /* a Cast to float32, computed lower */
   if (to != out) return IR_UNSUPPORTED(d, "attribute 'to' = %lld but output 0 is %s", (long long)to, gfx_dtype_name(out));
   return NULL;
 }

@@ -135,6 +135,12 @@ static gfx_status lower_desc(ir_node_desc* d, int lower_to, void** owned) {
   }
   for (int o = 0; o < d->n_outputs; o++)
     if (d->output_dtypes[o] == GFX_DTYPE_F32) d->output_dtypes[o] = lower_to;
+  d->lowered_to = lower_to;
+  /* QuantizeLinear and DequantizeLinear take float16/bfloat16 scales from opset 19 on; what opset 19
+   * added besides (float8 types, saturate) does not apply to the int8/uint8 nodes of older opsets,
+   * whose scales ONNX Runtime has validated already: lowered, they parse as opset 19 */
+  if ((!strcmp(d->op_type, "QuantizeLinear") || !strcmp(d->op_type, "DequantizeLinear")) && d->since_version < 19)
+    d->since_version = 19;
   return NULL;
 }
 
