@@ -30,7 +30,7 @@
 #include "backend/backend.h"
 
 #define VK_MAX_DEVICES 16
-#define VK_SHADER_COUNT_MAX 160 /* room for every vk_shader_id */
+#define VK_SHADER_COUNT_MAX 192 /* room for every vk_shader_id */
 #define VK_ALLOC_ALIGNMENT 256
 /* Every host wait is bounded by this (DEVICE.md: a host wait on a timeline value can hang on some
  * drivers); the wait then fails with a status instead. */
@@ -374,6 +374,14 @@ typedef enum vk_shader_id {
   VK_SHADER_CONV_TILED_WIDE_F16,
   VK_SHADER_GEMM_TILED_WIDE_F32,
   VK_SHADER_GEMM_TILED_WIDE_F16,
+  VK_SHADER_CONV_TILED_R32_F32, /* the same with 32x128 blocks (products of at most 32 rows) */
+  VK_SHADER_CONV_TILED_R32_F16,
+  VK_SHADER_GEMM_TILED_R32_F32,
+  VK_SHADER_GEMM_TILED_R32_F16,
+  VK_SHADER_CONV_TILED_R16_F32, /* and 16x256 (at most 16 rows) */
+  VK_SHADER_CONV_TILED_R16_F16,
+  VK_SHADER_GEMM_TILED_R16_F32,
+  VK_SHADER_GEMM_TILED_R16_F16,
   VK_SHADER_CONV_SPLIT_SUM_F32, /* mm_reduce.comp: the slices of a split K added, then the epilogue */
   VK_SHADER_CONV_SPLIT_SUM_F16,
   VK_SHADER_GEMM_SPLIT_SUM_F32,

@@ -40,6 +40,31 @@
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
+/* mm_tiled.comp's block shapes (GFXEP_VULKAN_TILED_SHAPES=1 chooses by the product's shape; without
+ * it every product takes 64x64): rows x columns, and the shaders of (conv, float32) */
+typedef struct tiled_shape {
+  int64_t rows, cols;
+  vk_shader_id conv_f32, conv_f16, gemm_f32, gemm_f16;
+} tiled_shape;
+static const tiled_shape tiled_shapes[] = {
+    {64, 64, VK_SHADER_CONV_TILED_F32, VK_SHADER_CONV_TILED_F16, VK_SHADER_GEMM_TILED_F32, VK_SHADER_GEMM_TILED_F16},
+    {64, 128, VK_SHADER_CONV_TILED_WIDE_F32, VK_SHADER_CONV_TILED_WIDE_F16, VK_SHADER_GEMM_TILED_WIDE_F32,
+     VK_SHADER_GEMM_TILED_WIDE_F16},
+    {32, 128, VK_SHADER_CONV_TILED_R32_F32, VK_SHADER_CONV_TILED_R32_F16, VK_SHADER_GEMM_TILED_R32_F32,
+     VK_SHADER_GEMM_TILED_R32_F16},
+    {16, 256, VK_SHADER_CONV_TILED_R16_F32, VK_SHADER_CONV_TILED_R16_F16, VK_SHADER_GEMM_TILED_R16_F32,
+     VK_SHADER_GEMM_TILED_R16_F16},
+};
+
+/* The tiled block for an m x n product: with GFXEP_VULKAN_TILED_SHAPES=1, the fewest rows that hold m
+ * (16 or 32: a 64-row block would compute up to 75% of its rows for nothing) and, for 33+ rows, 128
+ * columns where n has them; 64x64 otherwise. Not the default until timed on a GPU (docs/backends.md). */
+static const tiled_shape* tiled_shape_for(int64_t m, int64_t n) {
+  if (!getenv("GFXEP_VULKAN_TILED_SHAPES")) return &tiled_shapes[0];
+  if (m <= 16) return &tiled_shapes[3];
+  if (m <= 32) return &tiled_shapes[2];
+  return n >= TILED_WIDE_COLS ? &tiled_shapes[1] : &tiled_shapes[0];
+}
 /* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
  * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
 #define COOP_TARGET_GROUPS 264
@@ -204,7 +229,9 @@ static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int
 static int use_tiled(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (getenv("GFXEP_VULKAN_NO_TILED")) return 0;
   if (dtype != GFX_DTYPE_F32 && !(dtype == GFX_DTYPE_F16 && d->has_f16)) return 0;
-  if (m < 16 || n < 16 || k < 8) return 0;
+  /* with the block shapes of few rows, from 8 rows (half of a 16-row block) */
+  const int64_t min_rows = getenv("GFXEP_VULKAN_TILED_SHAPES") ? 8 : 16;
+  if (m < min_rows || n < 16 || k < 8) return 0;
   const int64_t blocks = (m + TILED_BLOCK - 1) / TILED_BLOCK * ((n + TILED_BLOCK - 1) / TILED_BLOCK) * batch;
   if (!conv && blocks < 64 && k < 1024) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
@@ -245,9 +272,7 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
   const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
-  /* 64x128 tiled blocks for products of at least that many columns, where GFXEP_VULKAN_TILED_WIDE=1
-   * asks for them (not the default until measured on a GPU: docs/backends.md) */
-  const int wide = !coop && n >= TILED_WIDE_COLS && getenv("GFXEP_VULKAN_TILED_WIDE");
+  const tiled_shape* shape = tiled_shape_for(m, n);
   vk_shader_id shader;
   if (coop && coop_of(d) == COOP_EMULATED)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
@@ -255,14 +280,10 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
   else if (coop)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
                   : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
-  else if (wide)
-    shader = conv ? (f32 ? VK_SHADER_CONV_TILED_WIDE_F32 : VK_SHADER_CONV_TILED_WIDE_F16)
-                  : (f32 ? VK_SHADER_GEMM_TILED_WIDE_F32 : VK_SHADER_GEMM_TILED_WIDE_F16);
   else
-    shader = conv ? (f32 ? VK_SHADER_CONV_TILED_F32 : VK_SHADER_CONV_TILED_F16)
-                  : (f32 ? VK_SHADER_GEMM_TILED_F32 : VK_SHADER_GEMM_TILED_F16);
-  const int64_t rows = !coop ? TILED_BLOCK : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
-  const int64_t cols = wide ? TILED_WIDE_COLS : !coop ? TILED_BLOCK : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
+    shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
+  const int64_t rows = !coop ? shape->rows : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
+  const int64_t cols = !coop ? shape->cols : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
@@ -275,8 +296,7 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
                             NULL, 0, &st->reduce));
   gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on %s, %lldx%lld blocks, K in %u slices", label(node),
           ir_op_name(node->op),
-          !coop ? (wide ? "the wide tiled kernel" : "the tiled kernel")
-          : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
+          !coop ? "the tiled kernel" : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
           st->splits);
   return NULL;
 }

@@ -105,6 +105,30 @@ static const uint32_t gemm_tiled_wide_f32[] =
 static const uint32_t gemm_tiled_wide_f16[] =
 #include "gemm_tiled_wide_f16.spv.inc"
     ;
+static const uint32_t conv_tiled_r32_f32[] =
+#include "conv_tiled_r32_f32.spv.inc"
+    ;
+static const uint32_t conv_tiled_r32_f16[] =
+#include "conv_tiled_r32_f16.spv.inc"
+    ;
+static const uint32_t gemm_tiled_r32_f32[] =
+#include "gemm_tiled_r32_f32.spv.inc"
+    ;
+static const uint32_t gemm_tiled_r32_f16[] =
+#include "gemm_tiled_r32_f16.spv.inc"
+    ;
+static const uint32_t conv_tiled_r16_f32[] =
+#include "conv_tiled_r16_f32.spv.inc"
+    ;
+static const uint32_t conv_tiled_r16_f16[] =
+#include "conv_tiled_r16_f16.spv.inc"
+    ;
+static const uint32_t gemm_tiled_r16_f32[] =
+#include "gemm_tiled_r16_f32.spv.inc"
+    ;
+static const uint32_t gemm_tiled_r16_f16[] =
+#include "gemm_tiled_r16_f16.spv.inc"
+    ;
 static const uint32_t conv_split_sum_f32[] =
 #include "conv_split_sum_f32.spv.inc"
     ;
@@ -533,6 +557,14 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_CONV_TILED_WIDE_F16, "mm_tiled.comp (Conv, float16, 64x128 blocks)", conv_tiled_wide_f16),
     BLOB(VK_SHADER_GEMM_TILED_WIDE_F32, "mm_tiled.comp (MatMul/Gemm, float32, 64x128 blocks)", gemm_tiled_wide_f32),
     BLOB(VK_SHADER_GEMM_TILED_WIDE_F16, "mm_tiled.comp (MatMul/Gemm, float16, 64x128 blocks)", gemm_tiled_wide_f16),
+    BLOB(VK_SHADER_CONV_TILED_R32_F32, "mm_tiled.comp (Conv, float32, 32x128 blocks)", conv_tiled_r32_f32),
+    BLOB(VK_SHADER_CONV_TILED_R32_F16, "mm_tiled.comp (Conv, float16, 32x128 blocks)", conv_tiled_r32_f16),
+    BLOB(VK_SHADER_GEMM_TILED_R32_F32, "mm_tiled.comp (MatMul/Gemm, float32, 32x128 blocks)", gemm_tiled_r32_f32),
+    BLOB(VK_SHADER_GEMM_TILED_R32_F16, "mm_tiled.comp (MatMul/Gemm, float16, 32x128 blocks)", gemm_tiled_r32_f16),
+    BLOB(VK_SHADER_CONV_TILED_R16_F32, "mm_tiled.comp (Conv, float32, 16x256 blocks)", conv_tiled_r16_f32),
+    BLOB(VK_SHADER_CONV_TILED_R16_F16, "mm_tiled.comp (Conv, float16, 16x256 blocks)", conv_tiled_r16_f16),
+    BLOB(VK_SHADER_GEMM_TILED_R16_F32, "mm_tiled.comp (MatMul/Gemm, float32, 16x256 blocks)", gemm_tiled_r16_f32),
+    BLOB(VK_SHADER_GEMM_TILED_R16_F16, "mm_tiled.comp (MatMul/Gemm, float16, 16x256 blocks)", gemm_tiled_r16_f16),
     BLOB(VK_SHADER_CONV_SPLIT_SUM_F32, "mm_reduce.comp (Conv, float32, split-K sums)", conv_split_sum_f32),
     BLOB(VK_SHADER_CONV_SPLIT_SUM_F16, "mm_reduce.comp (Conv, float16, split-K sums)", conv_split_sum_f16),
     BLOB(VK_SHADER_GEMM_SPLIT_SUM_F32, "mm_reduce.comp (MatMul/Gemm, float32, split-K sums)", gemm_split_sum_f32),

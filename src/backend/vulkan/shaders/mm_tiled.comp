@@ -2,10 +2,13 @@
 // cooperative matrices: MatMul/Gemm (-DGEMM) and Conv as an implicit GEMM (-DCONV) with the same
 // operands, tap table, split K and epilogue as mm_coop.comp (mm_common.glsl, mm_load.glsl), in float32
 // (-DT_F32) or float16 storage, always float32 arithmetic.
-// A workgroup of 256 invocations computes a 64x64 block of y (64x128 with -DWIDE); invocation (tx, ty)
-// of the 16x16 grid keeps rows ty + 16i (i < 4) and columns tx + 16j (j < 4, or 8 wide) in registers:
-// 16 (32 wide) fused multiply-adds per 8 (12) values read from shared memory. The wide block suits
-// products of many columns (a convolution's pixels): more arithmetic per load. Per step of 16 along K the operands go global -> registers -> shared
+// A workgroup of 256 invocations computes a BM x BN block of y: 64x64 by default, 64x128 with -DWIDE
+// (products of many columns, a convolution's pixels: more arithmetic per load), 32x128 with
+// -DROWS=32 and 16x256 with -DROWS=16 (products of few rows, a convolution with few output channels,
+// which a 64-row block would mostly compute for nothing). The invocations form a TY x TX grid
+// (TY = BM / 4); invocation (tx, ty) keeps rows ty + TY i (i < 4) and columns tx + TX j (j < PER_N) in
+// registers: 4 x PER_N fused multiply-adds per 4 + PER_N values read from shared memory. Per step of
+// 16 along K the operands go global -> registers -> shared
 // memory (float32; A stored transposed so that both reads are a broadcast or consecutive words); the
 // next step's global loads are issued before this step's products. Tensors below 2^32 elements.
 #version 460
@@ -21,19 +24,24 @@
 
 #include "float_math.glsl"
 
+#define THREADS 256
+#define PER_M 4 // rows each invocation keeps
+#if defined(ROWS)
+#define BM ROWS
+#define PER_N 4 // columns each invocation keeps
+#elif defined(WIDE)
 #define BM 64
-#if defined(WIDE)
-#define BN 128
-#define PER_N 8 // columns each invocation keeps
+#define PER_N 8
 #else
-#define BN 64
+#define BM 64
 #define PER_N 4
 #endif
-#define PER_M 4 // rows each invocation keeps
+#define TY (BM / PER_M)   // rows of the invocation grid
+#define TX (THREADS / TY) // its columns
+#define BN (TX * PER_N)   // 64, 128 wide, 128 for ROWS=32, 256 for ROWS=16
 #define BK 16
-#define THREADS 256
-#define A_LOADS (BM * BK / THREADS) // 4
-#define B_LOADS (BK * BN / THREADS) // 4, 8 wide
+#define A_LOADS (BM * BK / THREADS) // A elements each invocation loads per step
+#define B_LOADS (BK * BN / THREADS) // B elements
 
 layout(local_size_x = THREADS) in;
 
@@ -46,7 +54,7 @@ shared float tile_b[BK][BN + 4];
 void main() {
   Geom g = Geom(pc.geom_addr);
   setup(g);
-  const uint t = gl_LocalInvocationID.x, tx = t % 16, ty = t / 16;
+  const uint t = gl_LocalInvocationID.x, tx = t % TX, ty = t / TX;
   float acc[PER_M][PER_N];
   [[unroll]] for (int i = 0; i < PER_M; i++)
     [[unroll]] for (int j = 0; j < PER_N; j++) acc[i][j] = 0.0;
@@ -61,8 +69,8 @@ void main() {
     if (q0 + BK < q_end) load_step(q0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk++) {
       float av[PER_M], bv[PER_N];
-      [[unroll]] for (int i = 0; i < PER_M; i++) av[i] = tile_a[kk][ty + 16 * i];
-      [[unroll]] for (int j = 0; j < PER_N; j++) bv[j] = tile_b[kk][tx + 16 * j];
+      [[unroll]] for (int i = 0; i < PER_M; i++) av[i] = tile_a[kk][ty + TY * i];
+      [[unroll]] for (int j = 0; j < PER_N; j++) bv[j] = tile_b[kk][tx + TX * j];
       [[unroll]] for (int i = 0; i < PER_M; i++)
         [[unroll]] for (int j = 0; j < PER_N; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
     }
@@ -76,13 +84,13 @@ void main() {
   const uint out_plane = uint(g.out_h) * uint(g.out_w);
 #endif
   [[unroll]] for (int j = 0; j < PER_N; j++) {
-    const uint c = n0 + tx + 16 * j;
+    const uint c = n0 + tx + TX * j;
     if (c >= n) continue;
 #if defined(CONV)
     const uint y_col = (c / out_plane) * uint(g.c_out) * out_plane + c % out_plane;
 #endif
     [[unroll]] for (int i = 0; i < PER_M; i++) {
-      const uint row = m0 + ty + 16 * i;
+      const uint row = m0 + ty + TY * i;
       if (row >= m) continue;
       if (pc.splits > 1) {
         Partial(pc.scratch_addr).v[((slice * pc.n_z + z) * m + row) * n + c] = acc[i][j];
