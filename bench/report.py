@@ -246,18 +246,24 @@ def main():
         lines += ["", "## Kernel efficiency", "",
                   "Memory-bound kernels against a measured device-to-device copy (PyTorch `copy_` of the same "
                   "bytes); large float16 GEMM and convolution against PyTorch (cuBLAS/cuDNN) on the same shapes "
-                  "(the convolution in PyTorch's faster layout, NCHW or channels-last `cl`), device time per kernel.", "", "| kernel | device ms | achieved | reference | fraction |",
-                  "|---|---|---|---|---|"]
+                  "(the convolution in PyTorch's faster layout, NCHW or channels-last `cl`), device time per kernel: "
+                  "gfxep's CUDA backend, then its Vulkan backend on the same GPU (device time of the Run from its "
+                  "frame timings).", "",
+                  "| kernel | CUDA device ms | achieved | reference | fraction | Vulkan device ms | achieved | fraction |",
+                  "|---|---|---|---|---|---|---|---|"]
         for k in kernels:
+            vk_ms = f(k["vk_gpu_ms"]) if "vk_gpu_ms" in k else "failed"
             if "error" in k:
-                lines.append(f"| {k['kernel']} | {'skipped' if k['error'].startswith('skipped') else 'failed'} | – | – | – |")
+                lines.append(f"| {k['kernel']} | {'skipped' if k['error'].startswith('skipped') else 'failed'} | – | – | – | – | – | – |")
             elif "gbs" in k:
                 lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {f(k['gbs'], 0)} GB/s | copy {f(k.get('copy_gbs'), 0)} "
-                             f"GB/s | {pct(k.get('fraction_of_copy'))} |")
+                             f"GB/s | {pct(k.get('fraction_of_copy'))} | {vk_ms} | {f(k.get('vk_gbs'), 0)} GB/s | "
+                             f"{pct(k.get('vk_fraction_of_copy'))} |")
             else:
                 layout = f" ({k['torch_layout']})" if k.get("torch_layout") else ""
                 lines.append(f"| {k['kernel']} | {f(k['gpu_ms'])} | {f(k.get('tflops'), 0)} TFLOP/s | PyTorch{layout} "
-                             f"{f(k.get('torch_tflops'), 0)} TFLOP/s | {pct(k.get('fraction_of_torch'))} |")
+                             f"{f(k.get('torch_tflops'), 0)} TFLOP/s | {pct(k.get('fraction_of_torch'))} | {vk_ms} | "
+                             f"{f(k.get('vk_tflops'), 0)} TFLOP/s | {pct(k.get('vk_fraction_of_torch'))} |")
     failures = [r for r in records if not r.get("gfxep")]
     if failures:
         lines += ["", "Runs that failed:", ""]

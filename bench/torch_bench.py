@@ -458,10 +458,26 @@ def kernel_efficiency(args, env, models_dir, deadline=None):
         ms = g["gpu_ms"]["p50"]
         rec["gpu_ms"] = ms
         rec["nodes_on_gfxep"] = g["nodes_on_gfxep"]
+        # the same model on gfxep's Vulkan backend (same GPU, its own VkDevice): device time from the
+        # frame timings, which every backend writes (gpu_ms is CUDA's events only)
+        vk = subprocess.run([args.bench, "--backend", "vulkan", "--frame-timings", "--runs", "50", path], env=env,
+                            capture_output=True, text=True, timeout=args.timeout)
+        vk_line = [l for l in vk.stdout.splitlines() if l.startswith("{")]
+        vk_ms = None
+        if vk.returncode == 0 and vk_line:
+            vg = json.loads(vk_line[-1])
+            if vg.get("gfxep_gpu_ms") and vg.get("nodes_elsewhere") == 0:
+                vk_ms = vg["gfxep_gpu_ms"]["p50"]
+                rec["vk_gpu_ms"] = vk_ms
+        if vk_ms is None:
+            rec["vk_error"] = (vk.stderr or vk.stdout)[-300:] or "not entirely on the Vulkan backend"
         if bytes_moved:
             rec["gbs"] = bytes_moved / ms / 1e6
             rec["copy_gbs"] = copy_gbs
             rec["fraction_of_copy"] = rec["gbs"] / copy_gbs
+            if vk_ms:
+                rec["vk_gbs"] = bytes_moved / vk_ms / 1e6
+                rec["vk_fraction_of_copy"] = rec["vk_gbs"] / copy_gbs
         if flops:
             dt = torch.float16
             if op == "MatMul":
@@ -481,6 +497,9 @@ def kernel_efficiency(args, env, models_dir, deadline=None):
             rec["tflops"] = flops / ms / 1e9
             rec["torch_tflops"] = flops / ref_ms / 1e9
             rec["fraction_of_torch"] = rec["tflops"] / rec["torch_tflops"]
+            if vk_ms:
+                rec["vk_tflops"] = flops / vk_ms / 1e9
+                rec["vk_fraction_of_torch"] = rec["vk_tflops"] / rec["torch_tflops"]
         out.append(rec)
         log(f"[kernel] {name}: " + ", ".join(f"{k}={v:.3g}" for k, v in rec.items() if isinstance(v, float)))
     return out
@@ -792,7 +811,8 @@ def main():
         print(f"{k['kernel']:<44} " + (("" if k["error"].startswith("skipped") else "failed: ") + k["error"][-120:]
                                         if "error" in k else
               f"gpu {k['gpu_ms']:.3f} ms  " + (f"{k['gbs']:.0f} GB/s = {k['fraction_of_copy']:.0%} of copy" if "gbs" in k
-                                               else f"{k['tflops']:.0f} TFLOP/s = {k['fraction_of_torch']:.0%} of PyTorch")))
+                                               else f"{k['tflops']:.0f} TFLOP/s = {k['fraction_of_torch']:.0%} of PyTorch") +
+              (f"; vulkan {k['vk_gpu_ms']:.3f} ms" if "vk_gpu_ms" in k else "; vulkan failed")))
     return 0
 
 
