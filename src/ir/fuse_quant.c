@@ -11,9 +11,7 @@
  * kernels round), then the DequantizeLinear after it.
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "core/half.h"
 #include "ir/fuse_util.h"
 #include "ir/ops_quant.h"
 #include "ir/shape.h"

@@ -243,8 +243,12 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
       for (int v = 0; !s && v < 2; v++) {
         ir_copy_plan simple;
         ir_copy_plan_simplify(&plan, v ? 16 : plan.elem_size, &simple);
-        s = check_plan_coords(&simple); /* merged dims are longer */
-        if (!s) s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
+        gfx_status too_long = check_plan_coords(&simple); /* merged dims past 2^31: the plan as it was */
+        if (too_long) {
+          gfx_status_free(too_long);
+          simple = plan;
+        }
+        s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
         if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipes[k][v]);
         if (s) break;
         const gpu_plan g = gpu_plan_of(&simple);
