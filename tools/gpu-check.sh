@@ -143,6 +143,9 @@ step backend_ops_vulkan_coop_conv 300 env GFXEP_VULKAN_COOP_CONV=1 "$pack/bin/te
 # the products again on the portable kernels, where the device has cooperative matrices
 step backend_ops_vulkan_fused_attention 300 env GFXEP_VULKAN_FUSED_ATTENTION=1 "$pack/bin/test_backend_ops" -b vulkan -o Attention
 step backend_ops_vulkan_portable 300 env GFXEP_VULKAN_NO_COOPMAT=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
+# the tiled blocks shaped to each product (GFXEP_VULKAN_TILED_SHAPES=1), on the portable kernels
+step backend_ops_vulkan_tiled_shapes 300 env GFXEP_VULKAN_TILED_SHAPES=1 GFXEP_VULKAN_NO_COOPMAT=1 \
+  "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
 step op_cases_vulkan 600 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=vulkan GFXEP_OPCASES_DIR="$pack/opcases" \
   GFXEP_OPCASES_SUMMARY="$logs/op_cases_vulkan.json" "$pack/bin/test_op_cases"
 for m in conv_net denoise_small matmul partial; do
