@@ -283,8 +283,8 @@ def give_signal(model, x):
     return peak
 
 
-def export(model, x, path):
-    kwargs = dict(input_names=["input"], opset_version=18)
+def export(model, x, path, opset=18):
+    kwargs = dict(input_names=["input"], opset_version=opset)
     try:
         torch.onnx.export(model, x, path, dynamo=False, **kwargs)
     except TypeError:
@@ -320,9 +320,11 @@ def main():
     ap.add_argument("--precisions", default="fp32,fp16")
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--profile", action="store_true", help="add where each Run's time goes (ORT's profile)")
+    ap.add_argument("--opset", type=int, default=18, help="the exporter's opset (17 for PyTorch 1.13)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX export
+    if hasattr(torch.backends, "mha"):  # PyTorch 2.x: the fused fast path has no ONNX export
+        torch.backends.mha.set_fastpath_enabled(False)
     results = []
     for name in args.models.split(","):
         family, ctor, shape = MODELS[name]
@@ -334,7 +336,7 @@ def main():
             x = torch.rand(shape)
             peak = give_signal(m, x)
             with torch.no_grad():
-                export(m, x, path)
+                export(m, x, path, args.opset)
         except Exception as e:  # noqa: BLE001 — reported, the others go on
             for p in args.precisions.split(","):
                 results.append({"model": name, "family": family, "precision": p,
