@@ -24,7 +24,10 @@ typedef struct ir_copy_plan {
   int64_t count;                     /* elements written: the product of dims */
   int64_t dims[GFX_MAX_RANK];        /* the box */
   int64_t dst_offset;                /* element offset of the box in the destination */
-  int64_t src_offset;                /* element offset added to every source element read */
+  int64_t src_offset;                /* element offset added to every source element read: 0 in
+                                      * ir_layout_plan's plans; only ir_copy_plan_simplify sets it,
+                                      * whose plans the reference and Vulkan backends run (CUDA's
+                                      * kernels take ir_layout_plan's plans and do not read it) */
   int64_t dst_strides[GFX_MAX_RANK]; /* destination element strides along the box dims */
   int64_t src_extent[GFX_MAX_RANK];  /* valid source coordinates along each box dim: [0, extent) */
   int64_t src_start[GFX_MAX_RANK];

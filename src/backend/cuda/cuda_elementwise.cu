@@ -16,11 +16,26 @@
 
 #include "backend/cuda/cuda_activation.cuh"
 #include "backend/cuda/cuda_elementwise.h"
-#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-using namespace gfx_cuda;
+const int kBlockSize = 256;
+/* Enough blocks to fill any current GPU several times over; grid-stride loops do the rest. */
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+int64_t element_count(const gfx_shape* s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->dims[i];
+  return n;
+}
+
+#define GRID_STRIDE_LOOP(i, count) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (count); i += (int64_t)blockDim.x * gridDim.x)
 
 /* ---- element types: load to the compute type, store from it ---- */
 
@@ -29,6 +44,24 @@ template <typename T> struct compute_of { typedef float type; };
 template <> struct compute_of<int32_t> { typedef int64_t type; };
 template <> struct compute_of<int64_t> { typedef int64_t type; };
 template <> struct compute_of<bool> { typedef int64_t type; };
+
+__device__ inline float load(float v) { return v; }
+__device__ inline float load(__half v) { return __half2float(v); }
+__device__ inline float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline int64_t load(int32_t v) { return v; }
+__device__ inline int64_t load(int64_t v) { return v; }
+__device__ inline int64_t load(bool v) { return v ? 1 : 0; }
+
+/* Round-to-nearest-even conversions; an int64 result wraps to int32 by keeping the low bits. */
+template <typename T> __device__ inline T store(float v);
+template <> __device__ inline float store<float>(float v) { return v; }
+template <> __device__ inline __half store<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <typename T> __device__ inline T store(int64_t v);
+template <> __device__ inline int32_t store<int32_t>(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+template <> __device__ inline int64_t store<int64_t>(int64_t v) { return v; }
+template <> __device__ inline bool store<bool>(int64_t v) { return v != 0; }
+template <> __device__ inline bool store<bool>(float v) { return v != 0.0f; }
 
 /* An element of any handled type as float; for Pow's exponent, whose type may differ from the base. */
 __device__ inline float load_any_as_float(const void* p, int dtype, int64_t i) {
@@ -439,6 +472,7 @@ void launch_rows(gfx_op op, const operands& ops, Out* out, const row_map& m, cud
   launch_rows_op<In, Out, -1>(op, ops, out, m, N, stream);
 }
 
+
 /* The launch, with 32-bit offsets when the output count allows (an input never has more
  * elements than the output, so its offsets fit too). */
 template <typename In, typename Out>
@@ -504,6 +538,7 @@ __global__ void where_rows_kernel(const bool* cond, const Bits* x, const Bits* y
       out_row[e] = cond[off[0] + (m.col[0] ? e : 0)] ? x[off[1] + (m.col[1] ? e : 0)] : y[off[2] + (m.col[2] ? e : 0)];
   }
 }
+
 
 /* Where in row form: 16 bytes of x, y and out per access when the pointers and rows allow. */
 template <typename Bits>
@@ -720,6 +755,26 @@ __global__ void batchnorm_rows_kernel(const T* x, const T* scale, const T* bias,
 }
 
 /* ---- dispatch by element type ---- */
+
+/* Calls f.template operator()<T>() with T the C++ type of dtype; false for a type not handled. */
+template <typename F>
+bool with_float_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: f(float()); return true;
+    case GFX_DTYPE_F16: f(__half()); return true;
+    case GFX_DTYPE_BF16: f(__nv_bfloat16()); return true;
+    default: return false;
+  }
+}
+
+template <typename F>
+bool with_math_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_I32: f(int32_t()); return true;
+    case GFX_DTYPE_I64: f(int64_t()); return true;
+    default: return with_float_type(dtype, f);
+  }
+}
 
 template <typename F>
 bool with_cast_type(int dtype, F f) {

@@ -13,13 +13,42 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_index.h"
-#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-using namespace gfx_cuda;
+const int kBlockSize = 256;
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  if (blocks < 1) blocks = 1;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+int64_t element_count(const gfx_shape* s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->dims[i];
+  return n;
+}
+
+#define GRID_STRIDE_LOOP(i, count) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (count); i += (int64_t)blockDim.x * gridDim.x)
 
 /* ---- element types ---- */
+
+__device__ inline float load(float v) { return v; }
+__device__ inline float load(__half v) { return __half2float(v); }
+__device__ inline float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline int64_t load(int32_t v) { return v; }
+__device__ inline int64_t load(int64_t v) { return v; }
+
+template <typename T> __device__ inline T store(float v);
+template <> __device__ inline float store<float>(float v) { return v; }
+template <> __device__ inline __half store<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <typename T> __device__ inline T store(int64_t v);
+template <> __device__ inline int32_t store<int32_t>(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+template <> __device__ inline int64_t store<int64_t>(int64_t v) { return v; }
 
 /* ---- numpy broadcasting of two operands ---- */
 
@@ -124,6 +153,19 @@ __global__ void mod_kernel(int fmod, const T* a, const T* b, T* y, int64_t count
   }
 }
 
+/* Calls f(T()) with T the C++ type of a Mod dtype; false for a type not handled. */
+template <typename F>
+bool with_mod_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: f(float()); return true;
+    case GFX_DTYPE_F16: f(__half()); return true;
+    case GFX_DTYPE_BF16: f(__nv_bfloat16()); return true;
+    case GFX_DTYPE_I32: f(int32_t()); return true;
+    case GFX_DTYPE_I64: f(int64_t()); return true;
+    default: return false;
+  }
+}
+
 template <typename K>
 void preload(K* kernel, cudaError_t* e) {
   cudaFuncAttributes attr;
@@ -191,7 +233,7 @@ __global__ void trilu_kernel(const Bits* x, Bits* y, int64_t count, int64_t rows
 /* Calls f(T()) with T the C++ type of a CumSum dtype. */
 template <typename F>
 bool with_sum_type(int dtype, F f) {
-  return with_math_type(dtype, f);
+  return with_mod_type(dtype, f);
 }
 
 /* ---- GatherElements, GatherND, ScatterElements, ScatterND ---- */
@@ -345,6 +387,7 @@ void with_index(int indices_i64, F f) {
 
 }  // namespace
 
+
 /* ---- C entries ---- */
 
 extern "C" cudaError_t cuda_index_logic(gfx_op op, const void* a, const gfx_shape* a_shape, const void* b,
@@ -368,7 +411,7 @@ extern "C" cudaError_t cuda_index_mod(int dtype, int fmod, const void* a, const 
   const int64_t count = element_count(y_shape);
   if (count <= 0) return cudaSuccess;
   const bmap m = make_bmap(a_shape, b_shape, y_shape);
-  const bool ok = with_math_type(dtype, [&](auto zero) {
+  const bool ok = with_mod_type(dtype, [&](auto zero) {
     typedef decltype(zero) T;
     mod_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>(fmod, (const T*)a, (const T*)b, (T*)y, count, m);
   });
@@ -455,7 +498,7 @@ extern "C" cudaError_t cuda_index_elements(int dtype, size_t elem_size, const vo
             (const Index*)indices, (const Bits*)updates, (Bits*)out, geom, reduction);
       });
     } else {
-      ok = with_math_type(dtype, [&](auto tzero) {
+      ok = with_mod_type(dtype, [&](auto tzero) {
         typedef decltype(tzero) T;
         scatter_elements_kernel<T, Index><<<grid_for(lines), kBlockSize, 0, stream>>>(
             (const Index*)indices, (const T*)updates, (T*)out, geom, reduction);
@@ -488,7 +531,7 @@ extern "C" cudaError_t cuda_index_nd(int dtype, size_t elem_size, const void* da
             (const Index*)indices, (const Bits*)updates, (Bits*)out, geom, count);
       });
     } else {
-      ok = with_math_type(dtype, [&](auto tzero) {
+      ok = with_mod_type(dtype, [&](auto tzero) {
         typedef decltype(tzero) T;
         scatter_nd_reduce_kernel<T, Index><<<grid_for(geom.batch * geom.slice), kBlockSize, 0, stream>>>(
             (const Index*)indices, (const T*)updates, (T*)out, geom, reduction);
@@ -504,7 +547,7 @@ extern "C" cudaError_t cuda_index_preload(void) {
   preload(logic_kernel, &e);
   static const int mod_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_I32, GFX_DTYPE_I64};
   for (int t : mod_types)
-    with_math_type(t, [&](auto zero) {
+    with_mod_type(t, [&](auto zero) {
       typedef decltype(zero) T;
       preload(mod_kernel<T>, &e);
       preload(cumsum_kernel<T>, &e);
@@ -528,7 +571,7 @@ extern "C" cudaError_t cuda_index_preload(void) {
           preload(scatter_elements_kernel<Bits, Index>, &e);
         });
       for (int t : mod_types)
-        with_math_type(t, [&](auto tzero) {
+        with_mod_type(t, [&](auto tzero) {
           typedef decltype(tzero) T;
           preload(scatter_elements_kernel<T, Index>, &e);
           preload(scatter_nd_reduce_kernel<T, Index>, &e);

@@ -6,18 +6,23 @@
 #include <stdint.h>
 
 #include "backend/cuda/cuda_layout.h"
-#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-using namespace gfx_cuda;
+const int kBlockSize = 256;
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
 
 template <typename T>
 __global__ void plan_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan) {
   T constant;
   memcpy(&constant, plan.value, sizeof(T));
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < plan.count; i += (int64_t)blockDim.x * gridDim.x) {
-    int64_t linear = i, s = plan.src_offset, d = plan.dst_offset;
+    int64_t linear = i, s = 0, d = plan.dst_offset;
     bool outside = false;
     for (int k = plan.rank - 1; k >= 0; k--) {
       const int64_t c = linear % plan.dims[k];
@@ -48,7 +53,7 @@ struct row_start {
 };
 
 __device__ row_start resolve_row(const ir_copy_plan& plan, int64_t row) {
-  row_start r = {plan.src_offset, plan.dst_offset, false};
+  row_start r = {0, plan.dst_offset, false};
   int64_t linear = row;
   for (int k = plan.rank - 2; k >= 0; k--) {
     const int64_t c = linear % plan.dims[k];
@@ -117,11 +122,11 @@ __global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst,
   T constant;
   memcpy(&constant, plan.value, sizeof(T));
   /* the last dim and the z dim are the same for the thread's whole column */
-  int64_t s_base = plan.src_offset, d_base = plan.dst_offset + j * plan.dst_strides[last];
+  int64_t s_base = 0, d_base = plan.dst_offset + j * plan.dst_strides[last];
   bool outside = false;
   const int64_t sj = ir_resolve_coord(plan.src_start[last] + j * plan.src_step[last], plan.src_extent[last], plan.mode);
   if (sj < 0) outside = true;
-  else s_base += sj * plan.src_strides[last];
+  else s_base = sj * plan.src_strides[last];
   if (last >= 2) {
     const int64_t z = blockIdx.z;
     d_base += z * plan.dst_strides[last - 2];
@@ -231,7 +236,7 @@ __global__ void __launch_bounds__(256) plan_vec_kernel(const T* __restrict__ src
   const int32_t slot0 = (int32_t)((blockIdx.x << ul) * blockDim.x + threadIdx.x);
   for (int64_t z = blockIdx.z; z < L.outer; z += gridDim.z) {
     /* the dims before the rows: one coordinate per dim, the outermost takes what is left */
-    int64_t z_src = plan.src_offset, z_dst = plan.dst_offset, rest = z;
+    int64_t z_src = 0, z_dst = plan.dst_offset, rest = z;
     bool z_outside = false;
     for (int k = last - 2; k >= 0; k--) {
       int64_t c = rest;

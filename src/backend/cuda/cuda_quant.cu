@@ -8,11 +8,17 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/cuda_quant.h"
-#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-using namespace gfx_cuda;
+const int kBlockSize = 256;
+const int64_t kMaxBlocks = 65535;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  if (blocks < 1) blocks = 1;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
 
 __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__half v) { return __half2float(v); }

@@ -23,12 +23,11 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/cuda_topk.h"
-#include "backend/cuda/cuda_kernel_util.cuh"
 
 namespace {
 
-using namespace gfx_cuda;
-
+const int kBlockSize = 256;
+const int64_t kMaxBlocks = 65535;
 const int kBins = 256;
 /* radix selection for lines at least this long (rank counting's serial scans grow with the line)
  * and k at most this large (the candidates are ranked pairwise: O(candidates^2) per line) */
@@ -36,6 +35,44 @@ const int64_t kRadixMinLen = 4096;
 const int64_t kRadixMaxK = 4096;
 /* elements per thread in a histogram or gather pass: enough to amortize the shared bins' flush */
 const int64_t kPerThread = 16;
+
+unsigned int grid_for(int64_t count) {
+  int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  if (blocks < 1) blocks = 1;
+  return (unsigned int)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+#define GRID_STRIDE_LOOP(i, count) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (count); i += (int64_t)blockDim.x * gridDim.x)
+
+__device__ inline float load(float v) { return v; }
+__device__ inline float load(__half v) { return __half2float(v); }
+__device__ inline float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline int64_t load(int32_t v) { return v; }
+__device__ inline int64_t load(int64_t v) { return v; }
+
+/* Calls f(T()) with T the C++ type of a TopK dtype (float32/float16/bfloat16, int32/int64). */
+template <typename F>
+bool with_topk_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: f(float()); return true;
+    case GFX_DTYPE_F16: f(__half()); return true;
+    case GFX_DTYPE_BF16: f(__nv_bfloat16()); return true;
+    case GFX_DTYPE_I32: f(int32_t()); return true;
+    case GFX_DTYPE_I64: f(int64_t()); return true;
+    default: return false;
+  }
+}
+
+template <typename F>
+bool with_float_type(int dtype, F f) {
+  switch (dtype) {
+    case GFX_DTYPE_F32: f(float()); return true;
+    case GFX_DTYPE_F16: f(__half()); return true;
+    case GFX_DTYPE_BF16: f(__nv_bfloat16()); return true;
+    default: return false;
+  }
+}
 
 /* ir_topk_before_float / ir_topk_before_int (ir/ops_index.h), which the host-only header cannot lend
  * a device function. float holds float32/float16/bfloat16 exactly. */
@@ -214,7 +251,7 @@ extern "C" cudaError_t cuda_topk(int dtype, const void* x, void* values, int64_t
   const size_t need = cuda_topk_scratch(dtype, outer, len, inner, k);
   if (need && (!scratch || scratch_bytes < need)) return cudaErrorInvalidValue;
   if (!need) {
-    const bool ok = with_math_type(dtype, [&](auto zero) {
+    const bool ok = with_topk_type(dtype, [&](auto zero) {
       typedef decltype(zero) T;
       topk_rank_count_kernel<T><<<grid_for(count), kBlockSize, 0, stream>>>((const T*)x, (T*)values, indices, count,
                                                                              len, inner, k, largest, nullptr);
@@ -250,7 +287,7 @@ extern "C" cudaError_t cuda_topk_preload(void) {
   cudaError_t e = cudaSuccess;
   static const int types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_I32, GFX_DTYPE_I64};
   for (int t : types)
-    with_math_type(t, [&](auto zero) {
+    with_topk_type(t, [&](auto zero) {
       typedef decltype(zero) T;
       preload(topk_rank_count_kernel<T>, &e);
     });
