@@ -39,8 +39,17 @@ if [ -f "$out/must_claim.txt" ]; then
     fi
   done < "$out/must_claim.txt"
 fi
+# with FAMILY_REQUIRE_LOWERED=1 (a precision=fp16/bf16 run) a partition that stayed float32 is a
+# failure: agreement alone would not show that the lower precision ran
+lowered_fail=0
+if [ "${FAMILY_REQUIRE_LOWERED:-0}" = 1 ] && grep -q "stays in float32" "$out/run.err"; then
+  echo "FAIL: partitions stayed in float32:"
+  grep "stays in float32" "$out/run.err" | sed 's/.*gfxep: /  /' | sort | uniq -c | head -5
+  lowered_fail=1
+fi
 echo "$total models: $pass agree with ORT's CPU EP ($whole entirely on gfxep), $((total - pass)) disagree or failed"
 [ "$unclaimed" -eq 0 ] || { echo "$unclaimed models that must run entirely on gfxep did not"; exit 1; }
+[ "$lowered_fail" -eq 0 ] || exit 1
 if [ "$pass" -ne "$total" ] || [ $rc -ne 0 ]; then
   [ $rc -gt 2 ] && { echo "gfxep-run exited with $rc:"; tail -20 "$out/run.log"; tail -20 "$out/run.err"; }
   exit 1

@@ -87,7 +87,7 @@ for fam in "reduce_models tests/reduce_models.py 1e-5 1e-4" "layout_models tests
     "$pack/bin/gfxep-run" "/tmp/gfxep-$1" cuda "$3" "$4"
 done
 # the quantized networks computed in float16 (precision=fp16 lowers their QDQ partitions)
-step quant_models_fp16_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=precision=fp16 \
+step quant_models_fp16_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=precision=fp16 FAMILY_REQUIRE_LOWERED=1 \
   bash "$root/tests/family_models_check.sh" "$py" "$root/tests/quant_models.py" "$pack/bin/gfxep-run" \
   /tmp/gfxep-quant-fp16 cuda 0.08 0
 # models the project never wrote: torchvision's architectures as PyTorch exports them
