@@ -2,7 +2,8 @@
 """gfxep's backends side by side on the model zoo: every zoo model (tools/make_zoo.py) in float32 and
 float16 through gfxep-bench (inputs and outputs in device memory) on the CUDA backend, the Vulkan
 backend, the Vulkan backend without its cooperative-matrix kernels (GFXEP_VULKAN_NO_COOPMAT=1: the
-portable tiled kernels), and with tiled blocks shaped per product (GFXEP_VULKAN_TILED_SHAPES=1), in one
+portable tiled kernels), and with every tiled block 64x64 (GFXEP_VULKAN_TILED_SHAPES=0: the shapes the
+default picks per product turned off), in one
 run on one GPU. Prints a table and one JSON line; --json writes the records.
 
     python3 bench/backend_bench.py --bench BUILD/gfxep-bench --zoo ZOO_DIR [--runs 50] [--json FILE]
@@ -25,7 +26,7 @@ CONFIGS = [  # (name, gfxep-bench backend, extra environment)
     ("cuda", "cuda", {}),
     ("vulkan", "vulkan", {}),
     ("vulkan_portable", "vulkan", {"GFXEP_VULKAN_NO_COOPMAT": "1"}),  # the tiled kernels, no tensor cores
-    ("vulkan_shaped", "vulkan", {"GFXEP_VULKAN_TILED_SHAPES": "1"}),  # tiled blocks shaped to each product
+    ("vulkan_square", "vulkan", {"GFXEP_VULKAN_TILED_SHAPES": "0"}),  # every tiled block 64x64
 ]
 
 
@@ -48,14 +49,15 @@ def write_markdown(records, path, title):
              "- Vulkan runs on NVIDIA's Vulkan driver of the same GPU, in gfxep's own VkDevice. `tensor cores`: "
              "float16 products on cooperative matrices (`mm_coop.comp`) where the device has them, float32 products "
              "on the tiled kernel; `tiled`: the same without cooperative matrices (`GFXEP_VULKAN_NO_COOPMAT=1`); "
-             "`shaped`: the default with the tiled blocks shaped to each product (`GFXEP_VULKAN_TILED_SHAPES=1`: "
-             "16x256 or 32x128 for few output channels, 64x128 for many columns).",
+             "`square`: the default with every tiled block 64x64 (`GFXEP_VULKAN_TILED_SHAPES=0`; the default shapes "
+             "them per product where enough blocks remain: 16x256 or 32x128 for few output channels, 64x128 for "
+             "many columns).",
              "- Ratios are Vulkan p50 / CUDA p50 (below 1: Vulkan faster). The goals: at most 1.25 in float16 and "
              "1.5 in float32.",
              "- `host us`: the host time of one Run (the call's return, the replayed partition queued, no wait), p50, "
              "CUDA / Vulkan with tensor cores; the Vulkan goal is at most 30 us.", "",
              "| model | prec | nodes on gfxep | CUDA p50 ms | Vulkan, tensor cores p50 / p99 ms | x CUDA | "
-             "Vulkan, tiled p50 ms | x CUDA | Vulkan, shaped p50 ms | x CUDA | best Vulkan x CUDA | goal | "
+             "Vulkan, tiled p50 ms | x CUDA | Vulkan, square p50 ms | x CUDA | best Vulkan x CUDA | goal | "
              "host us CUDA / Vulkan |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
@@ -68,7 +70,7 @@ def write_markdown(records, path, title):
         vk = r.get("vulkan", {})
         nodes = f"{vk['nodes_on_gfxep']}/{vk['nodes_on_gfxep'] + vk['nodes_elsewhere']}" if "nodes_on_gfxep" in vk else "–"
         p99 = vk.get("latency_ms", {}).get("p99")
-        ratios = [p50(n) / c for n in ("vulkan", "vulkan_portable", "vulkan_shaped") if c and p50(n)]
+        ratios = [p50(n) / c for n in ("vulkan", "vulkan_portable", "vulkan_square") if c and p50(n)]
         best = min(ratios) if ratios else None
         met = "–" if best is None else ("met" if best <= goal[r["precision"]] else "missed")
         def host_us(name):
@@ -76,8 +78,8 @@ def write_markdown(records, path, title):
             return e["p50"] if e else None
         lines.append(f"| {r['model']} | {r['precision']} | {nodes} | {cell(c)} | {cell(p50('vulkan'))} / {cell(p99)} | "
                      f"{cell(r.get('vulkan_over_cuda'), 2)} | {cell(p50('vulkan_portable'))} | "
-                     f"{cell(r.get('vulkan_portable_over_cuda'), 2)} | {cell(p50('vulkan_shaped'))} | "
-                     f"{cell(r.get('vulkan_shaped_over_cuda'), 2)} | {cell(best, 2)} | {met} | "
+                     f"{cell(r.get('vulkan_portable_over_cuda'), 2)} | {cell(p50('vulkan_square'))} | "
+                     f"{cell(r.get('vulkan_square_over_cuda'), 2)} | {cell(best, 2)} | {met} | "
                      f"{cell(host_us('cuda'), 1)} / {cell(host_us('vulkan'), 1)} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -122,14 +124,14 @@ def main():
                 print(f"# {m['model']} {prec} {name}: " +
                       (f"{r['latency_ms']['p50']:.3f} ms" if r else f"failed: {err[-200:]}"), file=sys.stderr, flush=True)
             c = rec["cuda"].get("latency_ms")
-            for name in ("vulkan", "vulkan_portable", "vulkan_shaped"):
+            for name in ("vulkan", "vulkan_portable", "vulkan_square"):
                 v = rec[name].get("latency_ms")
                 if c and v:
                     rec[f"{name}_over_cuda"] = v["p50"] / c["p50"]
             records.append(rec)
     goal = {"fp16": 1.25, "fp32": 1.5}
     print(f"{'model':<15} {'prec':<5} {'cuda p50':>9} {'vk p50':>9} {'vk p99':>9} {'vk/cuda':>8} {'portable':>9} "
-          f"{'port/cuda':>9} {'shaped':>9} {'shp/cuda':>9} {'vk enq us':>9} {'nodes vk':>9} goal")
+          f"{'port/cuda':>9} {'square':>9} {'sq/cuda':>9} {'vk enq us':>9} {'nodes vk':>9} goal")
     for r in records:
         def p(name, q="p50"):
             x = r[name].get("latency_ms")
@@ -139,7 +141,7 @@ def main():
         ratio = r.get("vulkan_over_cuda", float("nan"))
         print(f"{r['model']:<15} {r['precision']:<5} {p('cuda'):>9.3f} {p('vulkan'):>9.3f} {p('vulkan', 'p99'):>9.3f} "
               f"{ratio:>8.2f} {p('vulkan_portable'):>9.3f} {r.get('vulkan_portable_over_cuda', float('nan')):>9.2f} "
-              f"{p('vulkan_shaped'):>9.3f} {r.get('vulkan_shaped_over_cuda', float('nan')):>9.2f} "
+              f"{p('vulkan_square'):>9.3f} {r.get('vulkan_square_over_cuda', float('nan')):>9.2f} "
               f"{vk['enqueue_us']['p50'] if 'enqueue_us' in vk else float('nan'):>9.1f} {nodes:>9} "
               f"{'met' if ratio <= goal[r['precision']] else 'missed'} (<= {goal[r['precision']]})")
     print("\nwhere the device time goes (ORT profile, node by node, us per run: total; by operator; slowest nodes):")
@@ -153,7 +155,7 @@ def main():
     failed = sum(1 for r in records for n, _, _ in CONFIGS if "error" in r[n])
     summary = {"backend_bench": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
                                   if k in ("model", "precision", "vulkan_over_cuda", "vulkan_portable_over_cuda",
-                                           "vulkan_shaped_over_cuda")} |
+                                           "vulkan_square_over_cuda")} |
                                  {f"{n}_p50": r[n].get("latency_ms", {}).get("p50") for n, _, _ in CONFIGS}
                                  for r in records], "bench_failures": failed}
     print(json.dumps(summary))

@@ -86,10 +86,11 @@ for fam in "reduce_models tests/reduce_models.py 1e-5 1e-4" "layout_models tests
   step "$1_cuda" 300 env GFXEP_ORT_LIB="$ort129" bash "$root/tests/family_models_check.sh" "$py" "$root/$2" \
     "$pack/bin/gfxep-run" "/tmp/gfxep-$1" cuda "$3" "$4"
 done
-# the quantized networks computed in float16 (precision=fp16 lowers their QDQ partitions)
+# the quantized networks computed in float16 (precision=fp16 lowers their QDQ partitions), within four
+# steps (tests/CMakeLists.txt says why)
 step quant_models_fp16_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_EP_OPTIONS=precision=fp16 FAMILY_REQUIRE_LOWERED=1 \
   bash "$root/tests/family_models_check.sh" "$py" "$root/tests/quant_models.py" "$pack/bin/gfxep-run" \
-  /tmp/gfxep-quant-fp16 cuda 0.08 0
+  /tmp/gfxep-quant-fp16 cuda 0.125 0
 # models the project never wrote: torchvision's architectures as PyTorch exports them
 step torchvision_cuda 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/tools/try_torchvision.py" --run "$pack/bin/gfxep-run" \
   --out /tmp/gfxep-torchvision
@@ -159,8 +160,9 @@ for b in vulkan cuda; do
     "$pack/lib/libgfxep.so" "$pack/models/denoise_small.onnx" "$b"
 done
 # the model zoo at full size on the Vulkan backend (NVIDIA's Vulkan driver), against ORT's CPU EP
+# (GFXEP_ZOO_ARGS: more arguments, e.g. --only espcn_x2,unet_denoiser)
 step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend vulkan \
-  --size full --runs 5 --out /tmp/gfxep-zoo-vulkan
+  --size full --runs 5 --out /tmp/gfxep-zoo-vulkan ${GFXEP_ZOO_ARGS:-}
 cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 # the backends side by side on the full-size zoo, device-resident, in one run: CUDA, Vulkan (with its
 # cooperative-matrix kernels where the device has them), Vulkan without them (the tiled kernels) and
@@ -168,6 +170,10 @@ cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 step backend_bench 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench --size full \
   >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench --runs 50 \
   --json '$logs/backend_bench.json' ${GFXEP_BENCH_ARGS:-}"
+# where the demo denoiser's device time goes at 1080x1080, node by node, on both backends in float32
+# and float16 (ORT's profile of gfxep-bench's runs)
+step profile_demo 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/bench/profile_model.py" --bench "$pack/bin/gfxep-bench" \
+  --dyn 1080 --runs 20 --json "$logs/profile_demo.json" "$pack/models/demo_denoiser.onnx"
 # one model on both backends with device-resident inputs and outputs (gfxep-bench): the Vulkan
 # backend's Run on the host and its latency beside the CUDA backend's, same weights and shapes
 for m in denoise_small conv_net; do

@@ -40,8 +40,10 @@
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
-/* mm_tiled.comp's block shapes (GFXEP_VULKAN_TILED_SHAPES=1 chooses by the product's shape; without
- * it every product takes 64x64): rows x columns, and the shaders of (conv, float32) */
+/* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
+ * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
+#define COOP_TARGET_GROUPS 264
+/* mm_tiled.comp's block shapes: rows x columns, and the shaders of (conv, float32) */
 typedef struct tiled_shape {
   int64_t rows, cols;
   vk_shader_id conv_f32, conv_f16, gemm_f32, gemm_f16;
@@ -56,18 +58,25 @@ static const tiled_shape tiled_shapes[] = {
      VK_SHADER_GEMM_TILED_R16_F16},
 };
 
-/* The tiled block for an m x n product: with GFXEP_VULKAN_TILED_SHAPES=1, the fewest rows that hold m
- * (16 or 32: a 64-row block would compute up to 75% of its rows for nothing) and, for 33+ rows, 128
- * columns where n has them; 64x64 otherwise. Not the default until timed on a GPU (docs/backends.md). */
-static const tiled_shape* tiled_shape_for(int64_t m, int64_t n) {
-  if (!getenv("GFXEP_VULKAN_TILED_SHAPES")) return &tiled_shapes[0];
-  if (m <= 16) return &tiled_shapes[3];
-  if (m <= 32) return &tiled_shapes[2];
-  return n >= TILED_WIDE_COLS ? &tiled_shapes[1] : &tiled_shapes[0];
+/* The tiled block for an m x n product in `batch` products: the fewest rows that hold m (16 or 32: a
+ * 64-row block computes up to 75% of its rows for nothing) and, from 33 rows, 128 columns where n has
+ * them; but only where the shaped blocks still number COOP_TARGET_GROUPS or more, since fewer and larger
+ * blocks leave much of a large GPU idle. 64x64 otherwise. Timed on the H200 with every product shaped
+ * (docs/backends.md): ESPCN x2 at 540x960 went from 3.94 to 2.02 ms and the UNet denoiser from 3.98
+ * to 3.37 ms, while the classifiers, whose products are a few dozen blocks, lost up to 22% (ResNet-50
+ * 1.67 -> 2.04 ms); the block count keeps those on 64x64. GFXEP_VULKAN_TILED_SHAPES=1 shapes every
+ * product (the tests of the shaped kernels on small shapes), =0 none (the benchmark's comparison). */
+static const tiled_shape* tiled_shape_for(int64_t m, int64_t n, int64_t batch) {
+  const char* forced = getenv("GFXEP_VULKAN_TILED_SHAPES");
+  if (forced && forced[0] == '0') return &tiled_shapes[0];
+  const tiled_shape* shaped = m <= 16                 ? &tiled_shapes[3]
+                              : m <= 32               ? &tiled_shapes[2]
+                              : n >= TILED_WIDE_COLS  ? &tiled_shapes[1]
+                                                      : &tiled_shapes[0];
+  if (forced && forced[0] == '1') return shaped;
+  const int64_t blocks = (m + shaped->rows - 1) / shaped->rows * ((n + shaped->cols - 1) / shaped->cols) * batch;
+  return blocks >= COOP_TARGET_GROUPS ? shaped : &tiled_shapes[0];
 }
-/* Products of few blocks split K so that about this many workgroups run (two per multiprocessor of a
- * large GPU such as the H200's 132), each slice at least 4 steps deep; mm_reduce.comp adds them. */
-#define COOP_TARGET_GROUPS 264
 #define COOP_MAX_SPLITS 32
 #define COOP_MAX_SCRATCH ((int64_t)256 << 20)
 
@@ -230,7 +239,8 @@ static int use_tiled(vk_device* d, int conv, int dtype, int64_t m, int64_t n, in
   if (getenv("GFXEP_VULKAN_NO_TILED")) return 0;
   if (dtype != GFX_DTYPE_F32 && !(dtype == GFX_DTYPE_F16 && d->has_f16)) return 0;
   /* with the block shapes of few rows, from 8 rows (half of a 16-row block) */
-  const int64_t min_rows = getenv("GFXEP_VULKAN_TILED_SHAPES") ? 8 : 16;
+  const char* shapes = getenv("GFXEP_VULKAN_TILED_SHAPES");
+  const int64_t min_rows = shapes && shapes[0] == '1' ? 8 : 16;
   if (m < min_rows || n < 16 || k < 8) return 0;
   const int64_t blocks = (m + TILED_BLOCK - 1) / TILED_BLOCK * ((n + TILED_BLOCK - 1) / TILED_BLOCK) * batch;
   if (!conv && blocks < 64 && k < 1024) return 0;
@@ -272,7 +282,7 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
   const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
-  const tiled_shape* shape = tiled_shape_for(m, n);
+  const tiled_shape* shape = tiled_shape_for(m, n, batch);
   vk_shader_id shader;
   if (coop && coop_of(d) == COOP_EMULATED)
     shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
