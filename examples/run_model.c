@@ -2,7 +2,7 @@
  * seeded random inputs, then prints where each node ran, how close the outputs are, and timings.
  *
  *   gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
- *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] model.onnx
+ *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--detections] model.onnx
  *             [model.onnx...]
  *
  * --runs N timed runs after a warm-up (0: the warm-up alone, nothing timed; on the reference backend,
@@ -15,6 +15,10 @@
  * The outputs are compared twice: after the first run (node by node) and after the timed runs (with
  * graph replay on, the default, a replay of the recorded partitions); both must agree.
  * --json writes the result (nodes, per-output errors, pass, timings, or the error) to FILE.
+ * --detections compares the first three outputs as one image's detections (boxes [N, 4], scores [N],
+ * labels [N], as torchvision's detectors return them) by matching them as sets (match_detections.h):
+ * post-processing may order near-tied detections differently or cut at the tail differently; a box,
+ * score or label that disagrees still fails.
  * --graph-opt sets ORT's graph optimization level of both sessions (default: ORT's own, which folds
  * BatchNormalization into Conv before gfxep sees the graph; "disable" keeps the nodes as written).
  * Several models (given as arguments, or one path per line in the file of --models FILE) run in one process (one ORT environment, one registration), each on its own sessions,
@@ -27,12 +31,13 @@
 #include <string.h>
 
 #include "core/half.h"
+#include "match_detections.h"
 #include "ortkit.h"
 
 static void usage(void) {
   fprintf(stderr,
           "usage: gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
-          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--models LIST] model.onnx [model.onnx...]\n");
+          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--detections] [--models LIST] model.onnx [model.onnx...]\n");
 }
 
 /* The first error of the run, kept for --json. */
@@ -255,6 +260,8 @@ typedef struct run_result {
   size_t n_outputs;
   int compared, pass, timed, runs;
   double ep50, ep99, cpu50, cpu99;
+  int detections; /* --detections: the first three outputs compared as sets (det: first run, det_again: replayed) */
+  detection_match det, det_again;
 } run_result;
 
 static int write_json(const char* path, const run_result* r) {
@@ -306,7 +313,15 @@ static int write_json(const char* path, const run_result* r) {
     fprintf(f, ", \"mismatched\": %zu, \"nan_mismatch\": %s, \"pass\": %s}", o->diff.mismatched,
             o->diff.nan_mismatch ? "true" : "false", o->bad ? "false" : "true");
   }
-  fprintf(f, "%s],\n  \"pass\": %s", r->compared && r->n_outputs ? "\n  " : "", r->compared && r->pass ? "true" : "false");
+  fprintf(f, "%s]", r->compared && r->n_outputs ? "\n  " : "");
+  for (int again = 0; r->detections && again < 2; again++) {
+    const detection_match* m = again ? &r->det_again : &r->det;
+    fprintf(f, ",\n  \"%s\": {\"matched\": %zu, \"excused_tail\": %zu, \"excused_overlap\": %zu, \"unmatched\": %zu, "
+               "\"max_box_err\": %.6g, \"max_score_err\": %.6g}",
+            again ? "detections_replayed" : "detections", m->matched, m->excused_tail, m->excused_overlap, m->unmatched,
+            m->max_box_err, m->max_score_err);
+  }
+  fprintf(f, ",\n  \"pass\": %s", r->compared && r->pass ? "true" : "false");
   if (r->timed)
     fprintf(f, ",\n  \"timings_ms\": {\"runs\": %d, \"gfxep_p50\": %.4f, \"gfxep_p99\": %.4f, \"cpu_p50\": %.4f, "
                "\"cpu_p99\": %.4f}",
@@ -341,11 +356,48 @@ static int compare_outputs(const ortkit_tensor* a, const ortkit_tensor* b, size_
   return bad;
 }
 
+/* --detections: outputs 0, 1 and 2 are boxes [N, 4], scores [N] and labels [N]; compared as sets
+ * (match_detections.h) with each output's tolerance from compare_outputs, whose element-by-element
+ * verdicts on them this replaces. Returns 1 when any output disagrees. */
+static int compare_detections(const ortkit_tensor* got, const ortkit_tensor* ref, size_t n, double rtol,
+                              output_result* per, detection_match* m) {
+  memset(m, 0, sizeof *m);
+  int shapes_fit = n >= 3;
+  for (int side = 0; shapes_fit && side < 2; side++) {
+    const ortkit_tensor* t = side ? ref : got;
+    shapes_fit = t[0].count == 4 * t[1].count && t[1].count == t[2].count;
+  }
+  if (!shapes_fit) {
+    snprintf(first_error, sizeof first_error, "--detections needs outputs boxes [N, 4], scores [N], labels [N]");
+    return 1;
+  }
+  const detection_list g = {.boxes = got[0].data, .scores = got[1].data, .labels = got[2].data, .n = got[1].count};
+  const detection_list r = {.boxes = ref[0].data, .scores = ref[1].data, .labels = ref[2].data, .n = ref[1].count};
+  const int verdict = match_detections(&g, &r, per[0].atol, per[1].atol, rtol, m);
+  if (verdict < 0) {
+    snprintf(first_error, sizeof first_error, "out of host memory");
+    return 1;
+  }
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i < 3) per[i].bad = verdict;
+    bad |= per[i].bad;
+  }
+  return bad;
+}
+
+static void print_detections(const detection_match* m, int bad) {
+  printf("detections compared as sets: %zu matched (max box error %.3g, max score error %.3g), %zu left over at "
+         "a tail, %zu beside an overlapping twin, %zu unmatched -> %s\n",
+         m->matched, m->max_box_err, m->max_score_err, m->excused_tail, m->excused_overlap, m->unmatched,
+         bad ? "MISMATCH" : "match");
+}
+
 /* What every model of one invocation shares. */
 typedef struct run_config {
   const char* oracle;
   const char* json;
-  int runs, quiet;
+  int runs, quiet, detections;
   long dyn;
   double abs_tol, rel_tol, tol_scale;
 } run_config;
@@ -392,6 +444,11 @@ static int check_model(ortkit* k, const OrtEpDevice* dev, const run_config* c, c
   }
   int bad = n_out_ep != n_out_cpu ||
             compare_outputs(out_ep, out_cpu, n_out_ep, c->abs_tol, c->rel_tol, c->tol_scale, per_output, &d);
+  res.detections = c->detections;
+  if (c->detections && n_out_ep == n_out_cpu) {
+    bad = compare_detections(out_ep, out_cpu, n_out_ep, c->rel_tol, per_output, &res.det);
+    print_detections(&res.det, bad);
+  }
   res.compared = n_out_ep == n_out_cpu;
   res.pass = !bad;
   res.outputs = out_cpu;
@@ -431,6 +488,10 @@ static int check_model(ortkit* k, const OrtEpDevice* dev, const run_config* c, c
   int bad_again = replays && (!per_again || n_again != n_out_cpu ||
                               compare_outputs(out_again, out_cpu, n_again, c->abs_tol, c->rel_tol, c->tol_scale,
                                               per_again, &d_again));
+  if (replays && c->detections && per_again && n_again == n_out_cpu) {
+    bad_again = compare_detections(out_again, out_cpu, n_again, c->rel_tol, per_again, &res.det_again);
+    print_detections(&res.det_again, bad_again);
+  }
   free(per_again);
   ortkit_tensors_free(out_again, n_again);
   if (replays)
@@ -519,6 +580,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) c.json = argv[++i];
     else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) ortkit_setenv("GFXEP_ORT_GRAPH_OPT", argv[++i]); /* ortkit reads it */
     else if (!strcmp(argv[i], "--quiet")) c.quiet = 1;
+    else if (!strcmp(argv[i], "--detections")) c.detections = 1;
     else if (argv[i][0] == '-') {
       usage();
       free(models);

@@ -19,9 +19,13 @@ float32 1e-4 of the peak + 1e-3 relative; float16 2e-2 of the peak (float16 acti
 random-weight networks). A model whose reference output peaks below 1e-3 fails ("no signal"); the last
 Linear/Conv layer is rescaled so the first output peaks at 1 where it can be (see try_torchvision.py).
 
-Detection outputs (boxes, scores, labels after NMS) are compared as they come: with random weights the
-scores are close to one another, so two correct implementations may keep different boxes; a mismatch
-there is reported as such, and the raw head outputs are the comparison that can tell.
+Detection outputs (boxes, scores, labels after NMS) are compared as sets (gfxep-run --detections):
+with random weights the scores are close to one another, so two correct implementations order
+near-tied detections differently, or cut the list at another detection of near-equal score. Each
+reference detection must meet one of gfxep's with the same label, score and box within the
+tolerances; a detection left over is excused only at the tail of the other list or beside an
+overlapping left-over twin of near-equal score (examples/match_detections.h), and the counts are in
+the JSON ("detections", "detections_replayed").
 
 --profile adds, per model and precision, a second gfxep-run of a few runs with ORT's profiling on
 (GFXEP_ORT_PROFILE): where a Run's time goes, as "profile" in the JSON (host time per Run, host time
@@ -349,7 +353,8 @@ def main():
             tol = TOLERANCES[precision]
             jpath = os.path.join(args.out, f"{name}_{precision}.json")
             cmd = [args.run, "--backend", args.backend, "--runs", "10", "--atol", "0", "--rtol", str(tol["rtol"]),
-                   "--tol-scale", str(tol["tol_scale"]), "--json", jpath, "--quiet", path]
+                   "--tol-scale", str(tol["tol_scale"]), "--json", jpath, "--quiet"] + \
+                (["--detections"] if family == "detection" else []) + [path]
             env = dict(os.environ)
             # log_partition: gfxep says on stderr why it leaves each node to ORT (kept in "left_why")
             env["GFXEP_EP_OPTIONS"] = "log_partition=1" + (f",precision={precision}" if precision != "fp32" else "")

@@ -139,7 +139,7 @@ static gfx_status vk_node_prepare(gfx_dev* dev, const ir_node* node, const gfx_s
     case VK_FAM_REDUCE:
     case VK_FAM_SOFTMAX:
     case VK_FAM_NORM:
-    case VK_FAM_POOL: return vk_prepare_reduce(vk_dev(dev), node, in, out, state);
+    case VK_FAM_POOL: return vk_prepare_reduce(vk_dev(dev), node, in, out, state, scratch_bytes);
     case VK_FAM_MISC: return vk_prepare_misc(vk_dev(dev), node, in, out, state);
     case VK_FAM_RESIZE: return vk_prepare_resize(vk_dev(dev), node, in, out, state);
     case VK_FAM_INDEX: return vk_prepare_index(vk_dev(dev), node, in, out, state);

@@ -546,7 +546,7 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
 /* reduce, softmax, norm and pool */
 gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q);
 gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                             void** state);
+                             void** state, size_t* scratch_bytes);
 void vk_release_reduce(vk_device* d, void* state);
 gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                          gfx_tensor* out, void* state);

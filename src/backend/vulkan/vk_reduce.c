@@ -52,7 +52,21 @@ typedef struct red_push {
   uint64_t x, scale, bias, y, geom;
   uint64_t mean, inv_std; /* LayerNormalization's optional outputs, 0 when absent, */
   uint32_t stats_f32, pad0; /* as float32 (else the input's type) */
+  uint64_t partials;        /* a split reduction's partial results (the node's scratch) */
+  uint32_t phase, splits;   /* 0: whole rows; 1: slices into partials; 2: partials into outputs */
 } red_push;
+_Static_assert(sizeof(red_push) == 80 && sizeof(red_push) <= VK_PUSH_BYTES, "red_push layout");
+
+/* A reduction of few outputs over long rows (a frame to one value: the float16 range guard's probes,
+ * a global pool of a large image) gives each output one workgroup, which leaves a GPU all but idle:
+ * on the H200 a ReduceMax of 24 x 1080 x 1080 values took 93 ms. Such rows split into slices, a
+ * workgroup each, towards SPLIT_TARGET_GROUPS workgroups (several per multiprocessor), each slice at
+ * least SPLIT_MIN_SLICE long; a second dispatch combines the slices' partial results. A CPU
+ * implementation (lavapipe) runs a few workgroups at a time anyway: no split there, unless
+ * GFXEP_VULKAN_SPLIT_REDUCE=1 asks for it (the tests of the split), which also splits short rows. */
+#define SPLIT_TARGET_GROUPS 1024
+#define SPLIT_MIN_SLICE 4096
+#define SPLIT_MIN_SLICE_FORCED 4
 
 typedef struct red_state {
   vk_family family; /* first: node_release dispatches on it */
@@ -61,6 +75,8 @@ typedef struct red_state {
   uint32_t groups;
   int copy;         /* a Reduce with noop_with_empty_axes: the output is the input */
   size_t copy_bytes;
+  uint32_t splits;  /* slices per row of a split reduction (1: not split) */
+  int64_t out_count;
 } red_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -168,6 +184,19 @@ static gfx_status fill_geom(vk_device* d, red_state* st, const void* g, size_t b
   return NULL;
 }
 
+/* How many slices each row of a reduction splits into (1: none); see SPLIT_TARGET_GROUPS. */
+static uint32_t reduce_splits(vk_device* d, const ir_reduce_geom* g, int kind) {
+  /* LogSumExp shifts by its row's maximum before it adds: it keeps whole rows */
+  if (kind == IR_REDUCE_LOG_SUM_EXP || g->out_count <= 0 || g->out_count >= SPLIT_TARGET_GROUPS) return 1;
+  const int forced = getenv("GFXEP_VULKAN_SPLIT_REDUCE") != NULL;
+  if (d->info.software && !forced) return 1;
+  int64_t splits = (SPLIT_TARGET_GROUPS + g->out_count - 1) / g->out_count;
+  const int64_t most = g->reduce_count / (forced ? SPLIT_MIN_SLICE_FORCED : SPLIT_MIN_SLICE);
+  if (splits > most) splits = most;
+  if (splits > (int64_t)d->props.limits.maxComputeWorkGroupCount[1]) splits = d->props.limits.maxComputeWorkGroupCount[1];
+  return splits < 2 ? 1 : (uint32_t)splits;
+}
+
 static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shape* in, red_state* st) {
   switch (vk_family_of(node->op)) {
     case VK_FAM_REDUCE: {
@@ -185,6 +214,8 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
       for (int i = 0; i < g.n_kept; i++) gg.kept_dims[i] = g.kept_dims[i], gg.kept_strides[i] = g.kept_strides[i];
       for (int i = 0; i < g.n_red; i++) gg.red_dims[i] = g.red_dims[i], gg.red_strides[i] = g.red_strides[i];
       st->groups = clamp_groups(g.out_count);
+      st->out_count = g.out_count;
+      st->splits = is_arg(node->op) ? 1 : reduce_splits(d, &g, node->params.reduce.kind);
       if (is_arg(node->op)) { /* an invocation per output, 256 to a workgroup */
         if (g.reduce_count == 0 && g.out_count > 0)
           return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s over an axis of size 0 has no index to give", ir_op_name(node->op));
@@ -240,7 +271,7 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
 }
 
 gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                             void** state) {
+                             void** state, size_t* scratch_bytes) {
   *state = NULL;
   if (node->op == GFX_OP_LAYER_NORMALIZATION && node->params.norm.residual)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: node '%s': LayerNormalization with a residual Add fused in",
@@ -253,6 +284,10 @@ gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape*
   st->family = vk_family_of(node->op);
   gfx_status s = prepare_geom(d, node, in, st);
   if (!s && st->copy) st->copy_bytes = (size_t)gfx_shape_numel(&in[0]);
+  if (!s && st->splits > 1) {
+    if (scratch_bytes) *scratch_bytes = (size_t)st->out_count * st->splits * sizeof(float);
+    else st->splits = 1; /* no scratch to be had: whole rows */
+  }
   if (s) {
     vk_release_reduce(d, st);
     return gfx_status_wrap(s, "vulkan backend: node '%s' (%s)", label(node), ir_op_name(node->op));
@@ -313,11 +348,25 @@ gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                  .y = (uint64_t)(uintptr_t)out[0].data,
                  .geom = st->geom.address};
   if (norm) GFX_TRY(norm_stats_push(node, in, out, &pc));
+  const size_t partial_bytes = (size_t)st->out_count * st->splits * sizeof(float);
+  if (st->splits > 1 && (!ctx->scratch || ctx->scratch_bytes < partial_bytes))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): its split rows need %zu bytes of "
+                     "scratch, the run gave %zu", label(node), ir_op_name(node->op), partial_bytes,
+                     ctx->scratch ? ctx->scratch_bytes : 0);
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
   if (!status) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+    if (st->splits > 1) { /* the slices into partials, then the partials into the outputs */
+      pc.partials = (uint64_t)(uintptr_t)ctx->scratch;
+      pc.splits = st->splits;
+      pc.phase = 1;
+      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+      vkCmdDispatch(cb, st->groups, st->splits, 1);
+      vk_cmd_barrier(cb);
+      pc.phase = 2;
+    }
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     vkCmdDispatch(cb, st->groups, 1, 1);
     vk_cmd_barrier(cb);

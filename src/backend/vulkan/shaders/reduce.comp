@@ -46,6 +46,8 @@ layout(push_constant) uniform Push {
   uvec2 x_addr, scale_addr, bias_addr, y_addr, geom_addr;
   uvec2 mean_addr, inv_std_addr; // KIND_NORM: LayerNormalization's optional outputs (0: absent),
   uint stats_f32;                 // as float32 (else ELEM)
+  uvec2 partials_addr;            // KIND_REDUCE split into slices: a float32 per output and slice
+  uint phase, splits;             // 0: whole rows; 1: slice y of each row into partials; 2: partials into y
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer In { ELEM v[]; };
@@ -151,10 +153,40 @@ float log_sum_exp(int64_t base, Geom g) {
   return shift + log(group_combine(s, R_SUM));
 }
 
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Partials { float v[]; };
+
+// What a whole row's combined value becomes: the mean divides, L2 takes the root.
+float finish(float acc, int kind, Geom g) {
+  if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
+  if (kind == R_L2) acc = sqrt(acc);
+  return acc;
+}
+
+// A split row (phase 1 and 2, vk_reduce.c): workgroup (o, s) combines slice s of row o into
+// partials[o * splits + s]; then one workgroup per row combines its partials (sums add, maxima and
+// minima compare, products multiply: exact regroupings, NaN carried) and finishes. LogSumExp is
+// never split.
 void main() {
   Geom g = Geom(pc.geom_addr);
   const int kind = g.kind;
   const int combine = kind == R_MAX ? R_MAX : kind == R_MIN ? R_MIN : kind == R_PROD ? R_PROD : R_SUM;
+  const float identity = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : kind == R_PROD ? 1.0 : 0.0;
+  const int64_t splits = int64_t(max(pc.splits, 1u));
+  if (pc.phase == 2u) {
+    Partials p = Partials(pc.partials_addr);
+    for (int64_t o = int64_t(gl_WorkGroupID.x); o < g.out_count; o += int64_t(gl_NumWorkGroups.x)) {
+      float acc = identity;
+      for (int64_t k = int64_t(gl_LocalInvocationID.x); k < splits; k += GROUP)
+        acc = combine2(acc, p.v[uint(o * splits + k)], combine);
+      acc = group_combine(acc, combine);
+      if (gl_LocalInvocationID.x == 0) store_y(o, finish(acc, kind, g));
+    }
+    return;
+  }
+  // phase 0: the whole row; phase 1: slice gl_WorkGroupID.y of it
+  const int64_t chunk = pc.phase == 1u ? (g.reduce_count + splits - 1) / splits : g.reduce_count;
+  const int64_t first = pc.phase == 1u ? int64_t(gl_WorkGroupID.y) * chunk : 0;
+  const int64_t end = min(first + chunk, g.reduce_count);
   for (int64_t o = int64_t(gl_WorkGroupID.x); o < g.out_count; o += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = offset_of(o, g.n_kept, true, g);
     if (kind == R_LOG_SUM_EXP) { // uniform: the kind is per node
@@ -162,8 +194,8 @@ void main() {
       if (gl_LocalInvocationID.x == 0) store_y(o, v);
       continue;
     }
-    float acc = kind == R_MAX ? -INF_F : kind == R_MIN ? INF_F : kind == R_PROD ? 1.0 : 0.0;
-    for (int64_t r = int64_t(gl_LocalInvocationID.x); r < g.reduce_count; r += GROUP) {
+    float acc = identity;
+    for (int64_t r = first + int64_t(gl_LocalInvocationID.x); r < end; r += GROUP) {
       const float v = load_x(base + offset_of(r, g.n_red, false, g));
       acc = kind == R_MAX    ? nan_max(acc, v)
             : kind == R_MIN  ? nan_min(acc, v)
@@ -171,9 +203,11 @@ void main() {
                              : acc + (kind == R_L2 || kind == R_SUM_SQUARE ? v * v : kind == R_L1 ? abs(v) : v);
     }
     acc = group_combine(acc, combine);
-    if (kind == R_MEAN) acc /= float(g.reduce_count);  // an empty mean is 0/0 = NaN
-    if (kind == R_L2) acc = sqrt(acc);
-    if (gl_LocalInvocationID.x == 0) store_y(o, acc);
+    if (pc.phase == 1u) {
+      if (gl_LocalInvocationID.x == 0) Partials(pc.partials_addr).v[uint(o * splits + int64_t(gl_WorkGroupID.y))] = acc;
+      continue;
+    }
+    if (gl_LocalInvocationID.x == 0) store_y(o, finish(acc, kind, g));
   }
 }
 #endif
