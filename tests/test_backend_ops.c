@@ -1901,6 +1901,25 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
   big.in[2] = shape(1, (int64_t[]){32});
   snprintf(big.label, sizeof big.label, "Conv 1x32x128x128 3x3 pad 1");
   run_case(gpu, stream, &big);
+  /* an image net's last layers: few output channels on a map large enough that the Vulkan backend
+   * takes the 16-row tiled blocks for them (3 for RGB, 12 before a x2 pixel shuffle; K of 216 and 36) */
+  const int64_t last_layers[][3] = {{24, 3, GFX_DTYPE_F32}, {24, 3, GFX_DTYPE_F16}, {4, 12, GFX_DTYPE_F16}};
+  for (int k = 0; k < 3; k++) {
+    ew_case c = case_of(GFX_OP_CONV, (int)last_layers[k][2], 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->group = 1, q->dtype = (int)last_layers[k][2];
+    q->strides[0] = q->strides[1] = q->dilations[0] = q->dilations[1] = 1;
+    q->pads[0] = q->pads[1] = q->pads[2] = q->pads[3] = 1;
+    q->activation = k == 2 ? IR_ACT_RELU : IR_ACT_NONE;
+    c.in[0] = SHAPE(1, last_layers[k][0], 272, 256);
+    c.in[1] = SHAPE(last_layers[k][1], last_layers[k][0], 3, 3);
+    c.in[2] = SHAPE(last_layers[k][1]);
+    snprintf(c.label, sizeof c.label, "Conv %s 1x%lldx272x256 -> %lld channels 3x3 pad 1",
+             last_layers[k][2] == GFX_DTYPE_F16 ? "fp16" : "fp32", (long long)last_layers[k][0],
+             (long long)last_layers[k][1]);
+    run_case(gpu, stream, &c);
+  }
 }
 
 static void matmul_cases(gfx_dev* gpu, void* stream) {

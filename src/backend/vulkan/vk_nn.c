@@ -238,9 +238,13 @@ static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int
 static int use_tiled(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (getenv("GFXEP_VULKAN_NO_TILED")) return 0;
   if (dtype != GFX_DTYPE_F32 && !(dtype == GFX_DTYPE_F16 && d->has_f16)) return 0;
-  /* with the block shapes of few rows, from 8 rows (half of a 16-row block) */
+  /* with the block shapes of few rows forced on, from 8 rows (half of a 16-row block); by default from
+   * 16, and from 1 for an ungrouped convolution whose 16x256 blocks fill the GPU: an image net's last
+   * layers (3 output channels for RGB, 12 before a x2 pixel shuffle) on a large image, where the
+   * direct kernel took ESPCN x2's 12-channel layer at 540x960 to 1.74 ms of its 3.2 on the H200 */
   const char* shapes = getenv("GFXEP_VULKAN_TILED_SHAPES");
-  const int64_t min_rows = shapes && shapes[0] == '1' ? 8 : 16;
+  const int wide_image = conv && batch == 1 && (n + 255) / 256 >= COOP_TARGET_GROUPS && !(shapes && shapes[0] == '0');
+  const int64_t min_rows = wide_image ? 1 : shapes && shapes[0] == '1' ? 8 : 16;
   if (m < min_rows || n < 16 || k < 8) return 0;
   const int64_t blocks = (m + TILED_BLOCK - 1) / TILED_BLOCK * ((n + TILED_BLOCK - 1) / TILED_BLOCK) * batch;
   if (!conv && blocks < 64 && k < 1024) return 0;
