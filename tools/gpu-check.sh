@@ -146,7 +146,7 @@ step backend_ops_vulkan_fused_attention 300 env GFXEP_VULKAN_FUSED_ATTENTION=1 "
 # reductions of few outputs with their rows split into slices, forced for every case (a GPU splits
 # only long rows of few outputs)
 step backend_ops_vulkan_split_reduce 300 env GFXEP_VULKAN_SPLIT_REDUCE=1 "$pack/bin/test_backend_ops" -b vulkan \
-  -o ReduceSum,ReduceMean,ReduceMax,ReduceMin,ReduceL1,ReduceL2,ReduceSumSquare,ReduceProd,ReduceLogSumExp,GlobalAveragePool,GlobalMaxPool
+  -o ReduceSum,ReduceMean,ReduceMax,ReduceMin,ReduceL1,ReduceL2,ReduceSumSquare,ReduceProd,ReduceLogSumExp,GlobalAveragePool,GlobalMaxPool,LayerNormalization,InstanceNormalization,GroupNormalization,RMSNormalization
 step backend_ops_vulkan_portable 300 env GFXEP_VULKAN_NO_COOPMAT=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
 # the tiled blocks shaped to each product (GFXEP_VULKAN_TILED_SHAPES=1), on the portable kernels
 step backend_ops_vulkan_tiled_shapes 300 env GFXEP_VULKAN_TILED_SHAPES=1 GFXEP_VULKAN_NO_COOPMAT=1 \

@@ -59,7 +59,8 @@ _Static_assert(sizeof(red_push) == 80 && sizeof(red_push) <= VK_PUSH_BYTES, "red
 
 /* A reduction of few outputs over long rows (a frame to one value: the float16 range guard's probes,
  * a global pool of a large image) gives each output one workgroup, which leaves a GPU all but idle:
- * on the H200 a ReduceMax of 24 x 1080 x 1080 values took 93 ms. Such rows split into slices, a
+ * on the H200 a ReduceMax of 24 x 1080 x 1080 values took 93 ms. The same holds for normalizations of
+ * few long rows (InstanceNormalization of 32 channels at 512 x 512: 1.1 ms). Such rows split into slices, a
  * workgroup each, towards SPLIT_TARGET_GROUPS workgroups (several per multiprocessor), each slice at
  * least SPLIT_MIN_SLICE long; a second dispatch combines the slices' partial results. A CPU
  * implementation (lavapipe) runs a few workgroups at a time anyway: no split there, unless
@@ -78,6 +79,12 @@ typedef struct red_state {
   uint32_t splits;  /* slices per row of a split reduction (1: not split) */
   int64_t out_count;
 } red_state;
+
+/* The scratch a split needs: a float32 per row and slice, twice for a normalization (its sums and
+ * its squared deviations). */
+static size_t partial_bytes(const red_state* st) {
+  return (size_t)st->out_count * st->splits * sizeof(float) * (st->family == VK_FAM_NORM ? 2 : 1);
+}
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
 
@@ -184,14 +191,13 @@ static gfx_status fill_geom(vk_device* d, red_state* st, const void* g, size_t b
   return NULL;
 }
 
-/* How many slices each row of a reduction splits into (1: none); see SPLIT_TARGET_GROUPS. */
-static uint32_t reduce_splits(vk_device* d, const ir_reduce_geom* g, int kind) {
-  /* LogSumExp shifts by its row's maximum before it adds: it keeps whole rows */
-  if (kind == IR_REDUCE_LOG_SUM_EXP || g->out_count <= 0 || g->out_count >= SPLIT_TARGET_GROUPS) return 1;
+/* How many slices each of `rows` rows of `length` splits into (1: none); see SPLIT_TARGET_GROUPS. */
+static uint32_t row_splits(vk_device* d, int64_t rows, int64_t length) {
+  if (rows <= 0 || rows >= SPLIT_TARGET_GROUPS) return 1;
   const int forced = getenv("GFXEP_VULKAN_SPLIT_REDUCE") != NULL;
   if (d->info.software && !forced) return 1;
-  int64_t splits = (SPLIT_TARGET_GROUPS + g->out_count - 1) / g->out_count;
-  const int64_t most = g->reduce_count / (forced ? SPLIT_MIN_SLICE_FORCED : SPLIT_MIN_SLICE);
+  int64_t splits = (SPLIT_TARGET_GROUPS + rows - 1) / rows;
+  const int64_t most = length / (forced ? SPLIT_MIN_SLICE_FORCED : SPLIT_MIN_SLICE);
   if (splits > most) splits = most;
   if (splits > (int64_t)d->props.limits.maxComputeWorkGroupCount[1]) splits = d->props.limits.maxComputeWorkGroupCount[1];
   return splits < 2 ? 1 : (uint32_t)splits;
@@ -215,7 +221,10 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
       for (int i = 0; i < g.n_red; i++) gg.red_dims[i] = g.red_dims[i], gg.red_strides[i] = g.red_strides[i];
       st->groups = clamp_groups(g.out_count);
       st->out_count = g.out_count;
-      st->splits = is_arg(node->op) ? 1 : reduce_splits(d, &g, node->params.reduce.kind);
+      /* LogSumExp shifts by its row's maximum before it adds: it keeps whole rows */
+      st->splits = is_arg(node->op) || node->params.reduce.kind == IR_REDUCE_LOG_SUM_EXP
+                       ? 1
+                       : row_splits(d, g.out_count, g.reduce_count);
       if (is_arg(node->op)) { /* an invocation per output, 256 to a workgroup */
         if (g.reduce_count == 0 && g.out_count > 0)
           return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%s over an axis of size 0 has no index to give", ir_op_name(node->op));
@@ -239,6 +248,8 @@ static gfx_status prepare_geom(vk_device* d, const ir_node* node, const gfx_shap
                           .affine_div = g.affine_div, .affine_wrap = g.affine_wrap, .epsilon = node->params.norm.epsilon,
                           .has_bias = !rms && node->n_inputs >= 3 && node->inputs[2] >= 0, .rms = rms};
       st->groups = clamp_groups(g.rows);
+      st->out_count = g.rows;
+      st->splits = row_splits(d, g.rows, g.count);
       return fill_geom(d, st, &gg, sizeof gg);
     }
     default: {
@@ -285,7 +296,7 @@ gfx_status vk_prepare_reduce(vk_device* d, const ir_node* node, const gfx_shape*
   gfx_status s = prepare_geom(d, node, in, st);
   if (!s && st->copy) st->copy_bytes = (size_t)gfx_shape_numel(&in[0]);
   if (!s && st->splits > 1) {
-    if (scratch_bytes) *scratch_bytes = (size_t)st->out_count * st->splits * sizeof(float);
+    if (scratch_bytes) *scratch_bytes = partial_bytes(st);
     else st->splits = 1; /* no scratch to be had: whole rows */
   }
   if (s) {
@@ -348,28 +359,33 @@ gfx_status vk_run_reduce(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* n
                  .y = (uint64_t)(uintptr_t)out[0].data,
                  .geom = st->geom.address};
   if (norm) GFX_TRY(norm_stats_push(node, in, out, &pc));
-  const size_t partial_bytes = (size_t)st->out_count * st->splits * sizeof(float);
-  if (st->splits > 1 && (!ctx->scratch || ctx->scratch_bytes < partial_bytes))
+  if (st->splits > 1 && (!ctx->scratch || ctx->scratch_bytes < partial_bytes(st)))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): its split rows need %zu bytes of "
-                     "scratch, the run gave %zu", label(node), ir_op_name(node->op), partial_bytes,
+                     "scratch, the run gave %zu", label(node), ir_op_name(node->op), partial_bytes(st),
                      ctx->scratch ? ctx->scratch_bytes : 0);
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
   if (!status) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-    if (st->splits > 1) { /* the slices into partials, then the partials into the outputs */
+    if (st->splits > 1) {
+      /* a reduction: the slices into partials, then the partials into the outputs (a workgroup per
+       * output); a normalization: sums, squared deviations, then the normalized slices (three
+       * dispatches over every slice) */
+      const uint32_t phases = st->family == VK_FAM_NORM ? 3 : 2;
       pc.partials = (uint64_t)(uintptr_t)ctx->scratch;
       pc.splits = st->splits;
-      pc.phase = 1;
+      for (uint32_t phase = 1; phase <= phases; phase++) {
+        pc.phase = phase;
+        vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+        vkCmdDispatch(cb, st->groups, phase < phases || st->family == VK_FAM_NORM ? st->splits : 1, 1);
+        vk_cmd_barrier(cb);
+      }
+    } else {
       vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-      vkCmdDispatch(cb, st->groups, st->splits, 1);
+      vkCmdDispatch(cb, st->groups, 1, 1);
       vk_cmd_barrier(cb);
-      pc.phase = 2;
     }
-    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vkCmdDispatch(cb, st->groups, 1, 1);
-    vk_cmd_barrier(cb);
   }
   return vk_stream_release(d, ctx->stream, s, status);
 }

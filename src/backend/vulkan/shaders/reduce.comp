@@ -271,8 +271,67 @@ void store_stat(uvec2 addr, int64_t r, float v, bool f32) {
     Out(addr).v[uint(r)] = f_to_elem(v);
 }
 
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Partials { float v[]; };
+
+// The sum of row r's partials k = 0 .. splits - 1 starting at partials[first + r * splits], for
+// every invocation. Called in uniform control flow.
+float partials_sum(int64_t first, int64_t r, int64_t splits) {
+  Partials p = Partials(pc.partials_addr);
+  float s = 0.0;
+  for (int64_t k = int64_t(gl_LocalInvocationID.x); k < splits; k += GROUP) s += p.v[uint(first + r * splits + k)];
+  return group_combine(s, R_SUM);
+}
+
+// A row split into slices (vk_reduce.c; phases 1 to 3, workgroup (r, s) on slice s of row r): 1 adds
+// its slice into partials[r * splits + s]; 2 takes the mean from those sums and adds its slice's
+// squared deviations into partials[rows * splits + r * splits + s]; 3 takes mean and variance from
+// both and normalizes its slice. The same two-pass statistics as a whole row, regrouped.
+void split_main(Geom g) {
+  const int64_t count = g.count, splits = int64_t(pc.splits), rows = g.rows;
+  const int64_t chunk = (count + splits - 1) / splits;
+  const int64_t first = int64_t(gl_WorkGroupID.y) * chunk, end = min(first + chunk, count);
+  Partials p = Partials(pc.partials_addr);
+  for (int64_t r = int64_t(gl_WorkGroupID.x); r < rows; r += int64_t(gl_NumWorkGroups.x)) {
+    const int64_t base = r * count, slot = r * splits + int64_t(gl_WorkGroupID.y);
+    if (pc.phase == 1u) {
+      float s = 0.0;
+      for (int64_t j = first + int64_t(gl_LocalInvocationID.x); j < end && g.rms == 0; j += GROUP) s += load_x(base + j);
+      s = group_combine(s, R_SUM);
+      if (gl_LocalInvocationID.x == 0u) p.v[uint(slot)] = s;
+      continue;
+    }
+    const float mean = g.rms != 0 ? 0.0 : partials_sum(0, r, splits) / float(count); // uniform: rms is per node
+    if (pc.phase == 2u) {
+      float q = 0.0;
+      for (int64_t j = first + int64_t(gl_LocalInvocationID.x); j < end; j += GROUP) {
+        const float d = load_x(base + j) - mean;
+        q += d * d;
+      }
+      q = group_combine(q, R_SUM);
+      if (gl_LocalInvocationID.x == 0u) p.v[uint(rows * splits + slot)] = q;
+      continue;
+    }
+    const float inv_std = 1.0 / sqrt(partials_sum(rows * splits, r, splits) / float(count) + g.epsilon);
+    if (gl_LocalInvocationID.x == 0u && gl_WorkGroupID.y == 0u) {
+      store_stat(pc.mean_addr, r, mean, pc.stats_f32 != 0u);
+      store_stat(pc.inv_std_addr, r, inv_std, pc.stats_f32 != 0u);
+    }
+    for (int64_t j = first + int64_t(gl_LocalInvocationID.x); j < end; j += GROUP) {
+      const int64_t q = j / g.affine_div;
+      const int64_t a = (r % g.affine_mod) * g.affine_mul + (g.affine_wrap != 0 ? q % g.affine_wrap : q);
+      float y = (load_x(base + j) - mean) * inv_std * elem_to_f(In(pc.scale_addr).v[uint(a)]);
+      if (g.has_bias != 0) y += elem_to_f(In(pc.bias_addr).v[uint(a)]);
+      store_y(base + j, y);
+    }
+  }
+}
+
 void main() {
   Geom g = Geom(pc.geom_addr);
+  if (pc.phase != 0u) {
+    split_main(g);
+    return;
+  }
   const int64_t count = g.count;
   for (int64_t r = int64_t(gl_WorkGroupID.x); r < g.rows; r += int64_t(gl_NumWorkGroups.x)) {
     const int64_t base = r * count;
