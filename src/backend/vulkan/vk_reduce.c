@@ -64,10 +64,12 @@ _Static_assert(sizeof(red_push) == 80 && sizeof(red_push) <= VK_PUSH_BYTES, "red
  * workgroup each, towards SPLIT_TARGET_GROUPS workgroups (several per multiprocessor), each slice at
  * least SPLIT_MIN_SLICE long; a second dispatch combines the slices' partial results. A CPU
  * implementation (lavapipe) runs a few workgroups at a time anyway: no split there, unless
- * GFXEP_VULKAN_SPLIT_REDUCE=1 asks for it (the tests of the split), which also splits short rows. */
+ * GFXEP_VULKAN_SPLIT_REDUCE=1 asks for it (the tests of the split): then every row of 8 or more
+ * values splits, into up to 7 slices. */
 #define SPLIT_TARGET_GROUPS 1024
 #define SPLIT_MIN_SLICE 4096
 #define SPLIT_MIN_SLICE_FORCED 4
+#define SPLIT_FORCED 7 /* slices per row when forced: several, of uneven lengths, a few workgroups on a CPU */
 
 typedef struct red_state {
   vk_family family; /* first: node_release dispatches on it */
@@ -196,7 +198,7 @@ static uint32_t row_splits(vk_device* d, int64_t rows, int64_t length) {
   if (rows <= 0 || rows >= SPLIT_TARGET_GROUPS) return 1;
   const int forced = getenv("GFXEP_VULKAN_SPLIT_REDUCE") != NULL;
   if (d->info.software && !forced) return 1;
-  int64_t splits = (SPLIT_TARGET_GROUPS + rows - 1) / rows;
+  int64_t splits = forced ? SPLIT_FORCED : (SPLIT_TARGET_GROUPS + rows - 1) / rows;
   const int64_t most = length / (forced ? SPLIT_MIN_SLICE_FORCED : SPLIT_MIN_SLICE);
   if (splits > most) splits = most;
   if (splits > (int64_t)d->props.limits.maxComputeWorkGroupCount[1]) splits = d->props.limits.maxComputeWorkGroupCount[1];
