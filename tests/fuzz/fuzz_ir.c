@@ -33,6 +33,7 @@
 #include "backend/registry.h"
 #include "exec/model.h"
 #include "ir/dynamic.h"
+#include "ir/fuse.h"
 #include "ir/graph.h"
 #include "ir/plan.h"
 #include "ir/shape.h"
@@ -571,6 +572,41 @@ static double node_flops(const ir_node* node, const gfx_shape* shapes) {
 }
 
 /* Runs the graph (ownership passes to the model) twice and compares. */
+/* The graph that ran, through ir_fuse (the fusions every backend's compile applies): it must stay
+ * valid, infer the same output shapes, compile and run on the same inputs. Its values are not
+ * compared: a fused kernel rounds differently, and random data reaches every corner of float. */
+static void run_fused(ir_graph* fused, const gfx_tensor* inputs, const gfx_shape* in_shapes, const run_ctx* plain,
+                      uint64_t seed) {
+  gfx_status s = ir_fuse(fused);
+  CHECK(!s, "ir_fuse failed on a graph that ran: %s", gfx_status_message(s));
+  s = ir_graph_validate(fused);
+  CHECK(!s, "ir_fuse left a graph that does not validate: %s", gfx_status_message(s));
+  gfx_shape* shapes = calloc((size_t)fused->n_values + 1, sizeof *shapes);
+  CHECK(shapes, "out of memory for the fused graph's shapes");
+  s = ir_infer_shapes(fused, in_shapes, shapes);
+  CHECK(!s, "the fused graph's shapes could not be inferred: %s", gfx_status_message(s));
+  CHECK(fused->n_outputs == plain->g->n_outputs, "ir_fuse changed the output count");
+  for (int o = 0; o < fused->n_outputs; o++)
+    CHECK(gfx_shape_equal(&shapes[fused->outputs[o]], &plain->shapes[plain->g->outputs[o]]) &&
+              fused->values[fused->outputs[o]].dtype == plain->g->values[plain->g->outputs[o]].dtype,
+          "ir_fuse changed output %d's shape or type", o);
+  gfx_model* m = NULL;
+  s = gfx_model_create(gfx_reference_device(), fused, &m); /* takes fused */
+  CHECK(!s, "the fused graph did not compile: %s", gfx_status_message(s));
+  run_ctx c;
+  memset(&c, 0, sizeof c);
+  c.g = gfx_model_graph(m);
+  c.shapes = shapes;
+  c.seed = seed ^ 0xf00d;
+  s = gfx_model_run(m, NULL, inputs, output_fn, &c);
+  CHECK(!s, "the fused graph failed to run where the graph ran: %s", gfx_status_message(s));
+  for (int o = 0; o < c.g->n_outputs; o++)
+    CHECK(c.asked[o] && c.out_bytes[o] == plain->out_bytes[o], "fused output %d was not written in full", o);
+  free_outputs(&c);
+  gfx_model_free(m);
+  free(shapes);
+}
+
 static void run_graph(fuzz_graph* fg, const gfx_shape* in_shapes, const gfx_shape* shapes, uint64_t seed) {
   ir_graph* g = fg->g;
   fg->g = NULL;
@@ -595,8 +631,11 @@ static void run_graph(fuzz_graph* fg, const gfx_shape* in_shapes, const gfx_shap
     inputs[i].shape = in_shapes[i];
   }
 
+  ir_graph* fused = NULL;
+  gfx_status s = ir_graph_clone(g, &fused);
+  CHECK(!s, "ir_graph_clone failed: %s", gfx_status_message(s));
   gfx_model* m = NULL;
-  gfx_status s = gfx_model_create(gfx_reference_device(), g, &m); /* takes g */
+  s = gfx_model_create(gfx_reference_device(), g, &m); /* takes g */
   CHECK(!s, "gfx_model_create failed on a graph that validated, inferred and planned: %s", gfx_status_message(s));
   run_ctx c1, c2;
   memset(&c1, 0, sizeof c1);
@@ -629,6 +668,9 @@ static void run_graph(fuzz_graph* fg, const gfx_shape* in_shapes, const gfx_shap
     gfx_model_get_stats(m, &st);
     CHECK(st.signatures == 1, "%d shape signatures after two runs of one shape", st.signatures);
     CHECK(st.workspaces >= 1, "no workspace after a run");
+    run_fused(fused, inputs, in_shapes, &c1, seed);
+  } else {
+    ir_graph_free(fused);
   }
   free_outputs(&c1);
   free_outputs(&c2);
