@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/vulkan/vk_fastdiv.h"
 #include "backend/vulkan/vk_internal.h"
 #include "ir/layout.h"
 
@@ -31,8 +32,9 @@ typedef struct gpu_plan {
   int64_t dims[GFX_MAX_RANK], dst_strides[GFX_MAX_RANK], src_extent[GFX_MAX_RANK], src_start[GFX_MAX_RANK],
       src_step[GFX_MAX_RANK], src_strides[GFX_MAX_RANK];
   uint64_t value;
+  uint32_t div_mul[GFX_MAX_RANK], div_shift[GFX_MAX_RANK]; /* each dim's divisor (vk_fastdiv.h) */
 } gpu_plan;
-_Static_assert(sizeof(gpu_plan) == 32 + 6 * 8 * GFX_MAX_RANK + 8, "gpu_plan layout");
+_Static_assert(sizeof(gpu_plan) == 32 + 6 * 8 * GFX_MAX_RANK + 8 + 2 * 4 * GFX_MAX_RANK, "gpu_plan layout");
 
 typedef struct plan_push {
   uint64_t src, dst, plan;
@@ -120,6 +122,7 @@ static gpu_plan fill_plan(const ir_node* node, int64_t count) {
   g.mode = (int32_t)IR_PADMODE_CONSTANT;
   g.count = count;
   g.dims[0] = count;
+  vk_fastdiv_magic((uint32_t)count, &g.div_mul[0], &g.div_shift[0]);
   g.dst_strides[0] = 1;
   memcpy(&g.value, node->params.layout.value, sizeof g.value);
   return g;
@@ -149,6 +152,8 @@ static gpu_plan gpu_plan_of(const ir_copy_plan* plan) {
     g.src_start[i] = plan->src_start[i];
     g.src_step[i] = plan->src_step[i];
     g.src_strides[i] = plan->src_strides[i];
+    /* the dims of tensors below 2^32 elements (larger ones are refused at node_prepare) */
+    vk_fastdiv_magic((uint32_t)plan->dims[i], &g.div_mul[i], &g.div_shift[i]);
   }
   memcpy(&g.value, plan->value, sizeof g.value);
   return g;

@@ -56,7 +56,17 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Pla
   int64_t src_step[MAX_RANK];
   int64_t src_strides[MAX_RANK];
   uint64_t value; // the constant's bits, in the low ELEM_SIZE bytes
+  uint div_mul[MAX_RANK], div_shift[MAX_RANK]; // each dim as a divisor (vk_fastdiv.h)
 };
+
+// n / d by the divisor's multiplier and shift: vk_fastdiv_apply (vk_fastdiv.h), step for step. A
+// division by a divisor known only at run time costs some twenty instructions, four per element here.
+uint fast_div(uint n, uint d, uint mul, uint shift) {
+  if (d == 1u) return n;
+  uint hi, lo;
+  umulExtended(n, mul, hi, lo);
+  return (hi + ((n - hi) >> 1u)) >> shift;
+}
 layout(buffer_reference, std430, buffer_reference_align = ELEM_SIZE) readonly buffer Src { ELEM v[]; };
 layout(buffer_reference, std430, buffer_reference_align = ELEM_SIZE) writeonly buffer Dst { ELEM v[]; };
 
@@ -99,7 +109,7 @@ void main() {
   // through a buffer reference may alias the store, so a compiler reloads them per element otherwise.
   // 32-bit arithmetic: tensors have fewer than 2^32 elements and the plan's coordinates fit in int
   // (vk_layout.c checks); offsets wrap like the 64-bit sums they stand for.
-  uint dims[MAX_RANK], dst_strides[MAX_RANK], src_strides[MAX_RANK];
+  uint dims[MAX_RANK], dst_strides[MAX_RANK], src_strides[MAX_RANK], div_mul[MAX_RANK], div_shift[MAX_RANK];
   int src_start[MAX_RANK], src_step[MAX_RANK], src_extent[MAX_RANK];
   [[unroll]] for (int k = 0; k < MAX_RANK; k++) {
     const bool used = k < rank;
@@ -109,6 +119,8 @@ void main() {
     src_start[k] = used ? int(p.src_start[k]) : 0;
     src_step[k] = used ? int(p.src_step[k]) : 0;
     src_extent[k] = used ? int(p.src_extent[k]) : 1;
+    div_mul[k] = used ? p.div_mul[k] : 0u;
+    div_shift[k] = used ? p.div_shift[k] : 0u;
   }
   const uint dst_offset = uint(p.dst_offset), src_offset = uint(p.src_offset);
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
@@ -117,8 +129,9 @@ void main() {
     bool outside = false;
     [[unroll]] for (int k = MAX_RANK - 1; k >= 0; k--) {
       if (k >= rank) continue;
-      const uint i = rest % dims[k];
-      rest /= dims[k];
+      const uint q = fast_div(rest, dims[k], div_mul[k], div_shift[k]);
+      const uint i = rest - q * dims[k];
+      rest = q;
       d += i * dst_strides[k];
       const int c = resolve(src_start[k] + int(i) * src_step[k], src_extent[k], mode);
       if (c < 0) outside = true;
