@@ -1920,6 +1920,44 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)last_layers[k][1]);
     run_case(gpu, stream, &c);
   }
+  /* 3-D products large enough for the Vulkan backend's block kernels (a video net's layers: 3x3x3,
+   * 1x3x3, 3x1x1 and pointwise windows, strided, dilated, grouped, batched, with the fused epilogue) */
+  const int64_t windows3d[][3] = {{3, 3, 3}, {1, 3, 3}, {3, 1, 1}, {1, 1, 1}};
+  for (int k = 0; k < 16; k++) {
+    const int dtype = k % 2 ? GFX_DTYPE_F16 : GFX_DTYPE_F32;
+    ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 3, q->dtype = dtype;
+    q->group = k % 5 == 4 ? 2 : 1;
+    const int64_t* win = windows3d[k % 4];
+    const int64_t cin = q->group * (int64_t[]){3, 16, 24, 32}[k / 4], cout = q->group * (int64_t[]){16, 24, 40, 64}[k % 3];
+    for (int i = 0; i < 3; i++) {
+      q->strides[i] = k % 3 == 2 && i > 0 ? 2 : 1;
+      q->dilations[i] = k % 7 == 5 ? 2 : 1;
+      q->pads[i] = q->pads[3 + i] = win[i] / 2 * q->dilations[i];
+    }
+    q->activation = k % 4 == 1 ? IR_ACT_RELU : IR_ACT_NONE;
+    const int64_t x[5] = {k % 6 == 5 ? 2 : 1, cin, rand_int(4, 8), rand_int(10, 24), rand_int(10, 24)};
+    c.in[0] = shape(5, x);
+    c.in[1] = SHAPE(cout, cin / q->group, win[0], win[1], win[2]);
+    c.in[2] = SHAPE(cout);
+    ir_conv_geom g;
+    /* the windows fit every input drawn: a geometry refused here fails the case in run_case */
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (!s && k % 4 == 2) { /* a residual input, added before or after the activation */
+      q->residual = k % 8 == 2 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = 4;
+      c.in_dtype[3] = dtype;
+      c.in[3] = SHAPE(g.n, g.c_out, g.out[0], g.out[1], g.out[2]);
+    }
+    gfx_status_free(s);
+    snprintf(c.label, sizeof c.label, "Conv3d %s x[%lld,%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld,%lld] g=%lld s=%lld d=%lld act=%d res=%d",
+             gfx_dtype_name(dtype), (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4],
+             (long long)cout, (long long)(cin / q->group), (long long)win[0], (long long)win[1], (long long)win[2],
+             (long long)q->group, (long long)q->strides[1], (long long)q->dilations[0], q->activation, q->residual);
+    run_case(gpu, stream, &c);
+  }
 }
 
 static void matmul_cases(gfx_dev* gpu, void* stream) {

@@ -3,8 +3,9 @@
  * node_prepare resolves the geometry for the node's shapes (ir_conv_geometry, ir_matmul_geometry,
  * ir_gemm_geometry) into a small block of kernel constants the shader reads by address, and picks the
  * kernel; node_run records its dispatch (two with a split K). bfloat16 (16-bit words, float32 sums)
- * runs on the direct kernels. A 3-D Conv runs on the direct kernel, its
- * depth looped around the 2-D window. float32 accumulation everywhere,
+ * runs on the direct kernels. A 3-D Conv takes the same kernels as a 2-D one: on the block kernels
+ * its tap table spans the depth too; on the direct kernel its depth is looped around the 2-D window.
+ * float32 accumulation everywhere,
  * float32 and (with shaderFloat16 + 16-bit storage) float16 operands. Tensors of 2^32 elements or
  * more are refused at prepare (the shaders index with 32 bits). The direct kernels: a convolution
  * per output element (shaders/conv.comp) and a 16x16-tiled matrix product (shaders/gemm.comp).
@@ -107,8 +108,9 @@ typedef struct conv_block_geom_gpu {
   int32_t pad_top, pad_left, activation, residual;
   int32_t has_bias, pointwise; /* a 1x1 window without padding: the shaders skip the tap table */
   float alpha, beta;
+  int32_t in_d, out_d, stride_d, pad_front; /* a 3-D convolution's depth (2-D: 1, 1, 1, 0) */
 } conv_block_geom_gpu;
-_Static_assert(sizeof(conv_block_geom_gpu) == 96, "conv_block_geom_gpu layout (mm_common.glsl's Geom)");
+_Static_assert(sizeof(conv_block_geom_gpu) == 112, "conv_block_geom_gpu layout (mm_common.glsl's Geom)");
 
 /* gemm.comp's Geom block, followed by the offset table (the block kernels' too) */
 typedef struct gemm_geom_gpu {
@@ -193,7 +195,7 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
-  /* 3-D on the direct kernels */
+  /* 1-D to 3-D */
   if (is_conv(q->op) && q->params->conv.spatial > 3)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s over %d spatial dims is not implemented",
                      ir_op_name(q->op), q->params->conv.spatial);
@@ -364,81 +366,110 @@ static ir_conv_geom window_2d(const ir_conv_geom* g3) {
   return g;
 }
 
-/* A 3-D convolution on the direct kernel: the window of its last two dims, its depth apart. */
-static gfx_status prepare_conv_3d(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                                  nn_state* st) {
+/* A convolution's geometry for the shaders: the window of its last two spatial dims (1-D as 2-D) and
+ * a 3-D one's depth (2-D: in 1, kernel 1, out 1, stride 1, dilation 1, pad 0). */
+typedef struct conv_layout {
+  ir_conv_geom g;
+  int64_t in_d, k_d, out_d, stride_d, dil_d, pad_front, pad_back;
+} conv_layout;
+
+static gfx_status conv_layout_of(const ir_node* node, const gfx_shape* in, conv_layout* cl) {
   const ir_conv_params* p = &node->params.conv;
+  if (p->spatial != 3) {
+    ir_conv_params p2;
+    gfx_shape x2, w2;
+    ir_conv_as_2d(p, &in[0], &in[1], &p2, &x2, &w2);
+    GFX_TRY(ir_conv_geometry(&p2, &x2, &w2, &cl->g));
+    cl->in_d = cl->k_d = cl->out_d = cl->stride_d = cl->dil_d = 1, cl->pad_front = cl->pad_back = 0;
+    return NULL;
+  }
   ir_conv_geom g3;
   GFX_TRY(ir_conv_geometry(p, &in[0], &in[1], &g3));
-  /* the shader's int arithmetic: every dim, stride, pad and window below 2^30 */
+  /* the shaders' int arithmetic: every dim, stride, pad and window below 2^30 */
   const int64_t big = (int64_t)1 << 30;
   for (int k = 0; k < 3; k++)
     if (g3.in[k] > big || g3.out[k] > big || g3.kernel[k] * g3.dilations[k] > big || g3.strides[k] > big ||
         g3.pad_begin[k] > big || g3.pad_begin[k] < -big)
       return gfx_error(GFX_ERR_NOT_SUPPORTED, "spatial geometry beyond 2^30");
-  const ir_conv_geom g = window_2d(&g3);
+  cl->g = window_2d(&g3);
+  cl->in_d = g3.in[0], cl->k_d = g3.kernel[0], cl->out_d = g3.out[0];
+  cl->stride_d = g3.strides[0], cl->dil_d = g3.dilations[0], cl->pad_front = g3.pad_begin[0], cl->pad_back = g3.pad_end[0];
+  return NULL;
+}
+
+/* A convolution on a block kernel, as the implicit GEMM of each group: M = its output channels, N = the
+ * output pixels (voxels) of the batch, K = its input channels x the kernel window; B is gathered
+ * through a tap table of one entry per row of K. */
+static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const conv_layout* cl, int coop, int dtype,
+                                     int64_t m, int64_t n, int64_t k, int64_t count, nn_state* st,
+                                     size_t* scratch_bytes) {
+  const ir_conv_params* p = &node->params.conv;
+  const ir_conv_geom* g = &cl->g;
+  conv_window_gpu w;
+  window_of(g, count, &w);
+  conv_block_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = w.c_in,
+                           .c_in_g = w.c_in / w.group, .c_out = w.c_out, .in_h = w.in_h, .in_w = w.in_w,
+                           .k_h = w.k_h, .k_w = w.k_w, .out_h = w.out_h, .out_w = w.out_w,
+                           .stride_h = w.stride_h, .stride_w = w.stride_w, .dil_h = w.dil_h, .dil_w = w.dil_w,
+                           .pad_top = w.pad_top, .pad_left = w.pad_left, .activation = p->activation,
+                           .residual = p->residual, .has_bias = node->n_inputs > 2 && node->inputs[2] >= 0,
+                           .alpha = p->act_alpha, .beta = p->act_beta, .in_d = (int32_t)cl->in_d,
+                           .out_d = (int32_t)cl->out_d, .stride_d = (int32_t)cl->stride_d,
+                           .pad_front = (int32_t)cl->pad_front};
+  cg.pointwise = g->kernel[0] == 1 && g->kernel[1] == 1 && cl->k_d == 1 && !g->pad_begin[0] && !g->pad_begin[1] &&
+                 !g->pad_end[0] && !g->pad_end[1] && !cl->pad_front && !cl->pad_back;
+  GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g->group, scratch_bytes, st));
+  st->count = count;
+  GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
+  memcpy(st->geom.mapped, &cg, sizeof cg);
+  /* row q = (ci, kz, ky, kx) of the gathered input: its offset from the column's tap (0, 0, 0) of
+   * channel 0, and its (dz, dy, dx) packed for the bounds test (conv_block_fits bounds them) */
+  uint32_t* taps = (uint32_t*)(void*)((char*)st->geom.mapped + sizeof cg);
+  const int64_t plane = g->kernel[0] * g->kernel[1], window = cl->k_d * plane;
+  const int64_t in_hw = g->in[0] * g->in[1];
+  for (int64_t q = 0; q < k; q++) {
+    const int64_t ci = q / window, tap = q % window;
+    const int64_t dz = tap / plane * cl->dil_d, dy = tap % plane / g->kernel[1] * g->dilations[0],
+                  dx = tap % g->kernel[1] * g->dilations[1];
+    taps[2 * q] = (uint32_t)(ci * cl->in_d * in_hw + dz * in_hw + dy * g->in[1] + dx);
+    taps[2 * q + 1] = (uint32_t)(dz << 24 | dy << 12 | dx);
+  }
+  return NULL;
+}
+
+/* Whether mm_load.glsl's packed tap offsets hold the dilated window: 12 bits for its height and width,
+ * 8 for its depth */
+static int conv_block_fits(const conv_layout* cl) {
+  return (cl->g.kernel[0] - 1) * cl->g.dilations[0] < 4096 && (cl->g.kernel[1] - 1) * cl->g.dilations[1] < 4096 &&
+         (cl->k_d - 1) * cl->dil_d < 256;
+}
+
+static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                               nn_state* st, size_t* scratch_bytes) {
+  const ir_conv_params* p = &node->params.conv;
+  conv_layout cl;
+  GFX_TRY(conv_layout_of(node, in, &cl));
+  const ir_conv_geom* g = &cl.g;
+  const int64_t count = gfx_shape_numel(&out[0]);
+  const int64_t m = g->c_out / g->group, n = g->n * cl.out_d * g->out[0] * g->out[1],
+                k = g->c_in / g->group * cl.k_d * g->kernel[0] * g->kernel[1];
+  const int dtype = dtype_of(node->op, &node->params);
+  const int fits = conv_block_fits(&cl);
+  const int coop = fits && use_coop(d, 1, dtype, m, n, k, g->group);
+  if (coop || (fits && use_tiled(d, 1, dtype, m, n, k, g->group)))
+    return prepare_conv_block(d, node, &cl, coop, dtype, m, n, k, count, st, scratch_bytes);
+  /* the direct kernel: one output element per invocation, a 3-D one's depth looped around the window */
   conv_geom_gpu gg;
   memset(&gg, 0, sizeof gg);
-  window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
+  window_of(g, count, &gg.w);
   gg.activation = p->activation;
   gg.residual = p->residual;
   gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
   gg.alpha = p->act_alpha;
   gg.beta = p->act_beta;
-  gg.in_d = (int32_t)g3.in[0], gg.k_d = (int32_t)g3.kernel[0], gg.out_d = (int32_t)g3.out[0];
-  gg.stride_d = (int32_t)g3.strides[0], gg.dil_d = (int32_t)g3.dilations[0], gg.pad_front = (int32_t)g3.pad_begin[0];
-  return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
-}
-
-static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
-                               nn_state* st, size_t* scratch_bytes) {
-  if (node->params.conv.spatial == 3) return prepare_conv_3d(d, node, in, out, st);
-  ir_conv_params p2;
-  gfx_shape x2, w2;
-  ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &x2, &w2);
-  ir_conv_geom g;
-  GFX_TRY(ir_conv_geometry(&p2, &x2, &w2, &g));
-  conv_geom_gpu gg;
-  memset(&gg, 0, sizeof gg);
-  window_of(&g, gfx_shape_numel(&out[0]), &gg.w);
-  gg.activation = p2.activation;
-  gg.residual = p2.residual;
-  gg.has_bias = node->n_inputs > 2 && node->inputs[2] >= 0;
-  gg.alpha = p2.act_alpha;
-  gg.beta = p2.act_beta;
-  gg.in_d = gg.k_d = gg.out_d = gg.stride_d = gg.dil_d = 1; /* no depth */
-  /* the implicit GEMM of each group: M = its output channels, N = the output pixels of the batch,
-   * K = its input channels x the kernel window */
-  const int64_t m = g.c_out / g.group, n = g.n * g.out[0] * g.out[1], k = g.c_in / g.group * g.kernel[0] * g.kernel[1];
-  const int fits_taps = (g.kernel[0] - 1) * g.dilations[0] < 65536 && (g.kernel[1] - 1) * g.dilations[1] < 65536;
-  const int dtype = dtype_of(node->op, &node->params);
-  const int coop = fits_taps && use_coop(d, 1, dtype, m, n, k, g.group);
-  if (coop || (fits_taps && use_tiled(d, 1, dtype, m, n, k, g.group))) {
-    conv_block_geom_gpu cg = {.m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k, .c_in = gg.w.c_in,
-                             .c_in_g = gg.w.c_in / gg.w.group, .c_out = gg.w.c_out, .in_h = gg.w.in_h, .in_w = gg.w.in_w,
-                             .k_h = gg.w.k_h, .k_w = gg.w.k_w, .out_h = gg.w.out_h, .out_w = gg.w.out_w,
-                             .stride_h = gg.w.stride_h, .stride_w = gg.w.stride_w, .dil_h = gg.w.dil_h, .dil_w = gg.w.dil_w,
-                             .pad_top = gg.w.pad_top, .pad_left = gg.w.pad_left, .activation = gg.activation,
-                             .residual = gg.residual, .has_bias = gg.has_bias, .alpha = gg.alpha, .beta = gg.beta};
-    cg.pointwise = g.kernel[0] == 1 && g.kernel[1] == 1 && !g.pad_begin[0] && !g.pad_begin[1] && !g.pad_end[0] &&
-                   !g.pad_end[1];
-    GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g.group, scratch_bytes, st));
-    st->count = gg.w.count;
-    GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
-    memcpy(st->geom.mapped, &cg, sizeof cg);
-    /* row q = (ci, ky, kx) of the gathered input: its offset from the column's tap (0, 0) of channel 0,
-     * and its (dy, dx) for the bounds test */
-    uint32_t* taps = (uint32_t*)(void*)((char*)st->geom.mapped + sizeof cg);
-    const int64_t window = g.kernel[0] * g.kernel[1];
-    for (int64_t q = 0; q < k; q++) {
-      const int64_t ci = q / window, tap = q % window;
-      const int64_t dy = tap / g.kernel[1] * g.dilations[0], dx = tap % g.kernel[1] * g.dilations[1];
-      taps[2 * q] = (uint32_t)(ci * g.in[0] * g.in[1] + dy * g.in[1] + dx);
-      taps[2 * q + 1] = (uint32_t)(dy << 16 | dx);
-    }
-    return NULL;
-  }
-  return upload_conv_geom(d, st, gg.w.count, &gg, sizeof gg);
+  gg.in_d = (int32_t)cl.in_d, gg.k_d = (int32_t)cl.k_d, gg.out_d = (int32_t)cl.out_d;
+  gg.stride_d = (int32_t)cl.stride_d, gg.dil_d = (int32_t)cl.dil_d, gg.pad_front = (int32_t)cl.pad_front;
+  return upload_conv_geom(d, st, count, &gg, sizeof gg);
 }
 
 static gfx_status prepare_conv_transpose(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,

@@ -31,15 +31,21 @@ layout(push_constant) uniform Push {
 
 // vk_nn.c's conv_coop_geom_gpu
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geom {
-  int m, n, k, c_in;          // M = c_out per group, N = batch * out_h * out_w, K = c_in_g * k_h * k_w
+  int m, n, k, c_in;          // M = c_out per group, N = batch * out_d * out_h * out_w, K = c_in_g * k_d * k_h * k_w
   int c_in_g, c_out, in_h, in_w;
   int k_h, k_w, out_h, out_w;
   int stride_h, stride_w, dil_h, dil_w;
   int pad_top, pad_left, activation, residual;
   int has_bias, pointwise; // pointwise: a 1x1 window and no padding, so row q of B is input channel q
   float alpha, beta;
-  uvec2 taps[]; // per row q of B: (ci*in_h*in_w + ky*dil_h*in_w + kx*dil_w, ky*dil_h << 16 | kx*dil_w)
+  int in_d, out_d, stride_d, pad_front; // a 3-D convolution's depth (2-D: 1, 1, 1, 0)
+  // per row q of B, tap (kz, ky, kx) of channel ci: its offset from the column's tap (0, 0, 0) of
+  // channel 0, and (dz << 24 | dy << 12 | dx) for the bounds test, with dz = kz * dil_d and so on
+  uvec2 taps[];
 };
+
+// the output elements of one (batch, channel) plane
+uint conv_out_plane(Geom g) { return uint(g.out_d) * uint(g.out_h) * uint(g.out_w); }
 #else
 layout(push_constant) uniform Push {
   uvec2 a_addr, b_addr, c_addr, y_addr, geom_addr;

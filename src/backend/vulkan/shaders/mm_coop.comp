@@ -107,7 +107,7 @@ void main() {
     return;
   }
 #if defined(CONV)
-  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  const uint out_plane = conv_out_plane(g);
   const uint y_col = (col / out_plane) * uint(g.c_out) * out_plane + col % out_plane;
   for (uint r = 0; r < rows; r++) {
     const uint i = bq0 + r * (THREADS / BN), row = m0 + i;

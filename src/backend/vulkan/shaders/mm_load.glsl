@@ -12,8 +12,8 @@ bool col_ok;
 ELEM ra[A_LOADS], rb[B_LOADS]; // the next step's operands, on their way to shared memory
 #if defined(CONV)
 Geom geom;
-uint grp, in_h, in_w, x_pixel; // x_pixel: the input offset of tap (0, 0) of channel 0 for this column
-int iy0, ix0;
+uint grp, in_d, in_h, in_w, x_pixel; // x_pixel: the input offset of tap (0, 0, 0) of channel 0 for this column
+int iz0, iy0, ix0;
 bool pointwise; // Geom's pointwise: every tap inside the input, no table needed
 #else
 uint batch, b_base, a_row, a_col, b_row, b_col;
@@ -32,15 +32,17 @@ void setup(Geom g) {
   grp = gl_WorkGroupID.z / pc.splits;
   a_base = grp * m * k; // this group's weights: m rows of k
   geom = g;
-  in_h = uint(g.in_h), in_w = uint(g.in_w);
+  in_d = uint(g.in_d), in_h = uint(g.in_h), in_w = uint(g.in_w);
   pointwise = g.pointwise != 0;
-  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  const uint out_hw = uint(g.out_h) * uint(g.out_w), out_plane = uint(g.out_d) * out_hw;
   col_ok = col < n;
-  const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0;
-  iy0 = int(pix / uint(g.out_w)) * g.stride_h - g.pad_top;
-  ix0 = int(pix % uint(g.out_w)) * g.stride_w - g.pad_left;
-  // unsigned arithmetic wraps: a negative (iy0, ix0) in the padding still adds up to in-bounds taps
-  x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_h * in_w + uint(iy0 * int(in_w) + ix0);
+  const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0, pix_hw = pix % out_hw;
+  iz0 = int(pix / out_hw) * g.stride_d - g.pad_front;
+  iy0 = int(pix_hw / uint(g.out_w)) * g.stride_h - g.pad_top;
+  ix0 = int(pix_hw % uint(g.out_w)) * g.stride_w - g.pad_left;
+  // unsigned arithmetic wraps: a negative (iz0, iy0, ix0) in the padding still adds up to in-bounds taps
+  x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_d * in_h * in_w +
+            (uint(iz0) * in_h + uint(iy0)) * in_w + uint(ix0);
 #else
   a = In(pc.a_addr);
   b = In(pc.b_addr);
@@ -54,12 +56,12 @@ void setup(Geom g) {
 
 #if defined(CONV)
 uint a_index(uint row, uint q) { return a_base + row * k + q; }
-// B's element (q, col): the input under tap (ky, kx) of channel ci for this output pixel; 0 in the padding
+// B's element (q, col): the input under tap (kz, ky, kx) of channel ci for this output pixel; 0 in the padding
 ELEM b_value(uint q) {
-  if (pointwise) return b.v[x_pixel + q * in_h * in_w]; // a uniform branch: no table read, no bounds
+  if (pointwise) return b.v[x_pixel + q * in_d * in_h * in_w]; // a uniform branch: no table read, no bounds
   const uvec2 tap = geom.taps[q]; // the same q for a whole subgroup: one broadcast load
-  const int iy = iy0 + int(tap.y >> 16), ix = ix0 + int(tap.y & 0xffffu);
-  if (uint(iy) >= in_h || uint(ix) >= in_w) return ELEM(0.0); // negative wraps to large
+  const int iz = iz0 + int(tap.y >> 24), iy = iy0 + int((tap.y >> 12) & 0xfffu), ix = ix0 + int(tap.y & 0xfffu);
+  if (uint(iy) >= in_h || uint(ix) >= in_w || uint(iz) >= in_d) return ELEM(0.0); // negative wraps to large
   return b.v[x_pixel + tap.x];
 }
 #else

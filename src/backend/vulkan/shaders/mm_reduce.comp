@@ -25,7 +25,7 @@ void main() {
     for (uint s = 0; s < pc.splits; s++) v += part.v[s * count + e];
     const uint z = e / (m * n), row = (e / n) % m, col = e % n;
 #if defined(CONV)
-    const uint out_plane = uint(g.out_h) * uint(g.out_w);
+    const uint out_plane = conv_out_plane(g);
     const uint co = z * m + row, y = ((col / out_plane) * uint(g.c_out) + co) * out_plane + col % out_plane;
     Out(pc.y_addr).v[y] = conv_finish(g, co, y, v);
 #else

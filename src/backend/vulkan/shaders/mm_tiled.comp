@@ -81,7 +81,7 @@ void main() {
   // split K stores its float32 sums for mm_reduce.comp instead
   const uint z = gl_WorkGroupID.z / pc.splits;
 #if defined(CONV)
-  const uint out_plane = uint(g.out_h) * uint(g.out_w);
+  const uint out_plane = conv_out_plane(g);
 #endif
   [[unroll]] for (int j = 0; j < PER_N; j++) {
     const uint c = n0 + tx + TX * j;
