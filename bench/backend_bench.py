@@ -98,6 +98,9 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--profiles", default="/tmp/gfxep-backend-bench", help="where ORT's profiles go")
     ap.add_argument("--no-profile", action="store_true", help="time only (no profiled session per run)")
+    ap.add_argument("--precisions", default="fp32,fp16", help="which of the zoo's files to run")
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                    help="one more Vulkan configuration to time, with its environment (in the JSON, not the markdown)")
     args = ap.parse_args()
     if args.from_json:
         if not args.markdown:
@@ -106,6 +109,11 @@ def main():
         return 0
     if not args.bench or not args.zoo:
         ap.error("--bench and --zoo are needed to run")
+    for spec in args.extra:
+        name, _, env = spec.partition(":")
+        if not name or any("=" not in kv for kv in env.split(",") if kv):
+            ap.error(f"--extra {spec!r}: expected NAME:VAR=VALUE[,VAR=VALUE]")
+        CONFIGS.append((name, "vulkan", dict(kv.split("=", 1) for kv in env.split(",") if kv)))
     os.makedirs(args.profiles, exist_ok=True)
     manifest = json.load(open(os.path.join(args.zoo, "zoo.json")))
     only = set(filter(None, args.only.split(",")))
@@ -113,7 +121,7 @@ def main():
     for m in manifest["models"]:
         if only and m["model"] not in only:
             continue
-        for prec in ("fp32", "fp16"):
+        for prec in filter(None, args.precisions.split(",")):
             path = os.path.join(args.zoo, m["files"][prec])
             rec = {"model": m["model"], "precision": prec, "input": m["input"]}
             for name, backend, env in CONFIGS:
@@ -124,7 +132,7 @@ def main():
                 print(f"# {m['model']} {prec} {name}: " +
                       (f"{r['latency_ms']['p50']:.3f} ms" if r else f"failed: {err[-200:]}"), file=sys.stderr, flush=True)
             c = rec["cuda"].get("latency_ms")
-            for name in ("vulkan", "vulkan_portable", "vulkan_square"):
+            for name in [n for n, b, _ in CONFIGS if b == "vulkan"]:
                 v = rec[name].get("latency_ms")
                 if c and v:
                     rec[f"{name}_over_cuda"] = v["p50"] / c["p50"]
@@ -154,8 +162,7 @@ def main():
                 print(f"{'':<38} slowest: " + ", ".join(f"{k} {v:.0f}" for k, v in pr["slowest_nodes_us"].items()))
     failed = sum(1 for r in records for n, _, _ in CONFIGS if "error" in r[n])
     summary = {"backend_bench": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
-                                  if k in ("model", "precision", "vulkan_over_cuda", "vulkan_portable_over_cuda",
-                                           "vulkan_square_over_cuda")} |
+                                  if k in ("model", "precision") or k.endswith("_over_cuda")} |
                                  {f"{n}_p50": r[n].get("latency_ms", {}).get("p50") for n, _, _ in CONFIGS}
                                  for r in records], "bench_failures": failed}
     print(json.dumps(summary))

@@ -34,10 +34,7 @@
 
 #define CONV_GROUP_SIZE 256
 #define GEMM_TILE 16
-/* mm_coop.comp's blocks: 64x64, or 32x128 (NARROW) for products of at most 32 rows */
-#define COOP_BLOCK 64
-#define COOP_NARROW_ROWS 32
-#define COOP_NARROW_COLS 128
+#define COOP_NARROW_ROWS 32      /* products of at most this many rows take mm_coop.comp's NARROW blocks */
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
@@ -77,6 +74,43 @@ static const tiled_shape* tiled_shape_for(int64_t m, int64_t n, int64_t batch) {
   if (forced && forced[0] == '1') return shaped;
   const int64_t blocks = (m + shaped->rows - 1) / shaped->rows * ((n + shaped->cols - 1) / shaped->cols) * batch;
   return blocks >= COOP_TARGET_GROUPS ? shaped : &tiled_shapes[0];
+}
+
+/* mm_coop.comp's block shapes: rows x columns, invocations, the shared memory they take, and the
+ * shaders of (conv, emulated) */
+typedef struct coop_shape {
+  int64_t rows, cols;
+  uint32_t threads, shared_bytes;
+  vk_shader_id conv, gemm, conv_emu, gemm_emu;
+} coop_shape;
+static const coop_shape coop_shapes[] = {
+    {64, 64, 128, 27136, VK_SHADER_CONV_COOP_F16, VK_SHADER_GEMM_COOP_F16, VK_SHADER_CONV_COOP_EMU_F16,
+     VK_SHADER_GEMM_COOP_EMU_F16},
+    {32, 128, 128, 28160, VK_SHADER_CONV_COOP_NARROW_F16, VK_SHADER_GEMM_COOP_NARROW_F16,
+     VK_SHADER_CONV_COOP_NARROW_EMU_F16, VK_SHADER_GEMM_COOP_NARROW_EMU_F16},
+    {64, 128, 256, 30720, VK_SHADER_CONV_COOP_WIDE_F16, VK_SHADER_GEMM_COOP_WIDE_F16, VK_SHADER_CONV_COOP_WIDE_EMU_F16,
+     VK_SHADER_GEMM_COOP_WIDE_EMU_F16},
+    {128, 128, 256, 27392, VK_SHADER_CONV_COOP_BIG_F16, VK_SHADER_GEMM_COOP_BIG_F16, VK_SHADER_CONV_COOP_BIG_EMU_F16,
+     VK_SHADER_GEMM_COOP_BIG_EMU_F16},
+};
+
+/* mm_coop.comp's block for an m x n product (in `batch`): 32x128 for at most 32 rows; otherwise, where
+ * the device allows 256 invocations and the shared memory, 64x128 for at most 64 rows and 128x128
+ * beyond, which load half (128x128) or three quarters (64x128) of the operands per output that 64x64
+ * blocks do, but only where they still number COOP_TARGET_GROUPS or more (fewer larger blocks leave
+ * the GPU idle); 64x64 otherwise. GFXEP_VULKAN_COOP_BLOCKS=64 keeps 64x64 (and 32x128) everywhere,
+ * =shaped takes the shape by rows whatever the count (the tests of the larger blocks). */
+static const coop_shape* coop_shape_for(const vk_device* d, int64_t m, int64_t n, int64_t batch) {
+  if (m <= COOP_NARROW_ROWS) return &coop_shapes[1];
+  const char* mode = getenv("GFXEP_VULKAN_COOP_BLOCKS");
+  if (mode && !strcmp(mode, "64")) return &coop_shapes[0];
+  const coop_shape* shaped = &coop_shapes[m <= 64 ? 2 : 3];
+  if (d->props.limits.maxComputeWorkGroupInvocations < shaped->threads ||
+      d->props.limits.maxComputeSharedMemorySize < shaped->shared_bytes)
+    return &coop_shapes[0];
+  if (mode && !strcmp(mode, "shaped")) return shaped;
+  const int64_t blocks = (m + shaped->rows - 1) / shaped->rows * ((n + shaped->cols - 1) / shaped->cols) * batch;
+  return blocks >= COOP_TARGET_GROUPS ? shaped : &coop_shapes[0];
 }
 #define COOP_MAX_SPLITS 32
 #define COOP_MAX_SCRATCH ((int64_t)256 << 20)
@@ -227,7 +261,7 @@ static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
   /* the narrowest blocks make the most columns of blocks, the widest the most rows */
-  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
+  return (n + 63) / 64 <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
 }
 
@@ -287,19 +321,17 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
  * `batch` products) of dtype, its dispatch and its split K. */
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
-  const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
+  const int f32 = dtype == GFX_DTYPE_F32;
   const tiled_shape* shape = tiled_shape_for(m, n, batch);
+  const coop_shape* cs = coop_shape_for(d, m, n, batch);
   vk_shader_id shader;
   if (coop && coop_of(d) == COOP_EMULATED)
-    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
-                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_EMU_F16 : VK_SHADER_GEMM_COOP_EMU_F16);
+    shader = conv ? cs->conv_emu : cs->gemm_emu;
   else if (coop)
-    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
-                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
+    shader = conv ? cs->conv : cs->gemm;
   else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
-  const int64_t rows = !coop ? shape->rows : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
-  const int64_t cols = !coop ? shape->cols : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
+  const int64_t rows = coop ? cs->rows : shape->rows, cols = coop ? cs->cols : shape->cols;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
