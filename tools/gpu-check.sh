@@ -141,12 +141,6 @@ step vulkan_features 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-in
 step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
 # float16 convolutions on the tensor-core kernel too (by default they take the tiled one)
 step backend_ops_vulkan_coop_conv 300 env GFXEP_VULKAN_COOP_CONV=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
-# the tensor-core kernel's 64x128 and 128x128 blocks for every product they fit (by default only
-# where they fill the GPU), without and with split K
-step backend_ops_vulkan_coop_blocks 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_BLOCKS=shaped \
-  "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
-step backend_ops_vulkan_coop_blocks_split_k 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_BLOCKS=shaped \
-  GFXEP_VULKAN_SPLIT_K=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
 # the products again on the portable kernels, where the device has cooperative matrices
 step backend_ops_vulkan_fused_attention 300 env GFXEP_VULKAN_FUSED_ATTENTION=1 "$pack/bin/test_backend_ops" -b vulkan -o Attention
 # reductions of few outputs with their rows split into slices, forced for every case (a GPU splits

@@ -366,14 +366,6 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_COOP_EMU_F16,
   VK_SHADER_CONV_COOP_NARROW_EMU_F16,
   VK_SHADER_GEMM_COOP_NARROW_EMU_F16,
-  VK_SHADER_CONV_COOP_WIDE_F16, /* 64x128 blocks of 8 subgroups, for products that fill the GPU with them */
-  VK_SHADER_GEMM_COOP_WIDE_F16,
-  VK_SHADER_CONV_COOP_BIG_F16, /* 128x128 blocks of 8 subgroups, likewise */
-  VK_SHADER_GEMM_COOP_BIG_F16,
-  VK_SHADER_CONV_COOP_WIDE_EMU_F16, /* the four above emulated */
-  VK_SHADER_GEMM_COOP_WIDE_EMU_F16,
-  VK_SHADER_CONV_COOP_BIG_EMU_F16,
-  VK_SHADER_GEMM_COOP_BIG_EMU_F16,
   VK_SHADER_CONV_TILED_F32, /* mm_tiled.comp (vk_nn.c): the portable register-blocked products */
   VK_SHADER_CONV_TILED_F16,
   VK_SHADER_GEMM_TILED_F32,

@@ -34,7 +34,10 @@
 
 #define CONV_GROUP_SIZE 256
 #define GEMM_TILE 16
-#define COOP_NARROW_ROWS 32      /* products of at most this many rows take mm_coop.comp's NARROW blocks */
+/* mm_coop.comp's blocks: 64x64, or 32x128 (NARROW) for products of at most 32 rows */
+#define COOP_BLOCK 64
+#define COOP_NARROW_ROWS 32
+#define COOP_NARROW_COLS 128
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
@@ -74,43 +77,6 @@ static const tiled_shape* tiled_shape_for(int64_t m, int64_t n, int64_t batch) {
   if (forced && forced[0] == '1') return shaped;
   const int64_t blocks = (m + shaped->rows - 1) / shaped->rows * ((n + shaped->cols - 1) / shaped->cols) * batch;
   return blocks >= COOP_TARGET_GROUPS ? shaped : &tiled_shapes[0];
-}
-
-/* mm_coop.comp's block shapes: rows x columns, invocations, the shared memory they take, and the
- * shaders of (conv, emulated) */
-typedef struct coop_shape {
-  int64_t rows, cols;
-  uint32_t threads, shared_bytes;
-  vk_shader_id conv, gemm, conv_emu, gemm_emu;
-} coop_shape;
-static const coop_shape coop_shapes[] = {
-    {64, 64, 128, 27136, VK_SHADER_CONV_COOP_F16, VK_SHADER_GEMM_COOP_F16, VK_SHADER_CONV_COOP_EMU_F16,
-     VK_SHADER_GEMM_COOP_EMU_F16},
-    {32, 128, 128, 28160, VK_SHADER_CONV_COOP_NARROW_F16, VK_SHADER_GEMM_COOP_NARROW_F16,
-     VK_SHADER_CONV_COOP_NARROW_EMU_F16, VK_SHADER_GEMM_COOP_NARROW_EMU_F16},
-    {64, 128, 256, 30720, VK_SHADER_CONV_COOP_WIDE_F16, VK_SHADER_GEMM_COOP_WIDE_F16, VK_SHADER_CONV_COOP_WIDE_EMU_F16,
-     VK_SHADER_GEMM_COOP_WIDE_EMU_F16},
-    {128, 128, 256, 27392, VK_SHADER_CONV_COOP_BIG_F16, VK_SHADER_GEMM_COOP_BIG_F16, VK_SHADER_CONV_COOP_BIG_EMU_F16,
-     VK_SHADER_GEMM_COOP_BIG_EMU_F16},
-};
-
-/* mm_coop.comp's block for an m x n product (in `batch`): 32x128 for at most 32 rows; otherwise, where
- * the device allows 256 invocations and the shared memory, 64x128 for at most 64 rows and 128x128
- * beyond, which load half (128x128) or three quarters (64x128) of the operands per output that 64x64
- * blocks do, but only where they still number COOP_TARGET_GROUPS or more (fewer larger blocks leave
- * the GPU idle); 64x64 otherwise. GFXEP_VULKAN_COOP_BLOCKS=64 keeps 64x64 (and 32x128) everywhere,
- * =shaped takes the shape by rows whatever the count (the tests of the larger blocks). */
-static const coop_shape* coop_shape_for(const vk_device* d, int64_t m, int64_t n, int64_t batch) {
-  if (m <= COOP_NARROW_ROWS) return &coop_shapes[1];
-  const char* mode = getenv("GFXEP_VULKAN_COOP_BLOCKS");
-  if (mode && !strcmp(mode, "64")) return &coop_shapes[0];
-  const coop_shape* shaped = &coop_shapes[m <= 64 ? 2 : 3];
-  if (d->props.limits.maxComputeWorkGroupInvocations < shaped->threads ||
-      d->props.limits.maxComputeSharedMemorySize < shaped->shared_bytes)
-    return &coop_shapes[0];
-  if (mode && !strcmp(mode, "shaped")) return shaped;
-  const int64_t blocks = (m + shaped->rows - 1) / shaped->rows * ((n + shaped->cols - 1) / shaped->cols) * batch;
-  return blocks >= COOP_TARGET_GROUPS ? shaped : &coop_shapes[0];
 }
 #define COOP_MAX_SPLITS 32
 #define COOP_MAX_SCRATCH ((int64_t)256 << 20)
@@ -244,7 +210,10 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
  * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits.
  * Convolutions stay on mm_tiled.comp unless GFXEP_VULKAN_COOP_CONV=1: on the H200 the tiled kernel ran
  * the float16 convolution nets faster than mm_coop.comp's gathered tiles (docs/performance.md), while
- * MatMul and Gemm ran faster on the tensor cores. */
+ * MatMul and Gemm ran faster on the tensor cores. Larger tensor-core blocks did not change that: with
+ * 64x128 and 128x128 blocks of 8 subgroups (half the operand loads per output) ESPCN x2 took 4.7 ms
+ * against 2.1 ms tiled, the UNet 5.5 against 3.4, style transfer 12.5 against 8.5 (float16, H200,
+ * 2026-12-03), so they were not kept. */
 /* mm_coop.comp on this device: on the tensor cores where it has cooperative matrices; emulated
  * (coop_ops.glsl: the same kernel around plain arithmetic) where GFXEP_VULKAN_COOPMAT_EMULATE=1 asks
  * for it on a device without them but with float16, so that a test device (lavapipe) runs everything
@@ -261,7 +230,7 @@ static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
   /* the narrowest blocks make the most columns of blocks, the widest the most rows */
-  return (n + 63) / 64 <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
+  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
 }
 
@@ -321,17 +290,19 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
  * `batch` products) of dtype, its dispatch and its split K. */
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
-  const int f32 = dtype == GFX_DTYPE_F32;
+  const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
   const tiled_shape* shape = tiled_shape_for(m, n, batch);
-  const coop_shape* cs = coop_shape_for(d, m, n, batch);
   vk_shader_id shader;
   if (coop && coop_of(d) == COOP_EMULATED)
-    shader = conv ? cs->conv_emu : cs->gemm_emu;
+    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
+                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_EMU_F16 : VK_SHADER_GEMM_COOP_EMU_F16);
   else if (coop)
-    shader = conv ? cs->conv : cs->gemm;
+    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
+                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
   else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
-  const int64_t rows = coop ? cs->rows : shape->rows, cols = coop ? cs->cols : shape->cols;
+  const int64_t rows = !coop ? shape->rows : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
+  const int64_t cols = !coop ? shape->cols : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);

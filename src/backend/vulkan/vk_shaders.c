@@ -81,30 +81,6 @@ static const uint32_t conv_coop_narrow_emu_f16[] =
 static const uint32_t gemm_coop_narrow_emu_f16[] =
 #include "gemm_coop_narrow_emu_f16.spv.inc"
     ;
-static const uint32_t conv_coop_wide_f16[] =
-#include "conv_coop_wide_f16.spv.inc"
-    ;
-static const uint32_t gemm_coop_wide_f16[] =
-#include "gemm_coop_wide_f16.spv.inc"
-    ;
-static const uint32_t conv_coop_big_f16[] =
-#include "conv_coop_big_f16.spv.inc"
-    ;
-static const uint32_t gemm_coop_big_f16[] =
-#include "gemm_coop_big_f16.spv.inc"
-    ;
-static const uint32_t conv_coop_wide_emu_f16[] =
-#include "conv_coop_wide_emu_f16.spv.inc"
-    ;
-static const uint32_t gemm_coop_wide_emu_f16[] =
-#include "gemm_coop_wide_emu_f16.spv.inc"
-    ;
-static const uint32_t conv_coop_big_emu_f16[] =
-#include "conv_coop_big_emu_f16.spv.inc"
-    ;
-static const uint32_t gemm_coop_big_emu_f16[] =
-#include "gemm_coop_big_emu_f16.spv.inc"
-    ;
 static const uint32_t conv_tiled_f32[] =
 #include "conv_tiled_f32.spv.inc"
     ;
@@ -573,14 +549,6 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
          conv_coop_narrow_emu_f16),
     BLOB(VK_SHADER_GEMM_COOP_NARROW_EMU_F16,
          "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 32x128 blocks)", gemm_coop_narrow_emu_f16),
-    BLOB(VK_SHADER_CONV_COOP_WIDE_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 64x128 blocks)", conv_coop_wide_f16),
-    BLOB(VK_SHADER_GEMM_COOP_WIDE_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 64x128 blocks)", gemm_coop_wide_f16),
-    BLOB(VK_SHADER_CONV_COOP_BIG_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 128x128 blocks)", conv_coop_big_f16),
-    BLOB(VK_SHADER_GEMM_COOP_BIG_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 128x128 blocks)", gemm_coop_big_f16),
-    BLOB(VK_SHADER_CONV_COOP_WIDE_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 64x128 blocks)", conv_coop_wide_emu_f16),
-    BLOB(VK_SHADER_GEMM_COOP_WIDE_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 64x128 blocks)", gemm_coop_wide_emu_f16),
-    BLOB(VK_SHADER_CONV_COOP_BIG_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 128x128 blocks)", conv_coop_big_emu_f16),
-    BLOB(VK_SHADER_GEMM_COOP_BIG_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 128x128 blocks)", gemm_coop_big_emu_f16),
     BLOB(VK_SHADER_CONV_TILED_F32, "mm_tiled.comp (Conv, float32)", conv_tiled_f32),
     BLOB(VK_SHADER_CONV_TILED_F16, "mm_tiled.comp (Conv, float16)", conv_tiled_f16),
     BLOB(VK_SHADER_GEMM_TILED_F32, "mm_tiled.comp (MatMul/Gemm, float32)", gemm_tiled_f32),

@@ -47,9 +47,6 @@ void coop_store(CoopAcc c, uint off) {
   }
 }
 
-// loops over tiles stay loops: unrolled, the emulated 128x128 blocks took a CPU device's shader
-// compiler (lavapipe) minutes
-#define TILE_LOOP [[dont_unroll]]
 #define ACC_ZERO coop_zero()
 #define LOAD_A(f, offset) f.off = (offset)
 #define LOAD_B(f, offset) f.off = (offset)
@@ -62,7 +59,6 @@ void coop_store(CoopAcc c, uint off) {
 #define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FRAG_B FRAG_A
 #define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-#define TILE_LOOP [[unroll]]
 #define ACC_ZERO FRAG_ACC(0.0)
 #define LOAD_A(f, offset) coopMatLoadNV(f, tile_a, offset, A_STRIDE, false)
 #define LOAD_B(f, offset) coopMatLoadNV(f, tile_b, offset, B_STRIDE, false)

@@ -7,11 +7,9 @@
 //         columns (im2col, never stored: q = (ci, ky, kx), j = (n, oy, ox)), then Conv's epilogue
 //         y = act(acc + bias [+ r]) [+ r]. Row q of B comes from a table made once per shape (vk_nn.c):
 //         its input offset and its (ky*dil_h, kx*dil_w), so the gather divides nothing.
-// A workgroup of subgroups of 32 computes a BM x BN block of y, each subgroup a WM x WN part of it in
-// 16x16 tiles: 64x64 blocks of 4 subgroups of 32x32 (the default); -DNARROW 32x128 (4 of 32x32), for
-// products of few rows such as convolutions with few output channels; -DWIDE 64x128 (8 of 32x32) and
-// -DBIG 128x128 (8 of 64x32), which load fewer operands per output, for products large enough to
-// fill the GPU with them.
+// A workgroup of four subgroups of 32 computes a BM x BN block of y (64x64, or 32x128 with -DNARROW
+// for products of few rows, such as convolutions with few output channels), each subgroup 32x32
+// (2x2 tiles).
 // Per step of 32 along K the operands go global -> registers -> shared memory (float16, rows padded
 // to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
 // step's global loads are issued before this step's products, so their latency hides behind them.
@@ -37,41 +35,16 @@
 #if defined(NARROW)
 #define BM 32
 #define BN 128
-#define WARPS_M 1
-#define WARPS_N 4
-#elif defined(WIDE)
-#define BM 64
-#define BN 128
-#define WARPS_M 2
-#define WARPS_N 4
-#elif defined(BIG)
-#define BM 128
-#define BN 128
-#define WARPS_M 2
-#define WARPS_N 4
 #else
 #define BM 64
 #define BN 64
-#define WARPS_M 2
-#define WARPS_N 2
 #endif
-#define THREADS (32 * WARPS_M * WARPS_N)
-#define TM (BM / WARPS_M / 16) // 16x16 tiles per subgroup, down and across
-#define TN (BN / WARPS_N / 16)
+#define WARPS_N (BN / 32) // subgroups along a row of the block
 #define BK 32
 #define A_STRIDE (BK + 8) // float16 elements per row of tile_a (80 bytes)
-#define B_STRIDE (BN + 8) // float16 elements per row of tile_b
-#define C_STRIDE (BN + 4) // float32 elements per row of tile_c
-// the accumulators leave through tile_c C_ROWS rows at a time (the larger blocks' whole block would
-// not fit in shared memory beside the operands; 128x128 blocks take 27 KiB in all, within the 32 KiB
-// that some devices offer)
-#if BM > 64
-#define C_ROWS 16
-#elif BN > 64
-#define C_ROWS 32
-#else
-#define C_ROWS BM
-#endif
+#define B_STRIDE (BN + 8) // float16 elements per row of tile_b (144 bytes)
+#define C_STRIDE (BN + 4) // float32 elements per row of tile_c (272 bytes)
+#define THREADS 128
 #define A_LOADS (BM * BK / THREADS) // A elements each invocation loads per step
 #define B_LOADS (BK * BN / THREADS) // B elements
 
@@ -81,7 +54,7 @@ layout(local_size_x = THREADS) in;
 
 shared float16_t tile_a[BM * A_STRIDE];
 shared float16_t tile_b[BK * B_STRIDE];
-shared float tile_c[C_ROWS * C_STRIDE];
+shared float tile_c[BM * C_STRIDE];
 
 #include "coop_ops.glsl"
 
@@ -90,11 +63,11 @@ shared float tile_c[C_ROWS * C_STRIDE];
 void main() {
   Geom g = Geom(pc.geom_addr);
   setup(g);
-  FRAG_ACC acc[TM][TN];
-  TILE_LOOP for (int i = 0; i < TM; i++)
-    TILE_LOOP for (int j = 0; j < TN; j++) acc[i][j] = ACC_ZERO;
+  FRAG_ACC acc[2][2];
+  [[unroll]] for (int i = 0; i < 2; i++)
+    [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = ACC_ZERO;
   const uint warp = WARP_ID;
-  const uint wm = (warp / WARPS_N) * (16 * TM), wn = (warp % WARPS_N) * (16 * TN);
+  const uint wm = (warp / WARPS_N) * 32, wn = (warp % WARPS_N) * 32;
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
   q_end = min(k, q_begin + pc.k_chunk);
@@ -104,50 +77,49 @@ void main() {
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) tile_b[(bq0 + r * (THREADS / BN)) * B_STRIDE + bj] = rb[r];
     barrier();
     if (q0 + BK < q_end) load_step(q0 + BK);
-    TILE_LOOP for (uint kk = 0; kk < BK; kk += 16) {
-      FRAG_A fa[TM];
-      FRAG_B fb[TN];
-      TILE_LOOP for (int i = 0; i < TM; i++) LOAD_A(fa[i], (wm + 16 * i) * A_STRIDE + kk);
-      TILE_LOOP for (int j = 0; j < TN; j++) LOAD_B(fb[j], kk * B_STRIDE + wn + 16 * j);
-      TILE_LOOP for (int i = 0; i < TM; i++)
-        TILE_LOOP for (int j = 0; j < TN; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      FRAG_A fa[2];
+      FRAG_B fb[2];
+      [[unroll]] for (int i = 0; i < 2; i++) LOAD_A(fa[i], (wm + 16 * i) * A_STRIDE + kk);
+      [[unroll]] for (int j = 0; j < 2; j++) LOAD_B(fb[j], kk * B_STRIDE + wn + 16 * j);
+      [[unroll]] for (int i = 0; i < 2; i++)
+        [[unroll]] for (int j = 0; j < 2; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
     }
     barrier();
   }
+  [[unroll]] for (int i = 0; i < 2; i++)
+    [[unroll]] for (int j = 0; j < 2; j++)
+      STORE_C(acc[i][j], (wm + 16 * i) * C_STRIDE + wn + 16 * j);
+  barrier();
 
-  // ---- the epilogue, C_ROWS rows of the block at a time: the subgroups holding them store their
-  // tiles to tile_c, then thread t writes column bj of rows bq0 + (THREADS / BN) r (consecutive threads,
-  // consecutive columns: coalesced stores along y's rows); a slice of a split K stores its float32 sums
-  // for mm_reduce.comp instead. Every invocation runs the loop: it holds barriers.
-  const uint z = gl_WorkGroupID.z / pc.splits;
+  // ---- the epilogue: thread t writes column bj of rows bq0 + 2r (consecutive threads, consecutive
+  // columns: coalesced stores along y's rows); a slice of a split K stores its float32 sums instead
+  if (!col_ok) return;
+  const uint rows = BM / (THREADS / BN);
+  if (pc.splits > 1) {
+    const uint z = gl_WorkGroupID.z / pc.splits;
+    Partial part = Partial(pc.scratch_addr);
+    for (uint r = 0; r < rows; r++) {
+      const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+      if (row >= m) break;
+      part.v[((slice * pc.n_z + z) * m + row) * n + col] = tile_c[i * C_STRIDE + bj];
+    }
+    return;
+  }
 #if defined(CONV)
   const uint out_plane = conv_out_plane(g);
   const uint y_col = (col / out_plane) * uint(g.c_out) * out_plane + col % out_plane;
-#endif
-  [[unroll]] for (uint c0 = 0; c0 < BM; c0 += C_ROWS) {
-    TILE_LOOP for (int i = 0; i < TM; i++) {
-      const uint tile_row = wm + 16 * i; // the same for the whole subgroup
-      if (tile_row < c0 || tile_row >= c0 + C_ROWS) continue;
-      TILE_LOOP for (int j = 0; j < TN; j++) STORE_C(acc[i][j], (tile_row - c0) * C_STRIDE + wn + 16 * j);
-    }
-    barrier();
-    if (col_ok) {
-      [[unroll]] for (uint r = 0; r < C_ROWS / (THREADS / BN); r++) {
-        const uint i = bq0 + r * (THREADS / BN), row = m0 + c0 + i;
-        if (row >= m) break;
-        const float v = tile_c[i * C_STRIDE + bj];
-        if (pc.splits > 1) {
-          Partial(pc.scratch_addr).v[((slice * pc.n_z + z) * m + row) * n + col] = v;
-          continue;
-        }
-#if defined(CONV)
-        const uint co = z * m + row, e = y_col + co * out_plane;
-        Out(pc.y_addr).v[e] = conv_finish(g, co, e, v);
-#else
-        Out(pc.y_addr).v[z * m * n + row * n + col] = gemm_finish(g, row, col, v);
-#endif
-      }
-    }
-    barrier();
+  for (uint r = 0; r < rows; r++) {
+    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+    if (row >= m) break;
+    const uint co = grp * m + row, e = y_col + co * out_plane;
+    Out(pc.y_addr).v[e] = conv_finish(g, co, e, tile_c[i * C_STRIDE + bj]);
   }
+#else
+  for (uint r = 0; r < rows; r++) {
+    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
+    if (row >= m) break;
+    Out(pc.y_addr).v[batch * m * n + row * n + col] = gemm_finish(g, row, col, tile_c[i * C_STRIDE + bj]);
+  }
+#endif
 }
