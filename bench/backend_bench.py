@@ -99,8 +99,11 @@ def main():
     ap.add_argument("--profiles", default="/tmp/gfxep-backend-bench", help="where ORT's profiles go")
     ap.add_argument("--no-profile", action="store_true", help="time only (no profiled session per run)")
     ap.add_argument("--precisions", default="fp32,fp16", help="which of the zoo's files to run")
-    ap.add_argument("--extra", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
-                    help="one more Vulkan configuration to time, with its environment (in the JSON, not the markdown)")
+    ap.add_argument("--configs", default="", help="which of the built-in configurations to time (default all; "
+                                                   "cuda is always timed: the ratios are to it)")
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME[@BACKEND]:VAR=VALUE[,VAR=VALUE]",
+                    help="one more configuration to time (default backend vulkan), with its environment (in the "
+                         "JSON, not the markdown)")
     args = ap.parse_args()
     if args.from_json:
         if not args.markdown:
@@ -109,11 +112,18 @@ def main():
         return 0
     if not args.bench or not args.zoo:
         ap.error("--bench and --zoo are needed to run")
+    if args.configs:
+        keep = set(args.configs.split(",")) | {"cuda"}
+        unknown = keep - {name for name, _, _ in CONFIGS}
+        if unknown:
+            ap.error(f"--configs: no configuration named {', '.join(sorted(unknown))}")
+        CONFIGS[:] = [c for c in CONFIGS if c[0] in keep]
     for spec in args.extra:
         name, _, env = spec.partition(":")
+        name, _, backend = name.partition("@")
         if not name or any("=" not in kv for kv in env.split(",") if kv):
-            ap.error(f"--extra {spec!r}: expected NAME:VAR=VALUE[,VAR=VALUE]")
-        CONFIGS.append((name, "vulkan", dict(kv.split("=", 1) for kv in env.split(",") if kv)))
+            ap.error(f"--extra {spec!r}: expected NAME[@BACKEND]:VAR=VALUE[,VAR=VALUE]")
+        CONFIGS.append((name, backend or "vulkan", dict(kv.split("=", 1) for kv in env.split(",") if kv)))
     os.makedirs(args.profiles, exist_ok=True)
     manifest = json.load(open(os.path.join(args.zoo, "zoo.json")))
     only = set(filter(None, args.only.split(",")))
@@ -132,7 +142,7 @@ def main():
                 print(f"# {m['model']} {prec} {name}: " +
                       (f"{r['latency_ms']['p50']:.3f} ms" if r else f"failed: {err[-200:]}"), file=sys.stderr, flush=True)
             c = rec["cuda"].get("latency_ms")
-            for name in [n for n, b, _ in CONFIGS if b == "vulkan"]:
+            for name in [n for n, _, _ in CONFIGS if n != "cuda"]:
                 v = rec[name].get("latency_ms")
                 if c and v:
                     rec[f"{name}_over_cuda"] = v["p50"] / c["p50"]
@@ -142,9 +152,9 @@ def main():
           f"{'port/cuda':>9} {'square':>9} {'sq/cuda':>9} {'vk enq us':>9} {'nodes vk':>9} goal")
     for r in records:
         def p(name, q="p50"):
-            x = r[name].get("latency_ms")
+            x = r.get(name, {}).get("latency_ms")  # absent: not among --configs
             return x[q] if x else float("nan")
-        vk = r["vulkan"]
+        vk = r.get("vulkan", {})
         nodes = f"{vk['nodes_on_gfxep']}/{vk['nodes_on_gfxep'] + vk['nodes_elsewhere']}" if "nodes_on_gfxep" in vk else "-"
         ratio = r.get("vulkan_over_cuda", float("nan"))
         print(f"{r['model']:<15} {r['precision']:<5} {p('cuda'):>9.3f} {p('vulkan'):>9.3f} {p('vulkan', 'p99'):>9.3f} "
@@ -155,7 +165,7 @@ def main():
     print("\nwhere the device time goes (ORT profile, node by node, us per run: total; by operator; slowest nodes):")
     for r in records:
         for name, _, _ in CONFIGS:
-            pr = r[name].get("profile")
+            pr = r[name].get("profile")  # every name of CONFIGS was timed
             if pr:
                 print(f"{r['model']:<15} {r['precision']:<5} {name:<16} {pr['device_us_per_run']:>9.1f}  " +
                       ", ".join(f"{k} {v:.0f}" for k, v in pr["by_op_us"].items()))

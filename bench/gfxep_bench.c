@@ -112,15 +112,11 @@ static size_t numel(const io* t) {
 static char* profile_runs(const char* model, const OrtEpDevice* dev, const char* prefix, const char* const* keys,
                           const char* const* values, size_t n_opt, const char* const* in_names,
                           const OrtValue* const* in_values, size_t n_in, const char* const* out_names, size_t n_out) {
-  OrtSessionOptions* so = NULL;
   OrtSession* sess = NULL;
   char* path = NULL;
   OrtRunOptions* ro = NULL;
-  if (failed(k.api->CreateSessionOptions(&so), "profile options") ||
-      failed(k.api->EnableProfiling(so, ortkit_ort_path(prefix)), "enable profiling") ||
-      failed(k.api->SessionOptionsAppendExecutionProvider_V2(so, k.env, &dev, 1, keys, values, n_opt), "profile EP") ||
-      failed(k.api->CreateSession(k.env, ortkit_ort_path(model), so, &sess), "profile session"))
-    goto done;
+  /* made as the timed session is (GFXEP_EP_OPTIONS too), so that the profile is of the same configuration */
+  if (failed(ortkit_session_profiled(&k, model, dev, keys, values, n_opt, prefix, &sess), "profile session")) goto done;
   /* ORT-allocated outputs change address: never captured by ORT (cuda_graph=ort), gpu_graph_id -1 */
   if (failed(k.api->CreateRunOptions(&ro), "run options") ||
       failed(k.api->AddRunConfigEntry(ro, "gpu_graph_id", "-1"), "run config"))
@@ -140,7 +136,6 @@ static char* profile_runs(const char* model, const OrtEpDevice* dev, const char*
 done:
   if (ro) k.api->ReleaseRunOptions(ro);
   if (sess) k.api->ReleaseSession(sess);
-  if (so) k.api->ReleaseSessionOptions(so);
   return path;
 }
 

@@ -1920,6 +1920,48 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)last_layers[k][1]);
     run_case(gpu, stream, &c);
   }
+  /* channels-last 2-D convolutions (layout=nhwc: X, Y and the residual N, H, W, C; W as ONNX has it):
+   * groups, depthwise, strides, dilations, symmetric pads, bias, the fused epilogue; float32, float16
+   * and bfloat16. Backends without them (Vulkan) decline every one. */
+  for (int k = 0; k < 18; k++) {
+    const int dtype = k % 3 == 0 ? GFX_DTYPE_F32 : k % 3 == 1 ? GFX_DTYPE_F16 : GFX_DTYPE_BF16;
+    ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->dtype = dtype, q->channels_last = 1;
+    const int depthwise = k % 6 == 4;
+    q->group = depthwise ? 8 : k % 5 == 3 ? 2 : 1;
+    const int64_t cin = depthwise ? 8 : q->group * (int64_t[]){3, 8, 16}[k % 3];
+    const int64_t cout = depthwise ? 8 : q->group * (int64_t[]){8, 12, 32}[(k / 3) % 3];
+    const int64_t kh = (int64_t[]){3, 1, 5}[k % 3], kw = k % 4 == 1 ? 1 : kh;
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = k % 4 == 2 ? 2 : 1;
+      q->dilations[i] = k % 7 == 5 ? 2 : 1;
+    }
+    q->pads[0] = q->pads[2] = kh / 2 * q->dilations[0];
+    q->pads[1] = q->pads[3] = kw / 2 * q->dilations[1];
+    q->activation = k % 4 == 1 ? IR_ACT_RELU : k % 4 == 3 ? IR_ACT_LEAKY_RELU : IR_ACT_NONE;
+    q->act_alpha = 0.1f;
+    const int64_t x[4] = {k % 5 == 4 ? 2 : 1, rand_int(6, 24), rand_int(6, 24), cin};
+    c.in[0] = shape(4, x);
+    c.in[1] = SHAPE(cout, cin / q->group, kh, kw);
+    c.in[2] = SHAPE(cout);
+    c.n_in = k % 3 == 2 ? 2 : 3;
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g); /* fits: a refused one fails in run_case */
+    if (!s && k % 6 == 1) { /* a residual input, channels-last like the output */
+      q->residual = k % 12 == 1 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = 4;
+      c.in_dtype[3] = dtype;
+      c.in[3] = SHAPE(g.n, g.out[0], g.out[1], g.c_out);
+    }
+    gfx_status_free(s);
+    snprintf(c.label, sizeof c.label, "Conv NHWC %s x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] g=%lld s=%lld d=%lld act=%d res=%d",
+             gfx_dtype_name(dtype), (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)cout,
+             (long long)(cin / q->group), (long long)kh, (long long)kw, (long long)q->group, (long long)q->strides[0],
+             (long long)q->dilations[0], q->activation, q->residual);
+    run_case(gpu, stream, &c);
+  }
   /* 3-D products large enough for the Vulkan backend's block kernels (a video net's layers: 3x3x3,
    * 1x3x3, 3x1x1 and pointwise windows, strided, dilated, grouped, batched, with the fused epilogue) */
   const int64_t windows3d[][3] = {{3, 3, 3}, {1, 3, 3}, {3, 1, 1}, {1, 1, 1}};

@@ -354,6 +354,48 @@ static void test_precision_option(void** state) {
   k.api->ReleaseSession(s32);
 }
 
+/* layout=nhwc: ORT hands the Convs over channels-last; the outputs still agree with the CPU EP, alone
+ * and with precision=fp16. A backend without channels-last convolutions (Vulkan) refuses the option
+ * when the session is made, and a misspelt value is named. */
+static void test_layout_option(void** state) {
+  (void)state;
+  ortkit_tensor *in = NULL, *want = NULL, *got = NULL;
+  size_t n_in = 0, n_want = 0, n_got = 0;
+  OrtSession *cpu = NULL, *nhwc = NULL, *none = NULL;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_random_inputs(&k, cpu, 23, 16, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  const char* keys[] = {"layout", "precision"};
+  const char* nhwc_fp32[] = {"nhwc", "fp32"};
+  const char* nhwc_fp16[] = {"nhwc", "fp16"};
+  const char* bad[] = {"nhcw", "fp32"};
+  if (strcmp(backend, "vulkan") == 0) {
+    expect_error(ortkit_session(&k, model_path("conv_net"), the_device(), keys, nhwc_fp32, 2, &none),
+                 "no channels-last convolution");
+  } else {
+    for (int half = 0; half < 2; half++) {
+      expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, half ? nhwc_fp16 : nhwc_fp32, 2, &nhwc),
+                "nhwc session");
+      /* float16: the third Run is the guard's float16 model */
+      for (int run = 0; run < (half ? 3 : 1); run++) {
+        ortkit_tensors_free(got, n_got);
+        got = NULL;
+        expect_ok(ortkit_run(&k, nhwc, NULL, in, n_in, &got, &n_got), "nhwc run");
+      }
+      ortkit_diff d;
+      if (ortkit_compare(got, want, n_want, half ? 2e-2 : ATOL_F32, half ? 2e-2 : RTOL_F32, &d))
+        fail_msg("layout=nhwc%s: max abs error %g", half ? " precision=fp16" : "", d.max_abs);
+      k.api->ReleaseSession(nhwc);
+      nhwc = NULL;
+    }
+  }
+  expect_error(ortkit_session(&k, model_path("conv_net"), the_device(), keys, bad, 2, &none), "'nhcw'");
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  ortkit_tensors_free(got, n_got);
+  k.api->ReleaseSession(cpu);
+}
+
 /* Non-finite elements of the outputs. */
 static size_t count_nonfinite(const ortkit_tensor* t, size_t n) {
   size_t bad = 0;
@@ -980,6 +1022,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_runs_on_separate_streams),
       cmocka_unit_test(test_profiling_shows_gfxep_kernels),
       cmocka_unit_test(test_precision_option),
+      cmocka_unit_test(test_layout_option),
       cmocka_unit_test(test_fp16_range_guard),
       cmocka_unit_test(test_fp16_guard_watches_outputs),
       cmocka_unit_test(test_cuda_graph_option_values),

@@ -296,6 +296,14 @@ static OrtStatus* set_graph_opt(ortkit* k, OrtSessionOptions* so) {
 
 OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
                           const char* const* values, size_t n_options, OrtSession** out) {
+  /* GFXEP_ORT_PROFILE=PREFIX: ORT's profile of the gfxep session (written when the session is released;
+   * gfxep's nodes appear with their device times), for tools that have no profiling flag of their own */
+  return ortkit_session_profiled(k, model_path, device, keys, values, n_options, getenv("GFXEP_ORT_PROFILE"), out);
+}
+
+OrtStatus* ortkit_session_profiled(ortkit* k, const char* model_path, const OrtEpDevice* device,
+                                   const char* const* keys, const char* const* values, size_t n_options,
+                                   const char* profile, OrtSession** out) {
   const OrtApi* api = k->api;
   OrtSessionOptions* so = NULL;
   const char* all_keys[MAX_EP_OPTIONS];
@@ -306,9 +314,6 @@ OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* 
   if (!s) s = api->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1");
   if (!s) s = set_graph_opt(k, so);
   if (!s && device) s = api->SessionOptionsAppendExecutionProvider_V2(so, k->env, &device, 1, all_keys, all_values, n_all);
-  /* GFXEP_ORT_PROFILE=PREFIX: ORT's profile of the gfxep session (written when the session is released;
-   * gfxep's nodes appear with their device times), for tools that have no profiling flag of their own */
-  const char* profile = getenv("GFXEP_ORT_PROFILE");
   if (!s && device && profile && profile[0]) s = api->EnableProfiling(so, ortkit_ort_path(profile));
   void* bytes = NULL;
   size_t size = 0;

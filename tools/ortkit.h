@@ -46,9 +46,13 @@ int ortkit_failed(ortkit* k, OrtStatus* s, const char* what);
 size_t ortkit_find_devices(ortkit* k, const char* backend, const OrtEpDevice** out, size_t max);
 const char* ortkit_device_meta(ortkit* k, const OrtEpDevice* d, const char* key);
 
-/* A session on `device` (NULL: ORT's CPU EP only) with gfxep options. */
+/* A session on `device` (NULL: ORT's CPU EP only) with gfxep options, and those of GFXEP_EP_OPTIONS. */
 OrtStatus* ortkit_session(ortkit* k, const char* model_path, const OrtEpDevice* device, const char* const* keys,
                           const char* const* values, size_t n_options, OrtSession** out);
+/* The same with ORT's profiling on, its file named from `profile` (NULL: off). */
+OrtStatus* ortkit_session_profiled(ortkit* k, const char* model_path, const OrtEpDevice* device,
+                                   const char* const* keys, const char* const* values, size_t n_options,
+                                   const char* profile, OrtSession** out);
 
 /* Host float tensors. */
 typedef struct ortkit_tensor {

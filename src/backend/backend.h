@@ -162,6 +162,9 @@ enum {
    * waits and signals ride on the next submission (Vulkan): a stamp written just before a signal
    * runs in the signal's submission, and one written before a wait runs after that wait. */
   GFX_BACKEND_DEFERRED_SUBMIT = 1 << 1,
+  /* Its Conv runs channels-last (ir_conv_params.channels_last) for every 2-D convolution with
+   * symmetric pads, so the EP may ask ONNX Runtime for channels-last Convs (layout=nhwc). */
+  GFX_BACKEND_CHANNELS_LAST_CONV = 1 << 2,
 };
 
 struct gfx_backend {

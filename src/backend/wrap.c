@@ -389,3 +389,6 @@ gfx_status gfx_backend_semaphore_value(gfx_dev* dev, void* semaphore, uint64_t* 
                                   : missing(dev, "way to read an imported semaphore's value");
 }
 int gfx_backend_deferred_submit(const gfx_dev* dev) { return (be(dev)->flags & GFX_BACKEND_DEFERRED_SUBMIT) != 0; }
+int gfx_backend_channels_last_conv(const gfx_dev* dev) {
+  return (be(dev)->flags & GFX_BACKEND_CHANNELS_LAST_CONV) != 0;
+}

@@ -82,6 +82,7 @@ gfx_status gfx_backend_replay_stamp_record(gfx_dev* dev, void* ring, int end, vo
 gfx_status gfx_backend_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns,
                                             uint64_t* end_ns);
 int gfx_backend_deferred_submit(const gfx_dev* dev); /* GFX_BACKEND_DEFERRED_SUBMIT */
+int gfx_backend_channels_last_conv(const gfx_dev* dev); /* GFX_BACKEND_CHANNELS_LAST_CONV */
 
 /* Faults. A call whose status says GFX_ERR_DEVICE_LOST marks the device lost; check_alive then
  * returns a status naming the first loss (NULL while the device is well). recover brings it back

@@ -90,8 +90,9 @@ static int fuse_conv_activation(ir_graph* g, int* readers, int conv) {
 static gfx_status fuse_conv_batchnorm(ir_graph* g, int* readers, int conv, int* fused) {
   *fused = 0;
   ir_node* c = &g->nodes[conv];
+  /* a channels-last Conv's output does not have BatchNormalization's channels on axis 1 */
   if (c->op != GFX_OP_CONV || c->params.conv.activation != IR_ACT_NONE || c->params.conv.residual != IR_RES_NONE ||
-      c->n_inputs < 2 || c->n_inputs > 3)
+      c->params.conv.channels_last || c->n_inputs < 2 || c->n_inputs > 3)
     return NULL;
   int r;
   const int mid = fusable_output(g, readers, conv, &r);

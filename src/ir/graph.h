@@ -78,7 +78,11 @@ typedef struct ir_conv_params {
   int64_t output_shape[IR_MAX_SPATIAL];      /* spatial output size when has_output_shape */
   int has_output_shape;
   int dtype;                                 /* element type of every operand (GFX_DTYPE_*); 0 = float32 */
+  /* Conv only, 2-D only: X, Y and the residual are channels-last (N, H, W, C), as ONNX Runtime's layout
+   * transformer hands them over (domain com.ms.internal.nhwc); W stays [M, C/group, kH, kW]. */
+  int channels_last;
 } ir_conv_params;
+#define IR_NHWC_DOMAIN "com.ms.internal.nhwc"
 
 /* ---- element-wise params (ir/ops_elementwise.c) ---- */
 /* Attributes of the element-wise ops, all with their ONNX meaning. A zeroed struct is valid for the

@@ -241,7 +241,13 @@ gfx_status ir_norm_axis(const ir_node_desc* d, int64_t axis, int rank, int* out)
   return NULL;
 }
 gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
-  if (d->domain && d->domain[0] && strcmp(d->domain, "ai.onnx") != 0)
+  /* ONNX Runtime's layout transformer hands a Conv over channels-last in its internal domain, where
+   * the EP asked for it (layout=nhwc) */
+  const int nhwc = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0;
+  if (nhwc && strcmp(d->op_type, "Conv") != 0)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': only Conv is handled channels-last (domain '%s')", d->op_type,
+                     d->name, d->domain);
+  if (d->domain && d->domain[0] && strcmp(d->domain, "ai.onnx") != 0 && !nhwc)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': domain '%s' is not handled", d->op_type, d->name, d->domain);
   gfx_op found = ir_op_from_name(d->op_type);
   if (found == GFX_OP_NONE)
@@ -254,6 +260,11 @@ gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
   ir_params p;
   memset(&p, 0, sizeof p);
   GFX_TRY(op_table[found].parse(d, &p));
+  if (nhwc) {
+    if (p.conv.spatial != 2)
+      return IR_UNSUPPORTED(d, "a channels-last Conv over %d spatial dims; 2 are handled", p.conv.spatial);
+    p.conv.channels_last = 1;
+  }
   /* an Einsum the parser accepted is a batched matrix product (ir_parse_einsum): from here on it is a
    * MatMul, so every backend's product kernel and the fusions take it as one */
   *op = found == GFX_OP_EINSUM ? GFX_OP_MATMUL : found;

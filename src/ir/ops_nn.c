@@ -152,10 +152,12 @@ gfx_status ir_parse_conv(const ir_node_desc* d, ir_params* p) {
   c.dtype = dtype;
   const gfx_shape* w = &d->input_shapes[1];
   const gfx_shape* x = &d->input_shapes[0];
-  if (w->rank >= 3 && w->dims[1] > 0 && x->rank >= 3 && x->dims[1] > 0 &&
-      (w->dims[1] > INT64_MAX / c.group || w->dims[1] * c.group != x->dims[1]))
+  /* the channels are the last dim of a channels-last input (ir_op_parse marks the node so) */
+  const int c_axis = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0 ? x->rank - 1 : 1;
+  if (w->rank >= 3 && w->dims[1] > 0 && x->rank >= 3 && x->dims[c_axis] > 0 &&
+      (w->dims[1] > INT64_MAX / c.group || w->dims[1] * c.group != x->dims[c_axis]))
     return IR_UNSUPPORTED(d, "weight %lld input channels x group %lld != input channels %lld", (long long)w->dims[1],
-                          (long long)c.group, (long long)x->dims[1]);
+                          (long long)c.group, (long long)x->dims[c_axis]);
   p->conv = c;
   return NULL;
 }

@@ -36,8 +36,24 @@ gfx_status ir_infer_same(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   return NULL;
 }
 
-gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_geom* g) {
+gfx_shape ir_nhwc_as_nchw(const gfx_shape* s) {
+  gfx_shape r = *s;
+  if (s->rank == 4) r.dims[1] = s->dims[3], r.dims[2] = s->dims[1], r.dims[3] = s->dims[2];
+  return r;
+}
+
+gfx_shape ir_nchw_as_nhwc(const gfx_shape* s) {
+  gfx_shape r = *s;
+  if (s->rank == 4) r.dims[1] = s->dims[2], r.dims[2] = s->dims[3], r.dims[3] = s->dims[1];
+  return r;
+}
+
+gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x_held, const gfx_shape* w, ir_conv_geom* g) {
   int sp = p->spatial;
+  if (p->channels_last && sp != 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a channels-last conv with %d spatial dims; 2 are handled", sp);
+  const gfx_shape x_nchw = ir_nhwc_as_nchw(x_held);
+  const gfx_shape* x = p->channels_last ? &x_nchw : x_held;
   if (sp < 1 || sp > IR_MAX_SPATIAL)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv with %d spatial dims; 1..%d are handled", sp, IR_MAX_SPATIAL);
   for (int i = 0; i < sp; i++)
@@ -125,7 +141,7 @@ gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   o.dims[0] = g.n;
   o.dims[1] = g.c_out;
   for (int i = 0; i < g.spatial; i++) o.dims[2 + i] = g.out[i];
-  out[0] = o;
+  out[0] = node->params.conv.channels_last ? ir_nchw_as_nhwc(&o) : o;
   return NULL;
 }
 

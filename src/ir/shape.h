@@ -35,7 +35,11 @@ typedef struct ir_conv_geom {
   int64_t pad_end[IR_MAX_SPATIAL];
 } ir_conv_geom;
 
+/* x is the input as the node holds it: NCHW, or NHWC where p->channels_last. */
 gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_geom* g);
+/* A 4-D shape's dims reordered from N, H, W, C to N, C, H, W, and back; other ranks unchanged. */
+gfx_shape ir_nhwc_as_nchw(const gfx_shape* s);
+gfx_shape ir_nchw_as_nhwc(const gfx_shape* s);
 
 /* MatMul geometry: out = a[batch..., m, k] x b[batch..., k, n] with broadcast batch dims; with
  * trans_b (a Transpose fused into the MatMul, see ir/fuse.h) b is stored as [batch..., n, k]. */

@@ -72,7 +72,9 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
     gfx_ort->ReleaseStatus(os);
     return 0;
   }
-  if (ep_name && ep_name[0]) return 0; /* already placed on another EP */
+  /* already placed on another EP; nodes this EP claimed before ORT's layout transformation still carry
+   * its name when ORT asks again (layout=nhwc) */
+  if (ep_name && ep_name[0] && strcmp(ep_name, GFXEP_EP_NAME) != 0) return 0;
   gfx_node_reader reader;
   ir_node_desc desc;
   gfx_op op;
@@ -85,6 +87,16 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
     /* the IR can describe it; now whether this device has a kernel for it */
     gfx_node_query q = {.op = op, .params = &params, .desc = &desc};
     s = gfx_backend_supports_node(ep->device->dev, &q);
+    /* with layout=nhwc, ORT converts every Conv claimed here to channels-last and then the converted
+     * node must be claimed too (or the session fails): claim only what the backend runs channels-last */
+    if (!s && ep->options.layout == GFX_LAYOUT_NHWC && op == GFX_OP_CONV && !params.conv.channels_last) {
+      ir_params nhwc = params;
+      nhwc.conv.channels_last = 1;
+      const gfx_node_query qn = {.op = op, .params = &nhwc, .desc = &desc};
+      s = params.conv.spatial != 2 ? gfx_error(GFX_ERR_NOT_SUPPORTED, "%d-D Conv: layout=nhwc converts only 2-D ones",
+                                               params.conv.spatial)
+                                   : gfx_backend_supports_node(ep->device->dev, &qn);
+    }
     if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
   }
   /* a node whose output shape the data decides makes its partition read values back during the Run

@@ -73,6 +73,23 @@ static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
   return gfx_to_ort(gfx_backend_device_sync(ep->device->dev));
 }
 
+/* layout=nhwc: ONNX Runtime hands the Convs gfxep claimed over channels-last (capability.c claims only
+ * those its backend runs so) and leaves every other op as it is: gfxep has no channels-last kernel of
+ * its own for pooling, normalization or DepthToSpace, and ORT's transposes around the Convs move
+ * through the element-wise ops between them and cancel. */
+static OrtStatus* ORT_API_CALL get_preferred_data_layout(OrtEp* this_ptr, OrtEpDataLayout* out) {
+  *out = as_ep(this_ptr)->options.layout == GFX_LAYOUT_NHWC ? OrtEpDataLayout_NHWC : OrtEpDataLayout_NCHW;
+  return NULL;
+}
+
+static OrtStatus* ORT_API_CALL should_convert_data_layout_for_op(OrtEp* this_ptr, const char* domain,
+                                                                 const char* op_type, OrtEpDataLayout target,
+                                                                 int* should_convert) {
+  (void)this_ptr;
+  *should_convert = target == OrtEpDataLayout_NHWC && (!domain || !domain[0]) && strcmp(op_type, "Conv") == 0;
+  return NULL;
+}
+
 static OrtStatus* ORT_API_CALL get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** out) {
   gfx_device_set* set = as_ep(this_ptr)->devices;
   pthread_mutex_lock(&set->lock);
@@ -131,6 +148,8 @@ OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessio
   b->CreateSyncStreamForDevice = create_sync_stream;
   b->IsConcurrentRunSupported = is_concurrent_run_supported;
   b->GetKernelRegistry = get_kernel_registry;
+  b->GetPreferredDataLayout = get_preferred_data_layout;
+  b->ShouldConvertDataLayoutForOp = should_convert_data_layout_for_op;
   if (gfx_ort_minor >= 25) {
     b->Sync = sync_device;
     b->CreateProfiler = gfx_ep_create_profiler;
@@ -141,6 +160,12 @@ OrtStatus* gfx_ep_create(gfx_device_set* devices, gfx_device* d, const OrtSessio
   atomic_init(&ep->runs, 0);
   const char* inject = getenv("GFXEP_INJECT_DEVICE_LOSS_AT_RUN");
   if (inject) ep->inject_loss_at_run = strtoull(inject, NULL, 10);
+  if (options.layout == GFX_LAYOUT_NHWC && !gfx_backend_channels_last_conv(d->dev)) {
+    pthread_mutex_destroy(&ep->profilers_lock);
+    free(ep);
+    return gfx_ort_error(ORT_INVALID_ARGUMENT, "gfxep: layout=nhwc: the %s backend has no channels-last convolution "
+                         "(the cuda and reference backends have)", gfx_backend_name(d->dev));
+  }
   OrtStatus* s = enter_device(ep);
   if (s) {
     free(ep);

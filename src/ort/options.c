@@ -63,6 +63,13 @@ static OrtStatus* set_precision(gfx_ep_options* o, const char* key, const char* 
   return NULL;
 }
 
+static OrtStatus* set_layout(gfx_ep_options* o, const char* key, const char* value) {
+  if (strcmp(value, "nchw") == 0) o->layout = GFX_LAYOUT_NCHW;
+  else if (strcmp(value, "nhwc") == 0) o->layout = GFX_LAYOUT_NHWC;
+  else return bad_value(key, value, "nchw, nhwc");
+  return NULL;
+}
+
 static OrtStatus* set_fp16_guard(gfx_ep_options* o, const char* key, const char* value) {
   if (strcmp(value, "1") == 0) o->fp16_guard = 1;
   else if (strcmp(value, "0") == 0) o->fp16_guard = 0;
@@ -108,6 +115,7 @@ static const struct {
     {"cuda_graph", set_graphs}, /* the name the option had while CUDA was the only backend; kept as an alias */
     {"device_memory_limit", set_device_memory_limit},
     {"precision", set_precision},
+    {"layout", set_layout},
     {"fp16_guard", set_fp16_guard},
 };
 
@@ -134,7 +142,7 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
     if (k == sizeof known / sizeof known[0])
       s = gfx_ort_error(ORT_INVALID_ARGUMENT,
                         "gfxep: unknown option '%s' (known: allocator, log_partition, device_memory_limit, graphs "
-                        "(alias cuda_graph), precision, fp16_guard, session_name, frame_timings, wait_timeout_ms)",
+                        "(alias cuda_graph), precision, layout, fp16_guard, session_name, frame_timings, wait_timeout_ms)",
                         key);
     else
       s = known[k].set(out, key, values[i]);

@@ -276,21 +276,24 @@ static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
   if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.spatial > 2)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a ConvTranspose over %d spatial dims (1-D and 2-D are "
                      "implemented)", q->params->conv.spatial);
-  if (q->op != GFX_OP_CONV || q->params->conv.spatial != 3) return NULL;
+  /* likewise a channels-last one: the explicit padding kernel works plane by plane (NCHW) */
+  if (q->op != GFX_OP_CONV || (q->params->conv.spatial != 3 && !q->params->conv.channels_last)) return NULL;
   const ir_conv_params* c = &q->params->conv;
+  const char* what = c->channels_last ? "channels-last" : "3-D";
   if (c->auto_pad == IR_PAD_SAME_UPPER || c->auto_pad == IR_PAD_SAME_LOWER)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a 3-D Conv with auto_pad SAME_* (pads may be asymmetric)");
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a %s Conv with auto_pad SAME_* (pads may be asymmetric)", what);
   if (c->auto_pad == IR_PAD_NOTSET)
-    for (int i = 0; i < 3; i++)
-      if (c->pads[i] != c->pads[3 + i])
-        return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a 3-D Conv with asymmetric pads (%lld, %lld) in spatial dim %d",
-                         (long long)c->pads[i], (long long)c->pads[3 + i], i);
+    for (int i = 0; i < c->spatial; i++)
+      if (c->pads[i] != c->pads[c->spatial + i])
+        return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a %s Conv with asymmetric pads (%lld, %lld) in spatial dim %d",
+                         what, (long long)c->pads[i], (long long)c->pads[c->spatial + i], i);
   return NULL;
 }
 
 static const gfx_backend cuda_backend = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "cuda",
+    .flags = GFX_BACKEND_CHANNELS_LAST_CONV,
     .memory_name = "gfxep_cuda",
     .memory_id_base = 0, /* the ordinal, as ORT's own CUDA EP numbers its memory */
 

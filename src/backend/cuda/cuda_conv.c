@@ -14,6 +14,12 @@
  *
  * Bias, a fused activation and a fused residual (ir_fuse) run as one in-place epilogue kernel after
  * the convolution (cuda_pad.h): one pass over the output however much was fused.
+ *
+ * A channels-last Conv (2-D, NHWC input and output: what ONNX Runtime's layout transformer hands over
+ * with layout=nhwc) runs on cuDNN's NHWC descriptors, where its float16 tensor-core kernels are
+ * fastest; its weights arrive as [M, C/group, kH, kW] and cuDNN wants them [M, kH, kW, C/group] for
+ * that, so every run first rewrites them into scratch (cudnnTransformTensor; weights are small).
+ * Its pads must be symmetric (cuda_supports_node).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -47,6 +53,9 @@ typedef struct conv_state {
   size_t scratch_bytes;
   cudnnTensorDescriptor_t x_desc, y_desc; /* x_desc describes the padded input when pads_input */
   cudnnFilterDescriptor_t w_desc;
+  /* channels-last: the weights as given (NCHW) and as cuDNN reads them (NHWC), and where in scratch */
+  cudnnTensorDescriptor_t w_given_desc, w_nhwc_desc;
+  size_t w_nhwc_offset;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
 } conv_state;
@@ -60,10 +69,13 @@ typedef struct conv_dims {
   int pad[3];                   /* symmetric pads cuDNN applies */
   int stride[3], dilation[3];
   int out[3];
+  int nhwc;                     /* channels-last input, output and (rewritten) weights */
 } conv_dims;
 
 static void conv_state_release(cuda_node_state* base) {
   conv_state* st = (conv_state*)base;
+  if (st->w_nhwc_desc) cudnnDestroyTensorDescriptor(st->w_nhwc_desc);
+  if (st->w_given_desc) cudnnDestroyTensorDescriptor(st->w_given_desc);
   if (st->conv_desc) cudnnDestroyConvolutionDescriptor(st->conv_desc);
   if (st->w_desc) cudnnDestroyFilterDescriptor(st->w_desc);
   if (st->y_desc) cudnnDestroyTensorDescriptor(st->y_desc);
@@ -126,6 +138,10 @@ static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_sta
                        cuda_node_name(node), (long long)g->pad_begin[i], (long long)g->pad_end[i], i);
   }
   st->pads_input = extra_begin[0] || extra_end[0] || extra_begin[1] || extra_end[1];
+  d->nhwc = node->params.conv.channels_last;
+  if (st->pads_input && d->nhwc) /* cuda_supports_node declines these: the padding kernel is NCHW */
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": asymmetric pads on a channels-last input",
+                     cuda_node_name(node));
   st->planes = g->n * g->c_in;
   st->in_h = g->in[0];
   st->in_w = g->in[1];
@@ -165,14 +181,14 @@ static gfx_status plan_dims(const ir_node* node, const ir_conv_geom* g, conv_sta
 
 /* NC[D]HW, fully packed: 4-d descriptors for 2-D (what cuDNN ranks its 2-D algorithms for), N-d for 3-D. */
 static gfx_status create_tensor_desc(const ir_node* node, const char* what, int dtype, int n, int c, const int* sp_dims,
-                                     int spatial, cudnnTensorDescriptor_t* desc) {
+                                     int spatial, int nhwc, cudnnTensorDescriptor_t* desc) {
   GFX_TRY(cuda_dnn_check(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor(%s) for Conv node \"%s\"", what,
                          cuda_node_name(node)));
   if (spatial == 2)
-    return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, CUDNN_TENSOR_NCHW, cuda_nn_dnn_type(dtype), n, c, sp_dims[0],
-                                                     sp_dims[1]),
-                          "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]) for Conv node \"%s\"", what, n, c, sp_dims[0],
-                          sp_dims[1], cuda_node_name(node));
+    return cuda_dnn_check(cudnnSetTensor4dDescriptor(*desc, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                     cuda_nn_dnn_type(dtype), n, c, sp_dims[0], sp_dims[1]),
+                          "cudnnSetTensor4dDescriptor(%s [%d,%d,%d,%d]%s) for Conv node \"%s\"", what, n, c, sp_dims[0],
+                          sp_dims[1], nhwc ? " NHWC" : "", cuda_node_name(node));
   int dims[5] = {n, c, sp_dims[0], sp_dims[1], sp_dims[2]}, strides[5];
   strides[4] = 1;
   for (int i = 3; i >= 0; i--) strides[i] = strides[i + 1] * dims[i + 1];
@@ -225,12 +241,19 @@ static gfx_status check_cudnn_output(const ir_node* node, const conv_state* st, 
 
 /* On failure the caller releases the state, which frees whatever was created. */
 static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, conv_state* st) {
-  GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->in, d->spatial, &st->x_desc));
-  GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out, d->spatial, &st->y_desc));
+  GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->in, d->spatial, d->nhwc, &st->x_desc));
+  GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out, d->spatial, d->nhwc, &st->y_desc));
+  if (d->nhwc) { /* the weights' rewrite, [M, C/group, kH, kW] -> [M, kH, kW, C/group] */
+    GFX_TRY(create_tensor_desc(node, "weight as given", st->dtype, d->c_out, d->c_per_group, d->kernel, 2, 0,
+                               &st->w_given_desc));
+    GFX_TRY(create_tensor_desc(node, "weight channels-last", st->dtype, d->c_out, d->c_per_group, d->kernel, 2, 1,
+                               &st->w_nhwc_desc));
+  }
   GFX_TRY(cuda_dnn_check(cudnnCreateFilterDescriptor(&st->w_desc), "cudnnCreateFilterDescriptor for Conv node \"%s\"",
                          cuda_node_name(node)));
   if (d->spatial == 2)
-    GFX_TRY(cuda_dnn_check(cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype), CUDNN_TENSOR_NCHW,
+    GFX_TRY(cuda_dnn_check(cudnnSetFilter4dDescriptor(st->w_desc, cuda_nn_dnn_type(st->dtype),
+                                                      d->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                                       d->c_out, d->c_per_group, d->kernel[0], d->kernel[1]),
                            "cudnnSetFilter4dDescriptor([%d,%d,%d,%d]) for Conv node \"%s\"", d->c_out, d->c_per_group,
                            d->kernel[0], d->kernel[1], cuda_node_name(node)));
@@ -406,6 +429,7 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   gfx_shape view[3], out_view[1], unused;
   ir_conv_as_2d(&node->params.conv, &in[0], &in[1], &p2, &view[0], &view[1]);
   ir_conv_as_2d(&node->params.conv, &out[0], &out[0], &p2, &out_view[0], &unused);
+  if (p2.channels_last) out_view[0] = ir_nhwc_as_nchw(&out[0]); /* checked against the geometry's N, C, H, W */
   view[2] = node->n_inputs > 2 ? in[2] : (gfx_shape){.rank = -1};
   if (node->params.conv.spatial == 1 && out[0].rank != 3)
     return gfx_error(GFX_ERR_INTERNAL, "cuda backend: Conv node \"%s\": output rank %d for a 1-D convolution",
@@ -458,7 +482,9 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
     size_t padded_bytes =
         st->pads_input ? (size_t)(st->planes * st->padded_h * st->padded_w) * gfx_dtype_size(st->dtype) : 0;
     st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
-    st->scratch_bytes = st->padded_offset + padded_bytes;
+    st->w_nhwc_offset = cuda_round_up(st->padded_offset + padded_bytes, CUDA_ALLOC_ALIGNMENT);
+    const size_t w_nhwc_bytes = d.nhwc ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
+    st->scratch_bytes = st->w_nhwc_offset + w_nhwc_bytes;
   }
   *state = &st->base;
   *scratch_bytes = st->scratch_bytes;
@@ -488,7 +514,15 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
   GFX_TRY(padded_input(ctx, node, st, in[0].data, &x));
   const float one = 1.0f, zero = 0.0f;
   void* workspace = st->workspace_bytes ? ctx->scratch : NULL;
-  GFX_TRY(cuda_dnn_check(cudnnConvolutionForward(handle, &one, st->x_desc, x, st->w_desc, in[1].data, st->conv_desc,
+  const void* w = in[1].data;
+  if (st->w_nhwc_desc) {
+    void* w_nhwc = (char*)ctx->scratch + st->w_nhwc_offset;
+    GFX_TRY(cuda_dnn_check(cudnnTransformTensor(handle, &one, st->w_given_desc, w, &zero, st->w_nhwc_desc, w_nhwc),
+                           "cudnnTransformTensor (weights to channels-last) for Conv node \"%s\" on device %d", name,
+                           ctx->dev->index));
+    w = w_nhwc;
+  }
+  GFX_TRY(cuda_dnn_check(cudnnConvolutionForward(handle, &one, st->x_desc, x, st->w_desc, w, st->conv_desc,
                                                  st->algo, workspace, st->workspace_bytes, &zero, st->y_desc,
                                                  out[0].data),
                          "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
@@ -496,6 +530,10 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
   const void* bias = st->has_bias ? in[2].data : NULL;
   const void* residual = st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL;
   if (!bias && !residual && st->epilogue.activation == IR_ACT_NONE) return NULL;
+  if (st->w_nhwc_desc) /* channels-last */
+    return cuda_check(cuda_conv_epilogue_nhwc_run(st->dtype, out[0].data, bias, residual, st->out_elements,
+                                                  st->out_channels, st->epilogue, (cudaStream_t)ctx->stream),
+                      "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->dev->index);
   return cuda_check(cuda_conv_epilogue_run(st->dtype, out[0].data, bias, residual, st->out_batch, st->out_channels,
                                            st->out_plane, st->epilogue, (cudaStream_t)ctx->stream),
                     "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->dev->index);

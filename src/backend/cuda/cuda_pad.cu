@@ -141,6 +141,61 @@ void launch_epilogue(void* y, const void* bias, const void* residual, const epil
     launch_epilogue_v<T, 1>((T*)y, (const T*)bias, (const T*)residual, a, plane, stream);
 }
 
+/* Channels-last: element e of y [n, h, w, channels] has channel e % channels. One flat grid-stride
+ * loop; a vector of V elements stays within one pixel where channels % V == 0. */
+template <typename T, int V>
+__global__ void conv_epilogue_nhwc_kernel(T* y, const T* bias, const T* residual, int64_t vectors, int64_t channels,
+                                          cuda_conv_epilogue e) {
+  pack<T, V>* yp = reinterpret_cast<pack<T, V>*>(y);
+  const pack<T, V>* rp = reinterpret_cast<const pack<T, V>*>(residual);
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < vectors; i += (int64_t)blockDim.x * gridDim.x) {
+    pack<T, V> out = yp[i];
+    pack<T, V> r;
+    if (rp) r = rp[i];
+    const int64_t c0 = i * V % channels;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      float v = to_float(out.v[k]) + (bias ? to_float(bias[c0 + k]) : 0.0f);
+      const float rk = rp ? to_float(r.v[k]) : 0.0f;
+      if (e.residual == IR_RES_ACT_THEN_ADD)
+        v = activate(e, v) + rk;
+      else
+        v = activate(e, v + rk);
+      out.v[k] = from_float<T>(v);
+    }
+    yp[i] = out;
+  }
+}
+
+template <typename T>
+void launch_epilogue_nhwc(void* y, const void* bias, const void* residual, int64_t count, int64_t channels,
+                          cuda_conv_epilogue e, cudaStream_t stream) {
+  if (count <= 0 || channels <= 0) return;
+  constexpr int V = 16 / sizeof(T);
+  const uintptr_t addresses = (uintptr_t)y | (uintptr_t)residual;
+  if (channels % V == 0 && addresses % 16 == 0)
+    conv_epilogue_nhwc_kernel<T, V><<<blocks_for(count / V), kBlockSize, 0, stream>>>(
+        (T*)y, (const T*)bias, (const T*)residual, count / V, channels, e);
+  else
+    conv_epilogue_nhwc_kernel<T, 1><<<blocks_for(count), kBlockSize, 0, stream>>>((T*)y, (const T*)bias,
+                                                                                  (const T*)residual, count, channels, e);
+}
+
+extern "C" cudaError_t cuda_conv_epilogue_nhwc_run(int dtype, void* y, const void* bias, const void* residual,
+                                                   int64_t count, int64_t channels, cuda_conv_epilogue e,
+                                                   cudaStream_t stream) {
+  if (count < 0 || channels < 0) return cudaErrorInvalidValue;
+  if (dtype == GFX_DTYPE_F32)
+    launch_epilogue_nhwc<float>(y, bias, residual, count, channels, e, stream);
+  else if (dtype == GFX_DTYPE_F16)
+    launch_epilogue_nhwc<__half>(y, bias, residual, count, channels, e, stream);
+  else if (dtype == GFX_DTYPE_BF16)
+    launch_epilogue_nhwc<__nv_bfloat16>(y, bias, residual, count, channels, e, stream);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
 /* ---- Gemm's C ---- */
 
 struct fill_args {
@@ -214,6 +269,10 @@ extern "C" cudaError_t cuda_pad_preload(void) {
       (const void*)conv_epilogue_kernel<float, 4>, (const void*)conv_epilogue_kernel<float, 1>,
       (const void*)conv_epilogue_kernel<__half, 8>, (const void*)conv_epilogue_kernel<__half, 1>,
       (const void*)conv_epilogue_kernel<__nv_bfloat16, 8>, (const void*)conv_epilogue_kernel<__nv_bfloat16, 1>,
+      (const void*)conv_epilogue_nhwc_kernel<float, 4>, (const void*)conv_epilogue_nhwc_kernel<float, 1>,
+      (const void*)conv_epilogue_nhwc_kernel<__half, 8>, (const void*)conv_epilogue_nhwc_kernel<__half, 1>,
+      (const void*)conv_epilogue_nhwc_kernel<__nv_bfloat16, 8>,
+      (const void*)conv_epilogue_nhwc_kernel<__nv_bfloat16, 1>,
       (const void*)gemm_fill_c_kernel<float>,
       (const void*)gemm_fill_c_kernel<__half>,    (const void*)gemm_fill_c_kernel<__nv_bfloat16>,
   };

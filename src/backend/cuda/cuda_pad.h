@@ -42,6 +42,11 @@ typedef struct cuda_conv_epilogue {
 cudaError_t cuda_conv_epilogue_run(int dtype, void* y, const void* bias, const void* residual, int64_t n,
                                    int64_t channels, int64_t plane, cuda_conv_epilogue e, cudaStream_t stream);
 
+/* The same on a channels-last y of `count` elements [n, h, w, channels]: element e's channel is
+ * e % channels; 16-byte vectors when the channel count and the pointers allow. */
+cudaError_t cuda_conv_epilogue_nhwc_run(int dtype, void* y, const void* bias, const void* residual, int64_t count,
+                                        int64_t channels, cuda_conv_epilogue e, cudaStream_t stream);
+
 /* y[i, j] = c[i * row_stride + j * col_stride] * scale for i < m, j < n (strides 0 broadcast). */
 cudaError_t cuda_gemm_fill_c(int dtype, const void* c, int64_t row_stride, int64_t col_stride, float scale, void* y,
                              int64_t m, int64_t n, cudaStream_t stream);

@@ -350,7 +350,7 @@ static gfx_status ref_device_recover(gfx_dev* dev) {
 static const gfx_backend ref_backend = {
     .abi_version = GFX_BACKEND_ABI_VERSION,
     .name = "reference",
-    .flags = GFX_BACKEND_HOST_MEMORY,
+    .flags = GFX_BACKEND_HOST_MEMORY | GFX_BACKEND_CHANNELS_LAST_CONV,
     .memory_name = "gfxep_reference",
     .memory_id_base = 0,
     .note = "reference backend: plain C on the CPU, slow by design; a test oracle and a fallback where no GPU "

@@ -120,7 +120,13 @@ typedef struct conv_buffers {
   const void *x, *w, *bias; /* bias NULL when absent */
   void* y;
   const void* residual; /* shaped like y; NULL when absent */
+  int channels_last;    /* 2-D Conv: x, y and the residual are N, H, W, C */
 } conv_buffers;
+
+/* Element (n, c, h, w) of a 4-D tensor of C channels and H x W pixels, NCHW or channels-last. */
+static int64_t at_nchw(int channels_last, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return channels_last ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
+}
 
 /* One output element before bias: the sum over the group's input channels and the kernel window
  * of x * w, skipping taps that fall in the padding (which reads as zero). */
@@ -132,7 +138,6 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
   const int64_t KH = g->kernel[0], KW = g->kernel[1];
   double sum = 0.0;
   for (int64_t c = 0; c < channels; c++) {
-    const int64_t plane = (n * g->c_in + first_channel + c) * H * W;
     const int64_t taps = (oc * channels + c) * KH * KW;
     for (int64_t kh = 0; kh < KH; kh++) {
       const int64_t ih = oh * g->strides[0] - g->pad_begin[0] + kh * g->dilations[0];
@@ -140,7 +145,8 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
       for (int64_t kw = 0; kw < KW; kw++) {
         const int64_t iw = ow * g->strides[1] - g->pad_begin[1] + kw * g->dilations[1];
         if (iw < 0 || iw >= W) continue;
-        sum += ref_load(b->x, b->dtype, plane + ih * W + iw) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
+        const int64_t xi = at_nchw(b->channels_last, g->c_in, H, W, n, first_channel + c, ih, iw);
+        sum += ref_load(b->x, b->dtype, xi) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
       }
     }
   }
@@ -151,10 +157,9 @@ static void conv2d_nchw(const ir_conv_geom* g, const conv_buffers* b, const ir_c
   const int64_t OH = g->out[0], OW = g->out[1];
   for (int64_t n = 0; n < g->n; n++)
     for (int64_t oc = 0; oc < g->c_out; oc++) {
-      const int64_t plane = (n * g->c_out + oc) * OH * OW;
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
-          const int64_t i = plane + oh * OW + ow;
+          const int64_t i = at_nchw(b->channels_last, g->c_out, OH, OW, n, oc, oh, ow);
           double sum = conv2d_window_sum(g, b, n, oc, oh, ow);
           if (b->bias) sum += ref_load(b->bias, b->dtype, oc);
           const double r = b->residual ? ref_load(b->residual, b->dtype, i) : 0.0;
@@ -257,7 +262,7 @@ static gfx_status run_conv3d(const ir_node* node, const gfx_tensor* in, gfx_tens
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
   const void* residual = NULL;
   GFX_TRY(check_residual(node, in, out, &residual));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -280,11 +285,14 @@ static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor
   GFX_TRY(conv_views(node, in, out, IR_CONV_RESIDUAL_INPUT + 1, &dtype, &p, &x, &w, &y, &has_bias));
   ir_conv_geom g;
   GFX_TRY(ir_conv_geometry(&p, &x, &w, &g));
-  GFX_TRY(check_conv2d_shapes(&g, &x, &w, 0, in, has_bias, &y));
+  /* the checks compare N, C, H, W: a channels-last tensor's dims reordered so */
+  const gfx_shape x_nchw = p.channels_last ? ir_nhwc_as_nchw(&x) : x, y_nchw = p.channels_last ? ir_nhwc_as_nchw(&y) : y;
+  GFX_TRY(check_conv2d_shapes(&g, &x_nchw, &w, 0, in, has_bias, &y_nchw));
   const void* residual = NULL;
   GFX_TRY(check_residual(node, in, out, &residual));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual,
+                          p.channels_last};
   conv2d_nchw(&g, &b, &p);
   return NULL;
 }
@@ -373,7 +381,7 @@ static gfx_status run_conv_transpose3d(const ir_node* node, const gfx_tensor* in
     GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &be));
   }
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -398,7 +406,7 @@ static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, 
   GFX_TRY(ir_conv_transpose_geometry(&p, &x, &w, &g));
   GFX_TRY(check_conv2d_shapes(&g, &x, &w, 1, in, has_bias, &y));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0};
   const int64_t OH = g.out[0], OW = g.out[1];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++) {

@@ -195,6 +195,8 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
+  if (q->op == GFX_OP_CONV && q->params->conv.channels_last)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a channels-last Conv (layout=nhwc) is not implemented");
   /* 1-D to 3-D */
   if (is_conv(q->op) && q->params->conv.spatial > 3)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: %s over %d spatial dims is not implemented",
