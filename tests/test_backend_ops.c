@@ -1962,6 +1962,34 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)q->dilations[0], q->activation, q->residual);
     run_case(gpu, stream, &c);
   }
+  /* channels-last 1x1 convolutions (on CUDA one matrix product over the pixels): odd and even channel
+   * counts (rows of 3 or 33 16-bit values are not 16-byte aligned), batches, with and without bias,
+   * activations and residuals, in every float type */
+  for (int k = 0; k < 12; k++) {
+    const int dtype = k % 3 == 0 ? GFX_DTYPE_F32 : k % 3 == 1 ? GFX_DTYPE_F16 : GFX_DTYPE_BF16;
+    ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->dtype = dtype, q->channels_last = 1, q->group = 1;
+    for (int i = 0; i < 2; i++) q->strides[i] = q->dilations[i] = 1;
+    const int64_t cin = (int64_t[]){3, 64, 33, 256}[k % 4], cout = (int64_t[]){64, 24, 7, 128}[(k / 2) % 4];
+    q->activation = k % 4 == 1 ? IR_ACT_RELU : k % 4 == 2 ? IR_ACT_HARD_SWISH : IR_ACT_NONE;
+    const int64_t x[4] = {k % 5 == 2 ? 2 : 1, rand_int(5, 40), rand_int(5, 40), cin};
+    c.in[0] = shape(4, x);
+    c.in[1] = SHAPE(cout, cin, 1, 1);
+    c.in[2] = SHAPE(cout);
+    c.n_in = k % 6 == 5 ? 2 : 3;
+    if (k % 3 == 1) { /* a residual input, channels-last like the output */
+      q->residual = k % 2 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = 4;
+      c.in_dtype[3] = dtype;
+      c.in[3] = SHAPE(x[0], x[1], x[2], cout);
+    }
+    snprintf(c.label, sizeof c.label, "Conv NHWC 1x1 %s x[%lld,%lld,%lld,%lld] w[%lld,%lld,1,1] bias=%d act=%d res=%d",
+             gfx_dtype_name(dtype), (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)cout,
+             (long long)cin, c.n_in > 2, q->activation, q->residual);
+    run_case(gpu, stream, &c);
+  }
   /* 3-D products large enough for the Vulkan backend's block kernels (a video net's layers: 3x3x3,
    * 1x3x3, 3x1x1 and pointwise windows, strided, dilated, grouped, batched, with the fused epilogue) */
   const int64_t windows3d[][3] = {{3, 3, 3}, {1, 3, 3}, {3, 1, 1}, {1, 1, 1}};

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <threads.h>
 
+#include "backend/cuda/cuda_conv_pointwise.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_nn_types.h"
 #include "backend/cuda/cuda_pad.h"
@@ -56,6 +57,9 @@ typedef struct conv_state {
   /* channels-last: the weights as given (NCHW) and as cuDNN reads them (NHWC), and where in scratch */
   cudnnTensorDescriptor_t w_given_desc, w_nhwc_desc;
   size_t w_nhwc_offset;
+  /* channels-last 1x1: one cuBLASLt product instead of cuDNN (cuda_conv_pointwise.h) */
+  int pointwise;
+  cuda_pointwise_product product;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
 } conv_state;
@@ -74,6 +78,7 @@ typedef struct conv_dims {
 
 static void conv_state_release(cuda_node_state* base) {
   conv_state* st = (conv_state*)base;
+  cuda_pointwise_product_release(&st->product);
   if (st->w_nhwc_desc) cudnnDestroyTensorDescriptor(st->w_nhwc_desc);
   if (st->w_given_desc) cudnnDestroyTensorDescriptor(st->w_given_desc);
   if (st->conv_desc) cudnnDestroyConvolutionDescriptor(st->conv_desc);
@@ -470,7 +475,15 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
   st->device = device;
   conv_dims d = {0}; /* stays unused when there is nothing to do */
   gfx_status s = plan_conv(node, in, out, st, &d);
-  if (!s && !st->nothing_to_do) {
+  st->pointwise = !s && !st->nothing_to_do &&
+                  cuda_pointwise_product_applies(d.nhwc, d.spatial, d.kernel, d.stride, d.dilation, d.pad,
+                                                 st->pads_input, d.group) &&
+                  !getenv("GFXEP_CUDA_NO_POINTWISE_PRODUCT");
+  if (st->pointwise) {
+    s = cuda_pointwise_product_plan(device, node, st->dtype, (int64_t)d.n * d.out[0] * d.out[1], d.c_in, d.c_out,
+                                    CONV_WORKSPACE_LIMIT, &st->product);
+    if (!s) st->workspace_bytes = st->product.algo.workspaceSize;
+  } else if (!s && !st->nothing_to_do) {
     s = create_descriptors(node, &d, st);
     if (!s) s = choose_algorithm(device, node, &d, st);
   }
@@ -483,7 +496,8 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
         st->pads_input ? (size_t)(st->planes * st->padded_h * st->padded_w) * gfx_dtype_size(st->dtype) : 0;
     st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
     st->w_nhwc_offset = cuda_round_up(st->padded_offset + padded_bytes, CUDA_ALLOC_ALIGNMENT);
-    const size_t w_nhwc_bytes = d.nhwc ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
+    const size_t w_nhwc_bytes =
+        d.nhwc && !st->pointwise ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
     st->scratch_bytes = st->w_nhwc_offset + w_nhwc_bytes;
   }
   *state = &st->base;
@@ -506,6 +520,9 @@ static gfx_status padded_input(const gfx_exec_ctx* ctx, const ir_node* node, con
   return NULL;
 }
 
+static gfx_status run_epilogue(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                               const conv_state* st);
+
 static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                   const conv_state* st, cudnnHandle_t handle) {
   const char* name = cuda_node_name(node);
@@ -527,10 +544,17 @@ static gfx_status run_with_handle(const gfx_exec_ctx* ctx, const ir_node* node, 
                                                  out[0].data),
                          "cudnnConvolutionForward (algorithm %d) for Conv node \"%s\" on device %d", (int)st->algo, name,
                          ctx->dev->index));
+  return run_epilogue(ctx, node, in, out, st);
+}
+
+/* Bias, activation and residual over the output, in place. */
+static gfx_status run_epilogue(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                               const conv_state* st) {
+  const char* name = cuda_node_name(node);
   const void* bias = st->has_bias ? in[2].data : NULL;
   const void* residual = st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL;
   if (!bias && !residual && st->epilogue.activation == IR_ACT_NONE) return NULL;
-  if (st->w_nhwc_desc) /* channels-last */
+  if (node->params.conv.channels_last)
     return cuda_check(cuda_conv_epilogue_nhwc_run(st->dtype, out[0].data, bias, residual, st->out_elements,
                                                   st->out_channels, st->epilogue, (cudaStream_t)ctx->stream),
                       "bias/activation/residual epilogue of Conv node \"%s\" on device %d", name, ctx->dev->index);
@@ -553,6 +577,12 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     /* cuDNN writes the output before the epilogue reads the residual */
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": residual input %s", cuda_node_name(node),
                      in[IR_CONV_RESIDUAL_INPUT].data ? "is the output's own memory" : "has no data");
+  if (st->pointwise) {
+    GFX_TRY(cuda_use_device(ctx->dev->index));
+    GFX_TRY(cuda_pointwise_product_run(ctx, node, &st->product, in[0].data, in[1].data, out[0].data, ctx->scratch,
+                                       ctx->scratch ? ctx->scratch_bytes : 0));
+    return run_epilogue(ctx, node, in, out, st);
+  }
   cudnnHandle_t handle = NULL;
   GFX_TRY(cuda_dnn_acquire(ctx->dev->index, &handle)); /* also makes the device current */
   gfx_status s = run_with_handle(ctx, node, in, out, st, handle);
