@@ -205,6 +205,25 @@ def main():
         lines.append(f"| {r['model']} | {f(lat('gfxep'))} | {f(lat('gfxep_tf32'))} | {err('gfxep_tf32_vs_torch_fp32')} | "
                      f"{f(lat('gfxep_fp16'))} | {err('gfxep_fp16_vs_torch_fp32')} | {f(p50(r, 'torch_tf32_graph_ms'))} | "
                      f"{half_cell} |")
+    laid = [r for r in records if r.get("gfxep_nhwc") or r.get("gfxep_nhwc_error")]
+    if laid:
+        lines += ["", "## gfxep's `layout` option", "",
+                  "The same model with `layout=nhwc` (channels-last convolutions: ONNX Runtime's layout transformer "
+                  "hands gfxep NHWC Convs, cuDNN's NHWC kernels and 1x1 layers as one cuBLASLt product) beside the "
+                  "default NCHW, and the faster of the two against PyTorch's best. err/peak against PyTorch's float32 "
+                  "output.", "",
+                  "| model | prec | gfxep nchw p50 | gfxep nhwc p50 | nhwc err/peak | nhwc ÷ nchw | faster ÷ PyTorch best "
+                  "| goal |", "|---|---|---|---|---|---|---|---|"]
+        for r in laid:
+            a = (r.get("gfxep") or {}).get("latency_ms", {}).get("p50")
+            b = (r.get("gfxep_nhwc") or {}).get("latency_ms", {}).get("p50")
+            err = (r.get("gfxep_nhwc_vs_torch_fp32") or {}).get("max_rel_to_peak")
+            agrees = err is not None and err <= r.get("tolerance_rel_to_peak", 0)
+            best = cmp[id(r)]["best"].get("p50")
+            fastest = min([v for v, ok in ((a, r.get("correct")), (b, agrees)) if v is not None and ok], default=None)
+            lines.append(f"| {r['model']} | {r['precision']} | {f(a)} | {f(b) if b is not None else 'failed'} | {e(err)} | "
+                         f"{f(b / a, 2) if a and b else '–'} | {f(fastest / best, 2) if fastest and best else '–'} | "
+                         f"≤ {cmp[id(r)]['goal']:.1f} |")
     moded = [r for r in records if r.get("gfxep_graph_ort") or r.get("gfxep_graph_0") or r.get("memory")]
     if moded:
         lines += ["", "## Graph modes and memory", "",
