@@ -1962,6 +1962,43 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)q->dilations[0], q->activation, q->residual);
     run_case(gpu, stream, &c);
   }
+  /* first layers of image nets: 1-4 input channels through wide windows (up to 9x9) over large images,
+   * strides, dilations, batches, bias, activations and residuals, in every float type */
+  for (int k = 0; k < 9; k++) {
+    const int dtype = k % 3 == 0 ? GFX_DTYPE_F32 : k % 3 == 1 ? GFX_DTYPE_F16 : GFX_DTYPE_BF16;
+    ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->dtype = dtype, q->group = 1;
+    const int64_t cin = 1 + k % 4, cout = (int64_t[]){16, 32, 12}[k % 3], kh = (int64_t[]){3, 5, 9, 7}[k % 4];
+    const int64_t stride = k % 4 == 3 ? 2 : 1, dilation = k == 4 ? 2 : 1;
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = stride;
+      q->dilations[i] = dilation;
+      q->pads[i] = q->pads[i + 2] = kh / 2 * dilation;
+    }
+    q->activation = k % 3 == 1 ? IR_ACT_RELU : k % 3 == 2 ? IR_ACT_TANH : IR_ACT_NONE;
+    const int64_t side = k == 6 ? 200 : stride == 2 ? 260 : 130;
+    const int64_t x[4] = {k % 4 == 1 ? 2 : 1, cin, side, side + 3};
+    c.in[0] = shape(4, x);
+    c.in[1] = SHAPE(cout, cin, kh, kh);
+    c.in[2] = SHAPE(cout);
+    c.n_in = k % 5 == 3 ? 2 : 3;
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (!s && k % 4 == 2) { /* a residual input */
+      q->residual = k % 8 == 2 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = 4;
+      c.in_dtype[3] = dtype;
+      c.in[3] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+    }
+    gfx_status_free(s);
+    snprintf(c.label, sizeof c.label, "Conv few-channel %s x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] s=%lld d=%lld act=%d res=%d",
+             gfx_dtype_name(dtype), (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (long long)cout,
+             (long long)cin, (long long)kh, (long long)kh, (long long)stride, (long long)dilation, q->activation,
+             q->residual);
+    run_case(gpu, stream, &c);
+  }
   /* channels-last 1x1 convolutions (on CUDA one matrix product over the pixels): odd and even channel
    * counts (rows of 3 or 33 16-bit values are not 16-byte aligned), batches, with and without bias,
    * activations and residuals, in every float type */

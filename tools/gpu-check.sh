@@ -36,6 +36,8 @@ step gpu_info 20 nvidia-smi --query-gpu=name,pci.bus_id,uuid,driver_version,memo
 # every op family with backend-level cases (element-wise in every type, reductions, normalizations,
 # Conv, MatMul) on CUDA against the reference backend, guard bytes around every output
 step backend_ops 300 "$pack/bin/test_backend_ops" -b cuda
+# every channels-last convolution on cuDNN (by default 1x1 ones are cuBLASLt products)
+step backend_ops_cuda_no_pointwise 300 env GFXEP_CUDA_NO_POINTWISE_PRODUCT=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_cuda 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
