@@ -390,6 +390,41 @@ static void test_layout_option(void** state) {
     }
   }
   expect_error(ortkit_session(&k, model_path("conv_net"), the_device(), keys, bad, 2, &none), "'nhcw'");
+  /* layout=auto: channels-last only for 16-bit arithmetic (conv_net: five 2-D Convs, one of two groups,
+   * nothing between them that stays NCHW), and only where the backend has channels-last Convs; the
+   * choice shows as ORT's Transposes on gfxep, and the result agrees either way */
+  const char* nchw_fp32[] = {"nchw", "fp32"};
+  const char* auto_fp32[] = {"auto", "fp32"};
+  const char* auto_fp16[] = {"auto", "fp16"};
+  size_t nchw_nodes = 0, other = 0;
+  expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, nchw_fp32, 2, &nhwc), "nchw session");
+  expect_ok(ortkit_placement(&k, nhwc, &nchw_nodes, &other, 0), "nchw placement");
+  k.api->ReleaseSession(nhwc);
+  nhwc = NULL;
+  const int has_channels_last = strcmp(backend, "vulkan") != 0;
+  for (int half = 0; half < 2; half++) {
+    expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, half ? auto_fp16 : auto_fp32, 2, &nhwc),
+              "auto session");
+    size_t nodes = 0;
+    expect_ok(ortkit_placement(&k, nhwc, &nodes, &other, 0), "auto placement");
+    assert_int_equal(other, 0);
+    if (half && has_channels_last) {
+      if (nodes <= nchw_nodes) fail_msg("layout=auto precision=fp16: %zu nodes on gfxep, as many as NCHW's %zu: no "
+                                        "Transposes, so not channels-last", nodes, nchw_nodes);
+    } else {
+      assert_int_equal(nodes, nchw_nodes);
+    }
+    for (int run = 0; run < (half ? 3 : 1); run++) {
+      ortkit_tensors_free(got, n_got);
+      got = NULL;
+      expect_ok(ortkit_run(&k, nhwc, NULL, in, n_in, &got, &n_got), "auto run");
+    }
+    ortkit_diff d;
+    if (ortkit_compare(got, want, n_want, half ? 2e-2 : ATOL_F32, half ? 2e-2 : RTOL_F32, &d))
+      fail_msg("layout=auto%s: max abs error %g", half ? " precision=fp16" : "", d.max_abs);
+    k.api->ReleaseSession(nhwc);
+    nhwc = NULL;
+  }
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(want, n_want);
   ortkit_tensors_free(got, n_got);

@@ -13,6 +13,7 @@
 #include "ir/dynamic.h"
 #include "ort/device_objects.h"
 #include "ort/ep.h"
+#include "ort/layout_choice.h"
 #include "ort/node_desc.h"
 
 typedef struct node_ref {
@@ -64,8 +65,8 @@ static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n
   return taken(ep, s);
 }
 
-/* Whether gfxep takes this node, logging why not. */
-static int node_supported(const gfx_ep* ep, const OrtNode* node) {
+/* Whether gfxep takes this node, logging why not; a node it takes is counted in census (layout=auto). */
+static int node_supported(const gfx_ep* ep, const OrtNode* node, gfx_layout_census* census) {
   const char* ep_name = NULL;
   OrtStatus* os = gfx_ort->Node_GetEpName(node, &ep_name);
   if (os) {
@@ -96,6 +97,18 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node) {
       s = params.conv.spatial != 2 ? gfx_error(GFX_ERR_NOT_SUPPORTED, "%d-D Conv: layout=nhwc converts only 2-D ones",
                                                params.conv.spatial)
                                    : gfx_backend_supports_node(ep->device->dev, &qn);
+    }
+    if (!s && ep->options.layout == GFX_LAYOUT_AUTO) {
+      int movable = 0;
+      if (op == GFX_OP_CONV && params.conv.spatial == 2) {
+        ir_params nhwc = params;
+        nhwc.conv.channels_last = 1;
+        const gfx_node_query qn = {.op = op, .params = &nhwc, .desc = &desc};
+        gfx_status no = gfx_backend_supports_node(ep->device->dev, &qn);
+        movable = !no;
+        gfx_status_free(no);
+      }
+      gfx_layout_census_add(census, op, &params, movable);
     }
     if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
   }
@@ -156,6 +169,7 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
 
   int max_level = 0;
   size_t n_supported = 0, n_single = 0;
+  gfx_layout_census census = {0};
   for (size_t i = 0; i < n; i++) {
     if (gfx_node_is_if(nodes[i])) {
       /* on gfxep's device but in no partition: for the levels it counts as a node ORT keeps */
@@ -164,7 +178,7 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
         n_single++;
       }
     } else {
-      supported[i] = (char)node_supported(ep, nodes[i]);
+      supported[i] = (char)node_supported(ep, nodes[i], &census);
     }
     n_supported += supported[i];
     size_t n_in = 0;
@@ -211,6 +225,14 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
   gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
               "gfxep: takes %zu of %zu nodes in %d partition(s)%s", n_supported + n_single, n, partitions,
               n_single ? " and If nodes of their own" : "");
+  if (ep->options.layout == GFX_LAYOUT_AUTO) {
+    /* ORT asks for the preferred layout right after this call (ep.c), for this graph */
+    char why[160];
+    const int sixteen = ep->options.precision == GFX_PRECISION_FP16 || ep->options.precision == GFX_PRECISION_BF16;
+    ep->layout_nhwc = gfx_layout_prefers_nhwc(&census, sixteen, why, sizeof why);
+    gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
+                "gfxep: layout=auto: %s (%s)", ep->layout_nhwc ? "channels-last Convs" : "NCHW", why);
+  }
 done:
   free(nodes);
   free(refs);

@@ -76,9 +76,12 @@ static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
 /* layout=nhwc: ONNX Runtime hands the Convs gfxep claimed over channels-last (capability.c claims only
  * those its backend runs so) and leaves every other op as it is: gfxep has no channels-last kernel of
  * its own for pooling, normalization or DepthToSpace, and ORT's transposes around the Convs move
- * through the element-wise ops between them and cancel. */
+ * through the element-wise ops between them and cancel. layout=auto: the same where GetCapability,
+ * which ORT calls just before asking, found the graph's Convs worth it (layout_choice.h). */
 static OrtStatus* ORT_API_CALL get_preferred_data_layout(OrtEp* this_ptr, OrtEpDataLayout* out) {
-  *out = as_ep(this_ptr)->options.layout == GFX_LAYOUT_NHWC ? OrtEpDataLayout_NHWC : OrtEpDataLayout_NCHW;
+  const gfx_ep* ep = as_ep(this_ptr);
+  const int nhwc = ep->options.layout == GFX_LAYOUT_NHWC || (ep->options.layout == GFX_LAYOUT_AUTO && ep->layout_nhwc);
+  *out = nhwc ? OrtEpDataLayout_NHWC : OrtEpDataLayout_NCHW;
   return NULL;
 }
 

@@ -46,6 +46,7 @@ typedef struct gfx_ep {
   int n_models, cap_models;
   uint64_t session_id;          /* process-unique, for the frame timings */
   atomic_uint_fast64_t runs;    /* Runs started, for the frame timings */
+  int layout_nhwc;              /* layout=auto: the choice for the graph GetCapability saw last */
   uint64_t inject_loss_at_run;  /* GFXEP_INJECT_DEVICE_LOSS_AT_RUN: fault-injection tests (0: never) */
 } gfx_ep;
 

@@ -66,7 +66,8 @@ static OrtStatus* set_precision(gfx_ep_options* o, const char* key, const char* 
 static OrtStatus* set_layout(gfx_ep_options* o, const char* key, const char* value) {
   if (strcmp(value, "nchw") == 0) o->layout = GFX_LAYOUT_NCHW;
   else if (strcmp(value, "nhwc") == 0) o->layout = GFX_LAYOUT_NHWC;
-  else return bad_value(key, value, "nchw, nhwc");
+  else if (strcmp(value, "auto") == 0) o->layout = GFX_LAYOUT_AUTO;
+  else return bad_value(key, value, "nchw, nhwc, auto");
   return NULL;
 }
 

@@ -12,10 +12,11 @@ typedef struct gfx_ep_options {
   int graphs;            /* graphs (alias cuda_graph) = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated
                           * runs replay as recorded partitions (CUDA graphs, Vulkan command buffers) */
   int precision;         /* precision = fp32 (default) | tf32 | fp16 | bf16 (GFX_PRECISION_*) */
-  int layout;            /* layout = nchw (default) | nhwc (GFX_LAYOUT_*): nhwc asks ONNX Runtime's layout
+  int layout;            /* layout = nchw (default) | nhwc | auto (GFX_LAYOUT_*): nhwc asks ONNX Runtime's layout
                           * transformer to hand 2-D Convs over channels-last (GetPreferredDataLayout), which
                           * the CUDA backend runs on cuDNN's NHWC kernels; ORT moves and cancels the
-                          * transposes it inserts around them */
+                          * transposes it inserts around them; auto: nhwc where the graph's Convs are
+                          * worth it (ort/layout_choice.h), decided per graph in GetCapability */
   int fp16_guard;        /* fp16_guard = 1 (default) | 0: with precision=fp16, the range guard keeps values
                           * beyond float16's range in float32 and watches the outputs (exec/range_guard.h) */
   size_t device_memory_limit; /* device_memory_limit = bytes, decimal; 0 (default): none. Caps the device
@@ -44,7 +45,7 @@ typedef struct gfx_ep_options {
  * per "gpu_graph_id", replayed by ORT without calling Compute; needs a backend that can capture. */
 enum { GFX_GRAPHS_OFF = 0, GFX_GRAPHS_OWN = 1, GFX_GRAPHS_ORT = 2 };
 
-enum { GFX_LAYOUT_NCHW = 0, GFX_LAYOUT_NHWC = 1 };
+enum { GFX_LAYOUT_NCHW = 0, GFX_LAYOUT_NHWC = 1, GFX_LAYOUT_AUTO = 2 };
 
 enum { GFX_PRECISION_FP32 = 0, GFX_PRECISION_TF32 = 1, GFX_PRECISION_FP16 = 2, GFX_PRECISION_BF16 = 3 };
 

@@ -1,0 +1,77 @@
+/* gfxep — layout=auto (see the header). */
+#include "ort/layout_choice.h"
+
+#include <stdio.h>
+
+static int layout_bound(gfx_op op) {
+  switch (op) {
+    case GFX_OP_BATCH_NORM:
+    case GFX_OP_INSTANCE_NORMALIZATION:
+    case GFX_OP_GROUP_NORMALIZATION:
+    case GFX_OP_LRN:
+    case GFX_OP_MAX_POOL:
+    case GFX_OP_AVERAGE_POOL:
+    case GFX_OP_GLOBAL_AVERAGE_POOL:
+    case GFX_OP_GLOBAL_MAX_POOL:
+    case GFX_OP_CONV_TRANSPOSE:
+    case GFX_OP_DEPTH_TO_SPACE:
+    case GFX_OP_SPACE_TO_DEPTH:
+    case GFX_OP_RESIZE:
+    case GFX_OP_UPSAMPLE:
+    case GFX_OP_GRID_SAMPLE:
+    case GFX_OP_ROI_ALIGN:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable) {
+  if (op != GFX_OP_CONV) {
+    c->layout_bound += layout_bound(op);
+    return;
+  }
+  const ir_conv_params* p = &params->conv;
+  c->convs++;
+  c->convs_movable += movable;
+  c->convs_grouped += p->group > 1;
+  c->convs_16bit += p->dtype == GFX_DTYPE_F16 || p->dtype == GFX_DTYPE_BF16;
+  c->channels_last += p->channels_last;
+}
+
+int gfx_layout_prefers_nhwc(const gfx_layout_census* c, int precision_16bit, char* why, size_t why_size) {
+  char scratch[8];
+  if (!why) {
+    why = scratch;
+    why_size = sizeof scratch;
+  }
+  const int sixteen = precision_16bit ? c->convs : c->convs_16bit;
+  if (c->channels_last) {
+    snprintf(why, why_size, "%d Convs already channels-last", c->channels_last);
+    return 1;
+  }
+  if (c->convs < 2) {
+    snprintf(why, why_size, "%d Conv%s", c->convs, c->convs == 1 ? "" : "s");
+    return 0;
+  }
+  if (c->convs_movable < c->convs) {
+    snprintf(why, why_size, "%d of %d Convs have no channels-last kernel", c->convs - c->convs_movable, c->convs);
+    return 0;
+  }
+  if (sixteen < c->convs) {
+    snprintf(why, why_size, "%d of %d Convs compute in float32", c->convs - sixteen, c->convs);
+    return 0;
+  }
+  if (4 * c->convs_grouped > c->convs) {
+    snprintf(why, why_size, "%d of %d Convs grouped or depthwise", c->convs_grouped, c->convs);
+    return 0;
+  }
+  if (2 * c->layout_bound > c->convs) {
+    snprintf(why, why_size, "%d pooling, normalization or resampling nodes between %d Convs", c->layout_bound,
+             c->convs);
+    return 0;
+  }
+  snprintf(why, why_size, "%d 16-bit Convs, %d grouped, %d pooling, normalization or resampling nodes", c->convs,
+           c->convs_grouped, c->layout_bound);
+  return 1;
+}
