@@ -1473,6 +1473,22 @@ static void attention_cases(gfx_dev* gpu, void* stream) {
     if (rank == 3) p->q_heads = qh, p->kv_heads = kvh;
     run_case(gpu, stream, &c);
   }
+  /* more queries than one 16- or 64-query tile of the tiled kernels, causal among them (each tile of
+   * queries then stops at its own last key), heads the 16-byte loads take, float16 and bfloat16 */
+  for (int k = 0; k < 8; k++) {
+    const int dtype = k % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16, mask = k % 3 == 2 ? 1 : 0;
+    const int64_t b = 1 + k % 2, h = 1 + k % 3, d = k % 4 < 2 ? 64 : 32;
+    const int64_t sq = (int64_t[]){40, 100, 70, 17}[k % 4], skv = k % 4 == 1 ? sq : (int64_t[]){40, 150, 33}[k % 3];
+    gfx_shape shapes[4] = {SHAPE(b, h, sq, d), SHAPE(b, h, skv, d), SHAPE(b, h, skv, d), SHAPE(b, 1, sq, skv)};
+    ew_case c = case_of(GFX_OP_ATTENTION, dtype, mask ? 4 : 3, shapes);
+    if (mask) c.in_dtype[3] = GFX_DTYPE_BOOL;
+    c.scale = 2.0;
+    ir_attention_params* p = &c.node.params.attention;
+    p->has_mask = mask;
+    p->mask_bool = mask;
+    p->is_causal = k % 2 == 0;
+    run_case(gpu, stream, &c);
+  }
 }
 
 /* A fused attention node (ir/fuse_attention.c) over the layouts the fusion finds in models. Q, K and

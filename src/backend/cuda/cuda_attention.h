@@ -33,7 +33,9 @@ typedef struct cuda_attention_args {
  *         scratch beyond: any head size, any strides;
  *   MMA   flash-attention tiles on tensor cores (mma.sync m16n8k16, float32 accumulation): 64 queries
  *         per block of 4 warps, K and V streamed through shared memory in tiles, the softmax online;
- *         float16 and bfloat16 on compute capability 8.0 and later;
+ *         float16 and bfloat16 on compute capability 8.0 and later. Where that makes few blocks
+ *         (few heads, short sequences: a ViT), 16 queries per block instead, the 4 warps taking
+ *         every 4th tile of keys and combining their partial softmaxes at the end;
  *   SIMT  the same tiling on plain float32 arithmetic, 32 queries per block: float32 (and the half
  *         types before compute capability 8.0).
  * Both tiled kernels take head sizes up to 128 read with unit stride along the head. */

@@ -22,6 +22,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "backend/cuda/cuda_attention.h"
 #include "ir/tensor.h"
@@ -315,6 +316,175 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(const T* __rest
 #endif
 }
 
+/* The same products for few (batch, head) pairs and short sequences, where 64-query blocks leave most
+ * of the GPU idle and each warp walks every key tile in turn (ViT-tiny: 12 blocks, 4 tiles per warp):
+ * one block per 16 queries, its 4 warps sharing those rows and taking every 4th tile of BC keys each,
+ * each warp with its own tiles in shared memory, its own running maximum, sum and accumulator. At the
+ * end the warps' partial results meet in shared memory (over the tiles' space) and are combined as
+ * the online softmax combines tiles: m = max m_w, l = sum l_w exp(m_w - m), o likewise. */
+template <typename T, int DMAX, int BC>
+__global__ void __launch_bounds__(kThreads) attention_mma_split_kernel(const T* __restrict__ q, const T* __restrict__ k,
+                                                                       const T* __restrict__ v,
+                                                                       const void* __restrict__ mask,
+                                                                       const T* __restrict__ mask2, T* __restrict__ y,
+                                                                       cuda_attention_args a) {
+#ifdef GFX_ATTENTION_MMA
+  constexpr int BR = 16, LD = DMAX + 8, WARPS = kThreads / 32;
+  constexpr int TILE = BC * LD;                               /* 16-bit elements of one K or V tile */
+  constexpr int TILE_BYTES = 2 * WARPS * TILE * 2;            /* every warp's K and V tiles */
+  constexpr int COMBINE_BYTES = WARPS * BR * (DMAX + 2) * 4;  /* every warp's o, m and l, float32 */
+  static_assert(COMBINE_BYTES <= TILE_BYTES, "the combine reuses the tiles' space");
+  __shared__ __align__(16) uint16_t qs[BR * LD];
+  __shared__ __align__(16) unsigned char pool[TILE_BYTES];
+  typedef mma_traits<T> mt;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  uint16_t* ks = reinterpret_cast<uint16_t*>(pool) + (2 * warp) * TILE;
+  uint16_t* vs = ks + TILE;
+  const int64_t q0 = (int64_t)blockIdx.x * BR;
+  const int64_t i0 = q0 + g, i1 = i0 + 8;
+  const int64_t kv_end = a.is_causal && q0 + BR < a.kv_seq ? q0 + BR : a.kv_seq;
+  for (int64_t bh = blockIdx.y; bh < a.batch * a.q_heads; bh += gridDim.y) {
+    const int64_t b = bh / a.q_heads, h = bh % a.q_heads, kh = h / a.group;
+    const uint16_t* qb = reinterpret_cast<const uint16_t*>(q + b * a.q_stride[0] + h * a.q_stride[1]);
+    const uint16_t* kb = reinterpret_cast<const uint16_t*>(k + b * a.k_stride[0] + kh * a.k_stride[1]);
+    const uint16_t* vb = reinterpret_cast<const uint16_t*>(v + b * a.v_stride[0] + kh * a.v_stride[1]);
+    __syncthreads(); /* the previous (b, h) is done with Q and with the combine's space */
+    load_tile16<DMAX, LD>(qs, qb, a.q_stride[2], q0, a.q_seq, a.head_size, BR, a.vector_loads);
+    __syncthreads();
+    uint32_t qa[DMAX / 16][4];
+#pragma unroll
+    for (int kc = 0; kc < DMAX / 16; kc++) {
+      qa[kc][0] = ld_pair(&qs[g * LD + kc * 16 + 2 * t]);
+      qa[kc][1] = ld_pair(&qs[(g + 8) * LD + kc * 16 + 2 * t]);
+      qa[kc][2] = ld_pair(&qs[g * LD + kc * 16 + 2 * t + 8]);
+      qa[kc][3] = ld_pair(&qs[(g + 8) * LD + kc * 16 + 2 * t + 8]);
+    }
+    float o[DMAX / 8][4];
+#pragma unroll
+    for (int dt = 0; dt < DMAX / 8; dt++) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    for (int64_t j0 = (int64_t)warp * BC; j0 < kv_end; j0 += (int64_t)WARPS * BC) {
+      __syncwarp(); /* this warp is done with its previous tiles */
+      /* this warp's K and V tiles, zeros past the ends; 16 bytes at a time where the heads allow */
+      if (a.vector_loads) {
+        for (int idx = lane; idx < BC * (DMAX / 8); idx += 32) {
+          const int r = idx / (DMAX / 8), c = idx % (DMAX / 8);
+          uint4 kv = make_uint4(0u, 0u, 0u, 0u), vv = kv;
+          if (j0 + r < a.kv_seq) {
+            if (c * 8 < a.head_size) kv = *reinterpret_cast<const uint4*>(kb + (j0 + r) * a.k_stride[2] + c * 8);
+            if (c * 8 < a.v_head_size) vv = *reinterpret_cast<const uint4*>(vb + (j0 + r) * a.v_stride[2] + c * 8);
+          }
+          *reinterpret_cast<uint4*>(ks + r * LD + c * 8) = kv;
+          *reinterpret_cast<uint4*>(vs + r * LD + c * 8) = vv;
+        }
+      } else {
+        for (int idx = lane; idx < BC * DMAX; idx += 32) {
+          const int r = idx / DMAX, d = idx % DMAX;
+          const int in = j0 + r < a.kv_seq;
+          ks[r * LD + d] = in && d < a.head_size ? kb[(j0 + r) * a.k_stride[2] + d] : (uint16_t)0;
+          vs[r * LD + d] = in && d < a.v_head_size ? vb[(j0 + r) * a.v_stride[2] + d] : (uint16_t)0;
+        }
+      }
+      __syncwarp();
+      float s[BC / 8][4];
+#pragma unroll
+      for (int nt = 0; nt < BC / 8; nt++) {
+        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+        for (int kc = 0; kc < DMAX / 16; kc++) {
+          const uint16_t* kr = &ks[(nt * 8 + g) * LD + kc * 16 + 2 * t];
+          mt::mma(s[nt], qa[kc], ld_pair(kr), ld_pair(kr + 8));
+        }
+      }
+      float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const int64_t j = j0 + nt * 8 + 2 * t + (e & 1);
+          const float x = masked_score<T>(s[nt][e] * a.scale, mask, mask2, a, b, h, e < 2 ? i0 : i1, j);
+          s[nt][e] = x;
+          if (e < 2)
+            mx0 = fmaxf(mx0, x);
+          else
+            mx1 = fmaxf(mx1, x);
+        }
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+      float use0, use1;
+      const float alpha0 = online_step(&m0, mx0, &use0), alpha1 = online_step(&m1, mx1, &use1);
+      l0 *= alpha0;
+      l1 *= alpha1;
+#pragma unroll
+      for (int dt = 0; dt < DMAX / 8; dt++) {
+        o[dt][0] *= alpha0, o[dt][1] *= alpha0;
+        o[dt][2] *= alpha1, o[dt][3] *= alpha1;
+      }
+#pragma unroll
+      for (int nt = 0; nt < BC / 8; nt++) {
+        s[nt][0] = __expf(s[nt][0] - use0), s[nt][1] = __expf(s[nt][1] - use0);
+        s[nt][2] = __expf(s[nt][2] - use1), s[nt][3] = __expf(s[nt][3] - use1);
+        l0 += s[nt][0] + s[nt][1];
+        l1 += s[nt][2] + s[nt][3];
+      }
+#pragma unroll
+      for (int kc = 0; kc < BC / 16; kc++) {
+        const uint32_t pa[4] = {mt::pack(s[2 * kc][0], s[2 * kc][1]), mt::pack(s[2 * kc][2], s[2 * kc][3]),
+                                mt::pack(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                                mt::pack(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+        const uint16_t* vr = &vs[(kc * 16 + 2 * t) * LD + g];
+#pragma unroll
+        for (int dt = 0; dt < DMAX / 8; dt++)
+          mt::mma(o[dt], pa, ld_column_pair(vr + dt * 8, LD), ld_column_pair(vr + 8 * LD + dt * 8, LD));
+      }
+    }
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    /* the warps' partial rows meet: os[w][row][d], then ms[w][row] and ls[w][row] */
+    __syncthreads(); /* every warp is done with its tiles: their space becomes the combine's */
+    float* os = reinterpret_cast<float*>(pool);
+    float* ms = os + WARPS * BR * DMAX;
+    float* ls = ms + WARPS * BR;
+#pragma unroll
+    for (int dt = 0; dt < DMAX / 8; dt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int row = e < 2 ? g : g + 8, d = dt * 8 + 2 * t + (e & 1);
+        os[(warp * BR + row) * DMAX + d] = o[dt][e];
+      }
+    if (t == 0) {
+      ms[warp * BR + g] = m0, ms[warp * BR + g + 8] = m1;
+      ls[warp * BR + g] = l0, ls[warp * BR + g + 8] = l1;
+    }
+    __syncthreads();
+    T* yb = y + b * a.y_stride[0] + h * a.y_stride[1];
+    for (int idx = threadIdx.x; idx < BR * DMAX; idx += blockDim.x) {
+      const int row = idx / DMAX, d = idx % DMAX;
+      const int64_t i = q0 + row;
+      if (i >= a.q_seq || d >= a.v_head_size) continue;
+      float m = -INFINITY;
+#pragma unroll
+      for (int w = 0; w < WARPS; w++) m = fmaxf(m, ms[w * BR + row]);
+      const float ref = m == -INFINITY ? 0.0f : m; /* no key anywhere: every weight 0, the row zeros */
+      float l = 0.0f, acc = 0.0f;
+#pragma unroll
+      for (int w = 0; w < WARPS; w++) {
+        const float f = __expf(ms[w * BR + row] - ref);
+        l += ls[w * BR + row] * f;
+        acc += os[(w * BR + row) * DMAX + d] * f;
+      }
+      yb[i * a.y_stride[2] + d * a.y_stride[3]] = from_float<T>(acc * inverse_sum(l));
+    }
+  }
+#else
+  (void)q, (void)k, (void)v, (void)mask, (void)mask2, (void)y, (void)a;
+#endif
+}
+
 /* ================================ SIMT: float32 and the rest ================================ */
 
 /* One block: 16 queries, 8 threads each, of each (batch, head) it is given; keys and values in tiles
@@ -426,6 +596,23 @@ void launch_mma(const void* q, const void* k, const void* v, const void* mask, c
 }
 
 template <typename T, int DMAX, int BC>
+void launch_mma_split(const void* q, const void* k, const void* v, const void* mask, const void* mask2, void* y,
+                      const cuda_attention_args& a, cudaStream_t stream) {
+  attention_mma_split_kernel<T, DMAX, BC><<<grid_of(a, 16), kThreads, 0, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), mask, static_cast<const T*>(mask2),
+      static_cast<T*>(y), a);
+}
+
+/* Whether the MMA path splits each block's keys over its warps: forced by GFXEP_CUDA_ATTENTION_SPLIT=1
+ * or 0, else where 64-query blocks would number fewer than kSplitBelow (two per SM of an H200). */
+const int64_t kSplitBelow = 264;
+bool split_keys(const cuda_attention_args& a) {
+  const char* e = getenv("GFXEP_CUDA_ATTENTION_SPLIT");
+  if (e && (e[0] == '0' || e[0] == '1') && !e[1]) return e[0] == '1';
+  return (a.q_seq + 63) / 64 * a.batch * a.q_heads < kSplitBelow;
+}
+
+template <typename T, int DMAX, int BC>
 void launch_simt(const void* q, const void* k, const void* v, const void* mask, const void* mask2, void* y,
                  const cuda_attention_args& a, cudaStream_t stream) {
   attention_simt_kernel<T, DMAX, BC><<<grid_of(a, kThreads / 8), kThreads, 0, stream>>>(
@@ -453,6 +640,12 @@ cudaError_t launch_tiled_half(cuda_attention_path path, const void* q, const voi
                               const void* mask2, void* y, const cuda_attention_args& a, cudaStream_t stream) {
   if (path != CUDA_ATTENTION_MMA) return launch_tiled<T>(path, q, k, v, mask, mask2, y, a, stream);
   const int dmax = padded_head(a);
+  if (split_keys(a)) { /* tiles of 32 keys (16 for a head of 128): each warp's pair within 48 KiB in all */
+    if (dmax == 32) launch_mma_split<T, 32, 32>(q, k, v, mask, mask2, y, a, stream);
+    else if (dmax == 64) launch_mma_split<T, 64, 32>(q, k, v, mask, mask2, y, a, stream);
+    else launch_mma_split<T, 128, 16>(q, k, v, mask, mask2, y, a, stream);
+    return cudaGetLastError();
+  }
   if (dmax == 32) launch_mma<T, 32, 64>(q, k, v, mask, mask2, y, a, stream);
   else if (dmax == 64) launch_mma<T, 64, 64>(q, k, v, mask, mask2, y, a, stream);
   else launch_mma<T, 128, 32>(q, k, v, mask, mask2, y, a, stream);
