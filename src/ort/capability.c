@@ -7,6 +7,7 @@
  * between two of its members (which ORT forbids), and levels only grow along edges, so partitions
  * cannot form a cycle.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,29 @@ static int if_taken(const gfx_ep* ep, const OrtNode* node, OrtEpGraphSupportInfo
   return 1;
 }
 
+/* The graph's ONNX opset (0 when it declares none). */
+static OrtStatus* onnx_opset(const OrtGraph* graph, int64_t* opset) {
+  *opset = 0;
+  size_t n = 0;
+  ORT_TRY(gfx_ort->Graph_GetNumOperatorSets(graph, &n));
+  if (n == 0) return NULL;
+  const char** domains = calloc(n, sizeof *domains);
+  int64_t* versions = calloc(n, sizeof *versions);
+  OrtStatus* s = domains && versions ? gfx_ort->Graph_GetOperatorSets(graph, domains, versions, n)
+                                     : gfx_ort_error(ORT_FAIL, "gfxep: out of memory in GetCapability");
+  for (size_t i = 0; i < n && !s; i++)
+    if (!domains[i] || !domains[i][0] || strcmp(domains[i], "ai.onnx") == 0) *opset = versions[i];
+  free(domains);
+  free(versions);
+  return s;
+}
+
+/* ONNX opsets ORT's layout transformer takes: 7 up to its maximum, 21 or more in the ORT versions gfxep
+ * supports. Outside it ORT transforms nothing, and an NHWC answer would only be read again by ORT's
+ * check before the next graph's GetCapability (an If's branch), which skips the EP for that graph. */
+#define LAYOUT_MIN_OPSET 7
+#define LAYOUT_MAX_OPSET 21
+
 OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* info) {
   gfx_ep* ep = (gfx_ep*)(void*)this_ptr;
   size_t n = 0;
@@ -229,7 +253,18 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
     /* ORT asks for the preferred layout right after this call (ep.c), for this graph */
     char why[160];
     const int sixteen = ep->options.precision == GFX_PRECISION_FP16 || ep->options.precision == GFX_PRECISION_BF16;
+    int64_t opset = 0;
+    OrtStatus* os = onnx_opset(graph, &opset);
+    if (os) { /* unknown: NCHW, which ORT can always run */
+      gfx_ort->ReleaseStatus(os);
+      opset = 0;
+    }
     ep->layout_nhwc = gfx_layout_prefers_nhwc(&census, sixteen, why, sizeof why);
+    if (ep->layout_nhwc && !census.channels_last && (opset < LAYOUT_MIN_OPSET || opset > LAYOUT_MAX_OPSET)) {
+      ep->layout_nhwc = 0;
+      snprintf(why, sizeof why, "ONNX opset %lld, outside the %d to %d ORT's layout transformer takes",
+               (long long)opset, LAYOUT_MIN_OPSET, LAYOUT_MAX_OPSET);
+    }
     gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
                 "gfxep: layout=auto: %s (%s)", ep->layout_nhwc ? "channels-last Convs" : "NCHW", why);
   }
