@@ -357,10 +357,27 @@ static void test_precision_option(void** state) {
 /* layout=nhwc: ORT hands the Convs over channels-last; the outputs still agree with the CPU EP, alone
  * and with precision=fp16. A backend without channels-last convolutions (Vulkan) refuses the option
  * when the session is made, and a misspelt value is named. */
+/* Runs session s on in (three times in float16: the third Run is the range guard's float16 model)
+ * and compares its outputs with want, the CPU EP's. */
+static void expect_layout_agrees(OrtSession* s, const ortkit_tensor* in, size_t n_in, const ortkit_tensor* want,
+                                 size_t n_want, int half, const char* what) {
+  ortkit_tensor* got = NULL;
+  size_t n_got = 0;
+  for (int run = 0; run < (half ? 3 : 1); run++) {
+    ortkit_tensors_free(got, n_got);
+    got = NULL;
+    expect_ok(ortkit_run(&k, s, NULL, in, n_in, &got, &n_got), what);
+  }
+  ortkit_diff d;
+  const int differs = ortkit_compare(got, want, n_want, half ? 2e-2 : ATOL_F32, half ? 2e-2 : RTOL_F32, &d);
+  ortkit_tensors_free(got, n_got);
+  if (differs) fail_msg("%s%s: max abs error %g", what, half ? " precision=fp16" : "", d.max_abs);
+}
+
 static void test_layout_option(void** state) {
   (void)state;
-  ortkit_tensor *in = NULL, *want = NULL, *got = NULL;
-  size_t n_in = 0, n_want = 0, n_got = 0;
+  ortkit_tensor *in = NULL, *want = NULL;
+  size_t n_in = 0, n_want = 0;
   OrtSession *cpu = NULL, *nhwc = NULL, *none = NULL;
   expect_ok(ortkit_session(&k, model_path("conv_net"), NULL, NULL, NULL, 0, &cpu), "cpu");
   expect_ok(ortkit_random_inputs(&k, cpu, 23, 16, &in, &n_in), "inputs");
@@ -376,15 +393,7 @@ static void test_layout_option(void** state) {
     for (int half = 0; half < 2; half++) {
       expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys, half ? nhwc_fp16 : nhwc_fp32, 2, &nhwc),
                 "nhwc session");
-      /* float16: the third Run is the guard's float16 model */
-      for (int run = 0; run < (half ? 3 : 1); run++) {
-        ortkit_tensors_free(got, n_got);
-        got = NULL;
-        expect_ok(ortkit_run(&k, nhwc, NULL, in, n_in, &got, &n_got), "nhwc run");
-      }
-      ortkit_diff d;
-      if (ortkit_compare(got, want, n_want, half ? 2e-2 : ATOL_F32, half ? 2e-2 : RTOL_F32, &d))
-        fail_msg("layout=nhwc%s: max abs error %g", half ? " precision=fp16" : "", d.max_abs);
+      expect_layout_agrees(nhwc, in, n_in, want, n_want, half, "layout=nhwc");
       k.api->ReleaseSession(nhwc);
       nhwc = NULL;
     }
@@ -416,20 +425,12 @@ static void test_layout_option(void** state) {
     } else {
       assert_int_equal(nodes, nchw_nodes);
     }
-    for (int run = 0; run < (half ? 3 : 1); run++) {
-      ortkit_tensors_free(got, n_got);
-      got = NULL;
-      expect_ok(ortkit_run(&k, nhwc, NULL, in, n_in, &got, &n_got), "auto run");
-    }
-    ortkit_diff d;
-    if (ortkit_compare(got, want, n_want, half ? 2e-2 : ATOL_F32, half ? 2e-2 : RTOL_F32, &d))
-      fail_msg("layout=auto%s: max abs error %g", half ? " precision=fp16" : "", d.max_abs);
+    expect_layout_agrees(nhwc, in, n_in, want, n_want, half, "layout=auto");
     k.api->ReleaseSession(nhwc);
     nhwc = NULL;
   }
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(want, n_want);
-  ortkit_tensors_free(got, n_got);
   k.api->ReleaseSession(cpu);
 }
 
