@@ -2015,6 +2015,71 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              q->residual);
     run_case(gpu, stream, &c);
   }
+  /* 16-bit first layers in both layouts (on CUDA the few-channel tensor-core kernel): output channels
+   * below one 8-channel piece, between pieces and over one 64-channel group; taps up to 256; odd and
+   * even widths; images smaller than a tile; asymmetric pads, strides, dilations, batches, and every
+   * part of the epilogue */
+  static const struct {
+    int cin, cout, kh, kw, stride, dilation, pad_begin, pad_end, h, w, batch, act, res;
+  } narrow[] = {
+      {3, 64, 5, 5, 1, 1, 2, 2, 68, 120, 1, IR_ACT_RELU, 0}, /* ESPCN's first layer, scaled down */
+      {3, 3, 3, 3, 1, 1, 1, 1, 37, 41, 1, IR_ACT_NONE, 0},
+      {3, 96, 9, 9, 1, 1, 4, 4, 40, 64, 1, IR_ACT_TANH, 0},  /* two channel groups, 243 taps */
+      {4, 20, 7, 7, 2, 1, 2, 3, 45, 77, 2, IR_ACT_LEAKY_RELU, 0},
+      {1, 130, 3, 3, 1, 2, 2, 2, 30, 34, 1, IR_ACT_RELU, IR_RES_ADD_THEN_ACT},
+      {4, 8, 8, 8, 1, 1, 3, 4, 33, 50, 1, IR_ACT_NONE, IR_RES_ACT_THEN_ADD}, /* 256 taps, even window */
+      {2, 32, 1, 1, 1, 1, 0, 0, 17, 300, 1, IR_ACT_HARD_SWISH, 0},
+      {3, 12, 5, 3, 3, 1, 2, 1, 50, 97, 1, IR_ACT_NONE, IR_RES_ADD_THEN_ACT},
+      {3, 64, 3, 3, 1, 1, 1, 1, 5, 9, 3, IR_ACT_SIGMOID, 0},
+      {3, 1, 3, 3, 1, 1, 0, 0, 19, 35, 1, IR_ACT_NONE, 0},
+      {1, 40, 11, 11, 3, 2, 10, 10, 64, 70, 1, IR_ACT_ELU, 0},
+      {3, 64, 3, 3, 1, 1, 1, 1, 24, 64, 1, IR_ACT_NONE, IR_RES_ACT_THEN_ADD}, /* widths and channels in 8s */
+      {2, 16, 5, 5, 1, 1, 2, 2, 16, 40, 2, IR_ACT_RELU, IR_RES_ADD_THEN_ACT},
+  };
+  /* their own random stream, so that the cases after them keep their data */
+  const uint64_t rng_saved = rng_state;
+  rng_state = 20261204;
+  for (int k = 0; k < (int)(sizeof narrow / sizeof narrow[0]); k++)
+    for (int channels_last = 0; channels_last < 2; channels_last++) {
+      const int symmetric = narrow[k].pad_begin == narrow[k].pad_end;
+      if (channels_last && !symmetric) continue; /* not a shape the layout transformer hands over */
+      const int dtype = (k + channels_last) % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16;
+      ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+      c.scale = 1.0;
+      ir_conv_params* q = &c.node.params.conv;
+      q->spatial = 2, q->dtype = dtype, q->group = 1, q->channels_last = channels_last;
+      for (int i = 0; i < 2; i++) {
+        q->strides[i] = narrow[k].stride;
+        q->dilations[i] = narrow[k].dilation;
+        q->pads[i] = narrow[k].pad_begin;
+        q->pads[i + 2] = narrow[k].pad_end;
+      }
+      q->activation = narrow[k].act;
+      q->act_alpha = 0.1f;
+      q->act_beta = 0.0f;
+      const int64_t n = narrow[k].batch, cin = narrow[k].cin, h = narrow[k].h, w = narrow[k].w;
+      c.in[0] = channels_last ? SHAPE(n, h, w, cin) : SHAPE(n, cin, h, w);
+      c.in[1] = SHAPE(narrow[k].cout, cin, narrow[k].kh, narrow[k].kw);
+      c.in[2] = SHAPE(narrow[k].cout);
+      c.n_in = k % 4 == 3 ? 2 : 3;
+      ir_conv_geom g;
+      gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+      if (!s && narrow[k].res) {
+        q->residual = narrow[k].res;
+        c.n_in = 4;
+        c.in_dtype[3] = dtype;
+        c.in[3] = channels_last ? SHAPE(g.n, g.out[0], g.out[1], g.c_out) : SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+      }
+      gfx_status_free(s);
+      snprintf(c.label, sizeof c.label,
+               "Conv few-channel %s %s x[%lld,%lld,%lld,%lld] w[%d,%d,%d,%d] s=%d d=%d pads %d,%d act=%d res=%d",
+               channels_last ? "NHWC" : "NCHW", gfx_dtype_name(dtype), (long long)c.in[0].dims[0],
+               (long long)c.in[0].dims[1], (long long)c.in[0].dims[2], (long long)c.in[0].dims[3], narrow[k].cout,
+               narrow[k].cin, narrow[k].kh, narrow[k].kw, narrow[k].stride, narrow[k].dilation, narrow[k].pad_begin,
+               narrow[k].pad_end, narrow[k].act, narrow[k].res);
+      run_case(gpu, stream, &c);
+    }
+  rng_state = rng_saved;
   /* channels-last 1x1 convolutions (on CUDA one matrix product over the pixels): odd and even channel
    * counts (rows of 3 or 33 16-bit values are not 16-byte aligned), batches, with and without bias,
    * activations and residuals, in every float type */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_attention.h"
+#include "backend/cuda/cuda_mma.cuh"
 #include "ir/tensor.h"
 
 namespace {
@@ -78,51 +79,6 @@ __device__ __forceinline__ float online_step(float* m, float tile_max, float* m_
 __device__ __forceinline__ float inverse_sum(float l) { return l == 0.0f ? 0.0f : 1.0f / l; }
 
 /* ================================ MMA: float16 / bfloat16 ================================ */
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define GFX_ATTENTION_MMA 1
-#endif
-
-template <typename T>
-struct mma_traits;
-
-template <>
-struct mma_traits<__half> {
-  /* c += a b: a 16x16 (row), b 16x8 (col), c 16x8 float32 */
-  static __device__ __forceinline__ void mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#ifdef GFX_ATTENTION_MMA
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    (void)c, (void)a, (void)b0, (void)b1;
-#endif
-  }
-  /* two floats rounded into one register, lo in the low half (the lower column or row) */
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  }
-};
-
-template <>
-struct mma_traits<__nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#ifdef GFX_ATTENTION_MMA
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    (void)c, (void)a, (void)b0, (void)b1;
-#endif
-  }
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  }
-};
 
 /* Two neighbouring 16-bit elements of a shared tile as one register (the first in the low half). */
 __device__ __forceinline__ uint32_t ld_pair(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
@@ -195,12 +151,12 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(const T* __rest
                                                                  const T* __restrict__ v, const void* __restrict__ mask,
                                                                  const T* __restrict__ mask2, T* __restrict__ y,
                                                                  cuda_attention_args a) {
-#ifdef GFX_ATTENTION_MMA
+#ifdef GFX_CUDA_MMA
   constexpr int BR = 64, LD = DMAX + 8; /* 8 elements of padding: rows 16 bytes apart in the banks */
   __shared__ __align__(16) uint16_t qs[BR * LD];
   __shared__ __align__(16) uint16_t ks[BC * LD];
   __shared__ __align__(16) uint16_t vs[BC * LD];
-  typedef mma_traits<T> mt;
+  typedef cuda_mma_traits<T> mt;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int r0 = warp * 16 + g; /* this thread's rows in the tile: r0 and r0 + 8 */
   const int64_t q0 = (int64_t)blockIdx.x * BR;
@@ -328,7 +284,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_split_kernel(const T* 
                                                                        const void* __restrict__ mask,
                                                                        const T* __restrict__ mask2, T* __restrict__ y,
                                                                        cuda_attention_args a) {
-#ifdef GFX_ATTENTION_MMA
+#ifdef GFX_CUDA_MMA
   constexpr int BR = 16, LD = DMAX + 8, WARPS = kThreads / 32;
   constexpr int TILE = BC * LD;                               /* 16-bit elements of one K or V tile */
   constexpr int TILE_BYTES = 2 * WARPS * TILE * 2;            /* every warp's K and V tiles */
@@ -336,7 +292,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_split_kernel(const T* 
   static_assert(COMBINE_BYTES <= TILE_BYTES, "the combine reuses the tiles' space");
   __shared__ __align__(16) uint16_t qs[BR * LD];
   __shared__ __align__(16) unsigned char pool[TILE_BYTES];
-  typedef mma_traits<T> mt;
+  typedef cuda_mma_traits<T> mt;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   uint16_t* ks = reinterpret_cast<uint16_t*>(pool) + (2 * warp) * TILE;
   uint16_t* vs = ks + TILE;

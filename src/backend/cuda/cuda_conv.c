@@ -22,16 +22,21 @@
  * Its pads must be symmetric (cuda_supports_node). A 1x1 one of stride 1 is a plain matrix product
  * over the pixels and runs as one (cuda_conv_pointwise.h).
  *
- * Tried and measured slower on the H200, so not here: few-channel first layers (RGB through 5x5 or
- * 9x9 windows, where cuDNN spends 283 us of ESPCN's 627 in float16) as an explicit im2col into
- * scratch plus one cuBLASLt product per slice of output rows took 327 us for that layer, and 374
- * against cuDNN's 149 for the style-transfer net's 9x9 one.
+ * A 16-bit 2-D Conv with at most four input channels (an image net's first layer) runs on the
+ * project's own tensor-core kernel instead (cuda_conv_narrow.h), with its epilogue applied before the
+ * store; GFXEP_CUDA_CONV_NARROW=0 keeps cuDNN for them.
+ *
+ * Tried and measured slower on the H200, so not here: those first layers (RGB through 5x5 or 9x9
+ * windows, where cuDNN spends 283 us of ESPCN's 627 in float16) as an explicit im2col into scratch
+ * plus one cuBLASLt product per slice of output rows took 327 us for that layer, and 374 against
+ * cuDNN's 149 for the style-transfer net's 9x9 one.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
+#include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_conv_pointwise.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_nn_types.h"
@@ -66,6 +71,9 @@ typedef struct conv_state {
   /* channels-last 1x1: one cuBLASLt product instead of cuDNN (cuda_conv_pointwise.h) */
   int pointwise;
   cuda_pointwise_product product;
+  /* few input channels, 16-bit: the tensor-core kernel with the epilogue inside (cuda_conv_narrow.h) */
+  int narrow;
+  cuda_conv_narrow narrow_conv;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
 } conv_state;
@@ -470,6 +478,38 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
   return plan_dims(node, &g, st, d);
 }
 
+/* ---- the few-channel kernel ---- */
+
+static int narrow_applies(int device, const ir_node* node, const conv_dims* d, int dtype) {
+  const char* choice = getenv("GFXEP_CUDA_CONV_NARROW");
+  if (choice && strcmp(choice, "0") == 0) return 0;
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return node->params.conv.spatial == 2 &&
+         cuda_conv_narrow_applies(dtype, d->spatial, d->group, d->c_in, d->kernel, major);
+}
+
+/* The kernel takes every pad itself, so the split into cuDNN's symmetric part and an explicit
+ * padding (plan_dims) is undone: no padded copy, no workspace. */
+static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_state* st) {
+  cuda_conv_narrow* p = &st->narrow_conv;
+  *p = (cuda_conv_narrow){.dtype = st->dtype, .channels_last = d->nhwc, .n = d->n, .c_in = d->c_in,
+                          .in_h = (int)st->in_h, .in_w = (int)st->in_w, .c_out = d->c_out, .out_h = d->out[0],
+                          .out_w = d->out[1], .kernel_h = d->kernel[0], .kernel_w = d->kernel[1],
+                          .stride_h = d->stride[0], .stride_w = d->stride[1], .dilation_h = d->dilation[0],
+                          .dilation_w = d->dilation[1], .pad_top = d->pad[0] + (int)st->pad_top,
+                          .pad_left = d->pad[1] + (int)st->pad_left, .epilogue = st->epilogue};
+  st->pads_input = 0;
+  st->workspace_bytes = 0;
+  GFX_TRY(cuda_use_device(st->device));
+  return cuda_check(cuda_conv_narrow_plan(p), "planning the few-channel kernel for Conv node \"%s\" (%d channels, "
+                    "%dx%d window, stride %d,%d, dilation %d,%d)", cuda_node_name(node), d->c_in, d->kernel[0],
+                    d->kernel[1], d->stride[0], d->stride[1], d->dilation[0], d->dilation[1]);
+}
+
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   if (node->n_inputs < 2 || node->n_outputs < 1)
@@ -485,7 +525,10 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
                   cuda_pointwise_product_applies(d.nhwc, d.spatial, d.kernel, d.stride, d.dilation, d.pad,
                                                  st->pads_input, d.group) &&
                   !getenv("GFXEP_CUDA_NO_POINTWISE_PRODUCT");
-  if (st->pointwise) {
+  st->narrow = !s && !st->nothing_to_do && !st->pointwise && narrow_applies(device, node, &d, st->dtype);
+  if (st->narrow) {
+    s = plan_narrow(node, &d, st);
+  } else if (st->pointwise) {
     s = cuda_pointwise_product_plan(device, node, st->dtype, (int64_t)d.n * d.out[0] * d.out[1], d.c_in, d.c_out,
                                     CONV_WORKSPACE_LIMIT, &st->product);
     if (!s) st->workspace_bytes = st->product.algo.workspaceSize;
@@ -583,6 +626,13 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
     /* cuDNN writes the output before the epilogue reads the residual */
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\": residual input %s", cuda_node_name(node),
                      in[IR_CONV_RESIDUAL_INPUT].data ? "is the output's own memory" : "has no data");
+  if (st->narrow) {
+    GFX_TRY(cuda_use_device(ctx->dev->index));
+    return cuda_check(cuda_conv_narrow_run(&st->narrow_conv, in[0].data, in[1].data, st->has_bias ? in[2].data : NULL,
+                                           st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
+                                           (cudaStream_t)ctx->stream),
+                      "few-channel Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
+  }
   if (st->pointwise) {
     GFX_TRY(cuda_use_device(ctx->dev->index));
     GFX_TRY(cuda_pointwise_product_run(ctx, node, &st->product, in[0].data, in[1].data, out[0].data, ctx->scratch,

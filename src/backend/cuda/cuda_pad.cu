@@ -1,5 +1,5 @@
 /* gfxep CUDA backend — padding, epilogue and broadcast kernels of the nn ops (see cuda_pad.h). */
-#include "backend/cuda/cuda_activation.cuh"
+#include "backend/cuda/cuda_conv_epilogue.cuh"
 #include "backend/cuda/cuda_pad.h"
 
 #include <cuda_bf16.h>
@@ -61,21 +61,6 @@ void launch_pad2d(const void* src, int64_t planes, const pad_geometry& g, void* 
 
 /* ---- the convolution epilogue: bias, activation, residual ---- */
 
-/* The element-wise ops' own formulas (cuda_activation.cuh). */
-__device__ inline float activate(const cuda_conv_epilogue& e, float x) {
-  switch (e.activation) {
-    case IR_ACT_RELU: return cuda_relu(x);
-    case IR_ACT_LEAKY_RELU: return cuda_leaky_relu(x, e.alpha);
-    case IR_ACT_SIGMOID: return cuda_sigmoid(x);
-    case IR_ACT_TANH: return tanhf(x);
-    case IR_ACT_HARD_SIGMOID: return cuda_hard_sigmoid(x, e.alpha, e.beta);
-    case IR_ACT_HARD_SWISH: return cuda_hard_swish(x);
-    case IR_ACT_CLIP: return cuda_clip(x, e.alpha, e.beta);
-    case IR_ACT_ELU: return cuda_elu(x, e.alpha);
-    default: return x;
-  }
-}
-
 struct epilogue_args {
   int64_t planes;   /* n * channels */
   int64_t channels;
@@ -107,12 +92,7 @@ __global__ void conv_epilogue_kernel(T* y, const T* bias, const T* residual, epi
 #pragma unroll
       for (int k = 0; k < V; k++) {
         float v = to_float(out.v[k]) + b;
-        const float rk = rp ? to_float(r.v[k]) : 0.0f;
-        if (a.e.residual == IR_RES_ACT_THEN_ADD)
-          v = activate(a.e, v) + rk;
-        else
-          v = activate(a.e, v + rk); /* IR_RES_ADD_THEN_ACT, or no residual (rk = 0) */
-        out.v[k] = from_float<T>(v); /* the one rounding */
+        out.v[k] = from_float<T>(cuda_conv_finish(a.e, v, rp ? to_float(r.v[k]) : 0.0f)); /* the one rounding */
       }
       yp[i] = out;
     }
@@ -156,12 +136,7 @@ __global__ void conv_epilogue_nhwc_kernel(T* y, const T* bias, const T* residual
 #pragma unroll
     for (int k = 0; k < V; k++) {
       float v = to_float(out.v[k]) + (bias ? to_float(bias[c0 + k]) : 0.0f);
-      const float rk = rp ? to_float(r.v[k]) : 0.0f;
-      if (e.residual == IR_RES_ACT_THEN_ADD)
-        v = activate(e, v) + rk;
-      else
-        v = activate(e, v + rk);
-      out.v[k] = from_float<T>(v);
+      out.v[k] = from_float<T>(cuda_conv_finish(e, v, rp ? to_float(r.v[k]) : 0.0f));
     }
     yp[i] = out;
   }
