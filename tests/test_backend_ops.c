@@ -2562,6 +2562,28 @@ static void space_depth_cases(gfx_dev* gpu, void* stream) {
           move_label(&c, what);
           run_case(gpu, stream, &c);
         }
+  /* DepthToSpace reading a channels-last input [N, H, W, C] (a Transpose folded in, ir/fuse_layout.c):
+   * the shapes above, and rows longer than the CUDA kernel's run of pixels, batched */
+  static const struct {
+    int64_t b, dims[4]; /* the input as [N, C, H, W] */
+  } nhwc[] = {
+      {2, {1, 12, 9, 32}}, {2, {2, 8, 5, 13}}, {4, {1, 32, 3, 8}}, {4, {1, 16, 4, 5}}, {3, {1, 18, 4, 11}},
+      {2, {1, 4, 3, 64}}, {2, {2, 12, 7, 300}}, {3, {1, 27, 5, 100}},
+  };
+  for (int t = 0; t < 5; t++)
+    for (size_t k = 0; k < sizeof nhwc / sizeof nhwc[0]; k++)
+      for (int crd = 0; crd < 2; crd++) {
+        const int64_t* d = nhwc[k].dims;
+        gfx_shape x = SHAPE(d[0], d[2], d[3], d[1]);
+        ew_case c = move_case(GFX_OP_DEPTH_TO_SPACE, move_types[t], 1, &x, 0);
+        c.node.params.space_depth.blocksize = nhwc[k].b;
+        c.node.params.space_depth.crd = crd;
+        c.node.params.space_depth.nhwc_input = 1;
+        char what[48];
+        snprintf(what, sizeof what, "blocksize %lld %s, NHWC input", (long long)nhwc[k].b, crd ? "CRD" : "DCR");
+        move_label(&c, what);
+        run_case(gpu, stream, &c);
+      }
 }
 
 /* Resize nearest over rows long enough for the 16-byte kernel (an output row a multiple of a vector)

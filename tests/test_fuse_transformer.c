@@ -2,7 +2,8 @@
  * attention (ir/fuse_attention.c) as ViT exports it at ORT's default level (Gathers and Transposes
  * of one projection), as PyTorch's exporter writes it with Split and Squeeze, and as Swin writes it
  * (q scaled, a relative position bias, a shift mask added through a 5-D Reshape); residual Add +
- * LayerNormalization (ir/fuse_norm.c). Each graph runs through the reference kernels before and
+ * LayerNormalization (ir/fuse_norm.c); a Transpose back to NCHW folded into the DepthToSpace after it
+ * (ir/fuse_layout.c). Each graph runs through the reference kernels before and
  * after the fusion: the node count says the pattern fired (or, for the graphs that must be left
  * alone, did not), and the outputs must agree. Every node is parsed from a description, as
  * GetCapability parses it, so the fusions see the parameters a model gives them.
@@ -524,6 +525,45 @@ static void test_residual_broadcast_left_alone(void** unused) {
   expect_fused(&b, NULL, 2, GFX_OP_ADD, 1, 0.0);
 }
 
+/* ---- layout: a Transpose back to NCHW folded into the DepthToSpace after it ---- */
+
+/* A channels-last Conv's output [1, H, W, C] (a graph input here) -> Transpose(0, 3, 1, 2) ->
+ * DepthToSpace; with `also_output` the Transpose's result is a graph output as well. */
+static builder shuffle_graph(int dtype, int crd, int also_output) {
+  builder b = b_new(dtype);
+  const int x = b_value(&b, dtype, SHAPE(1, 5, 7, 12));
+  expect_ok(ir_graph_add_input(b.g, x));
+  const int t = b_transpose(&b, x, (const int64_t[]){0, 3, 1, 2}, 4);
+  const int y = b_node(&b, "DepthToSpace", 13, ATTRS(A_INT("blocksize", 2), A_STR("mode", crd ? "CRD" : "DCR")),
+                       (int[]){t}, 1, SHAPE(1, 3, 10, 14));
+  expect_ok(ir_graph_add_output(b.g, y));
+  if (also_output) expect_ok(ir_graph_add_output(b.g, t));
+  return b;
+}
+
+/* One DepthToSpace reading the channels-last tensor, bit for bit the pair's result; kept as a pair
+ * where the Transpose's result is needed too or the backend declines the fused node. */
+static void test_layout_depth_to_space(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 3; t++)
+    for (int crd = 0; crd < 2; crd++) {
+      builder b = shuffle_graph(dtypes[t], crd, 0);
+      expect_fused(&b, NULL, 1, GFX_OP_DEPTH_TO_SPACE, 1, 0.0);
+    }
+  builder b = shuffle_graph(GFX_DTYPE_F16, 1, 0);
+  expect_ok(ir_fuse_for(b.g, NULL));
+  assert_int_equal(b.g->n_nodes, 1);
+  assert_true(b.g->nodes[0].params.space_depth.nhwc_input);
+  assert_int_equal(b.g->nodes[0].inputs[0], b.g->inputs[0]);
+  ir_graph_free(b.g);
+  builder kept = shuffle_graph(GFX_DTYPE_F32, 0, 1);
+  expect_fused(&kept, NULL, 2, GFX_OP_TRANSPOSE, 1, 0.0);
+  static const gfx_op no_shuffle[] = {GFX_OP_DEPTH_TO_SPACE, GFX_OP_NONE};
+  const ir_fuse_target target = {.supports = declining, .user = (void*)no_shuffle};
+  builder declined = shuffle_graph(GFX_DTYPE_F32, 1, 0);
+  expect_fused(&declined, &target, 2, GFX_OP_TRANSPOSE, 1, 0.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attention_vit),
@@ -535,6 +575,7 @@ int main(void) {
       cmocka_unit_test(test_attention_geometry_refuses),
       cmocka_unit_test(test_residual_layer_norm),
       cmocka_unit_test(test_residual_broadcast_left_alone),
+      cmocka_unit_test(test_layout_depth_to_space),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

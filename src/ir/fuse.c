@@ -518,6 +518,7 @@ gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
   GFX_TRY(ir_fuse_attention(g, target, &count));
   GFX_TRY(fuse_nodes(g));
   GFX_TRY(ir_fuse_residual_norm(g, target, &count));
+  GFX_TRY(ir_fuse_layout(g, target, &count));
   return ir_graph_validate(g);
 }
 

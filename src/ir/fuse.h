@@ -51,7 +51,9 @@ typedef struct ir_fuse_target {
  * and after it
  *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
  *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
- *     another node reads it.
+ *     another node reads it;
+ *   layout (ir/fuse_layout.c): Transpose NHWC -> NCHW -> DepthToSpace: one DepthToSpace that reads
+ *     the channels-last tensor (params.space_depth.nhwc_input).
  * Each of these only where every declared shape involved is known and `target` runs the fused node;
  * with no target the fused nodes are made without asking (for a caller that knows its backend runs
  * them: the reference backend runs every node). ir_fuse alone never makes them, so a caller that does

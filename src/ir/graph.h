@@ -205,6 +205,8 @@ typedef struct ir_roi_align_params {
 typedef struct ir_space_depth_params {
   int64_t blocksize;
   int crd;              /* DepthToSpace mode CRD (1) or DCR (0) */
+  int nhwc_input;       /* DepthToSpace only: the input is [N, H, W, C] (a channels-last Conv's output
+                         * whose Transpose back to NCHW ir_fuse_for folded in); the output stays NCHW */
 } ir_space_depth_params;
 
 /* GridSample over rank-4 NCHW input; the enums and the sampling rules are in ir/grid_sample_geom.h */

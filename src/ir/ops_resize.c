@@ -423,7 +423,8 @@ static gfx_status check_rank4(const ir_node* node, const gfx_shape* x) {
 }
 
 gfx_status ir_infer_depth_to_space(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
-  const gfx_shape* x = &in[0];
+  const gfx_shape nchw = node->params.space_depth.nhwc_input && in[0].rank == 4 ? ir_nhwc_as_nchw(&in[0]) : in[0];
+  const gfx_shape* x = &nchw;
   const int64_t b = node->params.space_depth.blocksize;
   GFX_TRY(check_rank4(node, x));
   if (x->dims[1] % (b * b)) return space_depth_shape_error(node, x, "channels are not a multiple of blocksize^2");

@@ -283,8 +283,10 @@ IR_RESIZE_FN int ir_roi_align_taps(float y, float x, int64_t height, int64_t wid
 }
 
 /* DepthToSpace (to_space = 1, CRD or DCR channel order) and SpaceToDepth (to_space = 0): the
- * input element that output element i copies. out_dims is the output shape [N, C, H, W]. */
-IR_RESIZE_FN int64_t ir_space_depth_source(int to_space, int crd, int64_t b, const int64_t out_dims[4], int64_t i) {
+ * input element that output element i copies. out_dims is the output shape [N, C, H, W]; with
+ * nhwc_input (DepthToSpace only) the input is laid out [N, H, W, C]. */
+IR_RESIZE_FN int64_t ir_space_depth_source(int to_space, int crd, int nhwc_input, int64_t b, const int64_t out_dims[4],
+                                           int64_t i) {
   const int64_t out_c = out_dims[1], out_h = out_dims[2], out_w = out_dims[3];
   const int64_t w_o = i % out_w;
   int64_t rest = i / out_w;
@@ -297,6 +299,7 @@ IR_RESIZE_FN int64_t ir_space_depth_source(int to_space, int crd, int64_t b, con
     const int64_t bi = h_o % b, bj = w_o % b;
     /* DCR: the block offset is the outer part of the channel index, CRD: the inner part */
     const int64_t c = crd ? c_o * b * b + bi * b + bj : (bi * b + bj) * out_c + c_o;
+    if (nhwc_input) return ((n * in_h + h_o / b) * in_w + w_o / b) * in_c + c;
     return ((n * in_c + c) * in_h + h_o / b) * in_w + w_o / b;
   }
   const int64_t in_c = out_c / (b * b), in_h = out_h * b, in_w = out_w * b;

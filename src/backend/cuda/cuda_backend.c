@@ -272,6 +272,14 @@ static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
    * (cuBLASLt products), so in float32 the fusion is declined and the products stay */
   if (q->op == GFX_OP_ATTENTION && q->params->attention.fused && q->desc && q->desc->input_dtypes[0] == GFX_DTYPE_F32)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: fused float32 attention (the unfused products are faster)");
+  /* a channels-last DepthToSpace holds one run of pixels' channels in 48 KiB of shared memory */
+  if (q->op == GFX_OP_DEPTH_TO_SPACE && q->params->space_depth.nhwc_input) {
+    const gfx_shape* x = q->desc ? &q->desc->input_shapes[0] : NULL;
+    const int64_t bytes = x && x->rank == 4 && x->dims[3] > 0 ? x->dims[3] * (int64_t)gfx_dtype_size(q->desc->input_dtypes[0]) : -1;
+    if (bytes <= 0 || bytes > 49152)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a channels-last DepthToSpace of %lld bytes per pixel (known, "
+                       "at most 48 KiB is implemented)", (long long)bytes);
+  }
   /* cuda_conv_transpose.c describes 1-D and 2-D deconvolutions to cuDNN */
   if (q->op == GFX_OP_CONV_TRANSPOSE && q->params->conv.spatial > 2)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a ConvTranspose over %d spatial dims (1-D and 2-D are "

@@ -34,9 +34,9 @@ cudaError_t cuda_roi_align(int dtype, const void* x, const void* rois, const int
                            cuda_roi_align_args a, cudaStream_t stream);
 
 /* DepthToSpace (to_space = 1) or SpaceToDepth of elements of elem_size bytes (1, 2, 4 or 8);
- * out_dims is the output shape [N, C, H, W]. */
-cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int64_t blocksize, const int64_t out_dims[4],
-                             const void* x, void* y, cudaStream_t stream);
+ * out_dims is the output shape [N, C, H, W]. With nhwc_input (DepthToSpace only) x is [N, H, W, C]. */
+cudaError_t cuda_space_depth(size_t elem_size, int to_space, int crd, int nhwc_input, int64_t blocksize,
+                             const int64_t out_dims[4], const void* x, void* y, cudaStream_t stream);
 
 /* GridSample of x ([g.n, g.c, g.in_h, g.in_w]) at grid ([g.n, g.out_h, g.out_w, 2]) into y ([g.n, g.c,
  * g.out_h, g.out_w]); x and y of dtype, the grid of grid_dtype, each GFX_DTYPE_F32 or F16 (anything

@@ -108,8 +108,8 @@ gfx_status cuda_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, co
   if (gfx_shape_numel(&expected) == 0) return NULL;
   GFX_TRY(cuda_use_device(ctx->dev->index));
   const ir_space_depth_params* p = &node->params.space_depth;
-  cudaError_t err = cuda_space_depth(es, to_space, p->crd, p->blocksize, expected.dims, in[0].data, out[0].data,
-                                     (cudaStream_t)ctx->stream);
+  cudaError_t err = cuda_space_depth(es, to_space, p->crd, to_space && p->nhwc_input, p->blocksize, expected.dims,
+                                     in[0].data, out[0].data, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
                     ctx->dev->index);
 }

@@ -158,7 +158,7 @@ gfx_status ref_run_space_depth(const gfx_exec_ctx* ctx, const ir_node* node, con
   char* y = out[0].data;
   const ir_space_depth_params* p = &node->params.space_depth;
   for (int64_t i = 0; i < count; i++) {
-    const int64_t src = ir_space_depth_source(to_space, p->crd, p->blocksize, expected.dims, i);
+    const int64_t src = ir_space_depth_source(to_space, p->crd, to_space && p->nhwc_input, p->blocksize, expected.dims, i);
     memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
   }
   return NULL;

@@ -153,6 +153,8 @@ static gfx_status space_depth_shader(vk_device* d, gfx_op op, int dtype, vk_shad
 }
 
 gfx_status vk_supports_resize(vk_device* d, const gfx_node_query* q) {
+  if (q->op == GFX_OP_DEPTH_TO_SPACE && q->params->space_depth.nhwc_input)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: DepthToSpace of a channels-last input");
   if (!q->desc) return NULL; /* no types to judge: the run checks them */
   vk_shader_id shader;
   const int dtype = q->desc->input_dtypes[0];
@@ -265,6 +267,8 @@ static gfx_status prepare_resize(vk_device* d, const ir_node* node, const gfx_sh
 static gfx_status prepare_space_depth(const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                       resize_state* st) {
   const int to_space = node->op == GFX_OP_DEPTH_TO_SPACE;
+  if (to_space && node->params.space_depth.nhwc_input) /* vk_supports_resize declines these */
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "DepthToSpace of a channels-last input");
   gfx_shape want;
   GFX_TRY(to_space ? ir_infer_depth_to_space(node, in, &want) : ir_infer_space_to_depth(node, in, &want));
   if (!gfx_shape_equal(&want, &out[0])) {
