@@ -1,11 +1,12 @@
-/* gfxep — a layout change folded into the node that reads it (see ir/fuse.h).
+/* gfxep — layout changes folded into the node that reads them (see ir/fuse.h).
  *
- * With layout=nhwc ONNX Runtime's layout transformer hands over channels-last Convs and puts a
- * Transpose back to NCHW before every node it did not convert. A super-resolution net ends that way:
- * last Conv -> Transpose(0, 3, 1, 2) -> DepthToSpace (the pixel shuffle). Both are pure data
- * movement, so the DepthToSpace reads the channels-last tensor itself (params.space_depth.nhwc_input)
- * and one pass over the image replaces two: on the H200 ESPCN x2's Transpose of its 12-channel
- * 540x960 float16 output took 40 us and the DepthToSpace after it 9. */
+ * With layout=nhwc ONNX Runtime's layout transformer hands over channels-last Convs with a Transpose
+ * to NHWC before the first and one back to NCHW before every node it did not convert. A
+ * super-resolution net starts and ends that way: image -> Transpose(0, 2, 3, 1) -> first Conv, and
+ * last Conv -> Transpose(0, 3, 1, 2) -> DepthToSpace (the pixel shuffle). The first Conv can read the
+ * NCHW image itself (params.conv.nchw_input) and the DepthToSpace the channels-last tensor
+ * (params.space_depth.nhwc_input), each where the backend says it can: on the H200 ESPCN x2's two
+ * Transposes took 17 and 40 us of its float16 run. */
 #include <stdlib.h>
 
 #include "core/log.h"
@@ -19,7 +20,58 @@ static int nhwc_to_nchw(const ir_graph* g, const ir_node* t) {
          p->ints[1] == 3 && p->ints[2] == 1 && p->ints[3] == 2;
 }
 
-static int fuse_at(ir_graph* g, const ir_fuse_target* target, int* readers, int d2s) {
+/* Whether Transpose node t moves NCHW to NHWC: perm (0, 2, 3, 1) of a rank-4 input. */
+static int nchw_to_nhwc(const ir_graph* g, const ir_node* t) {
+  const ir_layout_params* p = &t->params.layout;
+  return t->op == GFX_OP_TRANSPOSE && t->n_inputs == 1 && t->n_outputs == 1 && t->inputs[0] >= 0 &&
+         g->values[t->inputs[0]].shape.rank == 4 && p->has_ints && p->n_ints == 4 && p->ints[0] == 0 &&
+         p->ints[1] == 2 && p->ints[2] == 3 && p->ints[3] == 1;
+}
+
+/* Replaces node `reader`'s input 0, the output `mid` of Transpose node t, by the Transpose's input,
+ * and removes the Transpose (t < reader: the reader moves down one place). The reader takes the
+ * Transpose's name first, "transpose+reader", and the Transpose, about to go, frees the old one. */
+static void bypass_transpose(ir_graph* g, int* readers, int t, int reader, int mid) {
+  ir_node* tr = &g->nodes[t];
+  ir_node* r = &g->nodes[reader];
+  char* name = r->name;
+  r->name = tr->name;
+  tr->name = name;
+  ir_fuse_join_names(r, tr);
+  r->inputs[0] = tr->inputs[0]; /* the count of its readers stays: this read replaces the Transpose's */
+  readers[mid]--;
+  ir_fuse_retire_value(g, mid);
+  ir_fuse_remove_node(g, t);
+}
+
+/* The Transpose to NHWC before a channels-last Conv, read by that Conv alone (as X): the Conv reads
+ * the NCHW tensor itself (params.conv.nchw_input) where the backend can, which on CUDA is the
+ * few-channel kernel of an image net's first layer: ORT transposes the RGB input for it. */
+static int fuse_into_conv(ir_graph* g, const ir_fuse_target* target, int* readers, int conv) {
+  const ir_node* c = &g->nodes[conv];
+  if (c->op != GFX_OP_CONV || !c->params.conv.channels_last || c->params.conv.nchw_input || c->n_inputs < 2 ||
+      c->inputs[0] < 0)
+    return 0;
+  const int mid = c->inputs[0], t = g->values[mid].producer;
+  if (t < 0 || !nchw_to_nhwc(g, &g->nodes[t]) || g->values[mid].graph_output >= 0 ||
+      ir_fuse_sole_reader(g, readers, mid) != conv)
+    return 0;
+  for (int i = 1; i < c->n_inputs; i++)
+    if (c->inputs[i] == mid) return 0; /* read twice by the one node: not the sole reader of X */
+  const int x = g->nodes[t].inputs[0];
+  if (g->values[x].dtype != g->values[mid].dtype || !ir_fuse_shape_known(&g->values[x].shape)) return 0;
+  ir_node fused = *c;
+  fused.inputs[0] = x;
+  fused.params.conv.nchw_input = 1;
+  if (!ir_fuse_accepted(target, g, &fused)) return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into channels-last Conv '%s' (NCHW input read in place)",
+          ir_fuse_name_of(&g->nodes[t]), ir_fuse_name_of(c));
+  g->nodes[conv].params.conv.nchw_input = 1;
+  bypass_transpose(g, readers, t, conv, mid);
+  return 1;
+}
+
+static int fuse_into_depth_to_space(ir_graph* g, const ir_fuse_target* target, int* readers, int d2s) {
   const ir_node* d = &g->nodes[d2s];
   if (d->op != GFX_OP_DEPTH_TO_SPACE || d->params.space_depth.nhwc_input || d->n_inputs != 1 || d->inputs[0] < 0)
     return 0;
@@ -35,19 +87,8 @@ static int fuse_at(ir_graph* g, const ir_fuse_target* target, int* readers, int 
   if (!ir_fuse_accepted(target, g, &fused)) return 0;
   gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into DepthToSpace '%s' (channels-last input read in place)",
           ir_fuse_name_of(&g->nodes[t]), ir_fuse_name_of(d));
-  /* the name in data-flow order, "transpose+depthtospace": the DepthToSpace takes the Transpose's
-   * name first, and the Transpose, about to go, frees the old one */
-  ir_node* tr = &g->nodes[t];
-  ir_node* ds = &g->nodes[d2s];
-  char* ds_name = ds->name;
-  ds->name = tr->name;
-  tr->name = ds_name;
-  ir_fuse_join_names(ds, tr);
-  ds->inputs[0] = x; /* x's reader count stays: the DepthToSpace's read replaces the Transpose's */
-  ds->params.space_depth.nhwc_input = 1;
-  readers[mid]--;
-  ir_fuse_retire_value(g, mid);
-  ir_fuse_remove_node(g, t); /* t < d2s: the DepthToSpace moves down one place */
+  g->nodes[d2s].params.space_depth.nhwc_input = 1;
+  bypass_transpose(g, readers, t, d2s, mid);
   return 1;
 }
 
@@ -56,7 +97,7 @@ gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count)
   int* readers = NULL;
   GFX_TRY(ir_fuse_count_readers(g, &readers, 0));
   for (int n = 0; n < g->n_nodes; n++)
-    if (fuse_at(g, target, readers, n)) {
+    if (fuse_into_conv(g, target, readers, n) || fuse_into_depth_to_space(g, target, readers, n)) {
       (*count)++;
       n--; /* index n holds the next node now */
     }

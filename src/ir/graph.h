@@ -81,6 +81,8 @@ typedef struct ir_conv_params {
   /* Conv only, 2-D only: X, Y and the residual are channels-last (N, H, W, C), as ONNX Runtime's layout
    * transformer hands them over (domain com.ms.internal.nhwc); W stays [M, C/group, kH, kW]. */
   int channels_last;
+  /* with channels_last: X stays NCHW (the Transpose before it folded in by ir_fuse_for, ir/fuse_layout.c) */
+  int nchw_input;
 } ir_conv_params;
 #define IR_NHWC_DOMAIN "com.ms.internal.nhwc"
 

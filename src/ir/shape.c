@@ -53,7 +53,7 @@ gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x_held, co
   if (p->channels_last && sp != 2)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a channels-last conv with %d spatial dims; 2 are handled", sp);
   const gfx_shape x_nchw = ir_nhwc_as_nchw(x_held);
-  const gfx_shape* x = p->channels_last ? &x_nchw : x_held;
+  const gfx_shape* x = p->channels_last && !p->nchw_input ? &x_nchw : x_held;
   if (sp < 1 || sp > IR_MAX_SPATIAL)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv with %d spatial dims; 1..%d are handled", sp, IR_MAX_SPATIAL);
   for (int i = 0; i < sp; i++)

@@ -480,23 +480,44 @@ static gfx_status plan_conv(const ir_node* node, const gfx_shape* in, const gfx_
 
 /* ---- the few-channel kernel ---- */
 
-static int narrow_applies(int device, const ir_node* node, const conv_dims* d, int dtype) {
+/* Whether the device and the environment let the few-channel kernel run (GFXEP_CUDA_CONV_NARROW=0 keeps cuDNN). */
+static int narrow_allowed(int device, int* cc_major) {
   const char* choice = getenv("GFXEP_CUDA_CONV_NARROW");
   if (choice && strcmp(choice, "0") == 0) return 0;
-  int major = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+  if (cudaDeviceGetAttribute(cc_major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  return node->params.conv.spatial == 2 &&
+  return 1;
+}
+
+static int narrow_applies(int device, const ir_node* node, const conv_dims* d, int dtype) {
+  int major = 0;
+  return narrow_allowed(device, &major) && node->params.conv.spatial == 2 &&
          cuda_conv_narrow_applies(dtype, d->spatial, d->group, d->c_in, d->kernel, major);
+}
+
+gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q) {
+  const ir_conv_params* p = &q->params->conv;
+  const gfx_shape* x = q->desc ? &q->desc->input_shapes[0] : NULL;
+  const gfx_shape* w = q->desc ? &q->desc->input_shapes[1] : NULL;
+  int major = 0;
+  if (!x || x->rank != 4 || !w || w->rank != 4 || x->dims[1] < 1 || x->dims[1] > INT_MAX || w->dims[2] < 1 ||
+      w->dims[3] < 1 || w->dims[2] > INT_MAX || w->dims[3] > INT_MAX || !narrow_allowed(device, &major) ||
+      !cuda_conv_narrow_applies(q->desc->input_dtypes[0], p->spatial, (int)p->group, (int)x->dims[1],
+                                (const int[]){(int)w->dims[2], (int)w->dims[3]}, major))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a channels-last Conv of an NCHW input runs only on the "
+                     "few-channel kernel (16-bit, one group, at most %d channels and %d taps, compute capability 8.0)",
+                     CUDA_CONV_NARROW_MAX_CHANNELS, CUDA_CONV_NARROW_MAX_TAPS);
+  return NULL;
 }
 
 /* The kernel takes every pad itself, so the split into cuDNN's symmetric part and an explicit
  * padding (plan_dims) is undone: no padded copy, no workspace. */
 static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_state* st) {
   cuda_conv_narrow* p = &st->narrow_conv;
-  *p = (cuda_conv_narrow){.dtype = st->dtype, .channels_last = d->nhwc, .n = d->n, .c_in = d->c_in,
+  *p = (cuda_conv_narrow){.dtype = st->dtype, .channels_last = d->nhwc, .nchw_input = node->params.conv.nchw_input,
+                          .n = d->n, .c_in = d->c_in,
                           .in_h = (int)st->in_h, .in_w = (int)st->in_w, .c_out = d->c_out, .out_h = d->out[0],
                           .out_w = d->out[1], .kernel_h = d->kernel[0], .kernel_w = d->kernel[1],
                           .stride_h = d->stride[0], .stride_w = d->stride[1], .dilation_h = d->dilation[0],
@@ -524,11 +545,14 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
   st->pointwise = !s && !st->nothing_to_do &&
                   cuda_pointwise_product_applies(d.nhwc, d.spatial, d.kernel, d.stride, d.dilation, d.pad,
                                                  st->pads_input, d.group) &&
-                  !getenv("GFXEP_CUDA_NO_POINTWISE_PRODUCT");
+                  !node->params.conv.nchw_input && !getenv("GFXEP_CUDA_NO_POINTWISE_PRODUCT");
   st->narrow = !s && !st->nothing_to_do && !st->pointwise && narrow_applies(device, node, &d, st->dtype);
-  if (st->narrow) {
+  if (!s && !st->nothing_to_do && node->params.conv.nchw_input && !st->narrow) /* cuda_supports_node declines these */
+    s = gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": a channels-last Conv of an NCHW input runs "
+                  "only on the few-channel kernel", cuda_node_name(node));
+  if (!s && st->narrow) {
     s = plan_narrow(node, &d, st);
-  } else if (st->pointwise) {
+  } else if (!s && st->pointwise) {
     s = cuda_pointwise_product_plan(device, node, st->dtype, (int64_t)d.n * d.out[0] * d.out[1], d.c_in, d.c_out,
                                     CONV_WORKSPACE_LIMIT, &st->product);
     if (!s) st->workspace_bytes = st->product.algo.workspaceSize;

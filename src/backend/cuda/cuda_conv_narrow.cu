@@ -202,7 +202,13 @@ __device__ __forceinline__ void load_window(const uint16_t* __restrict__ xb, con
   }
 }
 
-template <typename T, int NT, bool CL>
+/* The tensors' layouts, a template parameter of the kernel: x and y NCHW, both channels-last, or a
+ * channels-last y of an NCHW x (a Transpose before the Conv folded in, params.conv.nchw_input). */
+enum { kNCHW = 0, kNHWC = 1, kNCHWtoNHWC = 2, kLayouts = 3 };
+__host__ __device__ constexpr bool input_cl(int layout) { return layout == kNHWC; }
+__host__ __device__ constexpr bool output_cl(int layout) { return layout != kNCHW; }
+
+template <typename T, int NT, int LAYOUT>
 __global__ void __launch_bounds__(kThreads, 2)
     narrow_conv_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                        const T* __restrict__ residual, T* __restrict__ y, narrow_args a) {
@@ -252,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int tx = tile % a.tiles_x, ty = (tile / a.tiles_x) % a.tiles_y;
     const int img = tile / (a.tiles_x * a.tiles_y), oy0 = ty * kTileH, ox0 = tx * kTileW;
     __syncthreads(); /* the previous tile's window is read */
-    load_window<CL>(xb, a, img, oy0 * a.stride_h - a.pad_top, ox0 * a.stride_w - a.pad_left, window);
+    load_window<input_cl(LAYOUT)>(xb, a, img, oy0 * a.stride_h - a.pad_top, ox0 * a.stride_w - a.pad_left, window);
     __syncthreads();
     const int oy = oy0 + warp;
     if (oy >= a.out_h) continue;
@@ -302,13 +308,19 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
         for (int j = 0; j < 4; j++) {
           const int px = m * 16 + g + (j >> 1) * 8, cl = nt * 8 + 2 * t + (j & 1);
-          stage[CL ? px * pitch_cl(NT) + cl : cl * kPitchCF + px] = acc[m][nt][j];
+          stage[output_cl(LAYOUT) ? px * pitch_cl(NT) + cl : cl * kPitchCF + px] = acc[m][nt][j];
         }
     __syncwarp();
     switch (a.e.activation) { /* the common activations compiled into the loop, the rest looked up */
-      case IR_ACT_NONE: store_tile<T, NT, CL, IR_ACT_NONE>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
-      case IR_ACT_RELU: store_tile<T, NT, CL, IR_ACT_RELU>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
-      default: store_tile<T, NT, CL, kAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
+      case IR_ACT_NONE:
+        store_tile<T, NT, output_cl(LAYOUT), IR_ACT_NONE>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
+        break;
+      case IR_ACT_RELU:
+        store_tile<T, NT, output_cl(LAYOUT), IR_ACT_RELU>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
+        break;
+      default:
+        store_tile<T, NT, output_cl(LAYOUT), kAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
+        break;
     }
     __syncwarp(); /* the staging tile is free for the next tile */
   }
@@ -320,21 +332,31 @@ __global__ void __launch_bounds__(kThreads, 2)
 /* NT: pieces of 8 output channels per block */
 int pieces_for(int c_out) { return c_out <= 8 ? 1 : c_out <= 16 ? 2 : c_out <= 32 ? 4 : 8; }
 
-template <typename T, bool CL>
+template <typename T, int LAYOUT>
 const void* kernel_for_nt(int nt) {
   switch (nt) {
-    case 1: return (const void*)narrow_conv_kernel<T, 1, CL>;
-    case 2: return (const void*)narrow_conv_kernel<T, 2, CL>;
-    case 4: return (const void*)narrow_conv_kernel<T, 4, CL>;
-    default: return (const void*)narrow_conv_kernel<T, 8, CL>;
+    case 1: return (const void*)narrow_conv_kernel<T, 1, LAYOUT>;
+    case 2: return (const void*)narrow_conv_kernel<T, 2, LAYOUT>;
+    case 4: return (const void*)narrow_conv_kernel<T, 4, LAYOUT>;
+    default: return (const void*)narrow_conv_kernel<T, 8, LAYOUT>;
   }
 }
 
-const void* kernel_for(int dtype, int nt, int channels_last) {
-  if (dtype == GFX_DTYPE_F16) return channels_last ? kernel_for_nt<__half, true>(nt) : kernel_for_nt<__half, false>(nt);
-  if (dtype == GFX_DTYPE_BF16)
-    return channels_last ? kernel_for_nt<__nv_bfloat16, true>(nt) : kernel_for_nt<__nv_bfloat16, false>(nt);
+template <typename T>
+const void* kernel_for_layout(int nt, int layout) {
+  return layout == kNCHW ? kernel_for_nt<T, kNCHW>(nt)
+         : layout == kNHWC ? kernel_for_nt<T, kNHWC>(nt)
+                           : kernel_for_nt<T, kNCHWtoNHWC>(nt);
+}
+
+const void* kernel_for(int dtype, int nt, int layout) {
+  if (dtype == GFX_DTYPE_F16) return kernel_for_layout<__half>(nt, layout);
+  if (dtype == GFX_DTYPE_BF16) return kernel_for_layout<__nv_bfloat16>(nt, layout);
   return nullptr;
+}
+
+int layout_of_plan(const cuda_conv_narrow* p) {
+  return !p->channels_last ? kNCHW : p->nchw_input ? kNCHWtoNHWC : kNHWC;
 }
 
 narrow_args args_of(const cuda_conv_narrow* p) {
@@ -373,21 +395,33 @@ cudaError_t allow_shared(int* limit) {
   static const int dtypes[2] = {GFX_DTYPE_F16, GFX_DTYPE_BF16};
   for (int d = 0; d < 2 && err == cudaSuccess; d++)
     for (int nt = 1; nt <= 8 && err == cudaSuccess; nt *= 2)
-      for (int cl = 0; cl < 2 && err == cudaSuccess; cl++)
-        err = cudaFuncSetAttribute(kernel_for(dtypes[d], nt, cl), cudaFuncAttributeMaxDynamicSharedMemorySize, *limit);
+      for (int layout = 0; layout < kLayouts && err == cudaSuccess; layout++)
+        err = cudaFuncSetAttribute(kernel_for(dtypes[d], nt, layout), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   *limit);
   return err;
 }
 
-template <typename T, bool CL>
-void launch(int nt, dim3 grid, size_t shared, cudaStream_t stream, const void* x, const void* w, const void* bias,
-            const void* residual, void* y, const narrow_args& a) {
+template <typename T, int LAYOUT>
+void launch_layout(int nt, dim3 grid, size_t shared, cudaStream_t stream, const void* x, const void* w,
+                   const void* bias, const void* residual, void* y, const narrow_args& a) {
   const T *xt = (const T*)x, *wt = (const T*)w, *bt = (const T*)bias, *rt = (const T*)residual;
   switch (nt) {
-    case 1: narrow_conv_kernel<T, 1, CL><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
-    case 2: narrow_conv_kernel<T, 2, CL><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
-    case 4: narrow_conv_kernel<T, 4, CL><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
-    default: narrow_conv_kernel<T, 8, CL><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
+    case 1: narrow_conv_kernel<T, 1, LAYOUT><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
+    case 2: narrow_conv_kernel<T, 2, LAYOUT><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
+    case 4: narrow_conv_kernel<T, 4, LAYOUT><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
+    default: narrow_conv_kernel<T, 8, LAYOUT><<<grid, kThreads, shared, stream>>>(xt, wt, bt, rt, (T*)y, a); break;
   }
+}
+
+template <typename T>
+void launch(int nt, int layout, dim3 grid, size_t shared, cudaStream_t stream, const void* x, const void* w,
+            const void* bias, const void* residual, void* y, const narrow_args& a) {
+  if (layout == kNCHW)
+    launch_layout<T, kNCHW>(nt, grid, shared, stream, x, w, bias, residual, y, a);
+  else if (layout == kNHWC)
+    launch_layout<T, kNHWC>(nt, grid, shared, stream, x, w, bias, residual, y, a);
+  else
+    launch_layout<T, kNCHWtoNHWC>(nt, grid, shared, stream, x, w, bias, residual, y, a);
 }
 
 }  // namespace
@@ -417,7 +451,7 @@ extern "C" cudaError_t cuda_conv_narrow_plan(cuda_conv_narrow* p) {
   err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_for(p->dtype, nt, p->channels_last), kThreads,
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_for(p->dtype, nt, layout_of_plan(p)), kThreads,
                                                         p->shared_bytes);
   if (err != cudaSuccess) return err;
   if (per_sm < 1) return cudaErrorInvalidValue;
@@ -437,19 +471,13 @@ extern "C" cudaError_t cuda_conv_narrow_run(const cuda_conv_narrow* p, const voi
   a.vector_stores = (p->channels_last ? p->c_out % 8 == 0 : p->out_w % 8 == 0) && addresses % 16 == 0;
   const dim3 grid((unsigned)p->blocks, (unsigned)p->channel_tiles);
   const int nt = pieces_for(p->c_out);
-  if (p->dtype == GFX_DTYPE_F16) {
-    if (p->channels_last)
-      launch<__half, true>(nt, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-    else
-      launch<__half, false>(nt, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-  } else if (p->dtype == GFX_DTYPE_BF16) {
-    if (p->channels_last)
-      launch<__nv_bfloat16, true>(nt, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-    else
-      launch<__nv_bfloat16, false>(nt, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-  } else {
+  const int layout = layout_of_plan(p);
+  if (p->dtype == GFX_DTYPE_F16)
+    launch<__half>(nt, layout, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
+  else if (p->dtype == GFX_DTYPE_BF16)
+    launch<__nv_bfloat16>(nt, layout, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
+  else
     return cudaErrorInvalidValue;
-  }
   return cudaGetLastError();
 }
 
@@ -459,9 +487,9 @@ extern "C" cudaError_t cuda_conv_narrow_preload(void) {
   static const int dtypes[2] = {GFX_DTYPE_F16, GFX_DTYPE_BF16};
   for (int d = 0; d < 2 && err == cudaSuccess; d++)
     for (int nt = 1; nt <= 8 && err == cudaSuccess; nt *= 2)
-      for (int cl = 0; cl < 2 && err == cudaSuccess; cl++) {
+      for (int layout = 0; layout < kLayouts && err == cudaSuccess; layout++) {
         cudaFuncAttributes attr;
-        err = cudaFuncGetAttributes(&attr, kernel_for(dtypes[d], nt, cl));
+        err = cudaFuncGetAttributes(&attr, kernel_for(dtypes[d], nt, layout));
       }
   return err;
 }

@@ -12,7 +12,8 @@
  * to the float32 sums before the one rounding and a row-contiguous store. Weights stay in shared
  * memory for all of a block's tiles (the grid is what the device holds at once).
  *
- * Input and output are NCHW or both NHWC (channels_last); weights [M, C, kH, kW] as ONNX gives them.
+ * Input and output are NCHW, both NHWC (channels_last), or NCHW in and NHWC out (nchw_input: the
+ * Transpose before a channels-last first layer folded in); weights [M, C, kH, kW] as ONNX gives them.
  *
  * Measured on the H200, float16, a model of the one Conv + Relu (p50 latency, this kernel against
  * cuDNN): ESPCN's 3 -> 64 5x5 at 540x960 0.089 against 0.295 ms; a style net's 3 -> 32 9x9 at
@@ -38,7 +39,8 @@ extern "C" {
 
 typedef struct cuda_conv_narrow {
   int dtype; /* GFX_DTYPE_F16 or GFX_DTYPE_BF16 */
-  int channels_last;
+  int channels_last; /* y (and the residual) N, H, W, C; x too unless nchw_input */
+  int nchw_input;
   int n, c_in, in_h, in_w;
   int c_out, out_h, out_w;
   int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;

@@ -106,6 +106,10 @@ gfx_status cuda_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
 /* The node's name for messages ("" when it has none). */
 const char* cuda_node_name(const ir_node* node);
 
+/* NULL when a channels-last Conv of an NCHW input (params.conv.nchw_input) can run on device: only
+ * the few-channel kernel takes one (cuda_conv_narrow.h). */
+gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q);
+
 /* Each kernel family of ir/ops.def provides cuda_prepare_<kernel> (per-signature state and scratch,
  * may leave *state NULL) and cuda_run_<kernel>; cuda_kernels.c declares and dispatches them. */
 

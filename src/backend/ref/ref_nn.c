@@ -120,7 +120,8 @@ typedef struct conv_buffers {
   const void *x, *w, *bias; /* bias NULL when absent */
   void* y;
   const void* residual; /* shaped like y; NULL when absent */
-  int channels_last;    /* 2-D Conv: x, y and the residual are N, H, W, C */
+  int channels_last;    /* 2-D Conv: y and the residual are N, H, W, C */
+  int x_channels_last;  /* and x (not for a channels-last Conv of an NCHW input) */
 } conv_buffers;
 
 /* Element (n, c, h, w) of a 4-D tensor of C channels and H x W pixels, NCHW or channels-last. */
@@ -145,7 +146,7 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
       for (int64_t kw = 0; kw < KW; kw++) {
         const int64_t iw = ow * g->strides[1] - g->pad_begin[1] + kw * g->dilations[1];
         if (iw < 0 || iw >= W) continue;
-        const int64_t xi = at_nchw(b->channels_last, g->c_in, H, W, n, first_channel + c, ih, iw);
+        const int64_t xi = at_nchw(b->x_channels_last, g->c_in, H, W, n, first_channel + c, ih, iw);
         sum += ref_load(b->x, b->dtype, xi) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
       }
     }
@@ -262,7 +263,7 @@ static gfx_status run_conv3d(const ir_node* node, const gfx_tensor* in, gfx_tens
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
   const void* residual = NULL;
   GFX_TRY(check_residual(node, in, out, &residual));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual, 0, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -286,13 +287,14 @@ static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor
   ir_conv_geom g;
   GFX_TRY(ir_conv_geometry(&p, &x, &w, &g));
   /* the checks compare N, C, H, W: a channels-last tensor's dims reordered so */
-  const gfx_shape x_nchw = p.channels_last ? ir_nhwc_as_nchw(&x) : x, y_nchw = p.channels_last ? ir_nhwc_as_nchw(&y) : y;
+  const int x_channels_last = p.channels_last && !p.nchw_input;
+  const gfx_shape x_nchw = x_channels_last ? ir_nhwc_as_nchw(&x) : x, y_nchw = p.channels_last ? ir_nhwc_as_nchw(&y) : y;
   GFX_TRY(check_conv2d_shapes(&g, &x_nchw, &w, 0, in, has_bias, &y_nchw));
   const void* residual = NULL;
   GFX_TRY(check_residual(node, in, out, &residual));
   if (gfx_shape_numel(&y) == 0) return NULL;
   const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual,
-                          p.channels_last};
+                          p.channels_last, x_channels_last};
   conv2d_nchw(&g, &b, &p);
   return NULL;
 }
@@ -381,7 +383,7 @@ static gfx_status run_conv_transpose3d(const ir_node* node, const gfx_tensor* in
     GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &be));
   }
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -406,7 +408,7 @@ static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, 
   GFX_TRY(ir_conv_transpose_geometry(&p, &x, &w, &g));
   GFX_TRY(check_conv2d_shapes(&g, &x, &w, 1, in, has_bias, &y));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0};
   const int64_t OH = g.out[0], OW = g.out[1];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++) {
