@@ -2,8 +2,8 @@
  * attention (ir/fuse_attention.c) as ViT exports it at ORT's default level (Gathers and Transposes
  * of one projection), as PyTorch's exporter writes it with Split and Squeeze, and as Swin writes it
  * (q scaled, a relative position bias, a shift mask added through a 5-D Reshape); residual Add +
- * LayerNormalization (ir/fuse_norm.c); a Transpose back to NCHW folded into the DepthToSpace after it
- * (ir/fuse_layout.c). Each graph runs through the reference kernels before and
+ * LayerNormalization (ir/fuse_norm.c); the layout transformer's Transposes folded into the first
+ * channels-last Conv and into a DepthToSpace (ir/fuse_layout.c). Each graph runs through the reference kernels before and
  * after the fusion: the node count says the pattern fired (or, for the graphs that must be left
  * alone, did not), and the outputs must agree. Every node is parsed from a description, as
  * GetCapability parses it, so the fusions see the parameters a model gives them.
@@ -95,11 +95,12 @@ static int b_ints(builder* b, gfx_shape s, const int64_t* data) {
   return v;
 }
 
-/* A node of op_type parsed from its inputs as declared (types, shapes, constants), writing n_out new
- * values of the graph's type with the given shapes; returns the first. */
-static int b_node_n(builder* b, const char* op_type, int opset, attr_table* t, const int* in, int n_in,
-                    const gfx_shape* out_shapes, int n_out) {
+/* A node of op_type in `domain` parsed from its inputs as declared (types, shapes, constants),
+ * writing n_out new values of the graph's type with the given shapes; returns the first. */
+static int b_node_in(builder* b, const char* domain, const char* op_type, int opset, attr_table* t, const int* in,
+                     int n_in, const gfx_shape* out_shapes, int n_out) {
   ir_node_desc d = desc_base(op_type, opset, op_type, t, n_in, b->dtype);
+  d.domain = domain;
   d.n_outputs = n_out;
   for (int i = 0; i < n_in; i++) {
     const ir_value* x = &b->g->values[in[i]];
@@ -119,6 +120,11 @@ static int b_node_n(builder* b, const char* op_type, int opset, attr_table* t, c
   snprintf(name, sizeof name, "%s%d", op_type, b->g->n_nodes);
   expect_ok(ir_graph_add_node(b->g, op, name, in, n_in, outs, n_out, &p));
   return outs[0];
+}
+
+static int b_node_n(builder* b, const char* op_type, int opset, attr_table* t, const int* in, int n_in,
+                    const gfx_shape* out_shapes, int n_out) {
+  return b_node_in(b, "", op_type, opset, t, in, n_in, out_shapes, n_out);
 }
 
 static int b_node(builder* b, const char* op_type, int opset, attr_table t, const int* in, int n_in, gfx_shape out) {
@@ -541,6 +547,48 @@ static builder shuffle_graph(int dtype, int crd, int also_output) {
   return b;
 }
 
+/* An image [1, 3, 9, 11] -> Transpose(0, 2, 3, 1) -> channels-last Conv 3 -> 8, 3x3, pads 1 (as ORT's
+ * layout transformer hands it over, domain com.ms.internal.nhwc); with `also_output` the Transpose's
+ * result is a graph output as well. */
+static builder first_layer_graph(int dtype, int also_output) {
+  builder b = b_new(dtype);
+  const int x = b_value(&b, dtype, SHAPE(1, 3, 9, 11));
+  expect_ok(ir_graph_add_input(b.g, x));
+  const int t = b_transpose(&b, x, (const int64_t[]){0, 2, 3, 1}, 4);
+  float w[8 * 3 * 3 * 3], bias[8];
+  fill(w, 8 * 27, &b.seed);
+  fill(bias, 8, &b.seed);
+  const int in[3] = {t, b_float_const(&b, SHAPE(8, 3, 3, 3), w), b_float_const(&b, SHAPE(8), bias)};
+  attr_table attrs = ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("pads", 1, 1, 1, 1));
+  const gfx_shape out = SHAPE(1, 9, 11, 8);
+  const int y = b_node_in(&b, IR_NHWC_DOMAIN, "Conv", 11, &attrs, in, 3, &out, 1);
+  expect_ok(ir_graph_add_output(b.g, y));
+  if (also_output) expect_ok(ir_graph_add_output(b.g, t));
+  return b;
+}
+
+/* The Conv reads the NCHW image itself, bit for bit the pair's result (the same sums in the same
+ * order); the pair stays where the Transpose's result is needed too or the backend declines. */
+static void test_layout_first_conv(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 3; t++) {
+    builder b = first_layer_graph(dtypes[t], 0);
+    expect_fused(&b, NULL, 1, GFX_OP_CONV, 1, 0.0);
+  }
+  builder b = first_layer_graph(GFX_DTYPE_F16, 0);
+  expect_ok(ir_fuse_for(b.g, NULL));
+  assert_int_equal(b.g->n_nodes, 1);
+  assert_true(b.g->nodes[0].params.conv.channels_last && b.g->nodes[0].params.conv.nchw_input);
+  assert_int_equal(b.g->nodes[0].inputs[0], b.g->inputs[0]);
+  ir_graph_free(b.g);
+  builder kept = first_layer_graph(GFX_DTYPE_F32, 1);
+  expect_fused(&kept, NULL, 2, GFX_OP_TRANSPOSE, 1, 0.0);
+  static const gfx_op no_conv[] = {GFX_OP_CONV, GFX_OP_NONE};
+  const ir_fuse_target target = {.supports = declining, .user = (void*)no_conv};
+  builder declined = first_layer_graph(GFX_DTYPE_F32, 0);
+  expect_fused(&declined, &target, 2, GFX_OP_TRANSPOSE, 1, 0.0);
+}
+
 /* One DepthToSpace reading the channels-last tensor, bit for bit the pair's result; kept as a pair
  * where the Transpose's result is needed too or the backend declines the fused node. */
 static void test_layout_depth_to_space(void** unused) {
@@ -576,6 +624,7 @@ int main(void) {
       cmocka_unit_test(test_residual_layer_norm),
       cmocka_unit_test(test_residual_broadcast_left_alone),
       cmocka_unit_test(test_layout_depth_to_space),
+      cmocka_unit_test(test_layout_first_conv),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,68 +28,69 @@ static int nchw_to_nhwc(const ir_graph* g, const ir_node* t) {
          p->ints[1] == 2 && p->ints[2] == 3 && p->ints[3] == 1;
 }
 
-/* Replaces node `reader`'s input 0, the output `mid` of Transpose node t, by the Transpose's input,
- * and removes the Transpose (t < reader: the reader moves down one place). The reader takes the
- * Transpose's name first, "transpose+reader", and the Transpose, about to go, frees the old one. */
-static void bypass_transpose(ir_graph* g, int* readers, int t, int reader, int mid) {
+/* The Transpose whose output node n reads as its input 0, when it can be folded into n: its perm
+ * passes perm_ok, its output is read by n alone (once) and is no graph output, and its input has the
+ * same type and a known shape. Its index, or -1. */
+static int foldable_transpose(const ir_graph* g, const int* readers, int n,
+                              int (*perm_ok)(const ir_graph*, const ir_node*)) {
+  const ir_node* r = &g->nodes[n];
+  if (r->n_inputs < 1 || r->inputs[0] < 0) return -1;
+  const int mid = r->inputs[0], t = g->values[mid].producer;
+  if (t < 0 || !perm_ok(g, &g->nodes[t]) || g->values[mid].graph_output >= 0 || ir_fuse_sole_reader(g, readers, mid) != n)
+    return -1;
+  for (int i = 1; i < r->n_inputs; i++)
+    if (r->inputs[i] == mid) return -1;
+  const int x = g->nodes[t].inputs[0];
+  if (g->values[x].dtype != g->values[mid].dtype || !ir_fuse_shape_known(&g->values[x].shape)) return -1;
+  return t;
+}
+
+/* Node n becomes `fused` (n with its new params) reading the Transpose t's input, and t goes, when the
+ * target runs the fused node. n takes the Transpose's name first, "transpose+n", and the Transpose,
+ * about to go, frees the old one; t < n, so n moves down one place. */
+static int fold(ir_graph* g, const ir_fuse_target* target, int* readers, int t, int n, ir_node* fused, const char* how) {
+  const int mid = g->nodes[n].inputs[0];
+  fused->inputs[0] = g->nodes[t].inputs[0]; /* its count of readers stays: this read replaces the Transpose's */
+  if (!ir_fuse_accepted(target, g, fused)) return 0;
+  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into %s '%s' (%s)", ir_fuse_name_of(&g->nodes[t]),
+          ir_op_name(fused->op), ir_fuse_name_of(&g->nodes[n]), how);
   ir_node* tr = &g->nodes[t];
-  ir_node* r = &g->nodes[reader];
+  ir_node* r = &g->nodes[n];
+  r->params = fused->params;
+  r->inputs[0] = fused->inputs[0];
   char* name = r->name;
   r->name = tr->name;
   tr->name = name;
   ir_fuse_join_names(r, tr);
-  r->inputs[0] = tr->inputs[0]; /* the count of its readers stays: this read replaces the Transpose's */
   readers[mid]--;
   ir_fuse_retire_value(g, mid);
   ir_fuse_remove_node(g, t);
+  return 1;
 }
 
-/* The Transpose to NHWC before a channels-last Conv, read by that Conv alone (as X): the Conv reads
- * the NCHW tensor itself (params.conv.nchw_input) where the backend can, which on CUDA is the
- * few-channel kernel of an image net's first layer: ORT transposes the RGB input for it. */
+/* The Transpose to NHWC before a channels-last Conv: the Conv reads the NCHW tensor itself
+ * (params.conv.nchw_input) where the backend can, which on CUDA is the few-channel kernel of an
+ * image net's first layer: ORT transposes the RGB input for it. */
 static int fuse_into_conv(ir_graph* g, const ir_fuse_target* target, int* readers, int conv) {
   const ir_node* c = &g->nodes[conv];
-  if (c->op != GFX_OP_CONV || !c->params.conv.channels_last || c->params.conv.nchw_input || c->n_inputs < 2 ||
-      c->inputs[0] < 0)
-    return 0;
-  const int mid = c->inputs[0], t = g->values[mid].producer;
-  if (t < 0 || !nchw_to_nhwc(g, &g->nodes[t]) || g->values[mid].graph_output >= 0 ||
-      ir_fuse_sole_reader(g, readers, mid) != conv)
-    return 0;
-  for (int i = 1; i < c->n_inputs; i++)
-    if (c->inputs[i] == mid) return 0; /* read twice by the one node: not the sole reader of X */
-  const int x = g->nodes[t].inputs[0];
-  if (g->values[x].dtype != g->values[mid].dtype || !ir_fuse_shape_known(&g->values[x].shape)) return 0;
+  if (c->op != GFX_OP_CONV || !c->params.conv.channels_last || c->params.conv.nchw_input || c->n_inputs < 2) return 0;
+  const int t = foldable_transpose(g, readers, conv, nchw_to_nhwc);
+  if (t < 0) return 0;
   ir_node fused = *c;
-  fused.inputs[0] = x;
   fused.params.conv.nchw_input = 1;
-  if (!ir_fuse_accepted(target, g, &fused)) return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into channels-last Conv '%s' (NCHW input read in place)",
-          ir_fuse_name_of(&g->nodes[t]), ir_fuse_name_of(c));
-  g->nodes[conv].params.conv.nchw_input = 1;
-  bypass_transpose(g, readers, t, conv, mid);
-  return 1;
+  return fold(g, target, readers, t, conv, &fused, "NCHW input read in place");
 }
 
+/* The Transpose back to NCHW before a DepthToSpace: it reads the channels-last tensor itself
+ * (params.space_depth.nhwc_input). */
 static int fuse_into_depth_to_space(ir_graph* g, const ir_fuse_target* target, int* readers, int d2s) {
   const ir_node* d = &g->nodes[d2s];
-  if (d->op != GFX_OP_DEPTH_TO_SPACE || d->params.space_depth.nhwc_input || d->n_inputs != 1 || d->inputs[0] < 0)
-    return 0;
-  const int mid = d->inputs[0], t = g->values[mid].producer;
-  if (t < 0 || !nhwc_to_nchw(g, &g->nodes[t]) || g->values[mid].graph_output >= 0 ||
-      ir_fuse_sole_reader(g, readers, mid) != d2s)
-    return 0;
-  const int x = g->nodes[t].inputs[0];
-  if (g->values[x].dtype != g->values[mid].dtype || !ir_fuse_shape_known(&g->values[x].shape)) return 0;
+  if (d->op != GFX_OP_DEPTH_TO_SPACE || d->params.space_depth.nhwc_input || d->n_inputs != 1) return 0;
+  const int t = foldable_transpose(g, readers, d2s, nhwc_to_nchw);
+  if (t < 0) return 0;
   ir_node fused = *d;
-  fused.inputs[0] = x;
   fused.params.space_depth.nhwc_input = 1;
-  if (!ir_fuse_accepted(target, g, &fused)) return 0;
-  gfx_log(GFX_LOG_INFO, "gfxep: fused Transpose '%s' into DepthToSpace '%s' (channels-last input read in place)",
-          ir_fuse_name_of(&g->nodes[t]), ir_fuse_name_of(d));
-  g->nodes[d2s].params.space_depth.nhwc_input = 1;
-  bypass_transpose(g, readers, t, d2s, mid);
-  return 1;
+  return fold(g, target, readers, t, d2s, &fused, "channels-last input read in place");
 }
 
 gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count) {
