@@ -509,6 +509,30 @@ gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q) {
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a channels-last Conv of an NCHW input runs only on the "
                      "few-channel kernel (16-bit, one group, at most %d channels and %d taps, compute capability 8.0)",
                      CUDA_CONV_NARROW_MAX_CHANNELS, CUDA_CONV_NARROW_MAX_TAPS);
+  /* and only where the kernel can be planned: its input window must fit the device's shared memory */
+  ir_conv_geom g = {0};
+  gfx_status s = ir_conv_geometry(p, x, w, &g);
+  int fits = !s && g.spatial == 2 && g.n >= 1 && g.c_out >= 1;
+  gfx_status_free(s);
+  const int64_t dims[] = {g.n, g.c_out, g.in[0], g.in[1], g.out[0], g.out[1], g.strides[0], g.strides[1],
+                          g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1]};
+  for (size_t i = 0; fits && i < sizeof dims / sizeof dims[0]; i++) fits = dims[i] >= 0 && dims[i] <= INT_MAX;
+  if (fits) {
+    cuda_conv_narrow plan = {.dtype = q->desc->input_dtypes[0], .channels_last = 1, .nchw_input = 1, .n = (int)g.n,
+                             .c_in = (int)x->dims[1], .in_h = (int)g.in[0], .in_w = (int)g.in[1],
+                             .c_out = (int)g.c_out, .out_h = (int)g.out[0], .out_w = (int)g.out[1],
+                             .kernel_h = (int)w->dims[2], .kernel_w = (int)w->dims[3], .stride_h = (int)g.strides[0],
+                             .stride_w = (int)g.strides[1], .dilation_h = (int)g.dilations[0],
+                             .dilation_w = (int)g.dilations[1], .pad_top = (int)g.pad_begin[0],
+                             .pad_left = (int)g.pad_begin[1]};
+    s = cuda_use_device(device);
+    fits = !s && cuda_conv_narrow_plan(&plan) == cudaSuccess;
+    gfx_status_free(s);
+    (void)cudaGetLastError();
+  }
+  if (!fits)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: a channels-last Conv of an NCHW input whose geometry the "
+                     "few-channel kernel cannot hold in this device's shared memory");
   return NULL;
 }
 
@@ -523,12 +547,13 @@ static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_stat
                           .stride_h = d->stride[0], .stride_w = d->stride[1], .dilation_h = d->dilation[0],
                           .dilation_w = d->dilation[1], .pad_top = d->pad[0] + (int)st->pad_top,
                           .pad_left = d->pad[1] + (int)st->pad_left, .epilogue = st->epilogue};
+  GFX_TRY(cuda_use_device(st->device));
+  GFX_TRY(cuda_check(cuda_conv_narrow_plan(p), "planning the few-channel kernel for Conv node \"%s\" (%d channels, "
+                     "%dx%d window, stride %d,%d, dilation %d,%d)", cuda_node_name(node), d->c_in, d->kernel[0],
+                     d->kernel[1], d->stride[0], d->stride[1], d->dilation[0], d->dilation[1]));
   st->pads_input = 0;
   st->workspace_bytes = 0;
-  GFX_TRY(cuda_use_device(st->device));
-  return cuda_check(cuda_conv_narrow_plan(p), "planning the few-channel kernel for Conv node \"%s\" (%d channels, "
-                    "%dx%d window, stride %d,%d, dilation %d,%d)", cuda_node_name(node), d->c_in, d->kernel[0],
-                    d->kernel[1], d->stride[0], d->stride[1], d->dilation[0], d->dilation[1]);
+  return NULL;
 }
 
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
@@ -552,6 +577,18 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
                   "only on the few-channel kernel", cuda_node_name(node));
   if (!s && st->narrow) {
     s = plan_narrow(node, &d, st);
+    /* a geometry whose input window does not fit the device's shared memory (wide strides or
+     * dilations, or a device with less of it) stays with cuDNN; the NCHW-input kind has no other path
+     * (cuda_conv_supports_nchw_input plans it before it is made) */
+    if (s && !node->params.conv.nchw_input) {
+      gfx_status_free(s);
+      s = NULL;
+      (void)cudaGetLastError();
+      st->narrow = 0;
+    }
+  }
+  if (!s && st->narrow) {
+    /* planned above */
   } else if (!s && st->pointwise) {
     s = cuda_pointwise_product_plan(device, node, st->dtype, (int64_t)d.n * d.out[0] * d.out[1], d.c_in, d.c_out,
                                     CONV_WORKSPACE_LIMIT, &st->product);
@@ -570,7 +607,7 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
     st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
     st->w_nhwc_offset = cuda_round_up(st->padded_offset + padded_bytes, CUDA_ALLOC_ALIGNMENT);
     const size_t w_nhwc_bytes =
-        d.nhwc && !st->pointwise ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
+        d.nhwc && !st->pointwise && !st->narrow ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
     st->scratch_bytes = st->w_nhwc_offset + w_nhwc_bytes;
   }
   *state = &st->base;
