@@ -202,7 +202,8 @@ for b in cuda vulkan; do
 done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
 "$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null
-for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect topk_scores_k1000; do
+for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect pad_edge pad_constant \
+         slice_crop concat_channels topk_scores_k1000; do
   step "kernel_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
 done
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"

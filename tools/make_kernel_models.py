@@ -46,6 +46,22 @@ def main():
     save(os.path.join(out, "pad_reflect.onnx"), helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
          [xp], [pads])
     kernels["pad_reflect"] = {"bytes": (c * 1078 * 1918 + c * 1080 * 1920) * half}
+    save(os.path.join(out, "pad_edge.onnx"), helper.make_node("Pad", ["x", "pads"], ["y"], mode="edge"), [xp], [pads])
+    kernels["pad_edge"] = kernels["pad_reflect"]
+    save(os.path.join(out, "pad_constant.onnx"), helper.make_node("Pad", ["x", "pads"], ["y"]), [xp], [pads])
+    kernels["pad_constant"] = kernels["pad_reflect"]
+    # a crop of a padded map (the inverse of the pads above, by 4 on each side)
+    xc = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, c, 1088, 1928])
+    crop = [numpy_helper.from_array(np.array(v, np.int64), n)
+            for n, v in (("starts", [4, 4]), ("ends", [1084, 1924]), ("axes", [2, 3]))]
+    save(os.path.join(out, "slice_crop.onnx"), helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"]),
+         [xc], crop)
+    kernels["slice_crop"] = {"bytes": 2 * c * 1080 * 1920 * half}
+    # a skip connection's channel Concat of two 32-channel 1080p maps
+    xa = helper.make_tensor_value_info("a", TensorProto.FLOAT16, [1, 32, 1080, 1920])
+    xb = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [1, 32, 1080, 1920])
+    save(os.path.join(out, "concat_channels.onnx"), helper.make_node("Concat", ["a", "b"], ["y"], axis=1), [xa, xb], [])
+    kernels["concat_channels"] = {"bytes": 2 * c * 1080 * 1920 * half}
     scores = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1 << 20])
     k = numpy_helper.from_array(np.array([1000], np.int64), "k")
     g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=-1)], "topk_scores_k1000",
