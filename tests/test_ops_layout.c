@@ -466,6 +466,36 @@ static void test_ref_pad_modes(void** unused) {
   assert_int_equal(hy[3], value);
 }
 
+/* ir_resolve_coord against the definitions, walked step by step (no modulo): edge clamps; reflect
+ * bounces between the ends without repeating them; wrap is periodic. Every coordinate from -3n to 3n,
+ * so one reflection or wrap (the fast paths) and several (the general formula) are both reached. */
+static void test_resolve_coord(void** unused) {
+  (void)unused;
+  for (int64_t n = 1; n <= 7; n++)
+    for (int64_t c = -3 * n; c <= 3 * n; c++) {
+      int64_t reflect = 0, dir = 1; /* walk from 0 to c, turning at each end */
+      for (int64_t i = 0; i < (c < 0 ? -c : c); i++) {
+        const int64_t step = c < 0 ? -dir : dir;
+        if (n > 1 && (reflect + step < 0 || reflect + step >= n)) dir = -dir;
+        if (n > 1) reflect += c < 0 ? -dir : dir;
+      }
+      int64_t wrap = c;
+      while (wrap < 0) wrap += n;
+      while (wrap >= n) wrap -= n;
+      const int64_t edge = c < 0 ? 0 : c >= n ? n - 1 : c;
+      const int64_t inside = c >= 0 && c < n ? c : -1;
+      if (ir_resolve_coord(c, n, IR_PADMODE_REFLECT) != reflect || ir_resolve_coord(c, n, IR_PADMODE_WRAP) != wrap ||
+          ir_resolve_coord(c, n, IR_PADMODE_EDGE) != edge || ir_resolve_coord(c, n, IR_PADMODE_CONSTANT) != inside)
+        print_error("n %lld c %lld: reflect %lld (want %lld) wrap %lld (want %lld)\n", (long long)n, (long long)c,
+                    (long long)ir_resolve_coord(c, n, IR_PADMODE_REFLECT), (long long)reflect,
+                    (long long)ir_resolve_coord(c, n, IR_PADMODE_WRAP), (long long)wrap);
+      assert_true(ir_resolve_coord(c, n, IR_PADMODE_REFLECT) == reflect);
+      assert_true(ir_resolve_coord(c, n, IR_PADMODE_WRAP) == wrap);
+      assert_true(ir_resolve_coord(c, n, IR_PADMODE_EDGE) == edge);
+      assert_true(ir_resolve_coord(c, n, IR_PADMODE_CONSTANT) == inside);
+    }
+}
+
 static void test_ref_concat_split(void** unused) {
   (void)unused;
   test_node t;
@@ -1006,6 +1036,7 @@ int main(void) {
       cmocka_unit_test(test_ref_transpose_int64_exact),
       cmocka_unit_test(test_ref_slice_negative_steps),
       cmocka_unit_test(test_ref_pad_modes),
+      cmocka_unit_test(test_resolve_coord),
       cmocka_unit_test(test_ref_concat_split),
       cmocka_unit_test(test_ref_tile_expand),
       cmocka_unit_test(test_ref_gather),

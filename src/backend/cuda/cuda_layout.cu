@@ -196,41 +196,72 @@ __device__ __forceinline__ T load_resolved(const T* src, int64_t row, int64_t c,
   return sc < 0 ? constant : src[row + sc];
 }
 
-const int kVecLog2 = 3, kVecPerThread = 1 << kVecLog2; /* 16-byte vectors per thread: 128 bytes in flight */
+/* 16-byte vectors per thread, all loaded before the first store: 64 bytes in flight per thread. The
+ * kernel is held to 64 registers so that four blocks of 256 threads share an SM: at 8 vectors and 128
+ * registers only two fit, and the H200 ran a crop at 53% and a constant Pad at 20% of the copy
+ * bandwidth (ncu: 13-23% achieved occupancy). */
+const int kVecLog2 = 2, kVecPerThread = 1 << kVecLog2;
+const int kVecMinBlocks = 4;
 
 struct vec_launch {
-  int slots_log2;  /* log2 of the vectors a thread takes along a row (U); it takes 8 / U rows */
-  int64_t rows;    /* the box dim before the last (1 for rank 1) */
+  int slots_log2;  /* log2 of the vectors a thread takes along a row (U); it takes kVecPerThread / U rows */
+  int32_t rows;    /* the box dim before the last (1 for rank 1) */
   int64_t outer;   /* the product of the dims before that */
 };
+
+/* The slot's V elements from the source row `s` (valid coordinates [0, extent)), starting at
+ * coordinate c0: one 16-byte load where the run is aligned, two aligned loads shifted together
+ * (window16) where it is not, element by element (with the pad mode's resolution) where the run
+ * leaves the row. `mis` is the element offset of s within a 16-byte vector; j0 the slot's first
+ * column in the destination row of `width` columns (a misaligned row's first and last slots hold
+ * fewer than V of its columns). */
+template <typename T>
+__device__ __forceinline__ uint4 load_slot(const T* s, uint32_t mis, int32_t j0, int32_t c0, int32_t width,
+                                           int32_t extent, ir_pad_mode mode, T constant) {
+  constexpr int V = 16 / sizeof(T);
+  /* Tile: wrapping is periodic, so the slot's run starts where its first element wraps to */
+  if (mode == IR_PADMODE_WRAP && (c0 < 0 || c0 >= extent)) c0 = (int32_t)ir_resolve_coord(c0, extent, mode);
+  if (j0 >= 0 && j0 + V <= width && c0 >= 0 && c0 + V <= extent) {
+    const int32_t r = (int32_t)((mis + (uint32_t)c0) & (V - 1));
+    const T* p = s + (c0 - r);
+    if (r == 0) return load16(p);
+    if (c0 - r + 2 * V <= extent) return window16(load16(p), load16(p + V), r * (int)sizeof(T));
+  }
+  vec16<T> v;
+  v.v = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    if (j0 + i >= 0 && j0 + i < width) v.e[i] = load_resolved(s, 0, c0 + i, extent, mode, constant);
+  return v.v;
+}
 
 /* Plans whose last box dim is contiguous in the destination and read forwards with unit stride from
  * the source (after simplify_plan): Pad in every mode, Slice with step 1 along the last dim, Concat,
  * Split, Tile and Expand of leading dims. The grid is the box: x along the last dim in 16-byte
- * destination vectors (slots), y over the rows of the dim before it (R = 8 / U rows per thread), z
- * over the product of the dims before that (one decomposition per thread, none at all for rank 3),
- * so no element costs a division.
+ * destination vectors (slots), y over the rows of the dim before it (R = kVecPerThread / U rows per
+ * thread), z over the product of the dims before that (one decomposition per z, none at all for
+ * rank 3), so no element costs a division. Inside one z the offsets are 32-bit (the host checks
+ * that they fit).
  *
  * Slot s of a row covers the row's elements [s*V - a, s*V - a + V), a being the row start's offset
  * within its 16-byte destination vector: every slot but a misaligned row's first and last is one
- * aligned 16-byte store. Its source is read as one 16-byte load when the run is aligned, as two
- * aligned loads shifted together (window16) when it is not, and element by element (with the pad
- * mode's resolution) where the run leaves the source row: at a pad's borders and at the ends of a
- * row, so no load reaches outside the row's valid source elements. Every load of a thread is issued
- * before its first store. */
+ * aligned 16-byte store. Its source is read by load_slot, so no load reaches outside the row's
+ * valid source elements. A pad's border slots resolve their elements one by one; a row outside the
+ * source is resolved once (reflect and edge read another row, constant writes the value). */
 template <typename T>
-__global__ void __launch_bounds__(256) plan_vec_kernel(const T* __restrict__ src, T* __restrict__ dst,
-                                                       ir_copy_plan plan, vec_launch L) {
+__global__ void __launch_bounds__(256, kVecMinBlocks) plan_vec_kernel(const T* __restrict__ src, T* __restrict__ dst,
+                                                                      ir_copy_plan plan, vec_launch L) {
   constexpr int V = 16 / sizeof(T);
   const int last = plan.rank - 1;
-  /* within a row 32-bit arithmetic: the host keeps the row's extents below 2^30 */
   const int32_t width = (int32_t)plan.dims[last], extent = (int32_t)plan.src_extent[last];
   const int32_t x_start = (int32_t)plan.src_start[last];
   const int ul = L.slots_log2, rows_per_thread = kVecPerThread >> ul;
-  const int64_t y_start = last >= 1 ? plan.src_start[last - 1] : 0, y_step = last >= 1 ? plan.src_step[last - 1] : 0;
-  const int64_t y_extent = last >= 1 ? plan.src_extent[last - 1] : 1;
-  const int64_t y_src = last >= 1 ? plan.src_strides[last - 1] : 0, y_dst = last >= 1 ? plan.dst_strides[last - 1] : 0;
-  const uint32_t dst_mis = (uint32_t)((uintptr_t)dst / sizeof(T)), src_mis = (uint32_t)((uintptr_t)src / sizeof(T));
+  const int32_t y_start = last >= 1 ? (int32_t)plan.src_start[last - 1] : 0;
+  const int32_t y_step = last >= 1 ? (int32_t)plan.src_step[last - 1] : 0;
+  const int32_t y_extent = last >= 1 ? (int32_t)plan.src_extent[last - 1] : 1;
+  const int32_t y_src = last >= 1 ? (int32_t)plan.src_strides[last - 1] : 0;
+  const int32_t y_dst = last >= 1 ? (int32_t)plan.dst_strides[last - 1] : 0;
+  const ir_pad_mode mode = plan.mode;
   T constant;
   memcpy(&constant, plan.value, sizeof(T));
   const int32_t slot0 = (int32_t)((blockIdx.x << ul) * blockDim.x + threadIdx.x);
@@ -245,64 +276,50 @@ __global__ void __launch_bounds__(256) plan_vec_kernel(const T* __restrict__ src
         rest /= plan.dims[k];
       }
       z_dst += c * plan.dst_strides[k];
-      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], mode);
       if (sc < 0)
         z_outside = true;
       else
         z_src += sc * plan.src_strides[k];
     }
-    for (int64_t y0 = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y) * rows_per_thread; y0 < L.rows;
-         y0 += (int64_t)gridDim.y * blockDim.y * rows_per_thread) {
-      vec16<T> v[kVecPerThread];
+    const T* sz = src + z_src;
+    T* dz = dst + z_dst;
+    const uint32_t src_mis = (uint32_t)((uintptr_t)sz / sizeof(T)), dst_mis = (uint32_t)((uintptr_t)dz / sizeof(T));
+    for (int32_t y0 = (int32_t)(blockIdx.y * blockDim.y + threadIdx.y) * rows_per_thread; y0 < L.rows;
+         y0 += (int32_t)(gridDim.y * blockDim.y) * rows_per_thread) {
+      uint4 v[kVecPerThread];
 #pragma unroll
       for (int k = 0; k < kVecPerThread; k++) {
-        const int64_t y = y0 + (k >> ul);
-        const int32_t slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
-        const int64_t sy = ir_resolve_coord(y_start + y * y_step, y_extent, plan.mode);
-        const int64_t src_row = z_src + sy * y_src, dst_row = z_dst + y * y_dst;
-        /* the slot's first element in the row */
-        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)dst_row) & (V - 1));
-        v[k].v = make_uint4(0, 0, 0, 0);
+        const int32_t y = y0 + (k >> ul), slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
+        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)(y * y_dst)) & (V - 1));
+        v[k] = make_uint4(0, 0, 0, 0);
         if (y >= L.rows || j0 >= width) continue;
+        const int32_t sy = (int32_t)ir_resolve_coord(y_start + y * y_step, y_extent, mode);
         if (z_outside || sy < 0) {
+          vec16<T> c;
 #pragma unroll
-          for (int i = 0; i < V; i++) v[k].e[i] = constant;
+          for (int i = 0; i < V; i++) c.e[i] = constant;
+          v[k] = c.v;
           continue;
         }
-        int32_t c0 = x_start + j0;
-        /* Tile: wrapping is periodic, so the slot's run starts where its first element wraps to */
-        if (plan.mode == IR_PADMODE_WRAP && (c0 < 0 || c0 >= extent)) c0 = (int32_t)ir_resolve_coord(c0, extent, plan.mode);
-        if (j0 >= 0 && j0 + V <= width && c0 >= 0 && c0 + V <= extent) {
-          /* a run inside the source row */
-          const int32_t r = (int32_t)((src_mis + (uint32_t)src_row + (uint32_t)c0) & (V - 1));
-          const T* s = src + src_row + (c0 - r);
-          if (r == 0) {
-            v[k].v = load16(s);
-            continue;
-          }
-          if (c0 - r >= 0 && c0 - r + 2 * V <= extent) {
-            v[k].v = window16(load16(s), load16(s + V), r * (int)sizeof(T));
-            continue;
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < V; i++)
-          if (j0 + i >= 0 && j0 + i < width) v[k].e[i] = load_resolved(src, src_row, c0 + i, extent, plan.mode, constant);
+        const int32_t src_row = sy * y_src;
+        v[k] = load_slot(sz + src_row, src_mis + (uint32_t)src_row, j0, x_start + j0, width, extent, mode, constant);
       }
 #pragma unroll
       for (int k = 0; k < kVecPerThread; k++) {
-        const int64_t y = y0 + (k >> ul);
-        const int32_t slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
-        const int64_t dst_row = z_dst + y * y_dst;
+        const int32_t y = y0 + (k >> ul), slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
+        const int32_t dst_row = y * y_dst;
         const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)dst_row) & (V - 1));
         if (y >= L.rows || j0 >= width) continue;
         if (j0 >= 0 && j0 + V <= width) {
-          store16(dst + dst_row + j0, v[k].v);
+          store16(dz + dst_row + j0, v[k]);
           continue;
         }
+        vec16<T> e;
+        e.v = v[k];
 #pragma unroll
         for (int i = 0; i < V; i++)
-          if (j0 + i >= 0 && j0 + i < width) dst[dst_row + j0 + i] = v[k].e[i];
+          if (j0 + i >= 0 && j0 + i < width) dz[dst_row + j0 + i] = e.e[i];
       }
     }
   }
@@ -487,16 +504,23 @@ bool launch_plan_vec(const ir_copy_plan* p, const void* src, void* dst, cudaStre
   constexpr int V = 16 / sizeof(T);
   const int last = p->rank - 1;
   if (p->rank < 1 || p->dst_strides[last] != 1 || p->src_strides[last] != 1 || p->src_step[last] != 1) return false;
-  /* Pads that read the source again at the borders (edge, reflect, wrap) keep the kernels below: on
-   * the H200 a reflect Pad of a 64x1078x1918 float16 map took 0.769 ms here against 0.356 ms there */
-  if (p->mode != IR_PADMODE_CONSTANT) return false;
   const int64_t width = p->dims[last], limit = (int64_t)1 << 30;
   if (width < V || (uintptr_t)src % sizeof(T) || (uintptr_t)dst % sizeof(T)) return false;
-  /* the kernel's arithmetic within a row is 32-bit */
-  if (width > limit || p->src_extent[last] > limit || p->src_start[last] < -limit || p->src_start[last] > limit)
+  /* the kernel's arithmetic inside one z is 32-bit: every offset within a row and between the rows
+   * of one z stays below 2^31 */
+  const int64_t rows = p->rank >= 2 ? p->dims[last - 1] : 1;
+  const int64_t y_start = last >= 1 ? p->src_start[last - 1] : 0, y_step = last >= 1 ? p->src_step[last - 1] : 0;
+  const int64_t y_extent = last >= 1 ? p->src_extent[last - 1] : 1, y_src = last >= 1 ? p->src_strides[last - 1] : 0;
+  const int64_t y_dst = last >= 1 ? p->dst_strides[last - 1] : 0;
+  const int64_t bounded[] = {width, p->src_extent[last], p->src_start[last], rows, y_start, y_step, y_extent, y_src,
+                             y_dst};
+  for (size_t i = 0; i < sizeof bounded / sizeof bounded[0]; i++)
+    if (bounded[i] > limit || bounded[i] < -limit) return false;
+  if (y_extent * (y_src < 0 ? -y_src : y_src) > limit || rows * (y_dst < 0 ? -y_dst : y_dst) > limit ||
+      rows * (y_step < 0 ? -y_step : y_step) > limit)
     return false;
   vec_launch L;
-  L.rows = p->rank >= 2 ? p->dims[last - 1] : 1;
+  L.rows = (int32_t)rows;
   L.outer = 1;
   for (int k = 0; k + 1 < last; k++) L.outer *= p->dims[k];
   int rows_log2 = 0;
