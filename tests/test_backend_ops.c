@@ -2600,7 +2600,12 @@ static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
   } geo[] = {
       {{1, 3, 7, 32}, 2.0f, 2.0f}, {{2, 2, 5, 37}, 2.0f, 2.0f}, {{1, 2, 9, 48}, 1.5f, 0.5f},
       {{1, 2, 6, 24}, 0.5f, 3.0f}, {{1, 1, 20, 64}, 2.0f, 1.0f},
+      /* whole upscaling factors (on CUDA the kernel that reads whole source runs where the mapping is
+       * ox / fx and oy / fy): fx 1, 2, 4 and 8, fy 1 to 4, row counts past its 4-row steps */
+      {{1, 2, 5, 16}, 3.0f, 4.0f}, {{2, 3, 4, 8}, 1.0f, 8.0f}, {{1, 2, 6, 40}, 2.0f, 1.0f},
+      {{1, 1, 3, 12}, 4.0f, 2.0f}, {{1, 4, 9, 24}, 2.0f, 2.0f},
   };
+  const int first_whole = 5; /* their own random streams, so that the cases after them keep their data */
   for (int misalign = 0; misalign < 2; misalign++)
     for (int t = 0; t < 3; t++)
       for (size_t k = 0; k < sizeof geo / sizeof geo[0]; k++)
@@ -2620,11 +2625,14 @@ static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
           for (int i = 0; i < 4; i++) p->roi[i] = 0.0f, p->roi[4 + i] = 1.0f;
           p->roi[2] = -0.2f, p->roi[6] = 1.1f, p->roi[3] = 0.1f, p->roi[7] = 0.9f;
           c.misalign = misalign;
+          const uint64_t rng_before = rng_state;
+          if ((int)k >= first_whole) rng_state = 20261205 + k * 97 + (uint64_t)(t * 7 + coord + 100 * misalign);
           char b[96];
           snprintf(c.label, sizeof c.label, "Resize nearest %s %s%s scales %g,%g coord %d nearest %d",
                    gfx_dtype_name(float_types[t]), gfx_shape_str(&x, b, sizeof b), misalign ? " misaligned" : "",
                    (double)geo[k].sh, (double)geo[k].sw, coord, p->nearest);
           run_case(gpu, stream, &c);
+          if ((int)k >= first_whole) rng_state = rng_before;
         }
 }
 

@@ -23,6 +23,18 @@ extern "C" {
  * (anything else returns cudaErrorInvalidValue). */
 cudaError_t cuda_resize(int dtype, const void* x, void* y, ir_resize_geom g, cudaStream_t stream);
 
+/* The whole factors of a nearest upscaling: 1 with *fx and *fy when output column ox reads source
+ * column ox / fx and row oy reads oy / fy for every output (as the geometry's own mapping gives them,
+ * nothing outside the input), else 0. It evaluates the mapping at every output column and row: once
+ * per shape, on the host. */
+int cuda_resize_nearest_factors(const ir_resize_geom* g, int* fx, int* fy);
+
+/* cuda_resize of a geometry cuda_resize_nearest_factors accepted, on a kernel that reads the source in
+ * whole runs; cudaErrorNotSupported (nothing queued) where the factors, dtype or alignment do not
+ * suit it, and cuda_resize does it then. */
+cudaError_t cuda_resize_nearest_up(int dtype, const void* x, void* y, const ir_resize_geom* g, int fx, int fy,
+                                   cudaStream_t stream);
+
 /* RoiAlign of x ([n, c, h, w]) over `regions` rois ([regions, 4], x's type) with int64
  * batch_indices into y ([regions, c, out_h, out_w]); dtype GFX_DTYPE_F32, F16 or BF16. */
 typedef struct cuda_roi_align_args {

@@ -1,6 +1,9 @@
 /* gfxep CUDA backend — host side of the resampling ops: checks and launches (kernels in
- * cuda_resize.cu and, for GridSample, cuda_grid_sample.cu). The ops keep no state: the Resize and
- * GridSample geometry is a few operations per run and travels to the kernel by value. */
+ * cuda_resize.cu and, for GridSample, cuda_grid_sample.cu). The Resize and GridSample geometry is a
+ * few operations per run and travels to the kernel by value; a Resize keeps only its whole upscaling
+ * factors, found once. */
+#include <stdlib.h>
+
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_resize.h"
 #include "ir/shape.h"
@@ -24,15 +27,41 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
   return NULL;
 }
 
+/* A nearest upscaling by whole factors keeps them, found once for the input shape it was prepared for
+ * (cuda_resize_nearest_factors walks every output column and row); everything else is stateless. */
+typedef struct resize_state {
+  cuda_node_state base;
+  gfx_shape input;
+  int fx, fy;
+} resize_state;
+
+static void resize_state_release(cuda_node_state* self) { free(self); }
+
 gfx_status cuda_prepare_resize(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                cuda_node_state** state, size_t* scratch_bytes) {
-  (void)device, (void)node, (void)in, (void)out, (void)state, (void)scratch_bytes;
-  return NULL; /* stateless; run derives the geometry and checks the shapes */
+  (void)device, (void)out, (void)scratch_bytes;
+  ir_resize_geom g;
+  gfx_shape expected;
+  gfx_status s = ir_resize_geometry(node, &in[0], &g, &expected);
+  int fx = 0, fy = 0;
+  if (s || !cuda_resize_nearest_factors(&g, &fx, &fy)) {
+    gfx_status_free(s); /* run reports it */
+    return NULL;
+  }
+  resize_state* st = calloc(1, sizeof *st);
+  if (!st)
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "cuda backend: %s node \"%s\": no host memory for its state",
+                     ir_op_name(node->op), cuda_node_name(node));
+  st->base.release = resize_state_release;
+  st->input = in[0];
+  st->fx = fx;
+  st->fy = fy;
+  *state = &st->base;
+  return NULL;
 }
 
 gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                            cuda_node_state* state) {
-  (void)state;
   ir_resize_geom g;
   gfx_shape expected;
   GFX_TRY(ir_resize_geometry(node, &in[0].shape, &g, &expected));
@@ -43,7 +72,11 @@ gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const g
                      cuda_node_name(node), gfx_dtype_name(dtype));
   if (gfx_shape_numel(&expected) == 0) return NULL;
   GFX_TRY(cuda_use_device(ctx->dev->index));
-  cudaError_t err = cuda_resize(dtype, in[0].data, out[0].data, g, (cudaStream_t)ctx->stream);
+  const resize_state* st = (const resize_state*)state;
+  cudaError_t err = cudaErrorNotSupported;
+  if (st && gfx_shape_equal(&st->input, &in[0].shape))
+    err = cuda_resize_nearest_up(dtype, in[0].data, out[0].data, &g, st->fx, st->fy, (cudaStream_t)ctx->stream);
+  if (err == cudaErrorNotSupported) err = cuda_resize(dtype, in[0].data, out[0].data, g, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
                     ctx->dev->index);
 }
