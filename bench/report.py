@@ -209,7 +209,9 @@ def main():
     if laid:
         lines += ["", "## gfxep's `layout` option", "",
                   "The same model with `layout=nhwc` (channels-last convolutions: ONNX Runtime's layout transformer "
-                  "hands gfxep NHWC Convs, cuDNN's NHWC kernels and 1x1 layers as one cuBLASLt product) beside the "
+                  "hands gfxep NHWC Convs: cuDNN's NHWC kernels, 1x1 layers as one cuBLASLt product, 16-bit layers of "
+                  "at most 4 input channels on gfxep's own tensor-core kernel, and the Transposes at the partition's "
+                  "edges folded into the first Conv and a following DepthToSpace where it has one) beside the "
                   "default NCHW, and the faster of the two against PyTorch's best. err/peak against PyTorch's float32 "
                   "output.", "",
                   "| model | prec | gfxep nchw p50 | gfxep nhwc p50 | nhwc err/peak | nhwc ÷ nchw | faster ÷ PyTorch best "

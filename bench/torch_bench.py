@@ -416,14 +416,17 @@ def kernel_efficiency(args, env, models_dir, deadline=None):
         ("Conv fp16 3x3 256->256 at 128x128, batch 8", "Conv", [[8, 256, 128, 128]], "fp16", {"pads": [1, 1, 1, 1]},
          [rng.standard_normal((256, 256, 3, 3)) * 0.02], 0, 2 * 8 * 256 * 256 * 9 * 128 * 128),
     ]
-    # the data movement of the graphics nets: reflection padding (style transfer), nearest x2
-    # upsampling (decoders), DepthToSpace (sub-pixel SR), a channel Concat (skip connections), a
-    # Transpose to channels-last and a crop (Slice), all to or from a 64-channel or RGB 1080p map
+    # the data movement of the graphics nets: reflection padding (style transfer), nearest and
+    # bilinear x2 upsampling (decoders, segmentation heads), DepthToSpace (sub-pixel SR), a channel
+    # Concat (skip connections), a Transpose to channels-last and a crop (Slice), all to or from a
+    # 64-channel or RGB 1080p map
     q = 64 * 540 * 960
     moves = [
         ("Pad reflect fp16 64x1078x1918", "Pad", [[1, 64, 1078, 1918]], "fp16", {"mode": "reflect"},
          [("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], (64 * 1078 * 1918 + n) * 2),
         ("Resize nearest x2 fp16 64x540x960", "Resize", [[1, 64, 540, 960]], "fp16", {"mode": "nearest"},
+         [("roi", None), ("scales", np.array([1, 1, 2, 2], np.float32))], (q + n) * 2),
+        ("Resize linear x2 fp16 64x540x960", "Resize", [[1, 64, 540, 960]], "fp16", {"mode": "linear"},
          [("roi", None), ("scales", np.array([1, 1, 2, 2], np.float32))], (q + n) * 2),
         ("DepthToSpace x2 fp16 12x540x960", "DepthToSpace", [[1, 12, 540, 960]], "fp16", {"blocksize": 2},
          [], 2 * 3 * 1080 * 1920 * 2),
