@@ -2592,7 +2592,7 @@ static void space_depth_cases(gfx_dev* gpu, void* stream) {
 
 /* Resize nearest over rows long enough for the 16-byte kernel (an output row a multiple of a vector)
  * and rows that are not, every coordinate transformation and nearest mode, up and down, aligned
- * and not. */
+ * and not; the upscalings from first_whole on in linear and cubic mode as well. */
 static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
   static const struct {
     int64_t dims[4];
@@ -2604,35 +2604,43 @@ static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
        * ox / fx and oy / fy): fx 1, 2, 4 and 8, fy 1 to 4, row counts past its 4-row steps */
       {{1, 2, 5, 16}, 3.0f, 4.0f}, {{2, 3, 4, 8}, 1.0f, 8.0f}, {{1, 2, 6, 40}, 2.0f, 1.0f},
       {{1, 1, 3, 12}, 4.0f, 2.0f}, {{1, 4, 9, 24}, 2.0f, 2.0f},
+      /* a fractional scale, and a map of 320 x 40 outputs (several kernel blocks each way) */
+      {{1, 2, 6, 16}, 1.5f, 1.5f}, {{1, 2, 20, 160}, 2.0f, 2.0f},
   };
   const int first_whole = 5; /* their own random streams, so that the cases after them keep their data */
   for (int misalign = 0; misalign < 2; misalign++)
     for (int t = 0; t < 3; t++)
       for (size_t k = 0; k < sizeof geo / sizeof geo[0]; k++)
-        for (int coord = 0; coord < 7; coord++) {
-          const gfx_shape x = shape(4, geo[k].dims);
-          ew_case c = case_of(GFX_OP_RESIZE, float_types[t], 1, &x);
-          ir_resize_params* p = &c.node.params.resize;
-          p->rank = 4;
-          p->mode = IR_RESIZE_NEAREST;
-          p->coord = coord;
-          p->nearest = (int)((k + (size_t)coord) % 4);
-          p->cubic_a = -0.75f;
-          p->extrapolation = 3.5f;
-          p->scales[0] = p->scales[1] = 1.0f;
-          p->scales[2] = geo[k].sh;
-          p->scales[3] = geo[k].sw;
-          for (int i = 0; i < 4; i++) p->roi[i] = 0.0f, p->roi[4 + i] = 1.0f;
-          p->roi[2] = -0.2f, p->roi[6] = 1.1f, p->roi[3] = 0.1f, p->roi[7] = 0.9f;
-          c.misalign = misalign;
-          const uint64_t rng_before = rng_state;
-          if ((int)k >= first_whole) rng_state = 20261205 + k * 97 + (uint64_t)(t * 7 + coord + 100 * misalign);
-          char b[96];
-          snprintf(c.label, sizeof c.label, "Resize nearest %s %s%s scales %g,%g coord %d nearest %d",
-                   gfx_dtype_name(float_types[t]), gfx_shape_str(&x, b, sizeof b), misalign ? " misaligned" : "",
-                   (double)geo[k].sh, (double)geo[k].sw, coord, p->nearest);
-          run_case(gpu, stream, &c);
-          if ((int)k >= first_whole) rng_state = rng_before;
+        for (int mode = 0; mode < ((int)k >= first_whole ? 3 : 1); mode++) {
+          for (int coord = 0; coord < 7; coord++) {
+            const gfx_shape x = shape(4, geo[k].dims);
+            ew_case c = case_of(GFX_OP_RESIZE, float_types[t], 1, &x);
+            ir_resize_params* p = &c.node.params.resize;
+            p->rank = 4;
+            p->mode = mode == 2 ? IR_RESIZE_CUBIC : mode ? IR_RESIZE_LINEAR : IR_RESIZE_NEAREST;
+            p->coord = coord;
+            p->nearest = (int)((k + (size_t)coord) % 4);
+            p->exclude_outside = mode == 2 && coord % 2;
+            p->cubic_a = p->exclude_outside ? -0.5f : -0.75f;
+            c.positive = mode == 2; /* as in resize_cases: cubic taps of either sign cancel nowhere */
+            p->extrapolation = 3.5f;
+            p->scales[0] = p->scales[1] = 1.0f;
+            p->scales[2] = geo[k].sh;
+            p->scales[3] = geo[k].sw;
+            for (int i = 0; i < 4; i++) p->roi[i] = 0.0f, p->roi[4 + i] = 1.0f;
+            p->roi[2] = -0.2f, p->roi[6] = 1.1f, p->roi[3] = 0.1f, p->roi[7] = 0.9f;
+            c.misalign = misalign;
+            const uint64_t rng_before = rng_state;
+            if ((int)k >= first_whole)
+              rng_state = 20261205 + k * 97 + (uint64_t)(t * 7 + coord + 100 * misalign + 1000 * mode);
+            char b[96];
+            snprintf(c.label, sizeof c.label, "Resize %s %s %s%s scales %g,%g coord %d nearest %d",
+                     mode == 2 ? "cubic" : mode ? "linear" : "nearest", gfx_dtype_name(float_types[t]),
+                     gfx_shape_str(&x, b, sizeof b),
+                     misalign ? " misaligned" : "", (double)geo[k].sh, (double)geo[k].sw, coord, p->nearest);
+            run_case(gpu, stream, &c);
+            if ((int)k >= first_whole) rng_state = rng_before;
+          }
         }
 }
 
