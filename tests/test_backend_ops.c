@@ -2393,6 +2393,10 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
           {{1, 2, 7, 40}, {0, 1, 0, 8, 0, 0, 2, 8}},  {{2, 4, 5, 1}, {0, 0, 1, 0, 0, 0, 2, 0}},
           {{2, 4, 5, 3}, {0, 0, 1, 2, 0, 0, 1, 1}},   {{1, 3, 6, 8}, {0, 0, 1, 4, 0, 0, 3, 4}},
           {{1, 3, 6, 17}, {0, 0, 2, 7, 0, 0, 1, 9}},
+          /* wide borders (longer than a vector on either side), a row with no whole vector inside
+           * its source run, and a channel pad (whole z outside the source) */
+          {{1, 2, 4, 21}, {0, 0, 0, 37, 0, 1, 1, 40}}, {{1, 2, 6, 40}, {0, 0, 0, 10, 0, 0, 0, 9}},
+          {{1, 3, 5, 12}, {0, 0, 1, 1, 0, 0, 1, 1}},  {{1, 3, 9, 20}, {0, 0, 0, 3, 0, 0, 0, 2}},
       };
       for (size_t k = 0; k < sizeof pads / sizeof pads[0]; k++)
         for (int mode = IR_PADMODE_CONSTANT; mode <= IR_PADMODE_WRAP; mode++) {

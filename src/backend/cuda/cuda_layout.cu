@@ -160,8 +160,8 @@ __global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst,
 /* ---- 16-byte vectors ----
  *
  * The kernels above move one element per access: 2-byte loads and stores cannot keep the memory
- * system busy (a Pad of a float16 map ran at 37% of the copy bandwidth). The two below move 16
- * bytes per access wherever the plan allows it and keep 8 such vectors in flight per thread. */
+ * system busy (a Pad of a float16 map ran at 37% of the copy bandwidth). The ones below move 16
+ * bytes per access wherever the plan allows it and keep 4 such vectors in flight per thread. */
 
 /* 16 bytes as one vector or as elements; the element indices are always compile-time constants
  * (unrolled loops), so the union stays in registers. */
@@ -174,7 +174,7 @@ union vec16 {
 __device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
 __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
 
-/* The 16 bytes that start `shift` bytes (1..15) into the 32 bytes lo:hi, little-endian: an unaligned
+/* The 16 bytes that start `shift` bytes (0..15) into the 32 bytes lo:hi, little-endian: an unaligned
  * run read as two aligned vectors. Selects and funnel shifts only (a runtime index into a register
  * array would put it in local memory). */
 __device__ __forceinline__ uint4 window16(uint4 lo, uint4 hi, int shift) {
@@ -196,131 +196,190 @@ __device__ __forceinline__ T load_resolved(const T* src, int64_t row, int64_t c,
   return sc < 0 ? constant : src[row + sc];
 }
 
-/* 16-byte vectors per thread, all loaded before the first store: 64 bytes in flight per thread. The
- * kernel is held to 64 registers so that four blocks of 256 threads share an SM: at 8 vectors and 128
- * registers only two fit, and the H200 ran a crop at 53% and a constant Pad at 20% of the copy
- * bandwidth (ncu: 13-23% achieved occupancy). */
+/* ---- copy plans whose last box dim is contiguous in the destination and read forwards with unit
+ * stride from the source (after simplify_plan): Pad in every mode, Slice with step 1 along the last
+ * dim, Concat, Split, Tile and Expand of leading dims.
+ *
+ * Each destination row splits in two parts, each with its own kernel, so that no warp ever mixes
+ * the two kinds of work. The body is every aligned 16-byte destination vector (a slot) whose
+ * elements all read from inside the source row: one 16-byte store each, its source read as
+ * aligned 16-byte vectors (below). The edge is the rest: the columns before the first and after
+ * the last body slot (a pad's border, the head and tail of a row that starts or ends inside a
+ * vector), resolved element by element. With both in one kernel a warp holding one edge slot ran
+ * the element path beside its 31 vector slots, and a 1-pixel Pad of a float16 1080p map ran at 49%
+ * of the copy bandwidth; a crop without edge slots ran at 77%.
+ *
+ * Source reads load only aligned 16-byte vectors that hold at least one valid element of the
+ * source row; such a vector never leaves the allocation (allocations are aligned to far more than
+ * 16 bytes and padded to it). */
 const int kVecLog2 = 2, kVecPerThread = 1 << kVecLog2;
 const int kVecMinBlocks = 4;
 
 struct vec_launch {
-  int slots_log2;  /* log2 of the vectors a thread takes along a row (U); it takes kVecPerThread / U rows */
-  int32_t rows;    /* the box dim before the last (1 for rank 1) */
-  int64_t outer;   /* the product of the dims before that */
+  int slots_log2;   /* log2 of the vectors a thread takes along a row (U); it takes kVecPerThread / U rows */
+  int32_t rows;     /* the box dim before the last (1 for rank 1) */
+  int64_t outer;    /* the product of the dims before that */
+  int32_t body_lo;  /* the destination columns [body_lo, body_hi) read from inside the source row */
+  int32_t body_hi;
+  int32_t edge_max; /* edge columns of the widest edge (edge kernel's x extent) */
 };
 
-/* The slot's V elements from the source row `s` (valid coordinates [0, extent)), starting at
- * coordinate c0: one 16-byte load where the run is aligned, two aligned loads shifted together
- * (window16) where it is not, element by element (with the pad mode's resolution) where the run
- * leaves the row. `mis` is the element offset of s within a 16-byte vector; j0 the slot's first
- * column in the destination row of `width` columns (a misaligned row's first and last slots hold
- * fewer than V of its columns). */
-template <typename T>
-__device__ __forceinline__ uint4 load_slot(const T* s, uint32_t mis, int32_t j0, int32_t c0, int32_t width,
-                                           int32_t extent, ir_pad_mode mode, T constant) {
-  constexpr int V = 16 / sizeof(T);
-  /* Tile: wrapping is periodic, so the slot's run starts where its first element wraps to */
-  if (mode == IR_PADMODE_WRAP && (c0 < 0 || c0 >= extent)) c0 = (int32_t)ir_resolve_coord(c0, extent, mode);
-  if (j0 >= 0 && j0 + V <= width && c0 >= 0 && c0 + V <= extent) {
-    const int32_t r = (int32_t)((mis + (uint32_t)c0) & (V - 1));
-    const T* p = s + (c0 - r);
-    if (r == 0) return load16(p);
-    if (c0 - r + 2 * V <= extent) return window16(load16(p), load16(p + V), r * (int)sizeof(T));
-  }
-  vec16<T> v;
-  v.v = make_uint4(0, 0, 0, 0);
-#pragma unroll
-  for (int i = 0; i < V; i++)
-    if (j0 + i >= 0 && j0 + i < width) v.e[i] = load_resolved(s, 0, c0 + i, extent, mode, constant);
-  return v.v;
+/* The body of a row whose first column sits `a` elements into a 16-byte vector: the slot
+ * boundaries (columns j with (j + a) % V == 0) nearest inside [lo, hi). */
+template <int V>
+__device__ __forceinline__ int32_t body_first(int32_t lo, uint32_t a) {
+  return lo + (int32_t)((0u - ((uint32_t)lo + a)) & (V - 1));
+}
+template <int V>
+__device__ __forceinline__ int32_t body_end(int32_t hi, uint32_t a) {
+  return hi - (int32_t)(((uint32_t)hi + a) & (V - 1));
 }
 
-/* Plans whose last box dim is contiguous in the destination and read forwards with unit stride from
- * the source (after simplify_plan): Pad in every mode, Slice with step 1 along the last dim, Concat,
- * Split, Tile and Expand of leading dims. The grid is the box: x along the last dim in 16-byte
- * destination vectors (slots), y over the rows of the dim before it (R = kVecPerThread / U rows per
- * thread), z over the product of the dims before that (one decomposition per z, none at all for
- * rank 3), so no element costs a division. Inside one z the offsets are 32-bit (the host checks
- * that they fit).
- *
- * Slot s of a row covers the row's elements [s*V - a, s*V - a + V), a being the row start's offset
- * within its 16-byte destination vector: every slot but a misaligned row's first and last is one
- * aligned 16-byte store. Its source is read by load_slot, so no load reaches outside the row's
- * valid source elements. A pad's border slots resolve their elements one by one; a row outside the
- * source is resolved once (reflect and edge read another row, constant writes the value). */
+/* Where one z (the product of the dims before the rows) starts in source and destination; outside
+ * when a pad puts it outside the source in constant mode. */
+struct z_start {
+  int64_t src, dst;
+  bool outside;
+};
+
+__device__ __forceinline__ z_start resolve_z(const ir_copy_plan& plan, int64_t z) {
+  z_start r = {0, plan.dst_offset, false};
+  int64_t rest = z;
+  for (int k = plan.rank - 3; k >= 0; k--) {
+    int64_t c = rest;
+    if (k > 0) {
+      c = rest % plan.dims[k];
+      rest /= plan.dims[k];
+    }
+    r.dst += c * plan.dst_strides[k];
+    const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], plan.mode);
+    if (sc < 0)
+      r.outside = true;
+    else
+      r.src += sc * plan.src_strides[k];
+  }
+  return r;
+}
+
+/* The row parameters both kernels share, 32-bit (the host checks that every offset inside one z
+ * fits). */
+struct row_params {
+  int32_t width, extent, x_start, y_start, y_step, y_extent, y_src, y_dst;
+};
+
+__device__ __forceinline__ row_params row_params_of(const ir_copy_plan& plan) {
+  const int last = plan.rank - 1;
+  row_params r;
+  r.width = (int32_t)plan.dims[last];
+  r.extent = (int32_t)plan.src_extent[last];
+  r.x_start = (int32_t)plan.src_start[last];
+  r.y_start = last >= 1 ? (int32_t)plan.src_start[last - 1] : 0;
+  r.y_step = last >= 1 ? (int32_t)plan.src_step[last - 1] : 0;
+  r.y_extent = last >= 1 ? (int32_t)plan.src_extent[last - 1] : 1;
+  r.y_src = last >= 1 ? (int32_t)plan.src_strides[last - 1] : 0;
+  r.y_dst = last >= 1 ? (int32_t)plan.dst_strides[last - 1] : 0;
+  return r;
+}
+
+/* The body: the grid is the box, x along the row in slots, y over rows (R = kVecPerThread / U rows
+ * per thread), z over the product of the dims before (one decomposition per z, none for rank 3).
+ * A slot's source run starts `r` elements into an aligned source vector, the same r for every slot
+ * of a row: each thread loads its own aligned vector and takes the next one from its neighbour
+ * lane, which holds the next slot (a shuffle, not a second load); the last lane of a run of
+ * threads loads it itself. Every control decision a shuffle depends on is uniform across the warp.
+ * A row outside the source (constant mode) stores the constant. Held to 64 registers so that four
+ * blocks of 256 threads share an SM (at 128 registers a crop ran at 53% of the copy bandwidth). */
 template <typename T>
 __global__ void __launch_bounds__(256, kVecMinBlocks) plan_vec_kernel(const T* __restrict__ src, T* __restrict__ dst,
                                                                       ir_copy_plan plan, vec_launch L) {
   constexpr int V = 16 / sizeof(T);
-  const int last = plan.rank - 1;
-  const int32_t width = (int32_t)plan.dims[last], extent = (int32_t)plan.src_extent[last];
-  const int32_t x_start = (int32_t)plan.src_start[last];
+  const row_params P = row_params_of(plan);
   const int ul = L.slots_log2, rows_per_thread = kVecPerThread >> ul;
-  const int32_t y_start = last >= 1 ? (int32_t)plan.src_start[last - 1] : 0;
-  const int32_t y_step = last >= 1 ? (int32_t)plan.src_step[last - 1] : 0;
-  const int32_t y_extent = last >= 1 ? (int32_t)plan.src_extent[last - 1] : 1;
-  const int32_t y_src = last >= 1 ? (int32_t)plan.src_strides[last - 1] : 0;
-  const int32_t y_dst = last >= 1 ? (int32_t)plan.dst_strides[last - 1] : 0;
-  const ir_pad_mode mode = plan.mode;
   T constant;
   memcpy(&constant, plan.value, sizeof(T));
+  vec16<T> constant_vec;
+#pragma unroll
+  for (int i = 0; i < V; i++) constant_vec.e[i] = constant;
+  const int lane = (int)((threadIdx.y * blockDim.x + threadIdx.x) & 31);
+  /* the next lane holds this thread's next slot unless the warp or the block's row of threads ends */
+  const bool run_end = lane == 31 || threadIdx.x + 1 == blockDim.x;
   const int32_t slot0 = (int32_t)((blockIdx.x << ul) * blockDim.x + threadIdx.x);
+  const int32_t rows_per_block = (int32_t)blockDim.y * rows_per_thread;
   for (int64_t z = blockIdx.z; z < L.outer; z += gridDim.z) {
-    /* the dims before the rows: one coordinate per dim, the outermost takes what is left */
-    int64_t z_src = 0, z_dst = plan.dst_offset, rest = z;
-    bool z_outside = false;
-    for (int k = last - 2; k >= 0; k--) {
-      int64_t c = rest;
-      if (k > 0) {
-        c = rest % plan.dims[k];
-        rest /= plan.dims[k];
-      }
-      z_dst += c * plan.dst_strides[k];
-      const int64_t sc = ir_resolve_coord(plan.src_start[k] + c * plan.src_step[k], plan.src_extent[k], mode);
-      if (sc < 0)
-        z_outside = true;
-      else
-        z_src += sc * plan.src_strides[k];
-    }
-    const T* sz = src + z_src;
-    T* dz = dst + z_dst;
+    const z_start zs = resolve_z(plan, z);
+    const T* sz = src + zs.src;
+    T* dz = dst + zs.dst;
     const uint32_t src_mis = (uint32_t)((uintptr_t)sz / sizeof(T)), dst_mis = (uint32_t)((uintptr_t)dz / sizeof(T));
-    for (int32_t y0 = (int32_t)(blockIdx.y * blockDim.y + threadIdx.y) * rows_per_thread; y0 < L.rows;
-         y0 += (int32_t)(gridDim.y * blockDim.y) * rows_per_thread) {
-      uint4 v[kVecPerThread];
+    /* the loop bound is the block's, not the thread's: every lane of a warp reaches the shuffles */
+    for (int32_t yb = (int32_t)blockIdx.y * rows_per_block; yb < L.rows; yb += (int32_t)gridDim.y * rows_per_block) {
+      const int32_t y0 = yb + (int32_t)threadIdx.y * rows_per_thread;
+      uint4 lo[kVecPerThread], hi[kVecPerThread];
+      int shift[kVecPerThread];
 #pragma unroll
       for (int k = 0; k < kVecPerThread; k++) {
         const int32_t y = y0 + (k >> ul), slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
-        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)(y * y_dst)) & (V - 1));
-        v[k] = make_uint4(0, 0, 0, 0);
-        if (y >= L.rows || j0 >= width) continue;
-        const int32_t sy = (int32_t)ir_resolve_coord(y_start + y * y_step, y_extent, mode);
-        if (z_outside || sy < 0) {
-          vec16<T> c;
-#pragma unroll
-          for (int i = 0; i < V; i++) c.e[i] = constant;
-          v[k] = c.v;
+        const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)(y * P.y_dst)) & (V - 1));
+        lo[k] = hi[k] = make_uint4(0, 0, 0, 0);
+        shift[k] = 0;
+        if (y >= L.rows) continue;
+        const int32_t sy = (int32_t)ir_resolve_coord(P.y_start + y * P.y_step, P.y_extent, plan.mode);
+        if (zs.outside || sy < 0) {
+          lo[k] = constant_vec.v;
           continue;
         }
-        const int32_t src_row = sy * y_src;
-        v[k] = load_slot(sz + src_row, src_mis + (uint32_t)src_row, j0, x_start + j0, width, extent, mode, constant);
+        const int32_t src_row = sy * P.y_src, c0 = P.x_start + j0;
+        const int32_t r = (int32_t)((src_mis + (uint32_t)(src_row + c0)) & (V - 1));
+        const int32_t first = c0 - r; /* the aligned vector holding the slot's first element */
+        shift[k] = r * (int)sizeof(T);
+        const T* row = sz + src_row;
+        if (first < P.extent && first + V > 0) lo[k] = load16(row + first);
+        if (run_end && r != 0 && j0 >= L.body_lo && j0 + V <= L.body_hi) hi[k] = load16(row + first + V);
       }
 #pragma unroll
       for (int k = 0; k < kVecPerThread; k++) {
+        uint4 next;
+        next.x = __shfl_down_sync(0xffffffffu, lo[k].x, 1);
+        next.y = __shfl_down_sync(0xffffffffu, lo[k].y, 1);
+        next.z = __shfl_down_sync(0xffffffffu, lo[k].z, 1);
+        next.w = __shfl_down_sync(0xffffffffu, lo[k].w, 1);
+        if (run_end) next = hi[k];
         const int32_t y = y0 + (k >> ul), slot = slot0 + (k & ((1 << ul) - 1)) * (int32_t)blockDim.x;
-        const int32_t dst_row = y * y_dst;
+        const int32_t dst_row = y * P.y_dst;
         const int32_t j0 = slot * V - (int32_t)((dst_mis + (uint32_t)dst_row) & (V - 1));
-        if (y >= L.rows || j0 >= width) continue;
-        if (j0 >= 0 && j0 + V <= width) {
-          store16(dz + dst_row + j0, v[k]);
-          continue;
-        }
-        vec16<T> e;
-        e.v = v[k];
-#pragma unroll
-        for (int i = 0; i < V; i++)
-          if (j0 + i >= 0 && j0 + i < width) dz[dst_row + j0 + i] = e.e[i];
+        if (y < L.rows && j0 >= L.body_lo && j0 + V <= L.body_hi)
+          store16(dz + dst_row + j0, window16(lo[k], next, shift[k]));
       }
+    }
+  }
+}
+
+/* The edge: one thread per edge column of a row (x), rows along y, z as above. A row's edge is
+ * [0, first body slot) and [end of the last body slot, width), the whole row where it has no body
+ * slot. */
+template <typename T>
+__global__ void plan_edge_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan, vec_launch L) {
+  constexpr int V = 16 / sizeof(T);
+  const int32_t e = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= L.edge_max) return;
+  const row_params P = row_params_of(plan);
+  T constant;
+  memcpy(&constant, plan.value, sizeof(T));
+  for (int64_t z = blockIdx.z; z < L.outer; z += gridDim.z) {
+    const z_start zs = resolve_z(plan, z);
+    const T* sz = src + zs.src;
+    T* dz = dst + zs.dst;
+    const uint32_t dst_mis = (uint32_t)((uintptr_t)dz / sizeof(T));
+    for (int32_t y = (int32_t)(blockIdx.y * blockDim.y + threadIdx.y); y < L.rows; y += (int32_t)(gridDim.y * blockDim.y)) {
+      const int32_t dst_row = y * P.y_dst;
+      const uint32_t a = (dst_mis + (uint32_t)dst_row) & (V - 1);
+      const int32_t lo = body_first<V>(L.body_lo, a), hi = body_end<V>(L.body_hi, a);
+      const int32_t left = hi > lo ? lo : P.width, right = hi > lo ? hi : P.width;
+      const int32_t j = e < left ? e : right + (e - left);
+      if (j >= P.width) continue;
+      const int32_t sy = (int32_t)ir_resolve_coord(P.y_start + y * P.y_step, P.y_extent, plan.mode);
+      dz[dst_row + j] = zs.outside || sy < 0 ? constant
+                                             : load_resolved(sz, (int64_t)sy * P.y_src, P.x_start + j, P.extent,
+                                                             plan.mode, constant);
     }
   }
 }
@@ -538,9 +597,36 @@ bool launch_plan_vec(const ir_copy_plan* p, const void* src, void* dst, cudaStre
   const int64_t gx = (thread_slots + bx - 1) / bx, rows_per_block = (int64_t)by << rows_log2;
   const int64_t gy = (L.rows + rows_per_block - 1) / rows_per_block;
   if (gx > INT32_MAX) return false;
+  /* the body: destination columns whose source column is inside the row */
+  const int64_t extent = p->src_extent[last], x_start = p->src_start[last];
+  const int64_t body_lo = x_start < 0 ? (-x_start < width ? -x_start : width) : 0;
+  int64_t body_hi = extent - x_start < width ? extent - x_start : width;
+  if (body_hi < body_lo) body_hi = body_lo;
+  L.body_lo = (int32_t)body_lo;
+  L.body_hi = (int32_t)body_hi;
+  /* the widest edge: exact where every row starts at the same offset in a vector (none for an
+   * aligned copy), else the bound over all offsets; a body under two vectors may hold no slot */
+  int64_t edge = width;
+  if (same_offset) {
+    const int64_t lo = body_lo + ((V - (body_lo + a) % V) % V), hi = body_hi - (body_hi + a) % V;
+    if (hi > lo) edge = lo + (width - hi);
+  } else if (body_hi - body_lo >= 2 * V) {
+    edge = body_lo + (width - body_hi) + 2 * (V - 1);
+    if (edge > width) edge = width;
+  }
+  L.edge_max = (int32_t)edge;
   const dim3 grid((unsigned int)gx, (unsigned int)(gy < kGridDimLimit ? gy : kGridDimLimit),
                   (unsigned int)(L.outer < kGridDimLimit ? L.outer : kGridDimLimit));
   plan_vec_kernel<T><<<grid, dim3(bx, by), 0, stream>>>((const T*)src, (T*)dst, *p, L);
+  if (edge > 0) {
+    int ex = 1;
+    while (ex < 256 && ex < edge) ex *= 2;
+    const int ey = 256 / ex;
+    const int64_t egx = (edge + ex - 1) / ex, egy = (L.rows + ey - 1) / ey;
+    const dim3 edge_grid((unsigned int)egx, (unsigned int)(egy < kGridDimLimit ? egy : kGridDimLimit),
+                         (unsigned int)(L.outer < kGridDimLimit ? L.outer : kGridDimLimit));
+    plan_edge_kernel<T><<<edge_grid, dim3(ex, ey), 0, stream>>>((const T*)src, (T*)dst, *p, L);
+  }
   return true;
 }
 
@@ -654,6 +740,7 @@ cudaError_t preload_size() {
   if ((e = cudaFuncGetAttributes(&attr, plan_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_grid_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_vec_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, plan_edge_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 1>)) != cudaSuccess) return e;
   if constexpr (sizeof(T) <= 2)
     if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 4 / sizeof(T)>)) != cudaSuccess) return e;
