@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "backend/cuda/cuda_layout.h"
+#include "backend/cuda/cuda_vec16.cuh"
 
 namespace {
 
@@ -163,17 +164,6 @@ __global__ void plan_grid_kernel(const T* __restrict__ src, T* __restrict__ dst,
  * system busy (a Pad of a float16 map ran at 37% of the copy bandwidth). The ones below move 16
  * bytes per access wherever the plan allows it and keep 4 such vectors in flight per thread. */
 
-/* 16 bytes as one vector or as elements; the element indices are always compile-time constants
- * (unrolled loops), so the union stays in registers. */
-template <typename T>
-union vec16 {
-  uint4 v;
-  T e[16 / sizeof(T)];
-};
-
-__device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
-__device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
-
 /* The 16 bytes that start `shift` bytes (0..15) into the 32 bytes lo:hi, little-endian: an unaligned
  * run read as two aligned vectors. Selects and funnel shifts only (a runtime index into a register
  * array would put it in local memory). */
@@ -200,12 +190,12 @@ __device__ __forceinline__ T load_resolved(const T* src, int64_t row, int64_t c,
  * stride from the source (after simplify_plan): Pad in every mode, Slice with step 1 along the last
  * dim, Concat, Split, Tile and Expand of leading dims.
  *
- * Each destination row splits in two parts, each with its own kernel, so that no warp ever mixes
- * the two kinds of work. The body is every aligned 16-byte destination vector (a slot) whose
- * elements all read from inside the source row: one 16-byte store each, its source read as
+ * Each destination row splits in two parts, done in separate phases of a block, so that no warp
+ * ever mixes the two kinds of work. The body is every aligned 16-byte destination vector (a slot)
+ * whose elements all read from inside the source row: one 16-byte store each, its source read as
  * aligned 16-byte vectors (below). The edge is the rest: the columns before the first and after
  * the last body slot (a pad's border, the head and tail of a row that starts or ends inside a
- * vector), resolved element by element. With both in one kernel a warp holding one edge slot ran
+ * vector), resolved element by element. With both in one path a warp holding one edge slot ran
  * the element path beside its 31 vector slots, and a 1-pixel Pad of a float16 1080p map ran at 49%
  * of the copy bandwidth; a crop without edge slots ran at 77%.
  *
@@ -221,7 +211,7 @@ struct vec_launch {
   int64_t outer;    /* the product of the dims before that */
   int32_t body_lo;  /* the destination columns [body_lo, body_hi) read from inside the source row */
   int32_t body_hi;
-  int32_t edge_max; /* edge columns of the widest edge (edge kernel's x extent) */
+  int32_t edge_max; /* columns of the widest edge */
 };
 
 /* The body of a row whose first column sits `a` elements into a 16-byte vector: the slot
@@ -279,6 +269,24 @@ __device__ __forceinline__ row_params row_params_of(const ir_copy_plan& plan) {
   r.y_src = last >= 1 ? (int32_t)plan.src_strides[last - 1] : 0;
   r.y_dst = last >= 1 ? (int32_t)plan.dst_strides[last - 1] : 0;
   return r;
+}
+
+/* Edge column e (0 .. edge_max) of row y, if the row has that many: a row's edge is
+ * [0, first body slot) and [end of the last body slot, width), the whole row where it has no body
+ * slot. */
+template <typename T>
+__device__ __forceinline__ void edge_element(const T* sz, T* dz, bool z_outside, uint32_t dst_mis, const row_params& P,
+                                             const vec_launch& L, ir_pad_mode mode, T constant, int32_t y, int32_t e) {
+  constexpr int V = 16 / sizeof(T);
+  const int32_t dst_row = y * P.y_dst;
+  const uint32_t a = (dst_mis + (uint32_t)dst_row) & (V - 1);
+  const int32_t lo = body_first<V>(L.body_lo, a), hi = body_end<V>(L.body_hi, a);
+  const int32_t left = hi > lo ? lo : P.width, right = hi > lo ? hi : P.width;
+  const int32_t j = e < left ? e : right + (e - left);
+  if (j >= P.width) return;
+  const int32_t sy = (int32_t)ir_resolve_coord(P.y_start + y * P.y_step, P.y_extent, mode);
+  dz[dst_row + j] = z_outside || sy < 0 ? constant
+                                        : load_resolved(sz, (int64_t)sy * P.y_src, P.x_start + j, P.extent, mode, constant);
 }
 
 /* The body: the grid is the box, x along the row in slots, y over rows (R = kVecPerThread / U rows
@@ -349,37 +357,18 @@ __global__ void __launch_bounds__(256, kVecMinBlocks) plan_vec_kernel(const T* _
         if (y < L.rows && j0 >= L.body_lo && j0 + V <= L.body_hi)
           store16(dz + dst_row + j0, window16(lo[k], next, shift[k]));
       }
-    }
-  }
-}
-
-/* The edge: one thread per edge column of a row (x), rows along y, z as above. A row's edge is
- * [0, first body slot) and [end of the last body slot, width), the whole row where it has no body
- * slot. */
-template <typename T>
-__global__ void plan_edge_kernel(const T* __restrict__ src, T* __restrict__ dst, ir_copy_plan plan, vec_launch L) {
-  constexpr int V = 16 / sizeof(T);
-  const int32_t e = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (e >= L.edge_max) return;
-  const row_params P = row_params_of(plan);
-  T constant;
-  memcpy(&constant, plan.value, sizeof(T));
-  for (int64_t z = blockIdx.z; z < L.outer; z += gridDim.z) {
-    const z_start zs = resolve_z(plan, z);
-    const T* sz = src + zs.src;
-    T* dz = dst + zs.dst;
-    const uint32_t dst_mis = (uint32_t)((uintptr_t)dz / sizeof(T));
-    for (int32_t y = (int32_t)(blockIdx.y * blockDim.y + threadIdx.y); y < L.rows; y += (int32_t)(gridDim.y * blockDim.y)) {
-      const int32_t dst_row = y * P.y_dst;
-      const uint32_t a = (dst_mis + (uint32_t)dst_row) & (V - 1);
-      const int32_t lo = body_first<V>(L.body_lo, a), hi = body_end<V>(L.body_hi, a);
-      const int32_t left = hi > lo ? lo : P.width, right = hi > lo ? hi : P.width;
-      const int32_t j = e < left ? e : right + (e - left);
-      if (j >= P.width) continue;
-      const int32_t sy = (int32_t)ir_resolve_coord(P.y_start + y * P.y_step, P.y_extent, plan.mode);
-      dz[dst_row + j] = zs.outside || sy < 0 ? constant
-                                             : load_resolved(sz, (int64_t)sy * P.y_src, P.x_start + j, P.extent,
-                                                             plan.mode, constant);
+      /* the edge of the same rows, by the first block along them, element by element: right after
+       * the body, so the sectors both write merge in L2 (a separate edge kernel after the whole
+       * body found them evicted and cost a read-modify-write each: 16 us of a 1-pixel Pad's 153) */
+      if (blockIdx.x == 0) {
+        const int32_t count = rows_per_block * L.edge_max;
+        for (int32_t t = (int32_t)(threadIdx.y * blockDim.x + threadIdx.x); t < count;
+             t += (int32_t)(blockDim.x * blockDim.y)) {
+          const int32_t q = t / L.edge_max, y = yb + q;
+          if (y >= L.rows) break;
+          edge_element(sz, dz, zs.outside, dst_mis, P, L, plan.mode, constant, y, t - q * L.edge_max);
+        }
+      }
     }
   }
 }
@@ -614,19 +603,11 @@ bool launch_plan_vec(const ir_copy_plan* p, const void* src, void* dst, cudaStre
     edge = body_lo + (width - body_hi) + 2 * (V - 1);
     if (edge > width) edge = width;
   }
+  if (edge * ((int64_t)by << rows_log2) > INT32_MAX) return false;
   L.edge_max = (int32_t)edge;
   const dim3 grid((unsigned int)gx, (unsigned int)(gy < kGridDimLimit ? gy : kGridDimLimit),
                   (unsigned int)(L.outer < kGridDimLimit ? L.outer : kGridDimLimit));
   plan_vec_kernel<T><<<grid, dim3(bx, by), 0, stream>>>((const T*)src, (T*)dst, *p, L);
-  if (edge > 0) {
-    int ex = 1;
-    while (ex < 256 && ex < edge) ex *= 2;
-    const int ey = 256 / ex;
-    const int64_t egx = (edge + ex - 1) / ex, egy = (L.rows + ey - 1) / ey;
-    const dim3 edge_grid((unsigned int)egx, (unsigned int)(egy < kGridDimLimit ? egy : kGridDimLimit),
-                         (unsigned int)(L.outer < kGridDimLimit ? L.outer : kGridDimLimit));
-    plan_edge_kernel<T><<<edge_grid, dim3(ex, ey), 0, stream>>>((const T*)src, (T*)dst, *p, L);
-  }
   return true;
 }
 
@@ -740,7 +721,6 @@ cudaError_t preload_size() {
   if ((e = cudaFuncGetAttributes(&attr, plan_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_grid_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_vec_kernel<T>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, plan_edge_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 1>)) != cudaSuccess) return e;
   if constexpr (sizeof(T) <= 2)
     if ((e = cudaFuncGetAttributes(&attr, plan_tile_kernel<T, 4 / sizeof(T)>)) != cudaSuccess) return e;
