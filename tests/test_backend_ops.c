@@ -2610,6 +2610,9 @@ static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
       {{1, 1, 3, 12}, 4.0f, 2.0f}, {{1, 4, 9, 24}, 2.0f, 2.0f},
       /* a fractional scale, and a map of 320 x 40 outputs (several kernel blocks each way) */
       {{1, 2, 6, 16}, 1.5f, 1.5f}, {{1, 2, 20, 160}, 2.0f, 2.0f},
+      /* rows of 2200 and 2400 outputs: several blocks along a row (CUDA's linear x2 / x4 kernel
+       * hands neighbouring source columns across them) */
+      {{1, 1, 3, 1100}, 2.0f, 2.0f}, {{1, 1, 2, 600}, 1.0f, 4.0f},
   };
   const int first_whole = 5; /* their own random streams, so that the cases after them keep their data */
   for (int misalign = 0; misalign < 2; misalign++)

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_resize.h"
+#include "backend/cuda/cuda_vec16.cuh"
 #include "ir/tensor.h"
 
 namespace {
@@ -38,22 +39,6 @@ __device__ inline float load_f(const __nv_bfloat16* p, int64_t i) { return __bfl
 __device__ inline void store_f(float* p, int64_t i, float v) { p[i] = v; }
 __device__ inline void store_f(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ inline void store_f(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-
-/* 16 bytes as one vector or as elements (compile-time element indices only, so it stays in
- * registers). */
-template <typename E>
-union vec16 {
-  uint4 v;
-  E e[16 / sizeof(E)];
-};
-
-__device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
-
-/* n elements of E read or written as one aligned access */
-template <typename E, int N>
-struct alignas(sizeof(E) * N) elems {
-  E e[N];
-};
 
 // ---- Resize ----
 
@@ -149,17 +134,15 @@ const int kGridRows = 8;
 template <typename T, int Mode>
 __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
   /* The block's kGridRows rows share their source rows: mapped once, by the first threads, into
-   * shared memory (nearest: the source row's offset; linear: both taps' offsets and weights). */
-  __shared__ float row_cy[kGridRows];
+   * shared memory (nearest: the source row's offset; linear and cubic: the taps' offsets and weights). */
   __shared__ bool row_outside[kGridRows];
-  __shared__ int64_t row_off[2][kGridRows];
-  __shared__ float row_w[2][kGridRows];
+  __shared__ int64_t row_off[4][kGridRows];
+  __shared__ float row_w[4][kGridRows];
   const int64_t plane = blockIdx.z, oy0 = (int64_t)blockIdx.y * kGridRows;
   if (threadIdx.x < kGridRows) {
     const int t = threadIdx.x;
     const int64_t oy = oy0 + t < g.h.out ? oy0 + t : g.h.out - 1;
     const float cy = source_coord(g.h, g.coord, oy);
-    row_cy[t] = cy;
     row_outside[t] = ir_resize_outside(&g.h, g.coord, cy);
     if (Mode == IR_RESIZE_NEAREST) {
       row_off[0][t] = (plane * g.h.in + ir_resize_nearest_index(&g.h, g.nearest, cy)) * g.w.in;
@@ -168,6 +151,14 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
       ir_resize_linear_taps(&g.h, cy, &y0, &y1, &row_w[0][t], &row_w[1][t]);
       row_off[0][t] = (plane * g.h.in + y0) * g.w.in;
       row_off[1][t] = (plane * g.h.in + y1) * g.w.in;
+    } else {
+      int64_t iy[4];
+      float wy[4];
+      ir_resize_cubic_taps(&g.h, g.cubic_a, g.exclude_outside, cy, iy, wy);
+      for (int k = 0; k < 4; k++) {
+        row_off[k][t] = (plane * g.h.in + iy[k]) * g.w.in;
+        row_w[k][t] = wy[k];
+      }
     }
   }
   __syncthreads();
@@ -194,9 +185,24 @@ __global__ void resize_grid_kernel(const T* x, T* y, ir_resize_geom g) {
       v[u] = x_outside || row_outside[u] ? g.extrapolation : row_w[0][u] * top + row_w[1][u] * bottom;
     }
   } else {
+    /* the column's four taps once, the rows' from shared memory: sample()'s sums in its order
+     * (finding both axes' taps per output made this kernel compute-bound at 4% of the copy
+     * bandwidth) */
+    int64_t ix[4];
+    float wx[4];
+    ir_resize_cubic_taps(&g.w, g.cubic_a, g.exclude_outside, cx, ix, wx);
 #pragma unroll
-    for (int u = 0; u < kGridRows; u++)
-      v[u] = x_outside || row_outside[u] ? g.extrapolation : sample<T, Mode>(x, g, plane, row_cy[u], cx);
+    for (int u = 0; u < kGridRows; u++) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int r = 0; r < 4; r++) {
+        float row = 0.0f;
+#pragma unroll
+        for (int c = 0; c < 4; c++) row += wx[c] * load_f(x, row_off[r][u] + ix[c]);
+        sum += row_w[r][u] * row;
+      }
+      v[u] = x_outside || row_outside[u] ? g.extrapolation : sum;
+    }
   }
 #pragma unroll
   for (int u = 0; u < kGridRows; u++)
@@ -932,5 +938,6 @@ extern "C" cudaError_t cuda_resize_preload(void) {
   if ((e = preload_space_depth_vec<uint16_t>()) != cudaSuccess) return e;
   if ((e = preload_space_depth_vec<uint32_t>()) != cudaSuccess) return e;
   if ((e = preload_space_depth_vec<uint64_t>()) != cudaSuccess) return e;
-  return cuda_grid_sample_preload(); /* cuda_grid_sample.cu */
+  if ((e = cuda_resize_up_preload()) != cudaSuccess) return e; /* cuda_resize_up.cu */
+  return cuda_grid_sample_preload();                            /* cuda_grid_sample.cu */
 }

@@ -35,6 +35,27 @@ int cuda_resize_nearest_factors(const ir_resize_geom* g, int* fx, int* fy);
 cudaError_t cuda_resize_nearest_up(int dtype, const void* x, void* y, const ir_resize_geom* g, int fx, int fy,
                                    cudaStream_t stream);
 
+/* The phases of a linear (taps = 2) or cubic (taps = 4) Resize that upscales the rows by fx = 2 or
+ * 4: output column o reads the source columns from o / fx + d[o % fx] on, weighted w[o % fx], for
+ * every o in [col_lo, col_hi) (the columns near the ends, where the taps clamp, excepted). */
+typedef struct cuda_resize_pattern {
+  int fx, taps;
+  int d[4];
+  float w[4][4];
+  int64_t col_lo, col_hi;
+} cuda_resize_pattern;
+
+/* 1 with *p when g is such a Resize (as the geometry's own mapping gives it at every output column,
+ * on the host: once per shape) and the phases hold for at least half of the row, else 0. */
+int cuda_resize_pattern_of(const ir_resize_geom* g, cuda_resize_pattern* p);
+
+/* cuda_resize of a geometry cuda_resize_pattern_of accepted, on a kernel that reads each source row
+ * in whole runs and writes 16-byte vectors (in cuda_resize_up.cu); cudaErrorNotSupported (nothing
+ * queued) where the dtype or alignment do not suit it, and cuda_resize does it then. */
+cudaError_t cuda_resize_up(int dtype, const void* x, void* y, const ir_resize_geom* g, const cuda_resize_pattern* p,
+                           cudaStream_t stream);
+cudaError_t cuda_resize_up_preload(void);
+
 /* RoiAlign of x ([n, c, h, w]) over `regions` rois ([regions, 4], x's type) with int64
  * batch_indices into y ([regions, c, out_h, out_w]); dtype GFX_DTYPE_F32, F16 or BF16. */
 typedef struct cuda_roi_align_args {

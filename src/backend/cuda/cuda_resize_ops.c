@@ -27,12 +27,15 @@ static gfx_status check_io(const ir_node* node, const gfx_tensor* in, const gfx_
   return NULL;
 }
 
-/* A nearest upscaling by whole factors keeps them, found once for the input shape it was prepared for
- * (cuda_resize_nearest_factors walks every output column and row); everything else is stateless. */
+/* A nearest upscaling by whole factors keeps them, and a linear or cubic one that upscales its rows by
+ * a whole factor its phases, found once for the input shape it was prepared for (both walk every
+ * output column); everything else is stateless. */
 typedef struct resize_state {
   cuda_node_state base;
   gfx_shape input;
-  int fx, fy;
+  int fx, fy;              /* nearest */
+  int phased;
+  cuda_resize_pattern phases; /* linear and cubic */
 } resize_state;
 
 static void resize_state_release(cuda_node_state* self) { free(self); }
@@ -44,7 +47,9 @@ gfx_status cuda_prepare_resize(int device, const ir_node* node, const gfx_shape*
   gfx_shape expected;
   gfx_status s = ir_resize_geometry(node, &in[0], &g, &expected);
   int fx = 0, fy = 0;
-  if (s || !cuda_resize_nearest_factors(&g, &fx, &fy)) {
+  cuda_resize_pattern phases;
+  int phased = 0;
+  if (s || (!cuda_resize_nearest_factors(&g, &fx, &fy) && !(phased = cuda_resize_pattern_of(&g, &phases)))) {
     gfx_status_free(s); /* run reports it */
     return NULL;
   }
@@ -56,6 +61,8 @@ gfx_status cuda_prepare_resize(int device, const ir_node* node, const gfx_shape*
   st->input = in[0];
   st->fx = fx;
   st->fy = fy;
+  st->phased = phased;
+  if (phased) st->phases = phases;
   *state = &st->base;
   return NULL;
 }
@@ -75,7 +82,9 @@ gfx_status cuda_run_resize(const gfx_exec_ctx* ctx, const ir_node* node, const g
   const resize_state* st = (const resize_state*)state;
   cudaError_t err = cudaErrorNotSupported;
   if (st && gfx_shape_equal(&st->input, &in[0].shape))
-    err = cuda_resize_nearest_up(dtype, in[0].data, out[0].data, &g, st->fx, st->fy, (cudaStream_t)ctx->stream);
+    err = st->phased ? cuda_resize_up(dtype, in[0].data, out[0].data, &g, &st->phases, (cudaStream_t)ctx->stream)
+                     : cuda_resize_nearest_up(dtype, in[0].data, out[0].data, &g, st->fx, st->fy,
+                                              (cudaStream_t)ctx->stream);
   if (err == cudaErrorNotSupported) err = cuda_resize(dtype, in[0].data, out[0].data, g, (cudaStream_t)ctx->stream);
   return cuda_check(err, "%s kernel for node \"%s\" on device %d", ir_op_name(node->op), cuda_node_name(node),
                     ctx->dev->index);
