@@ -59,9 +59,10 @@ union words {
  * the slot 30 w + l - 1, lanes 0 and 31 only as the neighbours of lanes 1 and 30. The V columns of
  * a slot read its S = V / FX source columns (its core: one aligned load per source row) and N = K / 2
  * columns on either side, which end and start the neighbouring lanes' cores (shuffles; hence
- * S >= N). The horizontal sums are sample()'s (cuda_resize.cu) in its order, then the vertical
- * one; the block's row taps sit in shared memory. After the vectors, the first block along the rows
- * computes their edge columns element by element, in warps of their own. */
+ * S >= N). The vertical sums come first, then the horizontal ones (sample() in cuda_resize.cu
+ * sums the other way round: the results differ by float rounding only); the block's row taps sit
+ * in shared memory. After the vectors, the first block along the rows computes their edge columns
+ * element by element (sample()'s order), in warps of their own. */
 template <typename T, int FX, int K>
 __global__ void __launch_bounds__(kBlock, 4) resize_up_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                              ir_resize_geom g, resize_up_args a) {
@@ -115,7 +116,10 @@ __global__ void __launch_bounds__(kBlock, 4) resize_up_kernel(const T* __restric
 #pragma unroll
       for (int k = 0; k < R; k++) {
         const int r = (int)threadIdx.y * R + k;
-        float o[V];
+        /* the K source rows' windows summed with the row weights first, then each column's taps
+         * over the sums: (S + 2N + V) K products per vector where the other order takes 2 V K (cubic
+         * x2 of a float16 map ran compute-bound at 30% of the memory bandwidth that way) */
+        float col[S + 2 * N];
 #pragma unroll
         for (int t = 0; t < K; t++) {
           /* every lane shuffles: the loop bounds are the block's */
@@ -125,30 +129,25 @@ __global__ void __launch_bounds__(kBlock, 4) resize_up_kernel(const T* __restric
             left.w[j] = __shfl_up_sync(0xffffffffu, in[k][t].w[W - NW + j], 1);
             right.w[j] = __shfl_down_sync(0xffffffffu, in[k][t].w[j], 1);
           }
-          /* e[0, N) left of the core, e[N, N + S) the core, e[N + S, S + 2N) right of it */
-          float e[S + 2 * N];
-#pragma unroll
-          for (int j = 0; j < N; j++) {
-            e[j] = to_float(left.e[NE - N + j]);
-            e[N + S + j] = to_float(right.e[j]);
-          }
-#pragma unroll
-          for (int j = 0; j < S; j++) e[N + j] = to_float(in[k][t].c.e[j]);
+          /* the window: [0, N) left of the core, [N, N + S) the core, [N + S, S + 2N) right of it */
           const float wy = row_w[t][r];
 #pragma unroll
-          for (int i = 0; i < V; i++) {
-            const int c = i / FX, p = i % FX;
-            const bool shifted = a.d[p] + N != 0; /* the taps start at e[c + 1], else at e[c] */
-            float h = a.w[p][0] * (shifted ? e[c + 1] : e[c]);
-#pragma unroll
-            for (int q = 1; q < K; q++) h += a.w[p][q] * (shifted ? e[c + q + 1] : e[c + q]);
-            o[i] = t == 0 ? wy * h : o[i] + wy * h;
+          for (int j = 0; j < S + 2 * N; j++) {
+            const float e = to_float(j < N ? left.e[NE - N + j] : j < N + S ? in[k][t].c.e[j - N] : right.e[j - N - S]);
+            col[j] = t == 0 ? wy * e : col[j] + wy * e;
           }
         }
-        if (!body || yb + r >= a.h_out) continue;
         vec16<T> out;
 #pragma unroll
-        for (int i = 0; i < V; i++) out.e[i] = from_float<T>(o[i]);
+        for (int i = 0; i < V; i++) {
+          const int c = i / FX, p = i % FX;
+          const bool shifted = a.d[p] + N != 0; /* the taps start at col[c + 1], else at col[c] */
+          float h = a.w[p][0] * (shifted ? col[c + 1] : col[c]);
+#pragma unroll
+          for (int q = 1; q < K; q++) h += a.w[p][q] * (shifted ? col[c + q + 1] : col[c + q]);
+          out.e[i] = from_float<T>(h);
+        }
+        if (!body || yb + r >= a.h_out) continue;
         store16(yp + (int64_t)(yb + r) * a.w_out + (int64_t)slot * V, out.v);
       }
       if (blockIdx.x == 0) {
