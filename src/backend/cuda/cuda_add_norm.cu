@@ -151,3 +151,27 @@ extern "C" cudaError_t cuda_add_norm_run(int dtype, const void* x, const void* r
   }
   return cudaGetLastError();
 }
+
+/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
+static cudaError_t load_each(const void* const* kernels, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <typename T>
+static cudaError_t preload_add_norm() {
+  const void* kernels[] = {(const void*)add_norm_warp_kernel<T, 8>, (const void*)add_norm_warp_kernel<T, 32>,
+                           (const void*)add_norm_block_kernel<T>};
+  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+}
+
+extern "C" cudaError_t cuda_add_norm_preload(void) {
+  cudaError_t e;
+  if ((e = preload_add_norm<float>()) != cudaSuccess) return e;
+  if ((e = preload_add_norm<__half>()) != cudaSuccess) return e;
+  return preload_add_norm<__nv_bfloat16>();
+}

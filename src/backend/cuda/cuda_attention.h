@@ -64,6 +64,11 @@ cudaError_t cuda_attention(int dtype, cuda_attention_path path, const void* q, c
                            const void* mask, const void* mask2, void* y, cuda_attention_args a, void* scratch,
                            cudaStream_t stream);
 
+/* Every attention kernel into the current context (the tiled ones through
+ * cuda_attention_tiled_preload). */
+cudaError_t cuda_attention_preload(void);
+cudaError_t cuda_attention_tiled_preload(void);
+
 /* The tiled kernels (cuda_attention_tiled.cu); path MMA or SIMT. */
 cudaError_t cuda_attention_tiled(int dtype, cuda_attention_path path, const void* q, const void* k, const void* v,
                                  const void* mask, const void* mask2, void* y, const cuda_attention_args* a,

@@ -562,9 +562,14 @@ void launch_mma_split(const void* q, const void* k, const void* v, const void* m
 /* Whether the MMA path splits each block's keys over its warps: forced by GFXEP_CUDA_ATTENTION_SPLIT=1
  * or 0, else where 64-query blocks would number fewer than kSplitBelow (two per SM of an H200). */
 const int64_t kSplitBelow = 264;
-bool split_keys(const cuda_attention_args& a) {
+int split_forced() { /* 1 or 0 as GFXEP_CUDA_ATTENTION_SPLIT asks, -1 when it does not */
   const char* e = getenv("GFXEP_CUDA_ATTENTION_SPLIT");
-  if (e && (e[0] == '0' || e[0] == '1') && !e[1]) return e[0] == '1';
+  return e && (e[0] == '0' || e[0] == '1') && !e[1] ? e[0] - '0' : -1;
+}
+
+bool split_keys(const cuda_attention_args& a) {
+  static const int forced = split_forced(); /* read once per process, not at every launch */
+  if (forced >= 0) return forced == 1;
   return (a.q_seq + 63) / 64 * a.batch * a.q_heads < kSplitBelow;
 }
 
@@ -622,4 +627,37 @@ cudaError_t cuda_attention_tiled(int dtype, cuda_attention_path path, const void
     case GFX_DTYPE_BF16: return launch_tiled_half<__nv_bfloat16>(path, q, k, v, mask, mask2, y, *a, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
+static cudaError_t load_each(const void* const* kernels, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <typename T>
+static cudaError_t preload_simt() {
+  const void* kernels[] = {(const void*)attention_simt_kernel<T, 32, 32>, (const void*)attention_simt_kernel<T, 64, 32>,
+                           (const void*)attention_simt_kernel<T, 128, 16>};
+  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+}
+
+template <typename T>
+static cudaError_t preload_mma() {
+  const void* kernels[] = {(const void*)attention_mma_kernel<T, 32, 64>,       (const void*)attention_mma_kernel<T, 64, 64>,
+                           (const void*)attention_mma_kernel<T, 128, 32>,      (const void*)attention_mma_split_kernel<T, 32, 32>,
+                           (const void*)attention_mma_split_kernel<T, 64, 32>, (const void*)attention_mma_split_kernel<T, 128, 16>};
+  const cudaError_t e = load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return e != cudaSuccess ? e : preload_simt<T>();
+}
+
+extern "C" cudaError_t cuda_attention_tiled_preload(void) {
+  cudaError_t e;
+  if ((e = preload_simt<float>()) != cudaSuccess) return e;
+  if ((e = preload_mma<__half>()) != cudaSuccess) return e;
+  return preload_mma<__nv_bfloat16>();
 }

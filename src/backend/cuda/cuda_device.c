@@ -5,11 +5,13 @@
 
 #include <stdatomic.h>
 
+#include "backend/cuda/cuda_attention.h"
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_elementwise.h"
 #include "backend/cuda/cuda_hold.h"
 #include "backend/cuda/cuda_index.h"
 #include "backend/cuda/cuda_quant.h"
+#include "backend/cuda/cuda_select.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_layout.h"
 #include "backend/cuda/cuda_topk.h"
@@ -85,6 +87,9 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_topk_preload(), "loading the TopK kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_quant_preload(), "loading the quantization kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_hold_preload(), "loading the stream-hold kernel on device %d", device));
+  GFX_TRY(cuda_check(cuda_attention_preload(), "loading the attention kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_add_norm_preload(), "loading the residual-add normalization kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_select_preload(), "loading the NonZero and NonMaxSuppression kernels on device %d", device));
   atomic_store(&kernels_loaded[device], 1);
   return NULL;
 }

@@ -135,6 +135,7 @@ typedef struct cuda_add_norm_args {
 } cuda_add_norm_args;
 cudaError_t cuda_add_norm_run(int dtype, const void* x, const void* r, const void* scale, const void* bias, void* y,
                               void* sum, cuda_add_norm_args args, cudaStream_t stream);
+cudaError_t cuda_add_norm_preload(void); /* its kernels into the current context */
 
 cudaError_t cuda_lrn_run(int dtype, const void* x, void* y, cuda_lrn_args args, cudaStream_t stream);
 

@@ -444,3 +444,37 @@ extern "C" cudaError_t cuda_select_nms(const cuda_nms_args* a, int64_t* y, int64
     default: return cudaErrorInvalidValue;
   }
 }
+
+/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
+static cudaError_t load_each(const void* const* kernels, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <typename U>
+static cudaError_t preload_nonzero() {
+  const void* kernels[] = {(const void*)nz_count<U>, (const void*)nz_write<U>};
+  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+}
+
+template <typename T>
+static cudaError_t preload_nms() {
+  const void* kernels[] = {(const void*)nms_rank<T>, (const void*)nms_boxes<T>};
+  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+}
+
+extern "C" cudaError_t cuda_select_preload(void) {
+  cudaError_t e;
+  if ((e = preload_nonzero<uint8_t>()) != cudaSuccess || (e = preload_nonzero<uint16_t>()) != cudaSuccess ||
+      (e = preload_nonzero<uint32_t>()) != cudaSuccess || (e = preload_nonzero<uint64_t>()) != cudaSuccess ||
+      (e = preload_nms<float>()) != cudaSuccess || (e = preload_nms<__half>()) != cudaSuccess ||
+      (e = preload_nms<__nv_bfloat16>()) != cudaSuccess)
+    return e;
+  const void* kernels[] = {(const void*)exclusive_scan, (const void*)nms_mask, (const void*)nms_scan,
+                           (const void*)nms_counts, (const void*)nms_write};
+  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+}

@@ -62,6 +62,9 @@ size_t cuda_nms_scratch(int64_t batches, int64_t classes, int64_t boxes, int64_t
 cudaError_t cuda_select_nms(const cuda_nms_args* a, int64_t* y, int64_t* count, void* scratch, size_t scratch_bytes,
                             cudaStream_t stream);
 
+/* Every kernel of cuda_select.cu into the current context. */
+cudaError_t cuda_select_preload(void);
+
 #ifdef __cplusplus
 }
 #endif
