@@ -9,6 +9,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/cuda_reduce.h"
+#include "backend/cuda/cuda_preload.cuh"
 
 namespace {
 
@@ -152,21 +153,11 @@ extern "C" cudaError_t cuda_add_norm_run(int dtype, const void* x, const void* r
   return cudaGetLastError();
 }
 
-/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
-static cudaError_t load_each(const void* const* kernels, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
-
 template <typename T>
 static cudaError_t preload_add_norm() {
   const void* kernels[] = {(const void*)add_norm_warp_kernel<T, 8>, (const void*)add_norm_warp_kernel<T, 32>,
                            (const void*)add_norm_block_kernel<T>};
-  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return CUDA_LOAD_KERNELS(kernels);
 }
 
 extern "C" cudaError_t cuda_add_norm_preload(void) {

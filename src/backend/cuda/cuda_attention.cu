@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/cuda_attention.h"
+#include "backend/cuda/cuda_preload.cuh"
 #include "ir/tensor.h"
 
 namespace {
@@ -173,19 +174,9 @@ cudaError_t cuda_attention(int dtype, cuda_attention_path path, const void* q, c
   }
 }
 
-/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
-static cudaError_t load_each(const void* const* kernels, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
-
 extern "C" cudaError_t cuda_attention_preload(void) {
   const void* kernels[] = {(const void*)attention_kernel<float>, (const void*)attention_kernel<__half>,
                            (const void*)attention_kernel<__nv_bfloat16>};
-  const cudaError_t e = load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  const cudaError_t e = CUDA_LOAD_KERNELS(kernels);
   return e != cudaSuccess ? e : cuda_attention_tiled_preload();
 }

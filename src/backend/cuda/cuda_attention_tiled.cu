@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_attention.h"
+#include "backend/cuda/cuda_preload.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 #include "ir/tensor.h"
 
@@ -629,21 +630,11 @@ cudaError_t cuda_attention_tiled(int dtype, cuda_attention_path path, const void
   }
 }
 
-/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
-static cudaError_t load_each(const void* const* kernels, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
-
 template <typename T>
 static cudaError_t preload_simt() {
   const void* kernels[] = {(const void*)attention_simt_kernel<T, 32, 32>, (const void*)attention_simt_kernel<T, 64, 32>,
                            (const void*)attention_simt_kernel<T, 128, 16>};
-  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return CUDA_LOAD_KERNELS(kernels);
 }
 
 template <typename T>
@@ -651,7 +642,7 @@ static cudaError_t preload_mma() {
   const void* kernels[] = {(const void*)attention_mma_kernel<T, 32, 64>,       (const void*)attention_mma_kernel<T, 64, 64>,
                            (const void*)attention_mma_kernel<T, 128, 32>,      (const void*)attention_mma_split_kernel<T, 32, 32>,
                            (const void*)attention_mma_split_kernel<T, 64, 32>, (const void*)attention_mma_split_kernel<T, 128, 16>};
-  const cudaError_t e = load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  const cudaError_t e = CUDA_LOAD_KERNELS(kernels);
   return e != cudaSuccess ? e : preload_simt<T>();
 }
 

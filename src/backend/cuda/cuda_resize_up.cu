@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_preload.cuh"
 #include "backend/cuda/cuda_resize.h"
 #include "backend/cuda/cuda_vec16.cuh"
 #include "ir/tensor.h"
@@ -289,11 +290,8 @@ template <typename T>
 static cudaError_t preload_up() {
   const void* kernels[] = {(const void*)resize_up_kernel<T, 2, 2>, (const void*)resize_up_kernel<T, 4, 2>,
                            (const void*)resize_up_kernel<T, 2, 4>};
-  for (const void* k : kernels) {
-    cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, k);
-    if (e != cudaSuccess) return e;
-  }
+  const cudaError_t e = CUDA_LOAD_KERNELS(kernels);
+  if (e != cudaSuccess) return e;
   if constexpr (16 / sizeof(T) / 4 >= 2) {
     cudaFuncAttributes attr;
     return cudaFuncGetAttributes(&attr, resize_up_kernel<T, 4, 4>);

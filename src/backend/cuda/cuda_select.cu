@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend/cuda/cuda_select.h"
+#include "backend/cuda/cuda_preload.cuh"
 
 namespace {
 
@@ -445,26 +446,16 @@ extern "C" cudaError_t cuda_select_nms(const cuda_nms_args* a, int64_t* y, int64
   }
 }
 
-/* Loads each kernel into the current context (see cuda_elementwise.cu for why). */
-static cudaError_t load_each(const void* const* kernels, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, kernels[i]);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
-
 template <typename U>
 static cudaError_t preload_nonzero() {
   const void* kernels[] = {(const void*)nz_count<U>, (const void*)nz_write<U>};
-  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return CUDA_LOAD_KERNELS(kernels);
 }
 
 template <typename T>
 static cudaError_t preload_nms() {
   const void* kernels[] = {(const void*)nms_rank<T>, (const void*)nms_boxes<T>};
-  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return CUDA_LOAD_KERNELS(kernels);
 }
 
 extern "C" cudaError_t cuda_select_preload(void) {
@@ -476,5 +467,5 @@ extern "C" cudaError_t cuda_select_preload(void) {
     return e;
   const void* kernels[] = {(const void*)exclusive_scan, (const void*)nms_mask, (const void*)nms_scan,
                            (const void*)nms_counts, (const void*)nms_write};
-  return load_each(kernels, sizeof kernels / sizeof kernels[0]);
+  return CUDA_LOAD_KERNELS(kernels);
 }
