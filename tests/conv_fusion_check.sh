@@ -1,11 +1,12 @@
 #!/bin/bash
 # Writes the fusion models (tests/conv_fusion_models.py) and runs each through gfxep-run on one
 # backend: every node must land on gfxep and the outputs must agree with ORT's CPU EP. On the
-# backends that run every fused node (reference, cuda) the transformer models must also compile to
-# the node count their fusions leave (the partition's nodes after ir_fuse, from GFXEP_MEMORY_REPORT),
-# so a pattern that stops firing fails here, not only in the timings. There the convolution models
-# run again with layout=nhwc: ORT then hands the Convs over channels-last between Transposes, which
-# gfxep must take too (more nodes than without), and the outputs must still agree.
+# backends that run every fused node (reference, cuda) the transformer models (and, on the reference
+# backend, ESPCN) must also compile to the node count their fusions leave (the partition's nodes after
+# ir_fuse, from GFXEP_MEMORY_REPORT), so a pattern that stops firing fails here, not only in the
+# timings. There the convolution models run again with layout=nhwc: ORT then hands the Convs over
+# channels-last between Transposes, which gfxep must take too (more nodes than without), and the
+# outputs must still agree.
 #   conv_fusion_check.sh PYTHON GFXEP_RUN OUT_DIR reference|cuda|vulkan
 set -u
 py=$1 run=$2 out=$3 backend=$4
@@ -19,10 +20,13 @@ fail=0
 # (MatMul, scale, masks, Softmax, MatMul and the layout nodes of q, k, v) is one node, a residual Add
 # goes into the LayerNormalization after it; the nofuse_ ones keep their Softmax
 # (the CUDA backend declines fused attention in float32, cuda_supports_node: these float32 models keep
-# their products there, so the attention counts hold on the reference backend only)
+# their products there, so the attention counts hold on the reference backend only); ESPCN's two 3x3
+# Convs become one convolution chain (ir/fuse_chain.c) where the backend runs it: on the reference
+# backend, 3 nodes (5x5 Conv, chain, DepthToSpace)
 expected_nodes() {
   case $backend/$1 in
     cuda/fuse_attention*) ;;
+    reference/fuse_espcn.onnx) echo 3 ;;
     */fuse_attention.onnx|*/fuse_attention_scale_first.onnx) echo 4 ;;
     */fuse_attention_kt_output.onnx|*/fuse_attention_swin.onnx|*/fuse_attention_swin_shifted.onnx) echo 6 ;;
     */fuse_residual_layernorm.onnx|*/fuse_residual_layernorm_sum_output.onnx) echo 5 ;;

@@ -10,6 +10,9 @@
  *   test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]   (default: cuda, every op; -v names each case
  *                                                       on stderr before it runs)
  *
+ * OP is an op of the table in its ONNX spelling, or ConvChain for the convolution chains alone (fused
+ * Conv pairs, ir/graph.h; -o Conv runs them too). Their cases are counted apart, as ConvChain.
+ *
  * Each case first asks the backend's supports_node, as GetCapability does: a case it declines (an
  * element type or feature it has no kernel for; those nodes stay with ONNX Runtime) is counted as
  * declined, never as passed. Tolerances per output type, |got - want| <= atol + rtol * |want|:
@@ -137,9 +140,10 @@ typedef struct ew_case {
   ir_node node;
   int n_in;
   int in_dtype[IR_MAX_IO];
-  gfx_shape in[IR_MAX_IO];
+  gfx_shape in[IR_MAX_IO]; /* rank -1: an optional input left out (value -1, no tensor) */
   int out_dtype;
   double scale;
+  double in_scale[IR_MAX_IO]; /* > 0: float input i is drawn from [-in_scale[i], in_scale[i]) instead */
   int positive; /* inputs > 0 (Log, Sqrt, Pow's base) */
   double grid;  /* > 0: float inputs are multiples of it (exact halves for Round, ties for ArgMax) */
   double offset; /* added to float inputs (ReduceProd near 1, ReduceLogSumExp far from 0) */
@@ -161,10 +165,18 @@ typedef struct op_tally {
   char declined_why[200]; /* the first reason */
 } op_tally;
 
-static op_tally tally[GFX_OP_COUNT];
+/* per op, and one more for the convolution chains (Conv nodes with params.conv.chain), counted apart
+ * so that what a backend makes of them shows on its own line */
+#define CHAIN_TALLY GFX_OP_COUNT
+#define CHAIN_NAME "ConvChain"
+static op_tally tally[GFX_OP_COUNT + 1];
 static int verbose; /* -v: each case's label on stderr before it runs */
-static int wanted[GFX_OP_COUNT]; /* -o: the ops to run; all when none is named */
+static int wanted[GFX_OP_COUNT + 1]; /* -o: the ops to run (ConvChain: the chains); all when none is named */
 static int any_wanted;
+
+static int is_chain(const ew_case* c) { return c->node.op == GFX_OP_CONV && c->node.params.conv.chain; }
+static int tally_of(const ew_case* c) { return is_chain(c) ? CHAIN_TALLY : (int)c->node.op; }
+static const char* tally_name(int k) { return k == CHAIN_TALLY ? CHAIN_NAME : ir_op_name((gfx_op)k); }
 
 /* every infer function the op table names, declared here as ir/shape.c does, since the families
  * declare theirs in no header */
@@ -190,7 +202,7 @@ static gfx_status supported(gfx_dev* gpu, const ew_case* c) {
   desc.n_inputs = c->n_in;
   desc.n_outputs = c->n_out > 0 ? c->n_out : 1;
   for (int i = 0; i < c->n_in; i++) {
-    desc.input_dtypes[i] = c->in_dtype[i];
+    desc.input_dtypes[i] = c->in[i].rank < 0 ? GFX_DTYPE_UNDEFINED : c->in_dtype[i];
     desc.input_shapes[i] = c->in[i];
   }
   for (int o = 0; o < desc.n_outputs; o++) desc.output_dtypes[o] = o == 0 ? c->out_dtype : c->stats_dtype;
@@ -229,8 +241,9 @@ static int check_output(const ew_case* c, const char* label, int o, const gfx_sh
 
 static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   const gfx_op op = c->node.op;
-  if (any_wanted && !wanted[op]) return;
-  op_tally* t = &tally[op];
+  /* -o Conv takes the chains too; -o ConvChain the chains alone */
+  if (any_wanted && !wanted[op] && !(is_chain(c) && wanted[CHAIN_TALLY])) return;
+  op_tally* t = &tally[tally_of(c)];
   gfx_dev* ref = gfx_reference_device();
   gfx_status s = NULL;
   char label[512];
@@ -251,9 +264,9 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   c->node.n_inputs = c->n_in;
   c->node.n_outputs = n_out;
   c->node.name = "case";
-  /* value indices as a graph gives them: every input present, the outputs after them */
+  /* value indices as a graph gives them: every input given, the outputs after them */
   for (int i = 0; i < IR_MAX_IO; i++) c->node.inputs[i] = c->node.outputs[i] = -1;
-  for (int i = 0; i < c->n_in; i++) c->node.inputs[i] = i;
+  for (int i = 0; i < c->n_in; i++) c->node.inputs[i] = c->in[i].rank < 0 ? -1 : i;
   for (int o = 0; o < n_out; o++) c->node.outputs[o] = c->n_in + o;
   if ((s = supported(gpu, c))) {
     if (verbose) fprintf(stderr, "declined: %s\n", gfx_status_message(s));
@@ -277,12 +290,16 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   void *dev_scratch = NULL, *host_scratch = NULL, *ref_state = NULL, *state = NULL;
   size_t out_bytes[IR_MAX_IO] = {0}, total[IR_MAX_IO] = {0};
   for (int i = 0; i < c->n_in; i++) {
+    if (c->in[i].rank < 0) { /* left out: no tensor, as the executor hands it over */
+      rin[i] = gin[i] = (gfx_tensor){.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = c->in[i]};
+      continue;
+    }
     int okb;
     size_t b = gfx_shape_bytes(&c->in[i], c->in_dtype[i], &okb);
     host[i] = malloc(b + 8);
     /* BatchNorm's variance must be positive */
-    fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->scale, c->positive || (op == GFX_OP_BATCH_NORM && i == 4),
-         c->offset, c->grid);
+    fill(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->in_scale[i] > 0 ? c->in_scale[i] : c->scale,
+         c->positive || (op == GFX_OP_BATCH_NORM && i == 4), c->offset, c->grid);
     if (c->ranged[i]) fill_ints(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_lo[i], c->int_hi[i]);
     if (c->distinct[i]) fill_distinct(host[i], c->in_dtype[i], gfx_shape_numel(&c->in[i]), c->int_hi[i] + 1);
     const size_t shift = c->misalign ? gfx_dtype_size(c->in_dtype[i]) : 0;
@@ -2155,6 +2172,69 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
   }
 }
 
+/* Convolution chains (ir/graph.h, IR_CONV_CHAIN_WEIGHT_INPUT: two 3x3 convolutions of stride 1 and
+ * pads 1 in one node, y = act(conv(act_a(conv(x, W_a) + B_a), W) + B)) as image nets have them:
+ * ESPCN's middle layers, sizes that are no multiple of any tile, batches, 1-pixel and 3-pixel-high
+ * images; NCHW and channels-last, each first and second activation, either bias left out; float16 and
+ * bfloat16 (the types a chain kernel takes), float32 on two shapes. Selected by -o Conv or -o ConvChain
+ * and counted as ConvChain. Weights are drawn from +-1/sqrt(9 C) so that every map stays O(1), as in
+ * a trained net. The type's own tolerance holds for two layers: both sides round the middle map to
+ * the type, a device's float32 sums round a middle value one unit away from the double ones only next
+ * to a rounding boundary (rarely), and that unit reaches y scaled down by a weight. */
+static void conv_chain_cases(gfx_dev* gpu, void* stream) {
+  static const struct {
+    int n, c_in, c_mid, c_out, h, w;
+    int act_a, act, bias_a, bias, float32;
+  } chains[] = {
+      {1, 64, 32, 12, 37, 70, IR_ACT_RELU, IR_ACT_NONE, 1, 1, 0}, /* ESPCN's 64 -> 32 -> 12 (x2: 3 x 2 x 2) */
+      {1, 16, 16, 3, 20, 33, IR_ACT_LEAKY_RELU, IR_ACT_TANH, 1, 1, 1},
+      {2, 32, 32, 32, 17, 40, IR_ACT_NONE, IR_ACT_RELU, 0, 1, 0},
+      {1, 48, 16, 8, 9, 9, IR_ACT_CLIP, IR_ACT_RELU, 1, 1, 1},
+      {1, 64, 64, 64, 33, 65, IR_ACT_RELU, IR_ACT_RELU, 1, 0, 0},
+      {1, 16, 32, 16, 1, 1, IR_ACT_LEAKY_RELU, IR_ACT_TANH, 1, 1, 0},
+      {1, 16, 16, 16, 3, 100, IR_ACT_RELU, IR_ACT_NONE, 1, 1, 0},
+  };
+  static const int types[] = {GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_F32};
+  const int wa = IR_CONV_CHAIN_WEIGHT_INPUT, ba = IR_CONV_CHAIN_WEIGHT_INPUT + 1;
+  /* their own random stream, so that the cases after them keep their data */
+  const uint64_t rng_saved = rng_state;
+  rng_state = 20261211;
+  for (int k = 0; k < (int)(sizeof chains / sizeof chains[0]); k++)
+    for (int layout = 0; layout < 2; layout++)
+      for (int t = 0; t < 3; t++) {
+        if (types[t] == GFX_DTYPE_F32 && !chains[k].float32) continue;
+        const int dtype = types[t];
+        const int64_t n = chains[k].n, c_in = chains[k].c_in, c_mid = chains[k].c_mid, c_out = chains[k].c_out;
+        const int64_t h = chains[k].h, w = chains[k].w;
+        ew_case c = case_of(GFX_OP_CONV, dtype, ba + 1, NULL);
+        c.scale = 1.0; /* x */
+        ir_conv_params* q = &c.node.params.conv;
+        q->spatial = 2, q->group = 1, q->dtype = dtype, q->channels_last = layout, q->chain = 1;
+        for (int i = 0; i < 2; i++) q->kernel[i] = 3, q->strides[i] = q->dilations[i] = 1;
+        for (int i = 0; i < 4; i++) q->pads[i] = 1;
+        q->chain_activation = chains[k].act_a;
+        q->activation = chains[k].act;
+        q->chain_alpha = chains[k].act_a == IR_ACT_CLIP ? -0.5f : 0.1f; /* LeakyRelu's alpha, Clip's min */
+        q->chain_beta = chains[k].act_a == IR_ACT_CLIP ? 0.5f : 0.0f;
+        c.in[0] = layout ? SHAPE(n, h, w, c_in) : SHAPE(n, c_in, h, w);
+        c.in[1] = SHAPE(c_out, c_mid, 3, 3);
+        c.in[2] = chains[k].bias ? SHAPE(c_out) : (gfx_shape){.rank = -1};
+        c.in[IR_CONV_RESIDUAL_INPUT] = (gfx_shape){.rank = -1};
+        c.in[wa] = SHAPE(c_mid, c_in, 3, 3);
+        c.in[ba] = chains[k].bias_a ? SHAPE(c_mid) : (gfx_shape){.rank = -1};
+        c.in_scale[1] = 1.0 / sqrt(9.0 * (double)c_mid);
+        c.in_scale[wa] = 1.0 / sqrt(9.0 * (double)c_in);
+        c.in_scale[2] = c.in_scale[ba] = 0.25;
+        snprintf(c.label, sizeof c.label, "%s %s %s x[%lld,%lld,%lld,%lld] %lld -> %lld -> %lld act=%d,%d bias=%d,%d",
+                 CHAIN_NAME, layout ? "NHWC" : "NCHW", gfx_dtype_name(dtype), (long long)c.in[0].dims[0],
+                 (long long)c.in[0].dims[1], (long long)c.in[0].dims[2], (long long)c.in[0].dims[3], (long long)c_in,
+                 (long long)c_mid, (long long)c_out, q->chain_activation, q->activation, chains[k].bias_a,
+                 chains[k].bias);
+        run_case(gpu, stream, &c);
+      }
+  rng_state = rng_saved;
+}
+
 static void matmul_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 40; k++) {
     ew_case c = case_of(GFX_OP_MATMUL, k % 3 == 2 ? GFX_DTYPE_F16 : GFX_DTYPE_F32, 2, NULL);
@@ -2651,11 +2731,15 @@ static void resize_nearest_cases(gfx_dev* gpu, void* stream) {
         }
 }
 
-/* -o: comma-separated op names (ONNX spelling), 0 when one is not in the table */
+/* -o: comma-separated op names (ONNX spelling) or ConvChain, 0 when one is neither */
 static int want_ops(const char* list) {
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", list);
   for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (!strcmp(tok, CHAIN_NAME)) {
+      wanted[CHAIN_TALLY] = any_wanted = 1;
+      continue;
+    }
     gfx_op op = ir_op_from_name(tok);
     if (op == GFX_OP_NONE) {
       fprintf(stderr, "test_backend_ops: -o %s: no op of that name in the op table\n", tok);
@@ -2677,7 +2761,7 @@ int main(int argc, char** argv) {
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
       if (!want_ops(argv[++i])) return 2;
     } else {
-      fprintf(stderr, "usage: test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]\n");
+      fprintf(stderr, "usage: test_backend_ops [-b BACKEND] [-o OP[,OP...]] [-v]   (OP: an ONNX op or ConvChain)\n");
       return 2;
     }
   }
@@ -2714,6 +2798,7 @@ int main(int argc, char** argv) {
   index_cases(gpu, stream);
   grid_sample_cases(gpu, stream);
   conv_cases(gpu, stream);
+  conv_chain_cases(gpu, stream);
   matmul_cases(gpu, stream);
   coop_cases(gpu, stream);
   pool_cases(gpu, stream);
@@ -2735,11 +2820,11 @@ int main(int argc, char** argv) {
 
   int run = 0, passed = 0, declined = 0, listed = 0;
   printf("{\"backend\": \"%s\", \"backend_ops\": [", backend);
-  for (int op = GFX_OP_NONE + 1; op < GFX_OP_COUNT; op++) {
+  for (int op = GFX_OP_NONE + 1; op <= CHAIN_TALLY; op++) {
     const op_tally* t = &tally[op];
     if (t->run == 0 && t->declined == 0) continue;
     printf("%s{\"op\": \"%s\", \"cases\": %d, \"passed\": %d, \"declined\": %d, \"max_abs_err\": %.3g}",
-           listed++ ? ", " : "", ir_op_name((gfx_op)op), t->run, t->passed, t->declined, t->max_abs);
+           listed++ ? ", " : "", tally_name(op), t->run, t->passed, t->declined, t->max_abs);
     run += t->run;
     passed += t->passed;
     declined += t->declined;
@@ -2750,9 +2835,9 @@ int main(int argc, char** argv) {
     if (tally[op].run == 0 && tally[op].declined == 0 && (!any_wanted || wanted[op]))
       printf("%s\"%s\"", listed++ ? ", " : "", ir_op_name((gfx_op)op));
   printf("]}\n");
-  for (int op = GFX_OP_NONE + 1; op < GFX_OP_COUNT; op++)
+  for (int op = GFX_OP_NONE + 1; op <= CHAIN_TALLY; op++)
     if (tally[op].declined)
-      printf("# %s: %d cases declined by the backend (left to ONNX Runtime), e.g. %s\n", ir_op_name((gfx_op)op),
+      printf("# %s: %d cases declined by the backend (left to ONNX Runtime), e.g. %s\n", tally_name(op),
              tally[op].declined, tally[op].declined_why);
   printf("%d passed, %d failed, %d declined\n", passed, run - passed, declined);
   return passed == run && run > 0 ? 0 : 1;

@@ -3,7 +3,8 @@
  * of one projection), as PyTorch's exporter writes it with Split and Squeeze, and as Swin writes it
  * (q scaled, a relative position bias, a shift mask added through a 5-D Reshape); residual Add +
  * LayerNormalization (ir/fuse_norm.c); the layout transformer's Transposes folded into the first
- * channels-last Conv and into a DepthToSpace (ir/fuse_layout.c). Each graph runs through the reference kernels before and
+ * channels-last Conv and into a DepthToSpace (ir/fuse_layout.c); two 3x3 Convs fused into one
+ * convolution chain (ir/fuse_chain.c). Each graph runs through the reference kernels before and
  * after the fusion: the node count says the pattern fired (or, for the graphs that must be left
  * alone, did not), and the outputs must agree. Every node is parsed from a description, as
  * GetCapability parses it, so the fusions see the parameters a model gives them.
@@ -612,6 +613,291 @@ static void test_layout_depth_to_space(void** unused) {
   expect_fused(&declined, &target, 2, GFX_OP_TRANSPOSE, 1, 0.0);
 }
 
+/* ---- convolution chains: Conv -> Conv, both 3x3 of stride 1 (ir/fuse_chain.c) ---- */
+
+/* One Conv of a test graph: output channels, square window, stride, dilation, pads (all four sides),
+ * group, auto_pad (NULL: the explicit pads) and whether it has a bias. */
+typedef struct conv_spec {
+  int64_t cout, kernel, stride, dilation, pad, group;
+  const char* auto_pad;
+  int bias;
+} conv_spec;
+
+/* What a chain takes: 3x3, stride 1, dilation 1, pads 1, one group, a bias. */
+static conv_spec link3x3(int64_t cout) { return (conv_spec){cout, 3, 1, 1, 1, 1, NULL, 1}; }
+
+static int64_t conv_out_dim(int64_t in, conv_spec s) {
+  if (s.auto_pad) return (in + s.stride - 1) / s.stride; /* SAME_UPPER / SAME_LOWER */
+  return (in + 2 * s.pad - s.dilation * (s.kernel - 1) - 1) / s.stride + 1;
+}
+
+/* Conv of x (NCHW, or NHWC in the layout transformer's domain when channels_last) as s says, its
+ * weights and bias constants of the graph's type. */
+static int b_conv(builder* b, int x, conv_spec s, int channels_last) {
+  const gfx_shape xs = b->g->values[x].shape;
+  const int64_t n = xs.dims[0], cin = xs.dims[channels_last ? 3 : 1];
+  const int64_t oh = conv_out_dim(xs.dims[channels_last ? 1 : 2], s);
+  const int64_t ow = conv_out_dim(xs.dims[channels_last ? 2 : 3], s);
+  const int64_t w_count = s.cout * (cin / s.group) * s.kernel * s.kernel;
+  float* w = malloc(sizeof(float) * (size_t)w_count);
+  float bias[64];
+  fill(w, (size_t)w_count, &b->seed);
+  fill(bias, (size_t)s.cout, &b->seed);
+  const int in[3] = {x, b_float_const(b, SHAPE(s.cout, cin / s.group, s.kernel, s.kernel), w),
+                     s.bias ? b_float_const(b, SHAPE(s.cout), bias) : -1};
+  free(w);
+  test_attr a[5] = {A_INTS("kernel_shape", s.kernel, s.kernel), A_INTS("strides", s.stride, s.stride),
+                    A_INTS("dilations", s.dilation, s.dilation), A_INT("group", s.group)};
+  a[4] = s.auto_pad ? (test_attr)A_STR("auto_pad", s.auto_pad) : (test_attr)A_INTS("pads", s.pad, s.pad, s.pad, s.pad);
+  attr_table t = {.attrs = a, .n = 5};
+  const gfx_shape out = channels_last ? SHAPE(n, oh, ow, s.cout) : SHAPE(n, s.cout, oh, ow);
+  return b_node_in(b, channels_last ? IR_NHWC_DOMAIN : "", "Conv", 11, &t, in, s.bias ? 3 : 2, &out, 1);
+}
+
+/* act of x: "Relu", "LeakyRelu" (alpha 0.1), "Tanh" or "Clip" (-0.5, 0.75); x itself for NULL. */
+static int b_act(builder* b, const char* act, int x) {
+  const gfx_shape s = b->g->values[x].shape;
+  if (!act) return x;
+  if (!strcmp(act, "LeakyRelu")) return b_node(b, act, 16, ATTRS(A_FLOAT("alpha", 0.1f)), &x, 1, s);
+  if (!strcmp(act, "Clip"))
+    return b_node(b, act, 13, NO_ATTRS, (int[]){x, b_scalar(b, -0.5f), b_scalar(b, 0.75f)}, 3, s);
+  return b_node(b, act, 14, NO_ATTRS, &x, 1, s);
+}
+
+/* The input of a chain test: [2, 8, 7, 9] NCHW, or [2, 7, 9, 8] channels-last. */
+static int b_image(builder* b, int channels_last) {
+  const int x = b_value(b, b->dtype, channels_last ? SHAPE(2, 7, 9, 8) : SHAPE(2, 8, 7, 9));
+  expect_ok(ir_graph_add_input(b->g, x));
+  return x;
+}
+
+/* x -> Conv a -> act_a -> Conv c -> act_c -> y */
+static builder pair_graph(int dtype, int channels_last, conv_spec a, const char* act_a, conv_spec c,
+                          const char* act_c) {
+  builder b = b_new(dtype);
+  const int mid = b_act(&b, act_a, b_conv(&b, b_image(&b, channels_last), a, channels_last));
+  expect_ok(ir_graph_add_output(b.g, b_act(&b, act_c, b_conv(&b, mid, c, channels_last))));
+  return b;
+}
+
+/* A target that declines every chain node (as the Vulkan backend does) and runs the rest. */
+static gfx_status declining_chains(void* user, const ir_graph* g, const ir_node* node) {
+  (void)user;
+  (void)g;
+  if (node->op == GFX_OP_CONV && node->params.conv.chain) return gfx_error(GFX_ERR_NOT_SUPPORTED, "declined by the test");
+  return NULL;
+}
+
+/* A target that runs everything, counting the chain nodes it was asked about. */
+static gfx_status counting_chains(void* user, const ir_graph* g, const ir_node* node) {
+  (void)g;
+  if (node->op == GFX_OP_CONV && node->params.conv.chain) (*(int*)user)++;
+  return NULL;
+}
+
+/* Conv + Relu -> Conv becomes one chain node computing the pair's result bit for bit (the reference
+ * kernels round the middle map to the type as the first Conv's output was), in both layouts and every
+ * float type, with each activation and either bias left out; a target that runs it is asked first.
+ * The pair compared is the one ir_fuse leaves, its activations fused: a LeakyRelu or Tanh fused into
+ * its Conv rounds once where the separate node rounded twice, which is ir_fuse's doing, not the chain's. */
+static void test_chain_fused(void** unused) {
+  (void)unused;
+  static const char* const acts[][2] = {{"Relu", NULL}, {NULL, "Relu"}, {"LeakyRelu", "Tanh"}, {"Clip", "Relu"}};
+  for (int t = 0; t < 3; t++)
+    for (int layout = 0; layout < 2; layout++)
+      for (int k = 0; k < 4; k++) {
+        conv_spec a = link3x3(6), c = link3x3(5);
+        a.bias = k != 1;
+        c.bias = k != 2;
+        builder b = pair_graph(dtypes[t], layout, a, acts[k][0], c, acts[k][1]);
+        expect_ok(ir_fuse(b.g));
+        assert_int_equal(b.g->n_nodes, 2);
+        int asked = 0;
+        const ir_fuse_target target = {.supports = counting_chains, .user = &asked};
+        expect_fused(&b, &target, 1, GFX_OP_CONV, 1, 0.0);
+        assert_int_equal(asked, 1);
+      }
+}
+
+/* The chain node's inputs and parameters as ir/graph.h lays them out. */
+static void test_chain_node_layout(void** unused) {
+  (void)unused;
+  for (int layout = 0; layout < 2; layout++) {
+    conv_spec c = link3x3(5);
+    c.bias = layout; /* the second Conv's bias absent in NCHW */
+    builder b = pair_graph(GFX_DTYPE_F16, layout, link3x3(6), "LeakyRelu", c, "Tanh");
+    const ir_node a0 = b.g->nodes[0];
+    const int x = b.g->inputs[0], w_a = a0.inputs[1], b_a = a0.inputs[2];
+    const ir_node* second = &b.g->nodes[b.g->n_nodes - 2]; /* the second Conv, before its Tanh */
+    const int w = second->inputs[1], bias = c.bias ? second->inputs[2] : -1;
+    expect_ok(ir_fuse_for(b.g, NULL));
+    assert_int_equal(b.g->n_nodes, 1);
+    const ir_node* n = &b.g->nodes[0];
+    const ir_conv_params* p = &n->params.conv;
+    assert_int_equal(n->op, GFX_OP_CONV);
+    assert_int_equal(n->n_inputs, IR_CONV_CHAIN_WEIGHT_INPUT + 2);
+    assert_int_equal(n->inputs[0], x);
+    assert_int_equal(n->inputs[1], w);
+    assert_int_equal(n->inputs[2], bias);
+    assert_int_equal(n->inputs[IR_CONV_RESIDUAL_INPUT], -1);
+    assert_int_equal(n->inputs[IR_CONV_CHAIN_WEIGHT_INPUT], w_a);
+    assert_int_equal(n->inputs[IR_CONV_CHAIN_WEIGHT_INPUT + 1], b_a);
+    assert_int_equal(n->outputs[0], b.g->outputs[0]);
+    assert_true(p->chain && p->spatial == 2 && p->group == 1 && p->channels_last == layout && !p->nchw_input);
+    assert_true(p->residual == IR_RES_NONE && p->auto_pad == IR_PAD_NOTSET && p->dtype == GFX_DTYPE_F16);
+    for (int i = 0; i < 2; i++) assert_true(p->kernel[i] == 3 && p->strides[i] == 1 && p->dilations[i] == 1);
+    for (int i = 0; i < 4; i++) assert_int_equal(p->pads[i], 1);
+    assert_true(p->chain_activation == IR_ACT_LEAKY_RELU && p->chain_alpha == 0.1f);
+    assert_true(p->activation == IR_ACT_TANH);
+    /* both names, in data-flow order */
+    assert_non_null(strstr(n->name, "Conv"));
+    assert_true(strstr(n->name, "LeakyRelu") < strstr(n->name, "Tanh"));
+    ir_graph_free(b.g);
+  }
+  /* Clip's bounds as fuse_conv_activation stores them */
+  builder b = pair_graph(GFX_DTYPE_F32, 0, link3x3(6), "Clip", link3x3(5), NULL);
+  expect_ok(ir_fuse_for(b.g, NULL));
+  const ir_conv_params* p = &b.g->nodes[0].params.conv;
+  assert_true(p->chain && p->chain_activation == IR_ACT_CLIP && p->chain_alpha == -0.5f && p->chain_beta == 0.75f);
+  assert_int_equal(p->activation, IR_ACT_NONE);
+  ir_graph_free(b.g);
+}
+
+/* auto_pad SAME_UPPER and SAME_LOWER pad a 3x3 window of stride 1 by 1 on each side: fused, the pads
+ * written out. */
+static void test_chain_same_pads(void** unused) {
+  (void)unused;
+  conv_spec a = link3x3(6), c = link3x3(5);
+  a.auto_pad = "SAME_UPPER";
+  c.auto_pad = "SAME_LOWER";
+  builder b = pair_graph(GFX_DTYPE_F32, 0, a, "Relu", c, NULL);
+  expect_fused(&b, NULL, 1, GFX_OP_CONV, 1, 0.0);
+  builder d = pair_graph(GFX_DTYPE_F16, 1, a, NULL, c, "Relu");
+  expect_ok(ir_fuse_for(d.g, NULL));
+  const ir_conv_params* p = &d.g->nodes[0].params.conv;
+  assert_true(p->chain && p->auto_pad == IR_PAD_NOTSET);
+  for (int i = 0; i < 4; i++) assert_int_equal(p->pads[i], 1);
+  ir_graph_free(d.g);
+}
+
+/* Three 3x3 Convs in a row: a chain of the first two, then the third as it was. */
+static void test_chain_of_three(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 2; t++) {
+    builder b = b_new(dtypes[t]);
+    int v = b_image(&b, 0);
+    v = b_act(&b, "Relu", b_conv(&b, v, link3x3(6), 0));
+    v = b_act(&b, "Relu", b_conv(&b, v, link3x3(4), 0));
+    expect_ok(ir_graph_add_output(b.g, b_conv(&b, v, link3x3(5), 0)));
+    expect_fused(&b, NULL, 2, GFX_OP_CONV, 2, 0.0);
+  }
+  builder b = b_new(GFX_DTYPE_F32);
+  int v = b_image(&b, 0);
+  v = b_conv(&b, v, link3x3(6), 0);
+  v = b_conv(&b, v, link3x3(4), 0);
+  expect_ok(ir_graph_add_output(b.g, b_conv(&b, v, link3x3(5), 0)));
+  expect_ok(ir_fuse_for(b.g, NULL));
+  assert_int_equal(b.g->n_nodes, 2);
+  assert_true(b.g->nodes[0].params.conv.chain && !b.g->nodes[1].params.conv.chain);
+  assert_int_equal(b.g->nodes[1].inputs[0], b.g->nodes[0].outputs[0]);
+  ir_graph_free(b.g);
+}
+
+/* Pairs a chain does not take stay two Convs, computing what they did. */
+static void test_chain_left_alone(void** unused) {
+  (void)unused;
+  /* one Conv of the pair changed: stride 2, a 5x5 window, dilation 2, pads 0, two groups */
+  conv_spec changed[5];
+  for (int k = 0; k < 5; k++) changed[k] = link3x3(4);
+  changed[0].stride = 2;
+  changed[1].kernel = 5, changed[1].pad = 2;
+  changed[2].dilation = 2, changed[2].pad = 2;
+  changed[3].pad = 0;
+  changed[4].group = 2;
+  for (int k = 0; k < 5; k++)
+    for (int which = 0; which < 2; which++) {
+      builder b = which ? pair_graph(GFX_DTYPE_F32, 0, link3x3(6), "Relu", changed[k], NULL)
+                        : pair_graph(GFX_DTYPE_F32, 0, changed[k], "Relu", link3x3(6), NULL);
+      expect_fused(&b, NULL, 2, GFX_OP_CONV, 2, 0.0);
+    }
+  /* the middle map read by another node too, or a graph output */
+  for (int shared = 0; shared < 2; shared++) {
+    builder b = b_new(GFX_DTYPE_F16);
+    const int mid = b_conv(&b, b_image(&b, 0), link3x3(6), 0);
+    expect_ok(ir_graph_add_output(b.g, b_conv(&b, mid, link3x3(5), 0)));
+    expect_ok(ir_graph_add_output(b.g, shared ? b_act(&b, "Tanh", mid) : mid));
+    expect_fused(&b, NULL, 2 + shared, GFX_OP_CONV, 2, 0.0);
+  }
+  /* a residual on either Conv (an Add of a graph input the Conv's output's shape) */
+  for (int which = 0; which < 2; which++) {
+    builder b = b_new(GFX_DTYPE_F32);
+    int v = b_conv(&b, b_image(&b, 0), link3x3(6), 0);
+    if (!which) {
+      const int r = b_value(&b, b.dtype, b.g->values[v].shape);
+      expect_ok(ir_graph_add_input(b.g, r));
+      v = b_binary(&b, "Add", v, r);
+    }
+    v = b_conv(&b, v, link3x3(5), 0);
+    if (which) {
+      const int r = b_value(&b, b.dtype, b.g->values[v].shape);
+      expect_ok(ir_graph_add_input(b.g, r));
+      v = b_binary(&b, "Add", v, r);
+    }
+    expect_ok(ir_graph_add_output(b.g, v));
+    expect_fused(&b, NULL, 2, GFX_OP_CONV, 2, 0.0);
+  }
+  /* a backend that declines the chain (the Vulkan one) */
+  const ir_fuse_target target = {.supports = declining_chains, .user = NULL};
+  for (int layout = 0; layout < 2; layout++) {
+    builder b = pair_graph(GFX_DTYPE_F16, layout, link3x3(6), "Relu", link3x3(5), NULL);
+    expect_fused(&b, &target, 2, GFX_OP_CONV, 2, 0.0);
+  }
+}
+
+/* A chain node's shapes: its output from X, W_a and W in both layouts, and errors naming the inputs
+ * whose channels disagree. */
+static void test_chain_shapes(void** unused) {
+  (void)unused;
+  for (int layout = 0; layout < 2; layout++) {
+    builder b = pair_graph(GFX_DTYPE_F32, layout, link3x3(6), "Relu", link3x3(5), NULL);
+    expect_ok(ir_fuse_for(b.g, NULL));
+    const ir_node* n = &b.g->nodes[0];
+    gfx_shape in[IR_CONV_CHAIN_WEIGHT_INPUT + 2], out;
+    for (int i = 0; i < n->n_inputs; i++)
+      in[i] = n->inputs[i] < 0 ? (gfx_shape){.rank = -1} : b.g->values[n->inputs[i]].shape;
+    in[0] = layout ? SHAPE(3, 11, 4, 8) : SHAPE(3, 8, 11, 4); /* any batch and image size */
+    expect_ok(ir_infer_conv(n, in, &out));
+    expect_shape(out, layout ? SHAPE(3, 11, 4, 5) : SHAPE(3, 5, 11, 4));
+    gfx_shape mid, y;
+    expect_ok(ir_conv_chain_shapes(&n->params.conv, n->n_inputs, in, &mid, &y));
+    expect_shape(mid, layout ? SHAPE(3, 11, 4, 6) : SHAPE(3, 6, 11, 4));
+    /* X of 7 channels for W_a of 8 */
+    gfx_shape bad[IR_CONV_CHAIN_WEIGHT_INPUT + 2];
+    memcpy(bad, in, sizeof bad);
+    bad[0] = layout ? SHAPE(3, 11, 4, 7) : SHAPE(3, 7, 11, 4);
+    expect_error(ir_infer_conv(n, bad, &out), GFX_ERR_INVALID_ARGUMENT, "W_a (input 4)", "takes 8 input channels",
+                 "X (input 0)", "has 7");
+    /* W of 4 input channels after W_a's 6 */
+    memcpy(bad, in, sizeof bad);
+    bad[1] = SHAPE(5, 4, 3, 3);
+    expect_error(ir_infer_conv(n, bad, &out), GFX_ERR_INVALID_ARGUMENT, "W (input 1)", "takes 4 input channels",
+                 "W_a (input 4)", "makes 6");
+    /* a bias of the wrong length, a weight that is not 3x3, a residual */
+    memcpy(bad, in, sizeof bad);
+    bad[IR_CONV_CHAIN_WEIGHT_INPUT + 1] = SHAPE(5);
+    expect_error(ir_infer_conv(n, bad, &out), GFX_ERR_INVALID_ARGUMENT, "B_a (input 5)", "[6]");
+    memcpy(bad, in, sizeof bad);
+    bad[IR_CONV_CHAIN_WEIGHT_INPUT] = SHAPE(6, 8, 5, 5);
+    expect_error(ir_infer_conv(n, bad, &out), GFX_ERR_INVALID_ARGUMENT, "W_a (input 4)", "[M, C, 3, 3]");
+    memcpy(bad, in, sizeof bad);
+    bad[IR_CONV_RESIDUAL_INPUT] = out;
+    expect_error(ir_infer_conv(n, bad, &out), GFX_ERR_INVALID_ARGUMENT, "residual");
+    /* the graph as fused is valid and infers its declared shapes */
+    expect_ok(ir_graph_validate(b.g));
+    ir_graph_free(b.g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attention_vit),
@@ -625,6 +911,12 @@ int main(void) {
       cmocka_unit_test(test_residual_broadcast_left_alone),
       cmocka_unit_test(test_layout_depth_to_space),
       cmocka_unit_test(test_layout_first_conv),
+      cmocka_unit_test(test_chain_fused),
+      cmocka_unit_test(test_chain_node_layout),
+      cmocka_unit_test(test_chain_same_pads),
+      cmocka_unit_test(test_chain_of_three),
+      cmocka_unit_test(test_chain_left_alone),
+      cmocka_unit_test(test_chain_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,6 +517,12 @@ gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
   /* first, while Q, K and V still reach the products through the layout nodes it absorbs */
   GFX_TRY(ir_fuse_attention(g, target, &count));
   GFX_TRY(fuse_nodes(g));
+  /* after fuse_nodes, whose activations the chain carries; before the layout folds, which would give
+   * the first Conv of a chain an NCHW input (params.conv.nchw_input) that no chain has: a backend that
+   * takes both saves more by not writing the middle map (Cmid channels) than by not transposing the
+   * input (Cin), and on CUDA the two never compete (the NCHW-input kernel takes at most 4 channels,
+   * the chain kernel multiples of 16); ESPCN's first Conv, the one with the Transpose, is 5x5 anyway */
+  GFX_TRY(ir_fuse_chains(g, target, &count));
   GFX_TRY(ir_fuse_residual_norm(g, target, &count));
   GFX_TRY(ir_fuse_layout(g, target, &count));
   return ir_graph_validate(g);

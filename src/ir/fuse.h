@@ -49,12 +49,21 @@ typedef struct ir_fuse_target {
  *     Q or K): one Attention node (params.attention.fused) that reads Q, K, V in place and writes Y
  *     in the Transpose's layout; the layout nodes go too when nothing else reads them;
  * and after it
+ *   convolution chain (ir/fuse_chain.c): Conv -> Conv, both 2-D with one group, a 3x3 window of
+ *     stride 1 and dilation 1, pads of 1 on every side (explicit, or auto_pad SAME_UPPER/SAME_LOWER),
+ *     no residual, X in their own layout (no nchw_input), one element type, one layout, the first's
+ *     output read by the second alone (as its X) and no graph output: one Conv with
+ *     params.conv.chain that computes both (ir/graph.h, IR_CONV_CHAIN_WEIGHT_INPUT), its pads
+ *     written out (auto_pad NOTSET). Pairs only: three such Convs become a chain and a Conv. Only the
+ *     weights' shapes need be known (a chain runs any batch and image size); first of these three;
  *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
  *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
  *     another node reads it;
  *   layout (ir/fuse_layout.c): Transpose NHWC -> NCHW -> DepthToSpace: one DepthToSpace that reads
- *     the channels-last tensor (params.space_depth.nhwc_input).
- * Each of these only where every declared shape involved is known and `target` runs the fused node;
+ *     the channels-last tensor (params.space_depth.nhwc_input); Transpose NCHW -> NHWC -> channels-last
+ *     Conv (no chain): one Conv that reads the NCHW tensor (params.conv.nchw_input).
+ * Each of these only where every declared shape involved is known (the chain: its weights') and
+ * `target` runs the fused node;
  * with no target the fused nodes are made without asking (for a caller that knows its backend runs
  * them: the reference backend runs every node). ir_fuse alone never makes them, so a caller that does
  * not know the backend is safe with it. */

@@ -73,7 +73,10 @@ static int fold(ir_graph* g, const ir_fuse_target* target, int* readers, int t, 
  * image net's first layer: ORT transposes the RGB input for it. */
 static int fuse_into_conv(ir_graph* g, const ir_fuse_target* target, int* readers, int conv) {
   const ir_node* c = &g->nodes[conv];
-  if (c->op != GFX_OP_CONV || !c->params.conv.channels_last || c->params.conv.nchw_input || c->n_inputs < 2) return 0;
+  /* a chain's X is in its own layout (ir/graph.h) */
+  if (c->op != GFX_OP_CONV || !c->params.conv.channels_last || c->params.conv.nchw_input || c->params.conv.chain ||
+      c->n_inputs < 2)
+    return 0;
   const int t = foldable_transpose(g, readers, conv, nchw_to_nhwc);
   if (t < 0) return 0;
   ir_node fused = *c;

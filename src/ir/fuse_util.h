@@ -1,4 +1,4 @@
-/* gfxep — what the fusion passes (ir/fuse.c, ir/fuse_attention.c, ir/fuse_norm.c) share: reader
+/* gfxep — what the fusion passes (ir/fuse.c and the ir/fuse_*.c passes) share: reader
  * counts, node removal, names, constants. Private to src/ir. */
 #ifndef GFXEP_IR_FUSE_UTIL_H
 #define GFXEP_IR_FUSE_UTIL_H
@@ -47,5 +47,6 @@ int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_n
 gfx_status ir_fuse_attention(ir_graph* g, const ir_fuse_target* target, int* count);
 gfx_status ir_fuse_residual_norm(ir_graph* g, const ir_fuse_target* target, int* count);
 gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count);
+gfx_status ir_fuse_chains(ir_graph* g, const ir_fuse_target* target, int* count);
 
 #endif

@@ -61,6 +61,16 @@ typedef enum ir_conv_residual {
 
 #define IR_CONV_RESIDUAL_INPUT 3
 
+/* A convolution chain (made by ir_fuse_for, ir/fuse_chain.c): Conv -> Conv, both 2-D 3x3 with stride
+ * 1, dilation 1 and pads of 1 on every side, one group, no residual, one element type and layout, the
+ * first conv's output read by the second alone. The fused Conv computes
+ *   y = act(conv(act_a(conv(x, W_a) + B_a), W) + B)
+ * without writing the first conv's output: inputs 1 and 2 are the second conv's W [Cout, Cmid, 3, 3]
+ * and B (or -1), input IR_CONV_RESIDUAL_INPUT is -1, input IR_CONV_CHAIN_WEIGHT_INPUT is W_a
+ * [Cmid, Cin, 3, 3] and the one after it B_a [Cmid] (or -1). act_a is params.conv.chain_activation
+ * with chain_alpha / chain_beta; act is the node's own activation. */
+#define IR_CONV_CHAIN_WEIGHT_INPUT 4
+
 typedef struct ir_conv_params {
   int spatial;                      /* number of spatial dims (2 for NCHW) */
   int64_t group;
@@ -83,6 +93,10 @@ typedef struct ir_conv_params {
   int channels_last;
   /* with channels_last: X stays NCHW (the Transpose before it folded in by ir_fuse_for, ir/fuse_layout.c) */
   int nchw_input;
+  /* Conv only: a convolution chain (see IR_CONV_CHAIN_WEIGHT_INPUT); the first conv's activation */
+  int chain;
+  int chain_activation;
+  float chain_alpha, chain_beta;
 } ir_conv_params;
 #define IR_NHWC_DOMAIN "com.ms.internal.nhwc"
 

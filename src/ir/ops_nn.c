@@ -370,6 +370,102 @@ void ir_conv_as_2d(const ir_conv_params* p, const gfx_shape* x, const gfx_shape*
   }
 }
 
+/* ---- convolution chains (ir/graph.h, IR_CONV_CHAIN_WEIGHT_INPUT) ---- */
+
+void ir_conv_chain_split(const ir_conv_params* chain, ir_conv_params* first, ir_conv_params* second) {
+  *second = *chain;
+  second->chain = 0;
+  second->chain_activation = IR_ACT_NONE;
+  second->chain_alpha = second->chain_beta = 0.0f;
+  *first = *second;
+  first->activation = chain->chain_activation;
+  first->act_alpha = chain->chain_alpha;
+  first->act_beta = chain->chain_beta;
+}
+
+/* The geometry every chain has; the fusion (ir/fuse_chain.c) writes its pads out, even for auto_pad. */
+static gfx_status check_chain_params(const ir_conv_params* p) {
+  if (!p->chain) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "params.conv.chain is 0: not a convolution chain");
+  if (p->spatial != 2 || p->group != 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "a convolution chain with %d spatial dims and group %lld; a chain is 2-D with one group",
+                     p->spatial, (long long)p->group);
+  if (p->residual != IR_RES_NONE || p->nchw_input)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "a convolution chain with residual mode %d and nchw_input %d; a chain has neither", p->residual,
+                     p->nchw_input);
+  if (p->auto_pad != IR_PAD_NOTSET)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a convolution chain with auto_pad %d; a chain's pads are explicit",
+                     (int)p->auto_pad);
+  for (int i = 0; i < 2; i++)
+    if ((p->kernel[i] != 0 && p->kernel[i] != 3) || p->strides[i] != 1 || p->dilations[i] != 1 || p->pads[i] != 1 ||
+        p->pads[2 + i] != 1)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                       "a convolution chain with kernel_shape %lld, stride %lld, dilation %lld and pads %lld/%lld "
+                       "along spatial dim %d; a chain's convolutions are 3x3 of stride 1, dilation 1 and pads 1",
+                       (long long)p->kernel[i], (long long)p->strides[i], (long long)p->dilations[i],
+                       (long long)p->pads[i], (long long)p->pads[2 + i], i);
+  if (p->activation < IR_ACT_NONE || p->activation >= IR_ACT_COUNT || p->chain_activation < IR_ACT_NONE ||
+      p->chain_activation >= IR_ACT_COUNT)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "a convolution chain with activations %d (first) and %d (second); 0 to %d exist",
+                     p->chain_activation, p->activation, IR_ACT_COUNT - 1);
+  return NULL;
+}
+
+static gfx_status check_chain_weight(const char* what, const gfx_shape* w) {
+  if (w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "convolution chain: %s is %s; it must be [M, C, 3, 3]", what,
+                     SHAPE_STR(w));
+  return NULL;
+}
+
+/* An optional bias: absent (rank -1) or one value per channel. */
+static gfx_status check_chain_bias(const char* what, const gfx_shape* b, int64_t channels) {
+  if (b->rank >= 0 && (b->rank != 1 || b->dims[0] != channels))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "convolution chain: %s is %s; it must be [%lld]", what, SHAPE_STR(b),
+                     (long long)channels);
+  return NULL;
+}
+
+gfx_status ir_conv_chain_shapes(const ir_conv_params* p, int n_inputs, const gfx_shape* in, gfx_shape* mid,
+                                gfx_shape* y) {
+  const int wa = IR_CONV_CHAIN_WEIGHT_INPUT, ba = IR_CONV_CHAIN_WEIGHT_INPUT + 1;
+  GFX_TRY(check_chain_params(p));
+  if (n_inputs < wa + 1 || n_inputs > ba + 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "a convolution chain with %d inputs; it has %d or %d (X, W, B, no residual, W_a, B_a)", n_inputs,
+                     wa + 1, ba + 1);
+  if (in[IR_CONV_RESIDUAL_INPUT].rank >= 0)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "convolution chain: input %d (a residual) %s is given; a chain has none",
+                     IR_CONV_RESIDUAL_INPUT, SHAPE_STR(&in[IR_CONV_RESIDUAL_INPUT]));
+  const gfx_shape *x = &in[0], *w_a = &in[wa], *w = &in[1];
+  GFX_TRY(check_chain_weight("the first weight W_a (input 4)", w_a));
+  GFX_TRY(check_chain_weight("the second weight W (input 1)", w));
+  const int64_t x_channels = x->rank == 4 ? x->dims[p->channels_last ? 3 : 1] : -1;
+  if (x->rank == 4 && w_a->dims[1] != x_channels)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "convolution chain: the first weight W_a (input 4) %s takes %lld input channels, X (input 0) %s "
+                     "has %lld",
+                     SHAPE_STR(w_a), (long long)w_a->dims[1], SHAPE_STR(x), (long long)x_channels);
+  if (w->dims[1] != w_a->dims[0])
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "convolution chain: the second weight W (input 1) %s takes %lld input channels, the first weight "
+                     "W_a (input 4) %s makes %lld",
+                     SHAPE_STR(w), (long long)w->dims[1], SHAPE_STR(w_a), (long long)w_a->dims[0]);
+  const gfx_shape absent = {.rank = -1};
+  GFX_TRY(check_chain_bias("the first bias B_a (input 5)", n_inputs > ba ? &in[ba] : &absent, w_a->dims[0]));
+  GFX_TRY(check_chain_bias("the second bias B (input 2)", &in[2], w->dims[0]));
+  ir_conv_params first, second;
+  ir_conv_chain_split(p, &first, &second);
+  ir_conv_geom g;
+  GFX_TRY(ir_conv_geometry(&first, x, w_a, &g));
+  *mid = ir_conv_output_shape(&g, p->channels_last);
+  GFX_TRY(ir_conv_geometry(&second, mid, w, &g));
+  *y = ir_conv_output_shape(&g, p->channels_last);
+  return NULL;
+}
+
 /* ---- Gemm ---- */
 
 gfx_status ir_parse_gemm(const ir_node_desc* d, ir_params* p) {

@@ -19,6 +19,18 @@ gfx_status ir_conv_transpose_geometry(const ir_conv_params* p, const gfx_shape* 
 void ir_conv_as_2d(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_params* p2,
                    gfx_shape* x2, gfx_shape* w2);
 
+/* A convolution chain (ir/graph.h, IR_CONV_CHAIN_WEIGHT_INPUT) as the two Conv nodes it fused would
+ * have their parameters: `first` reads X with W_a and B_a and writes the middle map, `second` reads
+ * that with W and B and writes Y. Neither is a chain. */
+void ir_conv_chain_split(const ir_conv_params* chain, ir_conv_params* first, ir_conv_params* second);
+
+/* A chain node's middle map (which it never writes) and output from the node's input shapes (in:
+ * n_inputs of them, rank -1 for an absent one), with every check a kernel relies on: the chain's fixed
+ * geometry (2-D, one group, 3x3, stride 1, dilation 1, pads of 1, no residual, X in the node's own
+ * layout), W_a's input channels against X's, W's against W_a's output channels, and the biases. */
+gfx_status ir_conv_chain_shapes(const ir_conv_params* p, int n_inputs, const gfx_shape* in, gfx_shape* mid,
+                                gfx_shape* y);
+
 /* Gemm: a [m, k] (or [k, m] transposed), b [k, n] (or [n, k]), c broadcast to [m, n] with element
  * strides c_row_stride / c_col_stride (0 along a broadcast dim). */
 typedef struct ir_gemm_geom {

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "ir/ops_nn.h"
+
 #define SHAPE_STR(s) gfx_shape_str((s), (char[96]){0}, 96)
 
 gfx_status ir_broadcast_shapes(const gfx_shape* a, const gfx_shape* b, gfx_shape* out) {
@@ -132,16 +134,24 @@ gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x_held, co
   return NULL;
 }
 
+gfx_shape ir_conv_output_shape(const ir_conv_geom* g, int channels_last) {
+  gfx_shape o = {.rank = g->spatial + 2};
+  o.dims[0] = g->n;
+  o.dims[1] = g->c_out;
+  for (int i = 0; i < g->spatial; i++) o.dims[2 + i] = g->out[i];
+  return channels_last ? ir_nchw_as_nhwc(&o) : o;
+}
+
 gfx_status ir_infer_conv(const ir_node* node, const gfx_shape* in, gfx_shape* out) {
+  if (node->params.conv.chain) {
+    gfx_shape mid;
+    return ir_conv_chain_shapes(&node->params.conv, node->n_inputs, in, &mid, &out[0]);
+  }
   ir_conv_geom g;
   GFX_TRY(ir_conv_geometry(&node->params.conv, &in[0], &in[1], &g));
   if (node->n_inputs > 2 && in[2].rank >= 0 && (in[2].rank != 1 || in[2].dims[0] != g.c_out))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "conv bias %s must be [%lld]", SHAPE_STR(&in[2]), (long long)g.c_out);
-  gfx_shape o = {.rank = g.spatial + 2};
-  o.dims[0] = g.n;
-  o.dims[1] = g.c_out;
-  for (int i = 0; i < g.spatial; i++) o.dims[2 + i] = g.out[i];
-  out[0] = node->params.conv.channels_last ? ir_nchw_as_nhwc(&o) : o;
+  out[0] = ir_conv_output_shape(&g, node->params.conv.channels_last);
   return NULL;
 }
 

@@ -37,6 +37,8 @@ typedef struct ir_conv_geom {
 
 /* x is the input as the node holds it: NCHW, or NHWC where p->channels_last. */
 gfx_status ir_conv_geometry(const ir_conv_params* p, const gfx_shape* x, const gfx_shape* w, ir_conv_geom* g);
+/* Y's shape from the geometry: N, C, spatial dims, or N, H, W, C where channels_last. */
+gfx_shape ir_conv_output_shape(const ir_conv_geom* g, int channels_last);
 /* A 4-D shape's dims reordered from N, H, W, C to N, C, H, W, and back; other ranks unchanged. */
 gfx_shape ir_nhwc_as_nchw(const gfx_shape* s);
 gfx_shape ir_nchw_as_nhwc(const gfx_shape* s);

@@ -558,6 +558,7 @@ static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_stat
 
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
+  if (node->params.conv.chain) return cuda_prepare_conv_chain(device, node, in, out, state, scratch_bytes);
   if (node->n_inputs < 2 || node->n_outputs < 1)
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "cuda backend: Conv node \"%s\" has %d inputs and %d outputs",
                      cuda_node_name(node), node->n_inputs, node->n_outputs);
@@ -675,6 +676,7 @@ static gfx_status run_epilogue(const gfx_exec_ctx* ctx, const ir_node* node, con
 
 gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
+  if (node->params.conv.chain) return cuda_run_conv_chain(ctx, node, in, out, state);
   const conv_state* st = (const conv_state*)state;
   GFX_TRY(cuda_lib_check_prepared(ctx, node, st, st ? st->device : -1,
                                   st ? (gfx_shape[]){st->x_shape, st->w_shape} : NULL, st ? 2 : 0, in,

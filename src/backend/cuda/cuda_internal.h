@@ -110,6 +110,15 @@ const char* cuda_node_name(const ir_node* node);
  * the few-channel kernel takes one (cuda_conv_narrow.h). */
 gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q);
 
+/* A Conv node that is a convolution chain (params.conv.chain): NULL where the chain kernel runs it on
+ * device and pays (cuda_conv_chain_ops.c); cuda_prepare_conv and cuda_run_conv hand such nodes to the
+ * two functions after it. */
+gfx_status cuda_conv_chain_supports(int device, const gfx_node_query* q);
+gfx_status cuda_prepare_conv_chain(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
+                                   cuda_node_state** state, size_t* scratch_bytes);
+gfx_status cuda_run_conv_chain(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
+                               cuda_node_state* state);
+
 /* Each kernel family of ir/ops.def provides cuda_prepare_<kernel> (per-signature state and scratch,
  * may leave *state NULL) and cuda_run_<kernel>; cuda_kernels.c declares and dispatches them. */
 

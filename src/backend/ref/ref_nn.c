@@ -299,6 +299,72 @@ static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor
   return NULL;
 }
 
+/* ---- convolution chain (ir/graph.h, IR_CONV_CHAIN_WEIGHT_INPUT) ---- */
+
+/* Input i as ir_conv_chain_shapes takes it: rank -1 for an optional input that is absent. */
+static gfx_shape given_shape(const gfx_tensor* in, int i, int optional) {
+  if (optional && !in[i].data) return (gfx_shape){.rank = -1};
+  return in[i].shape;
+}
+
+/* A Conv node of the chain's, reading inputs x, w and b of the chain (b may be -1). */
+static ir_node chain_part(const ir_node* chain, int x, int w, int b) {
+  ir_node part = {.op = GFX_OP_CONV, .name = chain->name, .n_inputs = 3, .n_outputs = 1, .math_mode = chain->math_mode};
+  for (int i = 0; i < IR_MAX_IO; i++) part.inputs[i] = part.outputs[i] = -1;
+  part.inputs[0] = x;
+  part.inputs[1] = w;
+  part.inputs[2] = b;
+  return part;
+}
+
+/* A chain runs as the pair it fused: the first convolution into a map of the node's type, rounded
+ * there as the first Conv's output was, then the second from that map; so it computes the pair's
+ * result bit for bit. */
+static gfx_status run_conv_chain(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const int wa = IR_CONV_CHAIN_WEIGHT_INPUT, ba = IR_CONV_CHAIN_WEIGHT_INPUT + 1;
+  if (!in || !out) return gfx_error(GFX_ERR_INVALID_ARGUMENT, "no %s tensors given", in ? "output" : "input");
+  if (node->n_inputs < wa + 1 || node->n_inputs > ba + 1 || node->n_outputs != 1)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT,
+                     "a convolution chain with %d inputs and %d outputs; it has %d or %d and 1", node->n_inputs,
+                     node->n_outputs, wa + 1, ba + 1);
+  const int dtype = out[0].dtype;
+  if (!is_float_dtype(dtype))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "output 0 has element type %s (%d); float32, float16 and bfloat16 are implemented",
+                     gfx_dtype_name(dtype), dtype);
+  gfx_shape shapes[IR_CONV_CHAIN_WEIGHT_INPUT + 2], mid_shape, y_shape;
+  for (int i = 0; i < node->n_inputs; i++)
+    shapes[i] = given_shape(in, i, i == 2 || i == IR_CONV_RESIDUAL_INPUT || i == ba);
+  GFX_TRY(ir_conv_chain_shapes(&node->params.conv, node->n_inputs, shapes, &mid_shape, &y_shape));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &y_shape));
+  int known;
+  const size_t bytes = gfx_shape_bytes(&mid_shape, dtype, &known);
+  char text[96];
+  if (!known)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "the middle map %s of the convolution chain has no size in memory",
+                     gfx_shape_str(&mid_shape, text, sizeof text));
+  void* mid = malloc(bytes + 1); /* + 1: an empty map still gets an address */
+  if (!mid)
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "the middle map %s of the convolution chain (%zu bytes)",
+                     gfx_shape_str(&mid_shape, text, sizeof text), bytes);
+  gfx_tensor mid_map = {mid, dtype, mid_shape};
+  const gfx_tensor absent = {.data = NULL, .dtype = GFX_DTYPE_UNDEFINED, .shape = {.rank = -1}};
+  const int has_ba = node->n_inputs > ba;
+  ir_node first = chain_part(node, node->inputs[0], node->inputs[wa], has_ba ? node->inputs[ba] : -1);
+  ir_node second = chain_part(node, -1, node->inputs[1], node->inputs[2]);
+  ir_conv_chain_split(&node->params.conv, &first.params.conv, &second.params.conv);
+  const gfx_tensor first_in[3] = {in[0], in[wa], has_ba ? in[ba] : absent};
+  const gfx_tensor second_in[3] = {mid_map, in[1], in[2]};
+  gfx_status s = run_conv(&first, first_in, &mid_map);
+  if (s) {
+    s = gfx_status_wrap(s, "the chain's first convolution (X, W_a = input %d, B_a = input %d)", wa, ba);
+  } else if ((s = run_conv(&second, second_in, out))) {
+    s = gfx_status_wrap(s, "the chain's second convolution (the middle map, W = input 1, B = input 2)");
+  }
+  free(mid);
+  return s;
+}
+
 /* ---- ConvTranspose (1-D as 2-D, NCHW) ---- */
 
 /* One output element before bias, gathered: every input pixel ih whose scatter lands on oh, i.e.
@@ -541,7 +607,7 @@ static gfx_status run_gemm(const ir_node* node, const gfx_tensor* in, gfx_tensor
 
 gfx_status ref_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
-  return run_conv(node, in, out);
+  return node->params.conv.chain ? run_conv_chain(node, in, out) : run_conv(node, in, out);
 }
 
 gfx_status ref_run_conv_transpose(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,

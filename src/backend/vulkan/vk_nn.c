@@ -195,6 +195,11 @@ static gfx_status shader_for(vk_device* d, gfx_op op, int dtype, vk_shader_id* o
 }
 
 gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
+  /* declined, so ir_fuse_for (ir/fuse_chain.c) leaves the pair of Convs as it is */
+  if (q->op == GFX_OP_CONV && q->params->conv.chain)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED,
+                     "vulkan backend: a convolution chain is not implemented; the Vulkan backend runs the two "
+                     "convolutions unfused");
   if (q->op == GFX_OP_CONV && q->params->conv.channels_last)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a channels-last Conv (layout=nhwc) is not implemented");
   /* 1-D to 3-D */
@@ -452,6 +457,9 @@ static int conv_block_fits(const conv_layout* cl) {
 static gfx_status prepare_conv(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                nn_state* st, size_t* scratch_bytes) {
   const ir_conv_params* p = &node->params.conv;
+  /* the kernels below would run its second convolution alone */
+  if (p->chain)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "a convolution chain is not implemented (vk_supports_nn declines it)");
   conv_layout cl;
   GFX_TRY(conv_layout_of(node, in, &cl));
   const ir_conv_geom* g = &cl.g;
