@@ -39,6 +39,9 @@ step backend_ops 300 "$pack/bin/test_backend_ops" -b cuda
 # every channels-last convolution on cuDNN (by default 1x1 ones are cuBLASLt products)
 step backend_ops_cuda_no_pointwise 300 env GFXEP_CUDA_NO_POINTWISE_PRODUCT=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # every few-channel 16-bit convolution on cuDNN (by default the project's tensor-core kernel takes them)
+# every convolution chain case on the chain kernel (cuda_conv_chain.cu; by default chains stay unfused
+# on CUDA, where cuDNN's two convolutions were faster)
+step backend_ops_cuda_conv_chain 300 env GFXEP_CUDA_CONV_CHAIN=1 "$pack/bin/test_backend_ops" -b cuda -o ConvChain
 step backend_ops_cuda_no_narrow 300 env GFXEP_CUDA_CONV_NARROW=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # the tensor-core Attention kernel with each block's keys split over its warps, and without, for every
 # case (by default the split is taken where 64-query blocks would be few)

@@ -42,6 +42,7 @@ struct chain_args {
   int n, h, w, c_in, c_mid, c_out;
   int tile_h, tile_w, tiles_y, tiles_x, tiles;
   int win_w, mid_h, mid_w;     /* the input window is (tile_h + 4) x win_w, the middle region mid_h x mid_w */
+  int mid_w_log2;              /* mid_w is a power of two (kTiles): pixel q is row q >> log2, column q & (mid_w - 1) */
   int in_pitch, mid_pitch;     /* elements per pixel in shared memory */
   int wa_pitch, wb_pitch;      /* elements per weight row */
   int nb;                      /* rows of the second weights: c_out rounded up to 16 (zeros past c_out) */
@@ -61,6 +62,7 @@ size_t geometry(const cuda_conv_chain* p, int tile_h, int tile_w, chain_args* a)
   a->tiles_x = (p->w + tile_w - 1) / tile_w;
   a->win_w = tile_w + 4;
   a->mid_h = tile_h + 2, a->mid_w = tile_w + 2;
+  while ((1 << a->mid_w_log2) < a->mid_w) a->mid_w_log2++;
   a->window_pixels = (tile_h + 4) * a->win_w;
   a->in_pitch = p->c_in + kRowPad;
   a->mid_pitch = p->c_mid + kRowPad;
@@ -128,10 +130,12 @@ template <typename T, bool NHWC>
 __device__ __forceinline__ void load_window(const chain_args& a, const T* x, T* window, int tile) {
   const tile_pos t = tile_at(a, tile);
   if (NHWC) {
-    const int vectors = a.c_in / 8; /* 16-byte pieces of a pixel's channels */
+    const int vectors = a.c_in / 8; /* 16-byte pieces of a pixel's channels: 2, 4, 6 or 8 */
     const int total = a.window_pixels * vectors;
-    for (int v = threadIdx.x; v < total; v += kThreads) {
-      const int px = v / vectors, piece = v - px * vectors;
+    const int stride = kThreads / vectors * vectors; /* a multiple of the pieces: a thread keeps its piece */
+    const int piece = threadIdx.x % vectors;
+    for (int v = threadIdx.x; v < total && threadIdx.x < stride; v += stride) {
+      const int px = v / vectors;
       const int r = px / a.win_w, c = px - r * a.win_w;
       const int iy = t.y0 - 2 + r, ix = t.x0 - 2 + c;
       const bool inside = iy >= 0 && iy < a.h && ix >= 0 && ix < a.w;
@@ -191,31 +195,56 @@ __device__ __forceinline__ void conv3x3(const T* src, int src_pitch, int rows, i
     const int b_row = chunk * NT * 8 + (lane & 7) + ((lane >> 4) << 3);
     const uint32_t b_address = shared_address(w + b_row * w_pitch + ((lane >> 3) & 1) * 8);
     float acc[2][NT][4];
+#pragma unroll
     for (int i = 0; i < 2; i++)
+#pragma unroll
       for (int j = 0; j < NT; j++)
+#pragma unroll
         for (int k = 0; k < 4; k++) acc[i][j][k] = 0.0f;
-#pragma unroll 1
-    for (int tap = 0; tap < 9; tap++) {
-      const int ky = tap / 3, kx = tap - ky * 3;
-      const uint32_t a_tap = (uint32_t)((ky * src_w + kx) * src_pitch * 2);
-      const uint32_t b_tap = (uint32_t)(tap * c_src * 2);
-#pragma unroll 4
-      for (int kc = 0; kc < k_chunks; kc++) {
-        uint32_t a[2][4], b[NT][2];
-        load_matrices(a[0], a_address[0] + a_tap + kc * 32);
-        load_matrices(a[1], a_address[1] + a_tap + kc * 32);
+    /* k-step s is channels 16 (s % k_chunks) of tap s / k_chunks; its operands are loaded one step
+     * ahead into the other of two register sets, so the products wait on no shared-memory load. The
+     * offsets advance step by step (no division in the loop). */
+    const int steps = 9 * k_chunks;
+    int kc = 0, kx = 0;
+    uint32_t a_off = 0, b_off = 0;
+    auto load = [&](uint32_t(&fa)[2][4], uint32_t(&fb)[NT][2]) {
+      load_matrices(fa[0], a_address[0] + a_off);
+      load_matrices(fa[1], a_address[1] + a_off);
 #pragma unroll
-        for (int j = 0; j < NT; j += 2) {
-          uint32_t r[4];
-          load_matrices(r, b_address + b_tap + kc * 32 + (uint32_t)(j * 8 * w_pitch * 2));
-          b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < 2; i++)
-#pragma unroll
-          for (int j = 0; j < NT; j++) cuda_mma_traits<T>::mma(acc[i][j], a[i], b[j][0], b[j][1]);
+      for (int j = 0; j < NT; j += 2) {
+        uint32_t r[4];
+        load_matrices(r, b_address + b_off + (uint32_t)(j * 8 * w_pitch * 2));
+        fb[j][0] = r[0], fb[j][1] = r[1], fb[j + 1][0] = r[2], fb[j + 1][1] = r[3];
       }
+      /* the next step: 16 channels on, or the next tap (one pixel right, or the next row's first) */
+      b_off += 32;
+      if (++kc < k_chunks) {
+        a_off += 32;
+      } else {
+        kc = 0;
+        a_off += (uint32_t)(src_pitch * 2 - (k_chunks - 1) * 32);
+        if (++kx == 3) {
+          kx = 0;
+          a_off += (uint32_t)((src_w - 3) * src_pitch * 2);
+        }
+      }
+    };
+    auto multiply = [&](const uint32_t(&fa)[2][4], const uint32_t(&fb)[NT][2]) {
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++) cuda_mma_traits<T>::mma(acc[i][j], fa[i], fb[j][0], fb[j][1]);
+    };
+    uint32_t a0[2][4], b0[NT][2], a1[2][4], b1[NT][2];
+    load(a0, b0);
+    int s = 0;
+    for (; s + 2 <= steps; s += 2) {
+      load(a1, b1);
+      multiply(a0, b0);
+      if (s + 2 < steps) load(a0, b0);
+      multiply(a1, b1);
     }
+    if (s < steps) multiply(a0, b0); /* an odd count: the last step is in the first set */
     /* lane (g, t) holds pixels g and g + 8 of each operand, channels 2t and 2t + 1 of each piece */
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -252,11 +281,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     /* the first convolution over the middle region, pixel (r, c) at image (y0 - 1 + r, x0 - 1 + c) */
     conv3x3<T, NTA>(window, a.in_pitch, a.mid_h, a.mid_w, a.c_in, wa_s, a.wa_pitch, a.c_mid,
                     [&](int q, int ch, float v0, float v1) {
-                      const int r = q / a.mid_w, c = q - r * a.mid_w;
+                      const int r = q >> a.mid_w_log2, c = q & (a.mid_w - 1);
                       const int iy = t.y0 - 1 + r, ix = t.x0 - 1 + c;
                       const bool inside = iy >= 0 && iy < a.h && ix >= 0 && ix < a.w;
-                      const float o0 = inside ? cuda_conv_activate(a.ea, v0 + ba_s[ch]) : 0.0f;
-                      const float o1 = inside ? cuda_conv_activate(a.ea, v1 + ba_s[ch + 1]) : 0.0f;
+                      float o0 = 0.0f, o1 = 0.0f;
+                      if (inside && a.ea.activation == IR_ACT_RELU) { /* the usual one, without the switch */
+                        o0 = cuda_relu(v0 + ba_s[ch]), o1 = cuda_relu(v1 + ba_s[ch + 1]);
+                      } else if (inside) {
+                        o0 = cuda_conv_activate(a.ea, v0 + ba_s[ch]), o1 = cuda_conv_activate(a.ea, v1 + ba_s[ch + 1]);
+                      }
                       *reinterpret_cast<uint32_t*>(mid + q * a.mid_pitch + ch) = cuda_mma_traits<T>::pack(o0, o1);
                     });
     __syncthreads(); /* the middle region complete; the window free */
