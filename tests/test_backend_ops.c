@@ -326,6 +326,9 @@ static void run_case(gfx_dev* gpu, void* stream, ew_case* c) {
   if ((s = gfx_backend_node_run(&rctx, &c->node, rin, rout, ref_state))) goto done;
   for (int o = 0; o < n_out; o++) {
     memset(got[o], GUARD_BYTE, total[o]);
+    /* the output itself starts as all-ones bytes (NaN in every float type): a kernel that reads its
+     * output before writing it, or leaves part of it unwritten, does not meet the reference */
+    memset(got[o] + lead[o], 0xFF, out_bytes[o]);
     if ((s = gfx_backend_mem_alloc(gpu, total[o], &dev_out[o]))) goto done;
     if ((s = gfx_backend_copy(gpu, dev_out[o], got[o], total[o], GFX_COPY_HOST_TO_DEVICE, NULL))) goto done;
     gout[o] = (gfx_tensor){(char*)dev_out[o] + lead[o], out_type(c, o), out_shape[o]};
@@ -1951,6 +1954,44 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     snprintf(c.label, sizeof c.label, "Conv %s 1x%lldx272x256 -> %lld channels 3x3 pad 1",
              last_layers[k][2] == GFX_DTYPE_F16 ? "fp16" : "fp32", (long long)last_layers[k][0],
              (long long)last_layers[k][1]);
+    run_case(gpu, stream, &c);
+  }
+  /* bias with ReLU or no activation, and a residual added before it: what the CUDA backend hands to
+   * cuDNN's fused call (bias + activation inside the convolution) in both layouts and every float
+   * type; tensor-core channel counts (multiples of 8) and the few odd ones beside them */
+  for (int k = 0; k < 16; k++) {
+    const int dtype = k % 3 == 0 ? GFX_DTYPE_F32 : k % 3 == 1 ? GFX_DTYPE_F16 : GFX_DTYPE_BF16;
+    const int nhwc = k % 2, residual = k % 4 >= 2;
+    ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->dtype = dtype, q->channels_last = nhwc, q->group = k % 8 == 5 ? 2 : 1;
+    const int64_t cin = (int64_t[]){16, 32, 64, 12}[k % 4], cout = (int64_t[]){32, 16, 64, 8, 12}[k % 5];
+    const int64_t kernel = k % 7 == 3 ? 5 : 3, stride = k % 6 == 4 ? 2 : 1;
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = stride;
+      q->dilations[i] = 1;
+      q->pads[i] = q->pads[2 + i] = kernel / 2;
+    }
+    q->activation = k % 5 == 2 ? IR_ACT_NONE : IR_ACT_RELU;
+    const int64_t n = k % 8 == 7 ? 2 : 1, h = rand_int(9, 40), w = rand_int(9, 40);
+    c.in[0] = nhwc ? SHAPE(n, h, w, cin) : SHAPE(n, cin, h, w);
+    c.in[1] = SHAPE(cout, cin / q->group, kernel, kernel);
+    c.in[2] = SHAPE(cout);
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (!s && residual) {
+      q->residual = IR_RES_ADD_THEN_ACT;
+      c.n_in = 4;
+      c.in_dtype[3] = dtype;
+      c.in[3] = nhwc ? SHAPE(g.n, g.out[0], g.out[1], g.c_out) : SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+    }
+    gfx_status_free(s);
+    snprintf(c.label, sizeof c.label, "Conv bias%s%s %s %s x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] g=%lld s=%lld",
+             residual ? "+residual" : "", q->activation == IR_ACT_RELU ? "+ReLU" : "", nhwc ? "NHWC" : "NCHW",
+             gfx_dtype_name(dtype), (long long)c.in[0].dims[0], (long long)c.in[0].dims[1], (long long)c.in[0].dims[2],
+             (long long)c.in[0].dims[3], (long long)cout, (long long)(cin / q->group), (long long)kernel,
+             (long long)kernel, (long long)q->group, (long long)stride);
     run_case(gpu, stream, &c);
   }
   /* channels-last 2-D convolutions (layout=nhwc: X, Y and the residual N, H, W, C; W as ONNX has it):

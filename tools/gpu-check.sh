@@ -38,10 +38,13 @@ step gpu_info 20 nvidia-smi --query-gpu=name,pci.bus_id,uuid,driver_version,memo
 step backend_ops 300 "$pack/bin/test_backend_ops" -b cuda
 # every channels-last convolution on cuDNN (by default 1x1 ones are cuBLASLt products)
 step backend_ops_cuda_no_pointwise 300 env GFXEP_CUDA_NO_POINTWISE_PRODUCT=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
-# every few-channel 16-bit convolution on cuDNN (by default the project's tensor-core kernel takes them)
+# every convolution's bias, activation and residual in the separate epilogue kernel (by default bias
+# with ReLU or none, and a residual before it, run inside cuDNN's fused call or the 1x1 product)
+step backend_ops_cuda_unfused_epilogue 300 env GFXEP_CUDA_CONV_FUSED=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # every convolution chain case on the chain kernel (cuda_conv_chain.cu; by default chains stay unfused
 # on CUDA, where cuDNN's two convolutions were faster)
 step backend_ops_cuda_conv_chain 300 env GFXEP_CUDA_CONV_CHAIN=1 "$pack/bin/test_backend_ops" -b cuda -o ConvChain
+# every few-channel 16-bit convolution on cuDNN (by default the project's tensor-core kernel takes them)
 step backend_ops_cuda_no_narrow 300 env GFXEP_CUDA_CONV_NARROW=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # the tensor-core Attention kernel with each block's keys split over its warps, and without, for every
 # case (by default the split is taken where 64-query blocks would be few)
