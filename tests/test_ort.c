@@ -428,6 +428,17 @@ static void test_layout_option(void** state) {
     expect_layout_agrees(nhwc, in, n_in, want, n_want, half, "layout=auto");
     k.api->ReleaseSession(nhwc);
     nhwc = NULL;
+    /* auto is the default: the same placement with no layout key */
+    const char* precision_only[] = {half ? "fp16" : "fp32"};
+    size_t default_nodes = 0;
+    expect_ok(ortkit_session(&k, model_path("conv_net"), the_device(), keys + 1, precision_only, 1, &nhwc),
+              "default-layout session");
+    expect_ok(ortkit_placement(&k, nhwc, &default_nodes, &other, 0), "default-layout placement");
+    assert_int_equal(default_nodes, nodes);
+    assert_int_equal(other, 0);
+    expect_layout_agrees(nhwc, in, n_in, want, n_want, half, "default layout");
+    k.api->ReleaseSession(nhwc);
+    nhwc = NULL;
   }
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(want, n_want);

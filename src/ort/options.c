@@ -127,6 +127,9 @@ OrtStatus* gfx_ep_options_parse(const OrtSessionOptions* so, gfx_ep_options* out
   out->frame_timings = 0;
   out->wait_timeout_ms = 5000;
   out->fp16_guard = 1;
+  /* channels-last only where it measured faster (16-bit dense convolution nets); NCHW for the rest and
+   * on backends without channels-last convolutions (ort/layout_choice.h) */
+  out->layout = GFX_LAYOUT_AUTO;
   OrtKeyValuePairs* entries = NULL;
   ORT_TRY(gfx_ort->GetSessionOptionsConfigEntries(so, &entries));
   const char* const* keys = NULL;

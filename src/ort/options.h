@@ -12,7 +12,7 @@ typedef struct gfx_ep_options {
   int graphs;            /* graphs (alias cuda_graph) = 1 (default) | 0 | ort (GFX_GRAPHS_*): how repeated
                           * runs replay as recorded partitions (CUDA graphs, Vulkan command buffers) */
   int precision;         /* precision = fp32 (default) | tf32 | fp16 | bf16 (GFX_PRECISION_*) */
-  int layout;            /* layout = nchw (default) | nhwc | auto (GFX_LAYOUT_*): nhwc asks ONNX Runtime's layout
+  int layout;            /* layout = auto (default) | nchw | nhwc (GFX_LAYOUT_*): nhwc asks ONNX Runtime's layout
                           * transformer to hand 2-D Convs over channels-last (GetPreferredDataLayout), which
                           * the CUDA backend runs on cuDNN's NHWC kernels; ORT moves and cancels the
                           * transposes it inserts around them; auto: nhwc where the graph's Convs are
