@@ -1842,6 +1842,17 @@ static void grid_sample_cases(gfx_dev* gpu, void* stream) {
     }
 }
 
+/* Channels-last Conv case `given` again (new random data) with its W stored [M, kH, kW, C/group]
+ * (params.conv.weights_channels_last, how ir_fuse_for stores a constant W): the reference backend reads
+ * W in that order too (test_fuse_transformer checks it against the order ONNX gives). */
+static void run_case_weights_channels_last(gfx_dev* gpu, void* stream, const ew_case* given) {
+  ew_case c = *given;
+  c.node.params.conv.weights_channels_last = 1;
+  const size_t len = strlen(c.label);
+  snprintf(c.label + len, sizeof c.label - len, " W stored NHWC");
+  run_case(gpu, stream, &c);
+}
+
 static void conv_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 60; k++) {
     /* every third case in float16 */
@@ -1993,6 +2004,7 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)c.in[0].dims[3], (long long)cout, (long long)(cin / q->group), (long long)kernel,
              (long long)kernel, (long long)q->group, (long long)stride);
     run_case(gpu, stream, &c);
+    if (nhwc) run_case_weights_channels_last(gpu, stream, &c);
   }
   /* channels-last 2-D convolutions (layout=nhwc: X, Y and the residual N, H, W, C; W as ONNX has it):
    * groups, depthwise, strides, dilations, symmetric pads, bias, the fused epilogue; float32, float16
@@ -2035,6 +2047,7 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)(cin / q->group), (long long)kh, (long long)kw, (long long)q->group, (long long)q->strides[0],
              (long long)q->dilations[0], q->activation, q->residual);
     run_case(gpu, stream, &c);
+    if (kh * kw > 1) run_case_weights_channels_last(gpu, stream, &c);
   }
   /* first layers of image nets: 1-4 input channels through wide windows (up to 9x9) over large images,
    * strides, dilations, batches, bias, activations and residuals, in every float type */

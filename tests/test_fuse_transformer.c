@@ -580,6 +580,7 @@ static void test_layout_first_conv(void** unused) {
   expect_ok(ir_fuse_for(b.g, NULL));
   assert_int_equal(b.g->n_nodes, 1);
   assert_true(b.g->nodes[0].params.conv.channels_last && b.g->nodes[0].params.conv.nchw_input);
+  assert_false(b.g->nodes[0].params.conv.weights_channels_last); /* the few-channel kernel reads W as given */
   assert_int_equal(b.g->nodes[0].inputs[0], b.g->inputs[0]);
   ir_graph_free(b.g);
   builder kept = first_layer_graph(GFX_DTYPE_F32, 1);
@@ -898,6 +899,92 @@ static void test_chain_shapes(void** unused) {
   }
 }
 
+/* ---- channels-last weights (ir/fuse_layout.c) ---- */
+
+/* A target that declines Convs with weights stored channels-last and runs the rest. */
+static gfx_status declining_weight_order(void* user, const ir_graph* g, const ir_node* node) {
+  (void)user;
+  (void)g;
+  if (node->op == GFX_OP_CONV && node->params.conv.weights_channels_last)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "declined by the test");
+  return NULL;
+}
+
+/* x -> Conv 3x3 stride 2, two groups -> Conv 1x1 -> y, channels-last or NCHW; neither a chain. */
+static builder weight_order_graph(int dtype, int channels_last) {
+  const conv_spec a = {12, 3, 2, 1, 1, 2, NULL, 1}, c = {6, 1, 1, 1, 0, 1, NULL, 0};
+  return pair_graph(dtype, channels_last, a, "Relu", c, NULL);
+}
+
+/* A copy of value v's constant bytes. */
+static void* const_copy(const ir_graph* g, int v) {
+  void* copy = malloc(g->values[v].const_bytes);
+  assert_non_null(copy);
+  memcpy(copy, g->values[v].const_data, g->values[v].const_bytes);
+  return copy;
+}
+
+/* A channels-last Conv's constant W of a window over 1x1 is stored [M, kH, kW, C/group] once, and the
+ * graph computes bit for bit what it did (the reference backend sums in the same order); a 1x1 window,
+ * an NCHW Conv, weights another node reads too, and a target that declines keep W as it was. */
+static void test_layout_weights_channels_last(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 3; t++) {
+    builder b = weight_order_graph(dtypes[t], 1);
+    expect_fused(&b, NULL, 2, GFX_OP_CONV, 2, 0.0); /* the Relu fused, W reordered */
+  }
+  builder b = weight_order_graph(GFX_DTYPE_F16, 1);
+  const int w = b.g->nodes[0].inputs[1], w1 = b.g->nodes[2].inputs[1];
+  unsigned short* given = const_copy(b.g, w);
+  void* given1 = const_copy(b.g, w1);
+  expect_ok(ir_fuse_for(b.g, NULL));
+  assert_int_equal(b.g->n_nodes, 2); /* Conv+Relu, Conv 1x1 */
+  assert_true(b.g->nodes[0].params.conv.weights_channels_last);
+  assert_false(b.g->nodes[1].params.conv.weights_channels_last);
+  assert_memory_equal(b.g->values[w1].const_data, given1, b.g->values[w1].const_bytes);
+  /* w [12, 4, 3, 3] now [12, 3, 3, 4]: every element where that order puts it */
+  const unsigned short* stored = b.g->values[w].const_data;
+  assert_int_equal(b.g->values[w].shape.dims[1], 4); /* the declared shape stays ONNX's */
+  for (int o = 0; o < 12; o++)
+    for (int c = 0; c < 4; c++)
+      for (int k = 0; k < 9; k++) assert_int_equal(stored[(o * 9 + k) * 4 + c], given[(o * 4 + c) * 9 + k]);
+  free(given);
+  free(given1);
+  ir_graph_free(b.g);
+
+  builder nchw = weight_order_graph(GFX_DTYPE_F32, 0);
+  expect_ok(ir_fuse_for(nchw.g, NULL));
+  for (int n = 0; n < nchw.g->n_nodes; n++) assert_false(nchw.g->nodes[n].params.conv.weights_channels_last);
+  ir_graph_free(nchw.g);
+
+  const ir_fuse_target target = {.supports = declining_weight_order};
+  builder declined = weight_order_graph(GFX_DTYPE_F32, 1);
+  const int wd = declined.g->nodes[0].inputs[1];
+  void* before = const_copy(declined.g, wd);
+  expect_ok(ir_fuse_for(declined.g, &target));
+  assert_false(declined.g->nodes[0].params.conv.weights_channels_last);
+  assert_memory_equal(declined.g->values[wd].const_data, before, declined.g->values[wd].const_bytes);
+  free(before);
+  ir_graph_free(declined.g);
+
+  /* two Convs of one W: neither may reorder it for itself */
+  builder shared = b_new(GFX_DTYPE_F32);
+  const int x = b_image(&shared, 1);
+  float wdata[8 * 8 * 9];
+  fill(wdata, 8 * 8 * 9, &shared.seed);
+  const int ws = b_float_const(&shared, SHAPE(8, 8, 3, 3), wdata);
+  attr_table attrs = ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("pads", 1, 1, 1, 1), A_INTS("strides", 2, 2));
+  const gfx_shape out = SHAPE(2, 4, 5, 8);
+  for (int k = 0; k < 2; k++)
+    expect_ok(ir_graph_add_output(shared.g, b_node_in(&shared, IR_NHWC_DOMAIN, "Conv", 11, &attrs, (int[]){x, ws}, 2,
+                                                      &out, 1)));
+  expect_ok(ir_fuse_for(shared.g, NULL));
+  assert_int_equal(shared.g->n_nodes, 2);
+  for (int n = 0; n < 2; n++) assert_false(shared.g->nodes[n].params.conv.weights_channels_last);
+  assert_memory_equal(shared.g->values[ws].const_data, wdata, sizeof wdata);
+  ir_graph_free(shared.g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attention_vit),
@@ -911,6 +998,7 @@ int main(void) {
       cmocka_unit_test(test_residual_broadcast_left_alone),
       cmocka_unit_test(test_layout_depth_to_space),
       cmocka_unit_test(test_layout_first_conv),
+      cmocka_unit_test(test_layout_weights_channels_last),
       cmocka_unit_test(test_chain_fused),
       cmocka_unit_test(test_chain_node_layout),
       cmocka_unit_test(test_chain_same_pads),

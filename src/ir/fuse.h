@@ -61,7 +61,9 @@ typedef struct ir_fuse_target {
  *     another node reads it;
  *   layout (ir/fuse_layout.c): Transpose NHWC -> NCHW -> DepthToSpace: one DepthToSpace that reads
  *     the channels-last tensor (params.space_depth.nhwc_input); Transpose NCHW -> NHWC -> channels-last
- *     Conv (no chain): one Conv that reads the NCHW tensor (params.conv.nchw_input).
+ *     Conv (no chain): one Conv that reads the NCHW tensor (params.conv.nchw_input); then a channels-last
+ *     Conv's constant W of a window larger than 1x1, read by it alone: its elements reordered to
+ *     [M, kH, kW, C/group] once (params.conv.weights_channels_last), not on every run.
  * Each of these only where every declared shape involved is known (the chain: its weights') and
  * `target` runs the fused node;
  * with no target the fused nodes are made without asking (for a caller that knows its backend runs

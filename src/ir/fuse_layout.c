@@ -8,6 +8,7 @@
  * (params.space_depth.nhwc_input), each where the backend says it can: on the H200 ESPCN x2's two
  * Transposes took 17 and 40 us of its float16 run. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/log.h"
 #include "ir/fuse_util.h"
@@ -96,6 +97,48 @@ static int fuse_into_depth_to_space(ir_graph* g, const ir_fuse_target* target, i
   return fold(g, target, readers, t, d2s, &fused, "channels-last input read in place");
 }
 
+/* A channels-last Conv's constant weights, read by it alone, stored once in the order its kernels read
+ * (params.conv.weights_channels_last): on CUDA cuDNN's channels-last convolutions otherwise rewrite
+ * them on every run, one more kernel per Conv. Not for a 1x1 window, where both orders are one. */
+static gfx_status weights_to_channels_last(ir_graph* g, const ir_fuse_target* target, const int* readers, int conv,
+                                           int* done) {
+  *done = 0;
+  const ir_node* c = &g->nodes[conv];
+  const ir_conv_params* p = &c->params.conv;
+  if (c->op != GFX_OP_CONV || !p->channels_last || p->weights_channels_last || p->nchw_input || p->chain ||
+      p->spatial != 2 || c->n_inputs < 2 || c->inputs[1] < 0)
+    return NULL;
+  const int w = c->inputs[1];
+  ir_value* wv = &g->values[w];
+  const gfx_shape* s = &wv->shape;
+  if (!wv->const_data || wv->graph_output >= 0 || ir_fuse_sole_reader(g, readers, w) != conv || s->rank != 4 ||
+      !ir_fuse_shape_known(s) || (s->dims[2] == 1 && s->dims[3] == 1))
+    return NULL;
+  const size_t elem = gfx_dtype_size(wv->dtype);
+  const int64_t m = s->dims[0], cg = s->dims[1], taps = s->dims[2] * s->dims[3];
+  if (elem == 0 || wv->const_bytes != (size_t)(m * cg * taps) * elem) return NULL;
+  ir_node fused = *c;
+  fused.params.conv.weights_channels_last = 1;
+  if (!ir_fuse_accepted(target, g, &fused)) return NULL;
+  unsigned char* from = wv->const_data;
+  unsigned char* to = malloc(wv->const_bytes);
+  if (!to)
+    return gfx_error(GFX_ERR_OUT_OF_MEMORY, "no host memory (%zu bytes) to reorder the weights of Conv node '%s'",
+                     wv->const_bytes, ir_fuse_name_of(c));
+  /* [M, C/group, taps] -> [M, taps, C/group] */
+  for (int64_t o = 0; o < m; o++)
+    for (int64_t ch = 0; ch < cg; ch++)
+      for (int64_t t = 0; t < taps; t++)
+        memcpy(to + (size_t)((o * taps + t) * cg + ch) * elem, from + (size_t)((o * cg + ch) * taps + t) * elem, elem);
+  free(wv->const_data);
+  wv->const_data = to;
+  g->nodes[conv].params.conv.weights_channels_last = 1;
+  gfx_log(GFX_LOG_INFO, "gfxep: weights of channels-last Conv '%s' stored channels-last ([%lld, %lld, %lld, %lld])",
+          ir_fuse_name_of(c), (long long)m, (long long)s->dims[2], (long long)s->dims[3], (long long)cg);
+  *done = 1;
+  return NULL;
+}
+
 gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count) {
   *count = 0;
   int* readers = NULL;
@@ -105,6 +148,13 @@ gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count)
       (*count)++;
       n--; /* index n holds the next node now */
     }
+  /* after the folds: a Conv that now reads an NCHW input runs the few-channel kernel, which reads W as given */
+  gfx_status s = NULL;
+  for (int n = 0; n < g->n_nodes && !s; n++) {
+    int done = 0;
+    s = weights_to_channels_last(g, target, readers, n, &done);
+    *count += done;
+  }
   free(readers);
-  return NULL;
+  return s;
 }

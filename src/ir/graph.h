@@ -93,6 +93,10 @@ typedef struct ir_conv_params {
   int channels_last;
   /* with channels_last: X stays NCHW (the Transpose before it folded in by ir_fuse_for, ir/fuse_layout.c) */
   int nchw_input;
+  /* with channels_last: W's elements are stored in [M, kH, kW, C/group] order, the order channels-last
+   * kernels read; its declared shape stays ONNX's [M, C/group, kH, kW] (a constant W rewritten once by
+   * ir_fuse_for, ir/fuse_layout.c, instead of on every run) */
+  int weights_channels_last;
   /* Conv only: a convolution chain (see IR_CONV_CHAIN_WEIGHT_INPUT); the first conv's activation */
   int chain;
   int chain_activation;

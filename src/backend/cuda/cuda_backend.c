@@ -268,6 +268,8 @@ static gfx_status cuda_device_sync(gfx_dev* dev) {
 static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
   if (q->op == GFX_OP_CONV && q->params->conv.chain) return cuda_conv_chain_supports(dev->index, q);
   if (q->op == GFX_OP_CONV && q->params->conv.nchw_input) GFX_TRY(cuda_conv_supports_nchw_input(dev->index, q));
+  if (q->op == GFX_OP_CONV && q->params->conv.weights_channels_last)
+    GFX_TRY(cuda_conv_supports_weights_channels_last(dev->index, q));
   /* float32 attention fused by ir_fuse: on the H200 ViT-tiny's twelve fused attentions took 1102 us of
    * node time on the tiled float32 kernel, against 282 us for the MatMuls and Softmaxes they replace
    * (cuBLASLt products), so in float32 the fusion is declined and the products stay */

@@ -24,7 +24,8 @@
  * A channels-last Conv (2-D, NHWC input and output: what ONNX Runtime's layout transformer hands over
  * with layout=nhwc) runs on cuDNN's NHWC descriptors, where its float16 tensor-core kernels are
  * fastest; its weights arrive as [M, C/group, kH, kW] and cuDNN wants them [M, kH, kW, C/group] for
- * that, so every run first rewrites them into scratch (cudnnTransformTensor; weights are small).
+ * that: constant weights are stored so once (params.conv.weights_channels_last, ir/fuse_layout.c), others
+ * are rewritten into scratch on every run (cudnnTransformTensor; weights are small).
  * Its pads must be symmetric (cuda_supports_node). A 1x1 one of stride 1 is a plain matrix product
  * over the pixels and runs as one (cuda_conv_pointwise.h).
  *
@@ -274,7 +275,8 @@ static gfx_status check_cudnn_output(const ir_node* node, const conv_state* st, 
 static gfx_status create_descriptors(const ir_node* node, const conv_dims* d, conv_state* st) {
   GFX_TRY(create_tensor_desc(node, "input", st->dtype, d->n, d->c_in, d->in, d->spatial, d->nhwc, &st->x_desc));
   GFX_TRY(create_tensor_desc(node, "output", st->dtype, d->n, d->c_out, d->out, d->spatial, d->nhwc, &st->y_desc));
-  if (d->nhwc) { /* the weights' rewrite, [M, C/group, kH, kW] -> [M, kH, kW, C/group] */
+  /* the weights' rewrite on every run, [M, C/group, kH, kW] -> [M, kH, kW, C/group], unless stored so */
+  if (d->nhwc && !node->params.conv.weights_channels_last) {
     GFX_TRY(create_tensor_desc(node, "weight as given", st->dtype, d->c_out, d->c_per_group, d->kernel, 2, 0,
                                &st->w_given_desc));
     GFX_TRY(create_tensor_desc(node, "weight channels-last", st->dtype, d->c_out, d->c_per_group, d->kernel, 2, 1,
@@ -573,6 +575,25 @@ gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q) {
   return NULL;
 }
 
+gfx_status cuda_conv_supports_weights_channels_last(int device, const gfx_node_query* q) {
+  const ir_conv_params* p = &q->params->conv;
+  if (!p->channels_last || p->spatial != 2 || p->nchw_input || p->chain)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: weights stored channels-last for a Conv that is not a "
+                     "channels-last 2-D one of a channels-last input");
+  const gfx_shape* x = q->desc ? &q->desc->input_shapes[0] : NULL;
+  const gfx_shape* w = q->desc ? &q->desc->input_shapes[1] : NULL;
+  if (!x || x->rank != 4 || !w || w->rank != 4 || x->dims[3] < 1 || x->dims[3] > INT_MAX || w->dims[2] < 1 ||
+      w->dims[3] < 1 || w->dims[2] > INT_MAX || w->dims[3] > INT_MAX || p->group < 1 || p->group > INT_MAX)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: weights stored channels-last for a Conv of unknown shapes");
+  int major = 0;
+  if (narrow_allowed(device, &major) &&
+      cuda_conv_narrow_applies(q->desc->input_dtypes[0], 2, (int)p->group, (int)x->dims[3],
+                               (const int[]){(int)w->dims[2], (int)w->dims[3]}, major))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: weights stored channels-last for a Conv of %lld input "
+                     "channels, which the few-channel kernel runs from weights as given", (long long)x->dims[3]);
+  return NULL;
+}
+
 /* The kernel takes every pad itself, so the split into cuDNN's symmetric part and an explicit
  * padding (plan_dims) is undone: no padded copy, no workspace. */
 static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_state* st) {
@@ -609,7 +630,9 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
                   cuda_pointwise_product_applies(d.nhwc, d.spatial, d.kernel, d.stride, d.dilation, d.pad,
                                                  st->pads_input, d.group) &&
                   !node->params.conv.nchw_input && !getenv("GFXEP_CUDA_NO_POINTWISE_PRODUCT");
-  st->narrow = !s && !st->nothing_to_do && !st->pointwise && narrow_applies(device, node, &d, st->dtype);
+  /* the few-channel kernel reads W as ONNX gives it (cuda_supports_node declines the other order there) */
+  st->narrow = !s && !st->nothing_to_do && !st->pointwise && !node->params.conv.weights_channels_last &&
+               narrow_applies(device, node, &d, st->dtype);
   if (!s && !st->nothing_to_do && node->params.conv.nchw_input && !st->narrow) /* cuda_supports_node declines these */
     s = gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: Conv node \"%s\": a channels-last Conv of an NCHW input runs "
                   "only on the few-channel kernel", cuda_node_name(node));
@@ -649,7 +672,9 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
     st->padded_offset = cuda_round_up(st->workspace_bytes, CUDA_ALLOC_ALIGNMENT);
     st->w_nhwc_offset = cuda_round_up(st->padded_offset + padded_bytes, CUDA_ALLOC_ALIGNMENT);
     const size_t w_nhwc_bytes =
-        d.nhwc && !st->pointwise && !st->narrow ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype) : 0;
+        d.nhwc && !st->pointwise && !st->narrow && !node->params.conv.weights_channels_last
+            ? (size_t)gfx_shape_numel(&in[1]) * gfx_dtype_size(st->dtype)
+            : 0;
     st->scratch_bytes = st->w_nhwc_offset + w_nhwc_bytes;
   }
   *state = &st->base;

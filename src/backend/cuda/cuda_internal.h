@@ -110,6 +110,11 @@ const char* cuda_node_name(const ir_node* node);
  * the few-channel kernel takes one (cuda_conv_narrow.h). */
 gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q);
 
+/* NULL when a Conv whose W is stored channels-last (params.conv.weights_channels_last) runs on device:
+ * a channels-last 2-D Conv that cuDNN (or the 1x1 product) takes, not the few-channel kernel, which
+ * reads W as ONNX gives it. */
+gfx_status cuda_conv_supports_weights_channels_last(int device, const gfx_node_query* q);
+
 /* A Conv node that is a convolution chain (params.conv.chain): NULL where the chain kernel runs it on
  * device and pays (cuda_conv_chain_ops.c); cuda_prepare_conv and cuda_run_conv hand such nodes to the
  * two functions after it. */

@@ -122,6 +122,7 @@ typedef struct conv_buffers {
   const void* residual; /* shaped like y; NULL when absent */
   int channels_last;    /* 2-D Conv: y and the residual are N, H, W, C */
   int x_channels_last;  /* and x (not for a channels-last Conv of an NCHW input) */
+  int w_channels_last;  /* w's elements in [M, kH, kW, C/group] order (params.conv.weights_channels_last) */
 } conv_buffers;
 
 /* Element (n, c, h, w) of a 4-D tensor of C channels and H x W pixels, NCHW or channels-last. */
@@ -139,7 +140,9 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
   const int64_t KH = g->kernel[0], KW = g->kernel[1];
   double sum = 0.0;
   for (int64_t c = 0; c < channels; c++) {
-    const int64_t taps = (oc * channels + c) * KH * KW;
+    /* w[oc][c][kh][kw], or w[oc][kh][kw][c] when stored channels-last */
+    const int64_t taps = b->w_channels_last ? oc * KH * KW * channels + c : (oc * channels + c) * KH * KW;
+    const int64_t tap_step = b->w_channels_last ? channels : 1;
     for (int64_t kh = 0; kh < KH; kh++) {
       const int64_t ih = oh * g->strides[0] - g->pad_begin[0] + kh * g->dilations[0];
       if (ih < 0 || ih >= H) continue;
@@ -147,7 +150,7 @@ static double conv2d_window_sum(const ir_conv_geom* g, const conv_buffers* b, in
         const int64_t iw = ow * g->strides[1] - g->pad_begin[1] + kw * g->dilations[1];
         if (iw < 0 || iw >= W) continue;
         const int64_t xi = at_nchw(b->x_channels_last, g->c_in, H, W, n, first_channel + c, ih, iw);
-        sum += ref_load(b->x, b->dtype, xi) * ref_load(b->w, b->dtype, taps + kh * KW + kw);
+        sum += ref_load(b->x, b->dtype, xi) * ref_load(b->w, b->dtype, taps + (kh * KW + kw) * tap_step);
       }
     }
   }
@@ -263,7 +266,7 @@ static gfx_status run_conv3d(const ir_node* node, const gfx_tensor* in, gfx_tens
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
   const void* residual = NULL;
   GFX_TRY(check_residual(node, in, out, &residual));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual, 0, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual, 0, 0, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -294,7 +297,7 @@ static gfx_status run_conv(const ir_node* node, const gfx_tensor* in, gfx_tensor
   GFX_TRY(check_residual(node, in, out, &residual));
   if (gfx_shape_numel(&y) == 0) return NULL;
   const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, residual,
-                          p.channels_last, x_channels_last};
+                          p.channels_last, x_channels_last, p.channels_last && p.weights_channels_last};
   conv2d_nchw(&g, &b, &p);
   return NULL;
 }
@@ -449,7 +452,7 @@ static gfx_status run_conv_transpose3d(const ir_node* node, const gfx_tensor* in
     GFX_TRY(ref_check_shape_is("input 2 (B)", &in[2].shape, &be));
   }
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &ye));
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0, 0};
   const int64_t plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++)
@@ -474,7 +477,7 @@ static gfx_status run_conv_transpose(const ir_node* node, const gfx_tensor* in, 
   GFX_TRY(ir_conv_transpose_geometry(&p, &x, &w, &g));
   GFX_TRY(check_conv2d_shapes(&g, &x, &w, 1, in, has_bias, &y));
   if (gfx_shape_numel(&y) == 0) return NULL;
-  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0};
+  const conv_buffers b = {dtype, in[0].data, in[1].data, has_bias ? in[2].data : NULL, out[0].data, NULL, 0, 0, 0};
   const int64_t OH = g.out[0], OW = g.out[1];
   for (int64_t n = 0; n < g.n; n++)
     for (int64_t oc = 0; oc < g.c_out; oc++) {
