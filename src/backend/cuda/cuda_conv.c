@@ -577,6 +577,10 @@ gfx_status cuda_conv_supports_nchw_input(int device, const gfx_node_query* q) {
 
 gfx_status cuda_conv_supports_weights_channels_last(int device, const gfx_node_query* q) {
   const ir_conv_params* p = &q->params->conv;
+  const char* choice = getenv("GFXEP_CUDA_CONV_STORED_WEIGHTS"); /* 0: rewrite W on every run, to compare */
+  if (choice && strcmp(choice, "0") == 0)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: weights stored channels-last are off "
+                     "(GFXEP_CUDA_CONV_STORED_WEIGHTS=0)");
   if (!p->channels_last || p->spatial != 2 || p->nchw_input || p->chain)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: weights stored channels-last for a Conv that is not a "
                      "channels-last 2-D one of a channels-last input");
