@@ -145,6 +145,77 @@ struct kv_prefetch {
   }
 };
 
+/* A warp's 16 query rows (i0 = its group's row, i1 = i0 + 8) against one tile of BC keys from j0, K and
+ * V in shared memory (ks, vs, rows LD apart): S = Q Kᵀ, scale and masks, the online softmax step, and
+ * O += P V; o, the running maxima m0 / m1 and sums l0 / l1 (this thread's share) carry over tiles.
+ * Shared by the whole-block and split kernels. */
+#ifdef GFX_CUDA_MMA
+template <typename T, int DMAX, int BC, int LD>
+__device__ __forceinline__ void rows_take_tile(const uint32_t (&qa)[DMAX / 16][4], const uint16_t* ks,
+                                               const uint16_t* vs, float (&o)[DMAX / 8][4], float& m0, float& m1,
+                                               float& l0, float& l1, const void* __restrict__ mask,
+                                               const T* __restrict__ mask2, const cuda_attention_args& a, int64_t b,
+                                               int64_t h, int64_t i0, int64_t i1, int64_t j0, int g, int t) {
+  typedef cuda_mma_traits<T> mt;
+    /* S = Q Kᵀ: n-tile nt holds keys j0 + nt * 8 .. + 7 */
+    float s[BC / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < BC / 8; nt++) {
+      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+      for (int kc = 0; kc < DMAX / 16; kc++) {
+        const uint16_t* kr = &ks[(nt * 8 + g) * LD + kc * 16 + 2 * t];
+        mt::mma(s[nt], qa[kc], ld_pair(kr), ld_pair(kr + 8));
+      }
+    }
+    /* scale, masks, and each row's maximum over the tile (across the 4 threads of the group) */
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int64_t j = j0 + nt * 8 + 2 * t + (e & 1);
+        const float x = masked_score<T>(s[nt][e] * a.scale, mask, mask2, a, b, h, e < 2 ? i0 : i1, j);
+        s[nt][e] = x;
+        if (e < 2)
+          mx0 = fmaxf(mx0, x);
+        else
+          mx1 = fmaxf(mx1, x);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    float use0, use1;
+    const float alpha0 = online_step(&m0, mx0, &use0), alpha1 = online_step(&m1, mx1, &use1);
+    l0 *= alpha0;
+    l1 *= alpha1;
+#pragma unroll
+    for (int dt = 0; dt < DMAX / 8; dt++) {
+      o[dt][0] *= alpha0, o[dt][1] *= alpha0;
+      o[dt][2] *= alpha1, o[dt][3] *= alpha1;
+    }
+#pragma unroll
+    for (int nt = 0; nt < BC / 8; nt++) {
+      s[nt][0] = __expf(s[nt][0] - use0), s[nt][1] = __expf(s[nt][1] - use0);
+      s[nt][2] = __expf(s[nt][2] - use1), s[nt][3] = __expf(s[nt][3] - use1);
+      l0 += s[nt][0] + s[nt][1];
+      l1 += s[nt][2] + s[nt][3];
+    }
+    /* O += P V, 16 keys at a time: the accumulators of n-tiles 2kc and 2kc + 1 are the A fragment */
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; kc++) {
+      const uint32_t pa[4] = {mt::pack(s[2 * kc][0], s[2 * kc][1]), mt::pack(s[2 * kc][2], s[2 * kc][3]),
+                              mt::pack(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                              mt::pack(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+      const uint16_t* vr = &vs[(kc * 16 + 2 * t) * LD + g];
+#pragma unroll
+      for (int dt = 0; dt < DMAX / 8; dt++)
+        mt::mma(o[dt], pa, ld_column_pair(vr + dt * 8, LD), ld_column_pair(vr + 8 * LD + dt * 8, LD));
+    }
+}
+#endif
+
 /* One block: 64 queries (4 warps of 16 rows) of each (batch, head) it is given, keys and values in
  * tiles of BC; DMAX (a multiple of 16, at least both head sizes) is the padded head. */
 template <typename T, int DMAX, int BC>
@@ -196,62 +267,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(const T* __rest
       }
       __syncthreads();
       if (a.vector_loads && j0 + BC < kv_end) next.fetch(kb, vb, a, j0 + BC);
-      /* S = Q Kᵀ: n-tile nt holds keys j0 + nt * 8 .. + 7 */
-      float s[BC / 8][4];
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++) {
-        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-        for (int kc = 0; kc < DMAX / 16; kc++) {
-          const uint16_t* kr = &ks[(nt * 8 + g) * LD + kc * 16 + 2 * t];
-          mt::mma(s[nt], qa[kc], ld_pair(kr), ld_pair(kr + 8));
-        }
-      }
-      /* scale, masks, and each row's maximum over the tile (across the 4 threads of the group) */
-      float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-          const int64_t j = j0 + nt * 8 + 2 * t + (e & 1);
-          const float x = masked_score<T>(s[nt][e] * a.scale, mask, mask2, a, b, h, e < 2 ? i0 : i1, j);
-          s[nt][e] = x;
-          if (e < 2)
-            mx0 = fmaxf(mx0, x);
-          else
-            mx1 = fmaxf(mx1, x);
-        }
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-      float use0, use1;
-      const float alpha0 = online_step(&m0, mx0, &use0), alpha1 = online_step(&m1, mx1, &use1);
-      l0 *= alpha0;
-      l1 *= alpha1;
-#pragma unroll
-      for (int dt = 0; dt < DMAX / 8; dt++) {
-        o[dt][0] *= alpha0, o[dt][1] *= alpha0;
-        o[dt][2] *= alpha1, o[dt][3] *= alpha1;
-      }
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++) {
-        s[nt][0] = __expf(s[nt][0] - use0), s[nt][1] = __expf(s[nt][1] - use0);
-        s[nt][2] = __expf(s[nt][2] - use1), s[nt][3] = __expf(s[nt][3] - use1);
-        l0 += s[nt][0] + s[nt][1];
-        l1 += s[nt][2] + s[nt][3];
-      }
-      /* O += P V, 16 keys at a time: the accumulators of n-tiles 2kc and 2kc + 1 are the A fragment */
-#pragma unroll
-      for (int kc = 0; kc < BC / 16; kc++) {
-        const uint32_t pa[4] = {mt::pack(s[2 * kc][0], s[2 * kc][1]), mt::pack(s[2 * kc][2], s[2 * kc][3]),
-                                mt::pack(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                                mt::pack(s[2 * kc + 1][2], s[2 * kc + 1][3])};
-        const uint16_t* vr = &vs[(kc * 16 + 2 * t) * LD + g];
-#pragma unroll
-        for (int dt = 0; dt < DMAX / 8; dt++)
-          mt::mma(o[dt], pa, ld_column_pair(vr + dt * 8, LD), ld_column_pair(vr + 8 * LD + dt * 8, LD));
-      }
+      rows_take_tile<T, DMAX, BC, LD>(qa, ks, vs, o, m0, m1, l0, l1, mask, mask2, a, b, h, i0, i1, j0, g, t);
     }
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
     l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
@@ -343,59 +359,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_split_kernel(const T* 
         }
       }
       __syncwarp();
-      float s[BC / 8][4];
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++) {
-        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-        for (int kc = 0; kc < DMAX / 16; kc++) {
-          const uint16_t* kr = &ks[(nt * 8 + g) * LD + kc * 16 + 2 * t];
-          mt::mma(s[nt], qa[kc], ld_pair(kr), ld_pair(kr + 8));
-        }
-      }
-      float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-          const int64_t j = j0 + nt * 8 + 2 * t + (e & 1);
-          const float x = masked_score<T>(s[nt][e] * a.scale, mask, mask2, a, b, h, e < 2 ? i0 : i1, j);
-          s[nt][e] = x;
-          if (e < 2)
-            mx0 = fmaxf(mx0, x);
-          else
-            mx1 = fmaxf(mx1, x);
-        }
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-      float use0, use1;
-      const float alpha0 = online_step(&m0, mx0, &use0), alpha1 = online_step(&m1, mx1, &use1);
-      l0 *= alpha0;
-      l1 *= alpha1;
-#pragma unroll
-      for (int dt = 0; dt < DMAX / 8; dt++) {
-        o[dt][0] *= alpha0, o[dt][1] *= alpha0;
-        o[dt][2] *= alpha1, o[dt][3] *= alpha1;
-      }
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; nt++) {
-        s[nt][0] = __expf(s[nt][0] - use0), s[nt][1] = __expf(s[nt][1] - use0);
-        s[nt][2] = __expf(s[nt][2] - use1), s[nt][3] = __expf(s[nt][3] - use1);
-        l0 += s[nt][0] + s[nt][1];
-        l1 += s[nt][2] + s[nt][3];
-      }
-#pragma unroll
-      for (int kc = 0; kc < BC / 16; kc++) {
-        const uint32_t pa[4] = {mt::pack(s[2 * kc][0], s[2 * kc][1]), mt::pack(s[2 * kc][2], s[2 * kc][3]),
-                                mt::pack(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                                mt::pack(s[2 * kc + 1][2], s[2 * kc + 1][3])};
-        const uint16_t* vr = &vs[(kc * 16 + 2 * t) * LD + g];
-#pragma unroll
-        for (int dt = 0; dt < DMAX / 8; dt++)
-          mt::mma(o[dt], pa, ld_column_pair(vr + dt * 8, LD), ld_column_pair(vr + 8 * LD + dt * 8, LD));
-      }
+      rows_take_tile<T, DMAX, BC, LD>(qa, ks, vs, o, m0, m1, l0, l1, mask, mask2, a, b, h, i0, i1, j0, g, t);
     }
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
     l0 += __shfl_xor_sync(0xffffffffu, l0, 2);

@@ -88,8 +88,7 @@ static gfx_status plan_on(int device, const char* name, cuda_conv_chain* c) {
  * memory) were slower still (ESPCN 0.631 against 0.450 ms end to end). The kernel is latency-bound at
  * 16 warps per multiprocessor (its shared memory allows one block), with 11 instructions issued per
  * tensor-core product. */
-static gfx_status check_pays(const char* name, const cuda_conv_chain* c) {
-  (void)c;
+static gfx_status check_pays(const char* name) {
   const char* choice = getenv("GFXEP_CUDA_CONV_CHAIN");
   if (choice && strcmp(choice, "1") == 0) return NULL;
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: convolution chain \"%s\": the two convolutions apart are "
@@ -105,7 +104,7 @@ gfx_status cuda_conv_chain_supports(int device, const gfx_node_query* q) {
   GFX_TRY(chain_dims(name, &q->params->conv, q->desc->input_dtypes[0], &q->desc->input_shapes[0],
                      &q->desc->input_shapes[IR_CONV_CHAIN_WEIGHT_INPUT], &q->desc->input_shapes[1], &c));
   GFX_TRY(plan_on(device, name, &c));
-  return check_pays(name, &c);
+  return check_pays(name);
 }
 
 static int has_input(const ir_node* node, int i) { return node->n_inputs > i && node->inputs[i] >= 0; }
