@@ -41,6 +41,8 @@ step backend_ops_cuda_no_pointwise 300 env GFXEP_CUDA_NO_POINTWISE_PRODUCT=1 "$p
 # every convolution's bias, activation and residual in the separate epilogue kernel (by default bias
 # with ReLU or none, and a residual before it, run inside cuDNN's fused call or the 1x1 product)
 step backend_ops_cuda_unfused_epilogue 300 env GFXEP_CUDA_CONV_FUSED=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
+# and cuDNN's fused call for 16-bit NCHW too, which by default keeps the separate kernel
+step backend_ops_cuda_fused_everywhere 300 env GFXEP_CUDA_CONV_FUSED=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # every convolution chain case on the chain kernel (cuda_conv_chain.cu; by default chains stay unfused
 # on CUDA, where cuDNN's two convolutions were faster)
 step backend_ops_cuda_conv_chain 300 env GFXEP_CUDA_CONV_CHAIN=1 "$pack/bin/test_backend_ops" -b cuda -o ConvChain

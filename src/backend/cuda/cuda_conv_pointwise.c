@@ -26,6 +26,11 @@ int cuda_conv_fused_epilogue_allowed(void) {
   return !(choice && strcmp(choice, "0") == 0);
 }
 
+int cuda_conv_fused_epilogue_forced(void) {
+  const char* choice = getenv("GFXEP_CUDA_CONV_FUSED");
+  return choice && strcmp(choice, "1") == 0;
+}
+
 cuda_pointwise_fusion cuda_pointwise_fusion_of(int has_bias, int activation, int residual_mode) {
   const int residual = residual_mode == IR_RES_ADD_THEN_ACT;
   if ((activation != IR_ACT_NONE && activation != IR_ACT_RELU) || (residual_mode != IR_RES_NONE && !residual) ||

@@ -39,6 +39,8 @@ typedef struct cuda_pointwise_product {
 /* Whether a Conv's bias and activation may run inside the library's call (cuDNN's fused call, the
  * product's epilogue): GFXEP_CUDA_CONV_FUSED=0 keeps them in the separate epilogue kernel, to compare. */
 int cuda_conv_fused_epilogue_allowed(void);
+/* GFXEP_CUDA_CONV_FUSED=1: cuDNN's fused call also where it measured slower (cuda_conv.c). */
+int cuda_conv_fused_epilogue_forced(void);
 
 /* The part of a Conv's epilogue the product can take: a bias, ReLU or none, a residual added before
  * the activation. */
