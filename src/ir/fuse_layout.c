@@ -116,7 +116,8 @@ static gfx_status weights_to_channels_last(ir_graph* g, const ir_fuse_target* ta
     return NULL;
   const size_t elem = gfx_dtype_size(wv->dtype);
   const int64_t m = s->dims[0], cg = s->dims[1], taps = s->dims[2] * s->dims[3];
-  if (elem == 0 || wv->const_bytes != (size_t)(m * cg * taps) * elem) return NULL;
+  /* nothing to reorder in an empty W (and malloc(0) may answer NULL) */
+  if (elem == 0 || wv->const_bytes == 0 || wv->const_bytes != (size_t)(m * cg * taps) * elem) return NULL;
   ir_node fused = *c;
   fused.params.conv.weights_channels_last = 1;
   if (!ir_fuse_accepted(target, g, &fused)) return NULL;
