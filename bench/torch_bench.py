@@ -699,14 +699,16 @@ def main():
                 rec[f"gfxep_graph_{mode}"], e = run_bench(args, env, path, f"cuda_graph={mode}")
                 if e:
                     rec[f"gfxep_graph_{mode}_error"] = e[-300:]
-            # channels-last convolutions (layout=nhwc: ONNX Runtime's layout transformer hands gfxep NHWC Convs),
-            # checked against PyTorch's float32 output as the default layout is
-            log(f"[{name} {prec}] gfxep layout=nhwc")
-            got = run_gfxep(ort, devs, path, feed, {"layout": "nhwc"})
-            rec["gfxep_nhwc_vs_torch_fp32"] = compare(got, ref) if got is not None else None
-            rec["gfxep_nhwc"], e = run_bench(args, env, path, "layout=nhwc")
-            if e:
-                rec["gfxep_nhwc_error"] = e[-300:]
+            # both layouts forced (the default, layout=auto, picks one per graph): channels-last convolutions
+            # (layout=nhwc: ONNX Runtime's layout transformer hands gfxep NHWC Convs) and NCHW throughout,
+            # each checked against PyTorch's float32 output as the default is
+            for lay in ("nhwc", "nchw"):
+                log(f"[{name} {prec}] gfxep layout={lay}")
+                got = run_gfxep(ort, devs, path, feed, {"layout": lay})
+                rec[f"gfxep_{lay}_vs_torch_fp32"] = compare(got, ref) if got is not None else None
+                rec[f"gfxep_{lay}"], e = run_bench(args, env, path, f"layout={lay}")
+                if e:
+                    rec[f"gfxep_{lay}_error"] = e[-300:]
             if prec == "fp32":
                 # the same float32 model with gfxep's precision option: TF32 tensor cores, or float16 inside
                 for opt in ("tf32", "fp16"):
