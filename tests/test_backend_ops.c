@@ -721,6 +721,14 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
                                                     .global_pool = 1};
           c.misalign = misalign;
           run_case(gpu, stream, &c);
+          /* channels-last (ORT's NHWC domain): a mean or maximum over H and W of N, H, W, C */
+          const int64_t* d = gp[k][0].dims;
+          c.in[0] = SHAPE(d[0], d[2], d[3], d[1]);
+          c.node.params.reduce = (ir_reduce_params){.kind = mx ? IR_REDUCE_MAX : IR_REDUCE_MEAN, .keepdims = 1,
+                                                    .n_axes = 2, .axes = {1, 2}};
+          snprintf(c.label, sizeof c.label, "%s NHWC [%lld,%lld,%lld,%lld] %s", mx ? "GlobalMaxPool" : "GlobalAveragePool",
+                   (long long)d[0], (long long)d[2], (long long)d[3], (long long)d[1], gfx_dtype_name(dtype));
+          run_case(gpu, stream, &c);
         }
       /* ReduceMean / ReduceSum over the last axis: many short rows (warp), few long rows (split) */
       const gfx_shape rs[][1] = {{SHAPE(2000, 192)}, {SHAPE(3, 40000)}};
@@ -860,7 +868,8 @@ static void arg_cases(gfx_dev* gpu, void* stream) {
  * Mod in every type and both fmod modes, integer divisors including 0 and -1 (the defined 0) and
  * the full int range (fill's [-50, 50]), one case with only zero divisors. */
 /* MaxPool / AveragePool, 2-D and 3-D: random windows, strides, dilations (MaxPool), pads below the
- * kernel, ceil_mode and count_include_pad, SAME_* padding; windows partly in the padding. */
+ * kernel, ceil_mode and count_include_pad, SAME_* padding; windows partly in the padding. Every 2-D
+ * case again channels-last (N, H, W, C, as ORT's layout transformer hands it over). */
 static void pool_cases(gfx_dev* gpu, void* stream) {
   for (int k = 0; k < 48; k++) {
     const int ns = k % 2 ? 3 : 2, mx = k % 4 < 2;
@@ -899,6 +908,13 @@ static void pool_cases(gfx_dev* gpu, void* stream) {
       continue;
     }
     run_case(gpu, stream, &c);
+    if (ns == 2) {
+      p->channels_last = 1;
+      c.in[0] = SHAPE(x[0], x[2], x[3], x[1]);
+      const size_t at = strlen(c.label);
+      snprintf(c.label + at, sizeof c.label - at, " NHWC");
+      run_case(gpu, stream, &c);
+    }
   }
 }
 

@@ -445,6 +445,45 @@ static void test_layout_option(void** state) {
   k.api->ReleaseSession(cpu);
 }
 
+/* Channels-last pooling and Resize: with layout=nhwc ORT hands pool_net's MaxPool, AveragePool,
+ * Resizes and global pools over channels-last as well as its Convs, so the Transposes that remain are
+ * the graph's edges (one for the input, one per output: 4; each node left NCHW would add two), and
+ * the outputs agree with the CPU EP in float32 and float16. layout=auto in float16 does the same
+ * (five dense Convs, nothing left that stays NCHW). */
+static double peak_of(const ortkit_tensor* t, size_t n);
+
+static void test_layout_pooling(void** state) {
+  (void)state;
+  if (strcmp(backend, "vulkan") == 0) skip(); /* no channels-last kernels: test_layout_option checks the refusal */
+  ortkit_tensor *in = NULL, *want = NULL;
+  size_t n_in = 0, n_want = 0;
+  OrtSession *cpu = NULL, *s = NULL;
+  expect_ok(ortkit_session(&k, model_path("pool_net"), NULL, NULL, NULL, 0, &cpu), "cpu");
+  expect_ok(ortkit_random_inputs(&k, cpu, 29, 0, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, cpu, NULL, in, n_in, &want, &n_want), "cpu run");
+  assert_true(peak_of(want, n_want) > 0.1);
+  const char* keys[] = {"layout", "precision"};
+  const char* configs[][2] = {{"nhwc", "fp32"}, {"nhwc", "fp16"}, {"auto", "fp16"}};
+  for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+    expect_ok(ortkit_session(&k, model_path("pool_net"), the_device(), keys, configs[c], 2, &s), "pool_net session");
+    size_t nodes = 0, other = 0, transposes = 0;
+    expect_ok(ortkit_placement(&k, s, &nodes, &other, 0), "placement");
+    expect_ok(ortkit_count_on_gfxep(&k, s, "Transpose", &transposes), "Transposes");
+    assert_int_equal(other, 0);
+    if (transposes != 4)
+      fail_msg("layout=%s precision=%s: %zu Transposes on gfxep; 4 (the graph's input and three outputs) when "
+               "every pooling and Resize node is channels-last", configs[c][0], configs[c][1], transposes);
+    char what[64];
+    snprintf(what, sizeof what, "pool_net layout=%s", configs[c][0]);
+    expect_layout_agrees(s, in, n_in, want, n_want, strcmp(configs[c][1], "fp16") == 0, what);
+    k.api->ReleaseSession(s);
+    s = NULL;
+  }
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(cpu);
+}
+
 /* Non-finite elements of the outputs. */
 static size_t count_nonfinite(const ortkit_tensor* t, size_t n) {
   size_t bad = 0;
@@ -1072,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_profiling_shows_gfxep_kernels),
       cmocka_unit_test(test_precision_option),
       cmocka_unit_test(test_layout_option),
+      cmocka_unit_test(test_layout_pooling),
       cmocka_unit_test(test_fp16_range_guard),
       cmocka_unit_test(test_fp16_guard_watches_outputs),
       cmocka_unit_test(test_cuda_graph_option_values),

@@ -204,5 +204,34 @@ def main(out_dir):
          "Detection post-processing in miniature: NonZero, TopK with a computed k, NonMaxSuppression")
 
 
+    # a small UNet-like net of pooling and resampling between Convs: with channels-last Convs
+    # (layout=nhwc, or auto in 16-bit) ONNX Runtime hands these over channels-last too, so that only
+    # the Transposes at the graph's edges remain
+    save(out_dir, "pool_net",
+         [conv("conv1", "x", "pw1", "pb1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+          helper.make_node("MaxPool", ["r1"], ["p1"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+                           pads=[1, 1, 1, 1]),
+          conv("conv2", "p1", "pw2", "pb2", "c2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("AveragePool", ["c2"], ["p2"], name="avgpool", kernel_shape=[3, 3], strides=[2, 2],
+                           pads=[1, 1, 1, 1], count_include_pad=1),
+          conv("conv3", "p2", "pw3", "pb3", "c3", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
+          helper.make_node("Resize", ["r3", "", "up2"], ["u1"], name="up_linear", mode="linear"),
+          helper.make_node("Add", ["u1", "c2"], ["s1"], name="skip"),
+          conv("conv4", "s1", "pw4", "pb4", "c4", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("Resize", ["c4", "", "up2"], ["u2"], name="up_nearest", mode="nearest",
+                           coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+          conv("conv5", "u2", "pw5", "pb5", "y", kernel_shape=[1, 1]),
+          helper.make_node("GlobalAveragePool", ["c4"], ["g"], name="gap"),
+          helper.make_node("GlobalMaxPool", ["r3"], ["m"], name="gmp")],
+         [tensor("x", [1, 3, 32, 32])],
+         [tensor("y", [1, 4, 32, 32]), tensor("g", [1, 8, 1, 1]), tensor("m", [1, 8, 1, 1])],
+         [weight("pw1", [8, 3, 3, 3]), weight("pb1", [8], 0.1), weight("pw2", [8, 8, 3, 3]), weight("pb2", [8], 0.1),
+          weight("pw3", [8, 8, 3, 3]), weight("pb3", [8], 0.1), weight("pw4", [8, 8, 3, 3]), weight("pb4", [8], 0.1),
+          weight("pw5", [4, 8, 1, 1]), weight("pb5", [4], 0.1),
+          numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "up2")],
+         "Conv with MaxPool, AveragePool, Resize (linear, nearest), GlobalAveragePool and GlobalMaxPool between")
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "models")

@@ -498,6 +498,27 @@ int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, dou
   return bad;
 }
 
+OrtStatus* ortkit_count_on_gfxep(ortkit* k, OrtSession* s, const char* op, size_t* count) {
+  const OrtApi* api = k->api;
+  const OrtEpAssignedSubgraph* const* subgraphs = NULL;
+  size_t n = 0;
+  *count = 0;
+  OrtStatus* st = api->Session_GetEpGraphAssignmentInfo(s, &subgraphs, &n);
+  for (size_t i = 0; i < n && !st; i++) {
+    const char* ep = NULL;
+    const OrtEpAssignedNode* const* nodes = NULL;
+    size_t nn = 0;
+    if ((st = api->EpAssignedSubgraph_GetEpName(subgraphs[i], &ep))) break;
+    if (strcmp(ep, "gfxep") != 0) continue;
+    if ((st = api->EpAssignedSubgraph_GetNodes(subgraphs[i], &nodes, &nn))) break;
+    for (size_t j = 0; j < nn && !st; j++) {
+      const char* type = NULL;
+      if (!(st = api->EpAssignedNode_GetOperatorType(nodes[j], &type))) *count += strcmp(type, op) == 0;
+    }
+  }
+  return st;
+}
+
 OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose) {
   const OrtApi* api = k->api;
   const OrtEpAssignedSubgraph* const* subgraphs = NULL;

@@ -90,6 +90,9 @@ int ortkit_compare(const ortkit_tensor* a, const ortkit_tensor* b, size_t n, dou
  * which ortkit_session sets). Prints "ep: op name" lines when verbose. */
 OrtStatus* ortkit_placement(ortkit* k, OrtSession* s, size_t* on_gfxep, size_t* on_other, int verbose);
 
+/* The nodes of operator type op that ORT placed on gfxep (the same recording as ortkit_placement). */
+OrtStatus* ortkit_count_on_gfxep(ortkit* k, OrtSession* s, const char* op, size_t* count);
+
 /* Where the nodes went, for reports: gfxep's partitions and the operator types left to other EPs. */
 #define ORTKIT_MAX_OP_TYPES 64
 typedef struct ortkit_placement_summary {

@@ -274,6 +274,8 @@ typedef struct ir_pool_params {
   int8_t n_spatial; /* 2 or 3 */
   int8_t ceil_mode;
   int8_t count_include_pad;
+  int8_t channels_last; /* 2-D only: X and Y are N, H, W, C (ONNX Runtime's layout transformer hands
+                         * the node over in its internal NHWC domain, as for Conv) */
   int32_t kernel[3], strides[3], dilations[3];
   int32_t pads[6]; /* resolved at run time for auto_pad */
 } ir_pool_params;
@@ -524,6 +526,18 @@ typedef struct ir_node_desc {
 /* Looks up the op and parses the node. On success *op and *params describe it. A node gfxep does
  * not run returns GFX_ERR_NOT_SUPPORTED with a message saying why, which callers log. */
 gfx_status ir_op_parse(const ir_node_desc* desc, gfx_op* op, ir_params* params);
+
+/* Whether gfxep parses the op (an ONNX op type) in ONNX Runtime's internal NHWC domain: Conv,
+ * MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Resize. */
+int ir_op_channels_last_capable(const char* op_type);
+
+/* The params the node (parsed from d as op and params, in the ONNX domain) would have after ONNX
+ * Runtime's layout transformer hands it over channels-last: a 2-D Conv, a 2-D MaxPool or
+ * AveragePool, a global pool of a rank-4 input (a mean or maximum over H and W of N, H, W, C), a
+ * Resize of a rank-4 input with constant scales or sizes and neither roi nor axes (the transformer
+ * permutes the scales or sizes, not those). A node already channels-last gives its own params.
+ * GFX_ERR_NOT_SUPPORTED for any other node. */
+gfx_status ir_params_channels_last(gfx_op op, const ir_node_desc* d, const ir_params* params, ir_params* out);
 
 const char* ir_op_name(gfx_op op);
 int ir_op_min_opset(gfx_op op);

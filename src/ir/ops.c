@@ -9,6 +9,7 @@
 
 #include "core/half.h"
 #include "ir/ops_common.h"
+#include "ir/resize_geom.h"
 
 typedef gfx_status (*ir_parse_fn)(const ir_node_desc* d, ir_params* p);
 /* every parse function the table names, declared here so that a family file needs no header */
@@ -240,13 +241,76 @@ gfx_status ir_norm_axis(const ir_node_desc* d, int64_t axis, int rank, int* out)
   *out = (int)(axis < 0 ? axis + rank : axis);
   return NULL;
 }
+int ir_op_channels_last_capable(const char* op_type) {
+  /* Resize: a plain Resize of the N, H, W, C tensor (H and W resize: ir_resize_geom's general form) */
+  static const char* const ops[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Resize"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(op_type, ops[i]) == 0) return 1;
+  return 0;
+}
+
+/* The NHWC domain's Resize: the axes attribute and the roi are not permuted by the transformer. */
+static gfx_status resize_may_be_channels_last(const ir_node_desc* d, const ir_resize_params* r) {
+  int64_t axes[GFX_MAX_RANK + 1];
+  size_t n_axes = 0;
+  int has_axes = 0;
+  GFX_TRY(ir_attr_ints(d, "axes", axes, GFX_MAX_RANK + 1, &n_axes, &has_axes));
+  if (has_axes || r->coord == IR_COORD_TF_CROP_AND_RESIZE || r->value_inputs || r->rank != 4)
+    return IR_UNSUPPORTED(d, "a channels-last Resize with %s",
+                          has_axes             ? "the axes attribute"
+                          : r->value_inputs    ? "sizes computed at run time"
+                          : r->rank != 4       ? "an input of rank other than 4"
+                                               : "tf_crop_and_resize");
+  return NULL;
+}
+
+gfx_status ir_params_channels_last(gfx_op op, const ir_node_desc* d, const ir_params* params, ir_params* out) {
+  *out = *params;
+  const int nhwc = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0;
+  if (nhwc) return NULL;
+  switch (op) {
+    case GFX_OP_CONV:
+      if (params->conv.spatial != 2) break;
+      out->conv.channels_last = 1;
+      return NULL;
+    case GFX_OP_MAX_POOL:
+    case GFX_OP_AVERAGE_POOL:
+      if (params->pool.n_spatial != 2) break;
+      out->pool.channels_last = 1;
+      return NULL;
+    case GFX_OP_GLOBAL_AVERAGE_POOL:
+    case GFX_OP_GLOBAL_MAX_POOL:
+      if (d->input_shapes[0].rank != 4) break;
+      out->reduce.global_pool = 0;
+      out->reduce.n_axes = 2;
+      out->reduce.axes[0] = 1;
+      out->reduce.axes[1] = 2;
+      return NULL;
+    case GFX_OP_RESIZE: {
+      GFX_TRY(resize_may_be_channels_last(d, &params->resize));
+      static const int from_nchw[4] = {0, 2, 3, 1}; /* NHWC dim k is NCHW dim from_nchw[k] */
+      const ir_resize_params* r = &params->resize;
+      out->resize.policy_axes = 0;
+      for (int k = 0; k < 4; k++) {
+        out->resize.scales[k] = r->scales[from_nchw[k]];
+        out->resize.sizes[k] = r->sizes[from_nchw[k]];
+        if (r->policy_axes & (1 << from_nchw[k])) out->resize.policy_axes |= 1 << k;
+      }
+      out->resize.leading = 1; /* H may resize: a dim before the last two */
+      return NULL;
+    }
+    default: break;
+  }
+  return IR_UNSUPPORTED(d, "no channels-last form of this node");
+}
+
 gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
   /* ONNX Runtime's layout transformer hands a Conv over channels-last in its internal domain, where
    * the EP asked for it (layout=nhwc) */
   const int nhwc = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0;
-  if (nhwc && strcmp(d->op_type, "Conv") != 0)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': only Conv is handled channels-last (domain '%s')", d->op_type,
-                     d->name, d->domain);
+  if (nhwc && !ir_op_channels_last_capable(d->op_type))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': only Conv and pooling are handled channels-last (domain '%s')",
+                     d->op_type, d->name, d->domain);
   if (d->domain && d->domain[0] && strcmp(d->domain, "ai.onnx") != 0 && !nhwc)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': domain '%s' is not handled", d->op_type, d->name, d->domain);
   gfx_op found = ir_op_from_name(d->op_type);
@@ -260,7 +324,10 @@ gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
   ir_params p;
   memset(&p, 0, sizeof p);
   GFX_TRY(op_table[found].parse(d, &p));
-  if (nhwc) {
+  /* the layout transformer permutes the input and constant scales or sizes into N, H, W, C order,
+   * but neither the roi nor the axes attribute */
+  if (nhwc && found == GFX_OP_RESIZE) GFX_TRY(resize_may_be_channels_last(d, &p.resize));
+  if (nhwc && found == GFX_OP_CONV) {
     if (p.conv.spatial != 2)
       return IR_UNSUPPORTED(d, "a channels-last Conv over %d spatial dims; 2 are handled", p.conv.spatial);
     p.conv.channels_last = 1;

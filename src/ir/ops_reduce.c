@@ -145,6 +145,20 @@ static gfx_status parse_global_pool(const ir_node_desc* d, ir_params* p, ir_redu
   GFX_TRY(ir_check_io(d, 1, 1, 1));
   GFX_TRY(ir_check_known_attrs(d, (const char* const[]){NULL}));
   GFX_TRY(ir_check_same_type(d, 0, 0, IR_TYPES_FLOAT, NULL));
+  if (d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0) {
+    /* channels-last (ONNX Runtime's layout transformer): N, H, W, C reduced over H and W, kept as
+     * N, 1, 1, C; the rank must be known to name those axes */
+    if (d->input_shapes[0].rank != 4)
+      return IR_UNSUPPORTED(d, "a channels-last global pool of a rank-%d input; rank 4 is handled",
+                            d->input_shapes[0].rank);
+    memset(&p->reduce, 0, sizeof p->reduce);
+    p->reduce.kind = kind;
+    p->reduce.keepdims = 1;
+    p->reduce.n_axes = 2;
+    p->reduce.axes[0] = 1;
+    p->reduce.axes[1] = 2;
+    return NULL;
+  }
   if (d->input_shapes[0].rank >= 0 && d->input_shapes[0].rank < 3)
     return IR_UNSUPPORTED(d, "input rank %d; N x C x spatial (rank >= 3) is handled", d->input_shapes[0].rank);
   memset(&p->reduce, 0, sizeof p->reduce);
@@ -262,7 +276,7 @@ static gfx_status check_ceil_rules(const ir_node_desc* d, const ir_pool_params* 
   const int ns = c->n_spatial;
   if (!c->ceil_mode || c->auto_pad != IR_PAD_NOTSET || d->input_shapes[0].rank != 2 + ns) return NULL;
   for (int i = 0; i < ns; i++) {
-    const int64_t in = d->input_shapes[0].dims[2 + i];
+    const int64_t in = d->input_shapes[0].dims[(c->channels_last ? 1 : 2) + i];
     if (in < 0) continue;
     const int64_t s = c->strides[i];
     const int64_t room = in + c->pads[i] + c->pads[i + ns] - ((int64_t)c->dilations[i] * (c->kernel[i] - 1) + 1);
@@ -340,6 +354,7 @@ static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind k
   ir_pool_params c;
   memset(&c, 0, sizeof c);
   c.kind = kind;
+  c.channels_last = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0;
   GFX_TRY(parse_auto_pad(d, &c.auto_pad));
   GFX_TRY(check_binary_flag(d, "ceil_mode", 0, &c.ceil_mode));
   if (kind == IR_POOL_AVERAGE) GFX_TRY(check_binary_flag(d, "count_include_pad", 0, &c.count_include_pad));
@@ -349,6 +364,8 @@ static gfx_status parse_pool(const ir_node_desc* d, ir_params* p, ir_pool_kind k
     if (storage_order) return IR_UNSUPPORTED(d, "storage_order = 1 is not handled");
   }
   GFX_TRY(read_pool_windows(d, &c));
+  if (c.channels_last && c.n_spatial != 2)
+    return IR_UNSUPPORTED(d, "channels-last pooling over %d spatial dims; 2 are handled", c.n_spatial);
   GFX_TRY(check_ceil_rules(d, &c));
   p->pool = c;
   return NULL;
@@ -406,8 +423,12 @@ gfx_status ir_pool_geometry(const ir_pool_params* p, const gfx_shape* in, ir_poo
     if (p->kernel[i] < 1 || p->strides[i] < 1 || p->dilations[i] < 1)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "pooling kernel %d, stride %d and dilation %d must be >= 1",
                        p->kernel[i], p->strides[i], p->dilations[i]);
+  if (p->channels_last && ns != 2)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "channels-last pooling over %d spatial dims; 2 are handled", ns);
+  g->channels_last = p->channels_last;
   g->n = in->dims[0];
-  g->c = in->dims[1];
+  g->c = in->dims[p->channels_last ? 3 : 1];
+  const int first_spatial = p->channels_last ? 1 : 2;
   /* 2-D: a depth of 1, pooled by a window of 1 */
   int64_t* const in_size[3] = {&g->in_d, &g->in_h, &g->in_w};
   int64_t* const out_size[3] = {&g->out_d, &g->out_h, &g->out_w};
@@ -415,7 +436,7 @@ gfx_status ir_pool_geometry(const ir_pool_params* p, const gfx_shape* in, ir_poo
   g->kernel[0] = g->strides[0] = g->dilations[0] = 1;
   for (int i = 0; i < ns; i++) {
     const int j = i + 3 - ns;
-    *in_size[j] = in->dims[2 + i];
+    *in_size[j] = in->dims[first_spatial + i];
     GFX_TRY(pool_dim(p, i, j, *in_size[j], out_size[j], g));
   }
   return NULL;
@@ -426,6 +447,8 @@ gfx_status ir_infer_pool(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   GFX_TRY(ir_pool_geometry(&node->params.pool, &in[0], &g));
   if (node->params.pool.n_spatial == 3)
     out[0] = (gfx_shape){.rank = 5, .dims = {g.n, g.c, g.out_d, g.out_h, g.out_w}};
+  else if (g.channels_last)
+    out[0] = (gfx_shape){.rank = 4, .dims = {g.n, g.out_h, g.out_w, g.c}};
   else
     out[0] = (gfx_shape){.rank = 4, .dims = {g.n, g.c, g.out_h, g.out_w}};
   return NULL;

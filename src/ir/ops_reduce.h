@@ -27,6 +27,7 @@ gfx_status ir_reduce_geometry(const ir_reduce_params* p, const gfx_shape* in, ir
  * it, so one kernel per backend serves both. */
 typedef struct ir_pool_geom {
   int64_t n, c, in_d, in_h, in_w, out_d, out_h, out_w;
+  int channels_last; /* X and Y are N, H, W, C (2-D only) */
   int64_t kernel[3], strides[3], dilations[3];
   int64_t pad_begin[3], pad_end[3];
 } ir_pool_geom;

@@ -66,7 +66,21 @@ static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n
   return taken(ep, s);
 }
 
-/* Whether gfxep takes this node, logging why not; a node it takes is counted in census (layout=auto). */
+/* Whether the backend also runs this node channels-last, as ORT's layout transformer would hand it
+ * over (ir_params_channels_last says which nodes the IR takes so). */
+static int channels_last_movable(const gfx_ep* ep, gfx_op op, const ir_params* params, const ir_node_desc* desc) {
+  ir_params nhwc;
+  gfx_status no = ir_params_channels_last(op, desc, params, &nhwc);
+  if (!no) {
+    const gfx_node_query q = {.op = op, .params = &nhwc, .desc = desc};
+    no = gfx_backend_supports_node(ep->device->dev, &q);
+  }
+  gfx_status_free(no);
+  return !no;
+}
+
+/* Whether gfxep takes this node, logging why not; a node it takes is counted in census (layout=auto
+ * and nhwc: which layout, and which pooling and Resize op types ORT may convert). */
 static int node_supported(const gfx_ep* ep, const OrtNode* node, gfx_layout_census* census) {
   const char* ep_name = NULL;
   OrtStatus* os = gfx_ort->Node_GetEpName(node, &ep_name);
@@ -99,18 +113,8 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node, gfx_layout_cens
                                                params.conv.spatial)
                                    : gfx_backend_supports_node(ep->device->dev, &qn);
     }
-    if (!s && ep->options.layout == GFX_LAYOUT_AUTO) {
-      int movable = 0;
-      if (op == GFX_OP_CONV && params.conv.spatial == 2) {
-        ir_params nhwc = params;
-        nhwc.conv.channels_last = 1;
-        const gfx_node_query qn = {.op = op, .params = &nhwc, .desc = &desc};
-        gfx_status no = gfx_backend_supports_node(ep->device->dev, &qn);
-        movable = !no;
-        gfx_status_free(no);
-      }
-      gfx_layout_census_add(census, op, &params, movable);
-    }
+    if (!s && ep->options.layout != GFX_LAYOUT_NCHW)
+      gfx_layout_census_add(census, op, &params, channels_last_movable(ep, op, &params, &desc));
     if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
   }
   /* a node whose output shape the data decides makes its partition read values back during the Run
@@ -249,6 +253,8 @@ OrtStatus* ORT_API_CALL gfx_ep_get_capability(OrtEp* this_ptr, const OrtGraph* g
   gfx_ort_log(ep->logger, ep->options.log_partition ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_INFO,
               "gfxep: takes %zu of %zu nodes in %d partition(s)%s", n_supported + n_single, n, partitions,
               n_single ? " and If nodes of their own" : "");
+  /* ORT asks which op types to convert (ShouldConvertDataLayoutForOp) after this call, for this graph */
+  ep->nhwc_ops = gfx_layout_convertible_ops(&census);
   if (ep->options.layout == GFX_LAYOUT_AUTO) {
     /* ORT asks for the preferred layout right after this call (ep.c), for this graph */
     char why[160];

@@ -1,6 +1,7 @@
 /* gfxep — the OrtEp: session-level entry points other than partitioning and compiling. */
 #include "ort/ep.h"
 #include "ort/frame_timing.h"
+#include "ort/layout_choice.h"
 #include "ort/profiler.h"
 
 #include <stdlib.h>
@@ -74,9 +75,10 @@ static OrtStatus* ORT_API_CALL sync_device(OrtEp* this_ptr) {
 }
 
 /* layout=nhwc: ONNX Runtime hands the Convs gfxep claimed over channels-last (capability.c claims only
- * those its backend runs so) and leaves every other op as it is: gfxep has no channels-last kernel of
- * its own for pooling, normalization or DepthToSpace, and ORT's transposes around the Convs move
- * through the element-wise ops between them and cancel. layout=auto: the same where GetCapability,
+ * those its backend runs so), and the pooling and Resize nodes where every one of their op type runs
+ * channels-last too; every other op stays as it is (normalization, DepthToSpace, ConvTranspose), and
+ * ORT's transposes around the converted nodes move through the element-wise ops between them and
+ * cancel. layout=auto: the same where GetCapability,
  * which ORT calls just before asking, found the graph's Convs worth it (layout_choice.h). */
 static OrtStatus* ORT_API_CALL get_preferred_data_layout(OrtEp* this_ptr, OrtEpDataLayout* out) {
   const gfx_ep* ep = as_ep(this_ptr);
@@ -88,8 +90,12 @@ static OrtStatus* ORT_API_CALL get_preferred_data_layout(OrtEp* this_ptr, OrtEpD
 static OrtStatus* ORT_API_CALL should_convert_data_layout_for_op(OrtEp* this_ptr, const char* domain,
                                                                  const char* op_type, OrtEpDataLayout target,
                                                                  int* should_convert) {
-  (void)this_ptr;
-  *should_convert = target == OrtEpDataLayout_NHWC && (!domain || !domain[0]) && strcmp(op_type, "Conv") == 0;
+  const gfx_ep* ep = as_ep(this_ptr);
+  const int onnx = !domain || !domain[0];
+  /* Convs: every one gfxep took runs channels-last (capability.c declines or keeps NCHW otherwise);
+   * pooling and Resize: only the op types all of whose nodes do, for the graph GetCapability just saw */
+  *should_convert = target == OrtEpDataLayout_NHWC && onnx &&
+                    (strcmp(op_type, "Conv") == 0 || (gfx_layout_nhwc_bit_of_type(op_type) & ep->nhwc_ops));
   return NULL;
 }
 

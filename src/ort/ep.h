@@ -47,6 +47,8 @@ typedef struct gfx_ep {
   uint64_t session_id;          /* process-unique, for the frame timings */
   atomic_uint_fast64_t runs;    /* Runs started, for the frame timings */
   int layout_nhwc;              /* layout=auto: the choice for the graph GetCapability saw last */
+  unsigned nhwc_ops;          /* GFX_LAYOUT_NHWC_* bits: pooling and Resize op types ORT may hand over channels-last,
+                                 * for the graph GetCapability saw last (ort/layout_choice.h) */
   uint64_t inject_loss_at_run;  /* GFXEP_INJECT_DEVICE_LOSS_AT_RUN: fault-injection tests (0: never) */
 } gfx_ep;
 

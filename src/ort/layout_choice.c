@@ -2,6 +2,23 @@
 #include "ort/layout_choice.h"
 
 #include <stdio.h>
+#include <string.h>
+
+unsigned gfx_layout_nhwc_bit(gfx_op op) {
+  switch (op) {
+    case GFX_OP_MAX_POOL: return GFX_LAYOUT_NHWC_MAX_POOL;
+    case GFX_OP_AVERAGE_POOL: return GFX_LAYOUT_NHWC_AVERAGE_POOL;
+    case GFX_OP_GLOBAL_AVERAGE_POOL: return GFX_LAYOUT_NHWC_GLOBAL_AVERAGE_POOL;
+    case GFX_OP_GLOBAL_MAX_POOL: return GFX_LAYOUT_NHWC_GLOBAL_MAX_POOL;
+    case GFX_OP_RESIZE: return GFX_LAYOUT_NHWC_RESIZE;
+    default: return 0;
+  }
+}
+
+unsigned gfx_layout_nhwc_bit_of_type(const char* op_type) {
+  const gfx_op op = ir_op_from_name(op_type);
+  return op == GFX_OP_NONE ? 0 : gfx_layout_nhwc_bit(op);
+}
 
 static int layout_bound(gfx_op op) {
   switch (op) {
@@ -27,8 +44,13 @@ static int layout_bound(gfx_op op) {
 }
 
 void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable) {
+  const unsigned bit = gfx_layout_nhwc_bit(op);
+  if (bit) {
+    c->nhwc_taken |= bit;
+    if (!movable) c->nhwc_fixed |= bit;
+  }
   if (op != GFX_OP_CONV) {
-    c->layout_bound += layout_bound(op);
+    c->layout_bound += layout_bound(op) && !(bit && movable);
     return;
   }
   const ir_conv_params* p = &params->conv;

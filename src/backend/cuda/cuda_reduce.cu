@@ -584,12 +584,16 @@ void launch_arg(const void* x, int64_t* y, const cuda_reduce_args& a, cudaStream
 template <typename T>
 __global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)blockDim.x * gridDim.x) {
-    int64_t start[3], rest = i;
+    /* channels-last: the channel is the fastest index, so neighbouring threads read neighbouring
+     * elements (coalesced); NCHW: channels is 1 and the volume index takes N x C */
+    const int64_t c = i % a.channels;
+    int64_t start[3], rest = i / a.channels;
     for (int j = 2; j >= 0; j--) {
       start[j] = rest % a.out_size[j] * a.strides[j] - a.pad_begin[j];
       rest /= a.out_size[j];
     }
-    const T* src = x + rest * a.in_size[0] * a.in_size[1] * a.in_size[2];
+    const int64_t step = a.channels;
+    const T* src = x + rest * a.in_size[0] * a.in_size[1] * a.in_size[2] * step + c;
     float acc = a.kind == 0 ? -INFINITY : 0.0f;
     int64_t taps = 0;
     for (int64_t kd = 0; kd < a.kernel[0]; kd++) {
@@ -601,7 +605,7 @@ __global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
         for (int64_t kw = 0; kw < a.kernel[2]; kw++) {
           const int64_t iw = start[2] + kw * a.dilations[2];
           if (iw < 0 || iw >= a.in_size[2]) continue;
-          const float v = load(src, (id * a.in_size[1] + ih) * a.in_size[2] + iw);
+          const float v = load(src, ((id * a.in_size[1] + ih) * a.in_size[2] + iw) * step);
           if (a.kind == 0)
             acc = max_op()(acc, v);
           else
@@ -749,7 +753,7 @@ __global__ void norm_kernel(const T* x, const T* scale, const T* bias, T* y, cud
 
 template <typename T>
 void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t stream) {
-  const int64_t count = a.volumes * a.out_size[0] * a.out_size[1] * a.out_size[2];
+  const int64_t count = a.volumes * a.out_size[0] * a.out_size[1] * a.out_size[2] * a.channels;
   if (count <= 0) return;
   pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
                                                                         count, a);

@@ -56,6 +56,9 @@ typedef struct cuda_reduce_args {
 typedef struct cuda_pool_args {
   int kind;
   int count_include_pad;
+  /* channels > 1: X and Y are N, spatial, C (channels-last), volumes counting N only; else each of
+   * the volumes (N x C) is contiguous */
+  int64_t channels;
   int64_t volumes, in_size[3], out_size[3];
   int64_t kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
 } cuda_pool_args;

@@ -231,7 +231,8 @@ gfx_status cuda_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
   cuda_pool_args a = {
       .kind = node->params.pool.kind == IR_POOL_MAX ? 0 : 1,
       .count_include_pad = node->params.pool.count_include_pad,
-      .volumes = g.n * g.c,
+      .channels = g.channels_last ? g.c : 1,
+      .volumes = g.channels_last ? g.n : g.n * g.c,
       .in_size = {g.in_d, g.in_h, g.in_w},
       .out_size = {g.out_d, g.out_h, g.out_w},
   };

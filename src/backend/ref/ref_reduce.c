@@ -203,12 +203,13 @@ gfx_status ref_run_reduce(const gfx_exec_ctx* ctx, const ir_node* node, const gf
 
 /* ---- MaxPool, AveragePool ---- */
 
-/* One output element of one (N, C) volume, 2-D pooling being a depth of 1 (ir_pool_geom). Taps in
- * the padding are skipped: MaxPool ignores them, AveragePool divides by the taps inside the input, or
- * with count_include_pad by the window clipped to the padded input (a ceil_mode window reaching past
- * the end padding counts only up to it). */
-static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const void* volume, int dtype,
-                       const int64_t o[3]) {
+/* One output element of one (N, C) volume, 2-D pooling being a depth of 1 (ir_pool_geom); the
+ * volume's element at spatial index s is element `first + s * step` of x (step 1 for NCHW, C for
+ * channels-last). Taps in the padding are skipped: MaxPool ignores them, AveragePool divides by the
+ * taps inside the input, or with count_include_pad by the window clipped to the padded input (a
+ * ceil_mode window reaching past the end padding counts only up to it). */
+static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const void* x, int64_t first, int64_t step,
+                       int dtype, const int64_t o[3]) {
   const int64_t in_size[3] = {g->in_d, g->in_h, g->in_w};
   int64_t start[3];
   for (int j = 0; j < 3; j++) start[j] = o[j] * g->strides[j] - g->pad_begin[j];
@@ -223,7 +224,7 @@ static double pool_one(const ir_pool_params* p, const ir_pool_geom* g, const voi
       for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
         const int64_t iw = start[2] + kw * g->dilations[2];
         if (iw < 0 || iw >= g->in_w) continue;
-        const double v = ref_load(volume, dtype, (id * g->in_h + ih) * g->in_w + iw);
+        const double v = ref_load(x, dtype, first + ((id * g->in_h + ih) * g->in_w + iw) * step);
         if (p->kind == IR_POOL_MAX)
           acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
         else
@@ -253,17 +254,20 @@ gfx_status ref_run_pool(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_
   GFX_TRY(ir_infer_pool(node, &in[0].shape, &y));
   GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &y));
   const int dtype = in[0].dtype;
-  const size_t es = gfx_dtype_size(dtype);
-  const int64_t in_volume = g.in_d * g.in_h * g.in_w;
-  int64_t e = 0; /* output elements in row-major order */
-  for (int64_t v = 0; v < g.n * g.c; v++) {
-    const char* x = (const char*)in[0].data + (size_t)(v * in_volume) * es;
-    int64_t o[3];
-    for (o[0] = 0; o[0] < g.out_d; o[0]++)
-      for (o[1] = 0; o[1] < g.out_h; o[1]++)
-        for (o[2] = 0; o[2] < g.out_w; o[2]++)
-          ref_store(out[0].data, dtype, e++, pool_one(&node->params.pool, &g, x, dtype, o));
-  }
+  const int64_t in_volume = g.in_d * g.in_h * g.in_w, out_volume = g.out_d * g.out_h * g.out_w;
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.c; c++) {
+      /* NCHW: volume (n, c) is contiguous; channels-last: its elements are C apart */
+      const int64_t first = g.channels_last ? n * in_volume * g.c + c : (n * g.c + c) * in_volume;
+      const int64_t step = g.channels_last ? g.c : 1;
+      int64_t o[3], e = 0; /* e: the output's spatial index */
+      for (o[0] = 0; o[0] < g.out_d; o[0]++)
+        for (o[1] = 0; o[1] < g.out_h; o[1]++)
+          for (o[2] = 0; o[2] < g.out_w; o[2]++, e++) {
+            const int64_t at = g.channels_last ? (n * out_volume + e) * g.c + c : (n * g.c + c) * out_volume + e;
+            ref_store(out[0].data, dtype, at, pool_one(&node->params.pool, &g, in[0].data, first, step, dtype, o));
+          }
+    }
   return NULL;
 }
 

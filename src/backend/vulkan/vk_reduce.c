@@ -176,6 +176,10 @@ gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
    * asks, and leaves the Add and the normalization apart */
   if (q->op == GFX_OP_LAYER_NORMALIZATION && q->params && q->params->norm.residual)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: LayerNormalization with a residual Add fused in");
+  /* the layout transformer hands channels-last pooling over only where gfxep asks for NHWC, which it
+   * does not on this backend (no channels-last Conv either) */
+  if (pooling && q->params && q->params->pool.channels_last)
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: a channels-last %s", ir_op_name(q->op));
   if (pooling && q->params && d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
       pool_window_turns(&q->params->pool) > SOFTWARE_WALK_LIMIT)
     return gfx_error(GFX_ERR_NOT_SUPPORTED,
