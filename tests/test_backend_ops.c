@@ -961,6 +961,29 @@ static void resize_cases(gfx_dev* gpu, void* stream) {
     }
     run_case(gpu, stream, &c);
   }
+  /* channels-last: N, H, W, C with H and W resizing, as ORT's layout transformer hands a Resize over
+   * (the CUDA backend's own kernel for it); every mode, up and down, channel counts odd and wide */
+  for (int k = 0; k < 18; k++) {
+    const int dtype = float_types[k % 3];
+    ew_case c = case_of(GFX_OP_RESIZE, dtype, 1, NULL);
+    ir_resize_params* p = &c.node.params.resize;
+    p->rank = 4;
+    p->mode = k % 3;
+    p->coord = k % 6 == 5 ? IR_COORD_ASYMMETRIC : k % 6 == 4 ? IR_COORD_ALIGN_CORNERS : IR_COORD_HALF_PIXEL;
+    p->nearest = k % 4;
+    p->cubic_a = -0.75f;
+    p->leading = 1;
+    c.positive = 1;
+    const int64_t x[4] = {rand_int(1, 2), rand_int(3, 19), rand_int(3, 23), k % 2 ? 64 : rand_int(1, 7)};
+    const float sh = scale_set[k % 6], sw = scale_set[(k + 2) % 6];
+    p->scales[0] = p->scales[3] = 1.0f;
+    p->scales[1] = sh, p->scales[2] = sw;
+    c.in[0] = shape(4, x);
+    snprintf(c.label, sizeof c.label, "Resize NHWC x[%lld,%lld,%lld,%lld] scales %g,%g mode %d coord %d nearest %d %s",
+             (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], (double)sh, (double)sw, p->mode,
+             p->coord, p->nearest, gfx_dtype_name(dtype));
+    run_case(gpu, stream, &c);
+  }
 }
 
 /* QuantizeLinear / DequantizeLinear: every type pair, per tensor and per axis (each axis), with and

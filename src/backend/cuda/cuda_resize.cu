@@ -389,9 +389,67 @@ __global__ void resize_general_kernel(const T* x, T* y, ir_resize_geom g, int64_
   }
 }
 
+/* The channels-last case of the general geometry: N, H, W, C with only H and W resizing (how ONNX
+ * Runtime's layout transformer hands a Resize over). One thread per output element, the channel
+ * fastest, so a warp reads and writes consecutive channels; the taps along H and W come from
+ * ir_resize_axis_taps and are summed in the general kernel's order (H outer, W inner), so the two
+ * agree bit for bit. The axes and the few scalars travel by value, not the whole geometry (see
+ * source_coord above). */
+struct nhwc_resize_args {
+  ir_resize_axis h, w;
+  int mode, coord, nearest, exclude_outside;
+  float cubic_a, extrapolation;
+  int64_t c;
+};
+
+template <typename T>
+__global__ void resize_nhwc_kernel(const T* x, T* y, nhwc_resize_args a, int64_t count) {
+  ir_resize_geom lg; /* only the fields ir_resize_axis_taps reads */
+  lg.mode = a.mode;
+  lg.coord = a.coord;
+  lg.nearest = a.nearest;
+  lg.exclude_outside = a.exclude_outside;
+  lg.cubic_a = a.cubic_a;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
+    const int64_t ch = e % a.c;
+    int64_t rest = e / a.c;
+    const int64_t ow = rest % a.w.out;
+    rest /= a.w.out;
+    const int64_t oh = rest % a.h.out, b = rest / a.h.out;
+    int64_t ih[4], iw[4];
+    float wh[4], ww[4];
+    const int nh = ir_resize_axis_taps(&lg, &a.h, oh, ih, wh);
+    const int nw = ir_resize_axis_taps(&lg, &a.w, ow, iw, ww);
+    if (nh == 0 || nw == 0) {
+      store_f(y, e, a.extrapolation);
+      continue;
+    }
+    float sum = 0.0f;
+    for (int i = 0; i < nh; i++)
+      for (int j = 0; j < nw; j++)
+        sum += wh[i] * ww[j] * load_f(x, ((b * a.h.in + ih[i]) * a.w.in + iw[j]) * a.c + ch);
+    store_f(y, e, sum);
+  }
+}
+
+/* Whether the general geometry g is the channels-last case: rank 4, N and C kept. */
+static bool nhwc_case(const ir_resize_geom& g, nhwc_resize_args* a) {
+  if (!g.general || g.rank != 4 || !ir_resize_axis_kept(&g.axes[0]) || !ir_resize_axis_kept(&g.axes[3])) return false;
+  *a = nhwc_resize_args{g.axes[1], g.axes[2], g.mode, g.coord, g.nearest, g.exclude_outside, g.cubic_a,
+                        g.extrapolation, g.axes[3].in};
+  return true;
+}
+
 template <typename T>
 cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& g, int64_t count,
                                   cudaStream_t stream) {
+  nhwc_resize_args a;
+  if (nhwc_case(g, &a)) {
+    const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+    const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+    resize_nhwc_kernel<T><<<grid, kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), a, count);
+    return cudaGetLastError();
+  }
   const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
   const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
   resize_general_kernel<T><<<grid, kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g, count);
@@ -788,6 +846,7 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, resize_nhwc_kernel<T>)) != cudaSuccess) return e;
   typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
   if ((e = cudaFuncGetAttributes(&attr, resize_nearest_vec_kernel<E>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
