@@ -916,6 +916,23 @@ static void pool_cases(gfx_dev* gpu, void* stream) {
       run_case(gpu, stream, &c);
     }
   }
+  /* channels-last with wide channel counts (the CUDA kernel's 16-byte loads of 4 or 8 channels) */
+  for (int k = 0; k < 12; k++) {
+    const int mx = k % 2 == 0, dtype = float_types[k % 3];
+    ew_case c = case_of(mx ? GFX_OP_MAX_POOL : GFX_OP_AVERAGE_POOL, dtype, 1, NULL);
+    ir_pool_params* p = &c.node.params.pool;
+    *p = (ir_pool_params){.kind = mx ? IR_POOL_MAX : IR_POOL_AVERAGE, .n_spatial = 2, .channels_last = 1,
+                          .count_include_pad = (int8_t)(k % 4 == 1), .kernel = {k % 3 == 0 ? 2 : 3, 3},
+                          .strides = {2, k % 5 == 0 ? 1 : 2}, .dilations = {1, mx && k % 3 == 2 ? 2 : 1},
+                          .pads = {k % 3 == 0 ? 0 : 1, 1, k % 3 == 0 ? 0 : 1, 1}};
+    const int64_t ch = k % 4 < 2 ? 64 : 24;
+    c.in[0] = SHAPE(1 + k % 2, rand_int(5, 33), rand_int(5, 33), ch);
+    snprintf(c.label, sizeof c.label, "%s NHWC x[%lld,%lld,%lld,%lld] k=%d,%d s=%d,%d d=%d,%d incl=%d %s",
+             mx ? "MaxPool" : "AveragePool", (long long)c.in[0].dims[0], (long long)c.in[0].dims[1],
+             (long long)c.in[0].dims[2], (long long)ch, p->kernel[0], p->kernel[1], p->strides[0], p->strides[1],
+             p->dilations[0], p->dilations[1], p->count_include_pad, gfx_dtype_name(dtype));
+    run_case(gpu, stream, &c);
+  }
 }
 
 /* Resize over random subsets of the dims of rank 2..5 inputs (the general geometry when a leading

@@ -625,6 +625,64 @@ __global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
   }
 }
 
+/* Channels-last 2-D pooling: one thread per output pixel and run of V channels (V of them in one
+ * 16-byte load per tap where C allows), index arithmetic in I (32-bit where the tensors allow: the
+ * 64-bit divisions of the general kernel above cost more than its loads). Taps, the NaN rule and the
+ * divisor are the general kernel's. */
+template <typename T, int V>
+struct alignas(sizeof(T) * V) pool_pack {
+  T v[V];
+};
+
+template <typename T, int V, typename I>
+__global__ void pool_nhwc_kernel(const T* x, T* y, I count, cuda_pool_args a) {
+  const I c = (I)a.channels, runs = c / V, h = (I)a.in_size[1], w = (I)a.in_size[2];
+  const I oh = (I)a.out_size[1], ow = (I)a.out_size[2];
+  const I kh = (I)a.kernel[1], kw = (I)a.kernel[2], sh = (I)a.strides[1], sw = (I)a.strides[2];
+  const I dh = (I)a.dilations[1], dw = (I)a.dilations[2], ph = (I)a.pad_begin[1], pw = (I)a.pad_begin[2];
+  for (I e = blockIdx.x * (I)blockDim.x + threadIdx.x; e < count; e += (I)blockDim.x * gridDim.x) {
+    const I run = e % runs;
+    I rest = e / runs;
+    const I ox = rest % ow;
+    rest /= ow;
+    const I oy = rest % oh, b = rest / oh;
+    const I ys = oy * sh - ph, xs = ox * sw - pw;
+    float acc[V];
+    for (int j = 0; j < V; j++) acc[j] = a.kind == 0 ? -INFINITY : 0.0f;
+    I taps = 0;
+    for (I ky = 0; ky < kh; ky++) {
+      const I iy = ys + ky * dh;
+      if (iy < 0 || iy >= h) continue;
+      for (I kx = 0; kx < kw; kx++) {
+        const I ix = xs + kx * dw;
+        if (ix < 0 || ix >= w) continue;
+        const pool_pack<T, V> p = *reinterpret_cast<const pool_pack<T, V>*>(x + ((b * h + iy) * w + ix) * c + run * V);
+        for (int j = 0; j < V; j++) {
+          const float v = load(p.v, j);
+          acc[j] = a.kind == 0 ? max_op()(acc[j], v) : acc[j] + v;
+        }
+        taps++;
+      }
+    }
+    if (a.kind != 0) {
+      if (a.count_include_pad)
+        taps = (min(ys + kh, h + (I)a.pad_end[1]) - ys) * (min(xs + kw, w + (I)a.pad_end[2]) - xs);
+      for (int j = 0; j < V; j++) acc[j] = taps > 0 ? acc[j] / (float)taps : NAN;
+    }
+    pool_pack<T, V> out;
+    for (int j = 0; j < V; j++) store(out.v, j, acc[j]);
+    *reinterpret_cast<pool_pack<T, V>*>(y + e * V) = out;
+  }
+}
+
+template <typename T, int V>
+void launch_pool_nhwc_of(const T* x, T* y, const cuda_pool_args& a, int64_t count, cudaStream_t stream) {
+  if (count < INT32_MAX && a.volumes * a.in_size[1] * a.in_size[2] * a.channels < INT32_MAX)
+    pool_nhwc_kernel<T, V, int32_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, (int32_t)count, a);
+  else
+    pool_nhwc_kernel<T, V, int64_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, count, a);
+}
+
 /* ---- softmax ---- */
 
 /* inner == 1: one block per row of n contiguous elements. Three passes over the row (maximum, sum
@@ -755,6 +813,16 @@ template <typename T>
 void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t stream) {
   const int64_t count = a.volumes * a.out_size[0] * a.out_size[1] * a.out_size[2] * a.channels;
   if (count <= 0) return;
+  const T* in = static_cast<const T*>(x);
+  T* out = static_cast<T*>(y);
+  if (a.channels > 1 && a.in_size[0] == 1) { /* channels-last 2-D */
+    const int v = 16 / sizeof(T);
+    if (a.channels % v == 0 && ((uintptr_t)x | (uintptr_t)y) % 16 == 0)
+      launch_pool_nhwc_of<T, 16 / sizeof(T)>(in, out, a, count / v, stream);
+    else
+      launch_pool_nhwc_of<T, 1>(in, out, a, count, stream);
+    return;
+  }
   pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
                                                                         count, a);
 }
@@ -828,6 +896,11 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
+  const void* nhwc[] = {(const void*)pool_nhwc_kernel<T, 1, int32_t>, (const void*)pool_nhwc_kernel<T, 1, int64_t>,
+                        (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int32_t>,
+                        (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int64_t>};
+  for (const void* k : nhwc)
+    if ((e = cudaFuncGetAttributes(&attr, k)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_warp_kernel<T, 8>)) != cudaSuccess) return e;

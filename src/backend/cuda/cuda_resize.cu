@@ -390,54 +390,98 @@ __global__ void resize_general_kernel(const T* x, T* y, ir_resize_geom g, int64_
 }
 
 /* The channels-last case of the general geometry: N, H, W, C with only H and W resizing (how ONNX
- * Runtime's layout transformer hands a Resize over). One thread per output element, the channel
- * fastest, so a warp reads and writes consecutive channels; the taps along H and W come from
- * ir_resize_axis_taps and are summed in the general kernel's order (H outer, W inner), so the two
+ * Runtime's layout transformer hands a Resize over), nearest or linear. One thread per output pixel
+ * and run of V channels (one 16-byte load per tap where C allows), so a warp reads and writes
+ * consecutive channels; index arithmetic in I (32-bit where the tensors allow). The taps are
+ * ir_resize_axis_taps' and are summed in the general kernel's order (H outer, W inner), so the two
  * agree bit for bit. The axes and the few scalars travel by value, not the whole geometry (see
  * source_coord above). */
 struct nhwc_resize_args {
   ir_resize_axis h, w;
-  int mode, coord, nearest, exclude_outside;
-  float cubic_a, extrapolation;
+  int coord, nearest;
   int64_t c;
 };
 
-template <typename T>
-__global__ void resize_nhwc_kernel(const T* x, T* y, nhwc_resize_args a, int64_t count) {
-  ir_resize_geom lg; /* only the fields ir_resize_axis_taps reads */
-  lg.mode = a.mode;
-  lg.coord = a.coord;
-  lg.nearest = a.nearest;
-  lg.exclude_outside = a.exclude_outside;
-  lg.cubic_a = a.cubic_a;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < count; e += (int64_t)blockDim.x * gridDim.x) {
-    const int64_t ch = e % a.c;
-    int64_t rest = e / a.c;
-    const int64_t ow = rest % a.w.out;
-    rest /= a.w.out;
-    const int64_t oh = rest % a.h.out, b = rest / a.h.out;
-    int64_t ih[4], iw[4];
-    float wh[4], ww[4];
-    const int nh = ir_resize_axis_taps(&lg, &a.h, oh, ih, wh);
-    const int nw = ir_resize_axis_taps(&lg, &a.w, ow, iw, ww);
-    if (nh == 0 || nw == 0) {
-      store_f(y, e, a.extrapolation);
-      continue;
-    }
-    float sum = 0.0f;
-    for (int i = 0; i < nh; i++)
-      for (int j = 0; j < nw; j++)
-        sum += wh[i] * ww[j] * load_f(x, ((b * a.h.in + ih[i]) * a.w.in + iw[j]) * a.c + ch);
-    store_f(y, e, sum);
+template <int Mode>
+__device__ __forceinline__ int nhwc_axis_taps(ir_resize_axis ax, int coord, int nearest, int64_t o, int64_t idx[2],
+                                              float w[2]) {
+  if (ir_resize_axis_kept(&ax)) {
+    idx[0] = o;
+    w[0] = 1.0f;
+    return 1;
+  }
+  const float c = source_coord(ax, coord, o);
+  if (Mode == IR_RESIZE_NEAREST) {
+    idx[0] = ir_resize_nearest_index(&ax, nearest, c);
+    w[0] = 1.0f;
+    return 1;
+  }
+  ir_resize_linear_taps(&ax, c, &idx[0], &idx[1], &w[0], &w[1]);
+  return 2;
+}
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) resize_pack {
+  T v[V];
+};
+
+template <typename T, int V, int Mode, typename I>
+__global__ void resize_nhwc_kernel(const T* x, T* y, nhwc_resize_args a, I count) {
+  const I runs = (I)a.c / V, c = (I)a.c, h = (I)a.h.in, w = (I)a.w.in, oh = (I)a.h.out, ow = (I)a.w.out;
+  for (I e = blockIdx.x * (I)blockDim.x + threadIdx.x; e < count; e += (I)blockDim.x * gridDim.x) {
+    const I run = e % runs;
+    I rest = e / runs;
+    const I ox = rest % ow;
+    rest /= ow;
+    const I oy = rest % oh, b = rest / oh;
+    int64_t iy[2], ix[2];
+    float wy[2], wx[2];
+    const int ny = nhwc_axis_taps<Mode>(a.h, a.coord, a.nearest, oy, iy, wy);
+    const int nx = nhwc_axis_taps<Mode>(a.w, a.coord, a.nearest, ox, ix, wx);
+    float acc[V];
+    for (int k = 0; k < V; k++) acc[k] = 0.0f;
+    for (int i = 0; i < ny; i++)
+      for (int j = 0; j < nx; j++) {
+        const float weight = wy[i] * wx[j];
+        const resize_pack<T, V> p =
+            *reinterpret_cast<const resize_pack<T, V>*>(x + ((b * h + (I)iy[i]) * w + (I)ix[j]) * c + run * V);
+        for (int k = 0; k < V; k++) acc[k] += weight * load_f(p.v, k);
+      }
+    resize_pack<T, V> out;
+    for (int k = 0; k < V; k++) store_f(out.v, k, acc[k]);
+    *reinterpret_cast<resize_pack<T, V>*>(y + e * V) = out;
   }
 }
 
-/* Whether the general geometry g is the channels-last case: rank 4, N and C kept. */
+template <typename T, int V, int Mode>
+void launch_resize_nhwc_of(const T* x, T* y, const nhwc_resize_args& a, int64_t count, int64_t in_count,
+                           cudaStream_t stream) {
+  const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
+  if (count * V < INT32_MAX && in_count < INT32_MAX)
+    resize_nhwc_kernel<T, V, Mode, int32_t><<<grid, kBlockSize, 0, stream>>>(x, y, a, (int32_t)count);
+  else
+    resize_nhwc_kernel<T, V, Mode, int64_t><<<grid, kBlockSize, 0, stream>>>(x, y, a, count);
+}
+
+/* Whether the general geometry g is the channels-last case: rank 4, N and C kept, nearest or linear
+ * (cubic and tf_crop_and_resize stay on the general kernel). */
 static bool nhwc_case(const ir_resize_geom& g, nhwc_resize_args* a) {
-  if (!g.general || g.rank != 4 || !ir_resize_axis_kept(&g.axes[0]) || !ir_resize_axis_kept(&g.axes[3])) return false;
-  *a = nhwc_resize_args{g.axes[1], g.axes[2], g.mode, g.coord, g.nearest, g.exclude_outside, g.cubic_a,
-                        g.extrapolation, g.axes[3].in};
+  if (!g.general || g.rank != 4 || !ir_resize_axis_kept(&g.axes[0]) || !ir_resize_axis_kept(&g.axes[3]) ||
+      g.mode == IR_RESIZE_CUBIC || g.coord == IR_COORD_TF_CROP_AND_RESIZE)
+    return false;
+  *a = nhwc_resize_args{g.axes[1], g.axes[2], g.coord, g.nearest, g.axes[3].in};
   return true;
+}
+
+template <typename T, int V>
+void launch_resize_nhwc(const T* x, T* y, const ir_resize_geom& g, const nhwc_resize_args& a, int64_t count,
+                        cudaStream_t stream) {
+  const int64_t in_count = g.axes[0].in * a.h.in * a.w.in * a.c;
+  if (g.mode == IR_RESIZE_NEAREST)
+    launch_resize_nhwc_of<T, V, IR_RESIZE_NEAREST>(x, y, a, count / V, in_count, stream);
+  else
+    launch_resize_nhwc_of<T, V, IR_RESIZE_LINEAR>(x, y, a, count / V, in_count, stream);
 }
 
 template <typename T>
@@ -445,9 +489,13 @@ cudaError_t launch_resize_general(const void* x, void* y, const ir_resize_geom& 
                                   cudaStream_t stream) {
   nhwc_resize_args a;
   if (nhwc_case(g, &a)) {
-    const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
-    const unsigned int grid = (unsigned int)(blocks < (1 << 20) ? blocks : (1 << 20));
-    resize_nhwc_kernel<T><<<grid, kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), a, count);
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    const int v = 16 / sizeof(T);
+    if (a.c % v == 0 && ((uintptr_t)x | (uintptr_t)y) % 16 == 0)
+      launch_resize_nhwc<T, 16 / sizeof(T)>(in, out, g, a, count, stream);
+    else
+      launch_resize_nhwc<T, 1>(in, out, g, a, count, stream);
     return cudaGetLastError();
   }
   const int64_t blocks = (count + kBlockSize - 1) / kBlockSize;
@@ -846,7 +894,17 @@ cudaError_t preload_resize() {
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_LINEAR>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_grid_kernel<T, IR_RESIZE_CUBIC>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, resize_general_kernel<T>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, resize_nhwc_kernel<T>)) != cudaSuccess) return e;
+  const void* nhwc[] = {
+      (const void*)resize_nhwc_kernel<T, 1, IR_RESIZE_NEAREST, int32_t>,
+      (const void*)resize_nhwc_kernel<T, 1, IR_RESIZE_LINEAR, int32_t>,
+      (const void*)resize_nhwc_kernel<T, 1, IR_RESIZE_NEAREST, int64_t>,
+      (const void*)resize_nhwc_kernel<T, 1, IR_RESIZE_LINEAR, int64_t>,
+      (const void*)resize_nhwc_kernel<T, 16 / sizeof(T), IR_RESIZE_NEAREST, int32_t>,
+      (const void*)resize_nhwc_kernel<T, 16 / sizeof(T), IR_RESIZE_LINEAR, int32_t>,
+      (const void*)resize_nhwc_kernel<T, 16 / sizeof(T), IR_RESIZE_NEAREST, int64_t>,
+      (const void*)resize_nhwc_kernel<T, 16 / sizeof(T), IR_RESIZE_LINEAR, int64_t>};
+  for (const void* k : nhwc)
+    if ((e = cudaFuncGetAttributes(&attr, k)) != cudaSuccess) return e;
   typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type E;
   if ((e = cudaFuncGetAttributes(&attr, resize_nearest_vec_kernel<E>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, resize_kernel<T, IR_RESIZE_CUBIC>);
