@@ -155,6 +155,9 @@ typedef struct ew_case {
    * written negative (v - (int_hi[i] + 1), the same entry counted from the end) */
   int distinct[IR_MAX_IO];
   int n_out;       /* outputs (0 means 1) */
+  /* > 0: the absolute tolerance is this many units of the type at magnitude 1 instead of atol, for
+   * results rounded twice where the first rounding is at a larger magnitude than the result */
+  double atol_units;
   int stats_dtype; /* the type of outputs 1.. (LayerNormalization's Mean and InvStdDev) */
   char label[200]; /* "" for the one built from the op, types and shapes */
 } ew_case;
@@ -225,6 +228,8 @@ static int check_output(const ew_case* c, const char* label, int o, const gfx_sh
   const int dtype = out_type(c, o);
   double atol, rtol;
   tolerance(dtype, &atol, &rtol);
+  if (c->atol_units > 0)
+    atol = c->atol_units * (dtype == GFX_DTYPE_F16 ? 1.0 / 1024 : dtype == GFX_DTYPE_BF16 ? 1.0 / 128 : 1.0 / (1 << 23));
   int64_t count = gfx_shape_numel(shape), bad = 0;
   for (int64_t e = 0; e < count; e++) {
     double w = value_at(want, dtype, e), g = value_at(got + lead, dtype, e);
@@ -702,6 +707,25 @@ static void reduce_norm_cases(gfx_dev* gpu, void* stream) {
         c.misalign = misalign;
         run_case(gpu, stream, &c);
       }
+      /* InstanceNormalization with its fused epilogue (ir/fuse_norm_epilogue.c): + r, Relu and a
+       * reflect Pad of H and W, each alone and all together, on the same planes */
+      for (int k = 0; k < 3; k++)
+        for (int e = 1; e < 8; e++) {
+          const int add = e & 1, relu = e & 2, pad = e & 4;
+          const gfx_shape with_r[4] = {in[k][0], in[k][1], in[k][2], in[k][0]};
+          ew_case c = case_of(GFX_OP_INSTANCE_NORMALIZATION, dtype, add ? 4 : 3, with_r);
+          c.node.params.norm = (ir_norm_params){.kind = IR_NORM_INSTANCE, .epsilon = 1e-5f, .add_after = (int8_t)add,
+                                                .activation = relu ? IR_ACT_RELU : IR_ACT_NONE,
+                                                .reflect_pad = (int8_t)(pad != 0), .out_pads = {1, 4, 3, 2}};
+          c.misalign = misalign;
+          /* the normalized value is rounded before r is added, as the separate nodes store it: where
+           * the sum cancels, that first rounding (one unit at the normalized value's magnitude, up
+           * to 8 here) is the sum's error; a float computation may land on the other side of it */
+          if (add) c.atol_units = 8;
+          snprintf(c.label, sizeof c.label, "InstanceNormalization%s%s%s %s", add ? " +r" : "", relu ? " Relu" : "",
+                   pad ? " reflect Pad 1,4,3,2" : "", gfx_dtype_name(dtype));
+          run_case(gpu, stream, &c);
+        }
       /* GroupNormalization 18 (per group) and 21 (per channel) over long groups (split) */
       for (int per_channel = 0; per_channel < 2; per_channel++) {
         const gfx_shape gn[3] = {SHAPE(1, 32, 64, 64), per_channel ? SHAPE(32) : SHAPE(4),

@@ -532,6 +532,59 @@ static void test_residual_broadcast_left_alone(void** unused) {
   expect_fused(&b, NULL, 2, GFX_OP_ADD, 1, 0.0);
 }
 
+/* ---- InstanceNormalization's epilogue: Add, Relu, reflect Pad ---- */
+
+/* x [2, 4, 9, 11] -> InstanceNormalization -> (Add r) -> (Relu) -> Pad of H and W (pads top 2, left
+ * 1, bottom 1, right 3) in `mode`; with relu_read_twice the Relu's result is a graph output too. */
+static builder norm_epilogue_graph(int dtype, int with_add, const char* mode, int relu_read_twice) {
+  builder b = b_new(dtype);
+  const gfx_shape xs = SHAPE(2, 4, 9, 11);
+  const int x = b_value(&b, dtype, xs), r = b_value(&b, dtype, xs);
+  expect_ok(ir_graph_add_input(b.g, x));
+  expect_ok(ir_graph_add_input(b.g, r));
+  float sc[4], bi[4];
+  fill(sc, 4, &b.seed);
+  fill(bi, 4, &b.seed);
+  for (int i = 0; i < 4; i++) sc[i] += 1.5f;
+  int y = b_node(&b, "InstanceNormalization", 6, ATTRS(A_FLOAT("epsilon", 1e-5f)),
+                 (int[]){x, b_float_const(&b, SHAPE(4), sc), b_float_const(&b, SHAPE(4), bi)}, 3, xs);
+  if (with_add) y = b_binary(&b, "Add", y, r);
+  y = b_node(&b, "Relu", 14, ATTRS(), (int[]){y}, 1, xs);
+  if (relu_read_twice) expect_ok(ir_graph_add_output(b.g, y));
+  const int pads = b_ints(&b, SHAPE(8), (const int64_t[]){0, 0, 2, 1, 0, 0, 1, 3});
+  y = b_node(&b, "Pad", 13, ATTRS(A_STR("mode", mode)), (int[]){y, pads}, 2, SHAPE(2, 4, 12, 15));
+  expect_ok(ir_graph_add_output(b.g, y));
+  return b;
+}
+
+/* The chain becomes one InstanceNormalization writing the padded result, bit for bit the separate
+ * nodes' (every intermediate rounded where they stored it); what may not fuse stays apart. */
+static void test_norm_epilogue(void** unused) {
+  (void)unused;
+  for (int t = 0; t < 3; t++)
+    for (int add = 0; add < 2; add++) {
+      builder b = norm_epilogue_graph(dtypes[t], add, "reflect", 0);
+      expect_fused(&b, NULL, 1, GFX_OP_INSTANCE_NORMALIZATION, 1, 0.0);
+    }
+  builder b = norm_epilogue_graph(GFX_DTYPE_F16, 1, "reflect", 0);
+  expect_ok(ir_fuse_for(b.g, NULL));
+  const ir_norm_params* p = &b.g->nodes[0].params.norm;
+  assert_true(p->add_after && p->activation == IR_ACT_RELU && p->reflect_pad);
+  assert_true(p->out_pads[0] == 2 && p->out_pads[1] == 1 && p->out_pads[2] == 1 && p->out_pads[3] == 3);
+  assert_int_equal(b.g->nodes[0].inputs[IR_NORM_RESIDUAL_INPUT], b.g->inputs[1]);
+  ir_graph_free(b.g);
+  /* a constant-mode Pad stays; so does a Pad after a Relu that another reader needs */
+  builder c = norm_epilogue_graph(GFX_DTYPE_F32, 1, "constant", 0);
+  expect_fused(&c, NULL, 2, GFX_OP_PAD, 1, 0.0);
+  builder d = norm_epilogue_graph(GFX_DTYPE_F32, 0, "reflect", 1);
+  expect_fused(&d, NULL, 2, GFX_OP_PAD, 1, 0.0);
+  /* a backend without the fused kernel (the Vulkan one) keeps all four */
+  static const gfx_op no_norm[] = {GFX_OP_INSTANCE_NORMALIZATION, GFX_OP_NONE};
+  const ir_fuse_target target = {.supports = declining, .user = (void*)no_norm};
+  builder e = norm_epilogue_graph(GFX_DTYPE_F32, 1, "reflect", 0);
+  expect_fused(&e, &target, 4, GFX_OP_ADD, 1, 0.0);
+}
+
 /* ---- layout: a Transpose back to NCHW folded into the DepthToSpace after it ---- */
 
 /* A channels-last Conv's output [1, H, W, C] (a graph input here) -> Transpose(0, 3, 1, 2) ->
@@ -995,6 +1048,7 @@ int main(void) {
       cmocka_unit_test(test_attention_swin_mask_views),
       cmocka_unit_test(test_attention_geometry_refuses),
       cmocka_unit_test(test_residual_layer_norm),
+      cmocka_unit_test(test_norm_epilogue),
       cmocka_unit_test(test_residual_broadcast_left_alone),
       cmocka_unit_test(test_layout_depth_to_space),
       cmocka_unit_test(test_layout_first_conv),

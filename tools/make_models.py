@@ -233,5 +233,27 @@ def main(out_dir):
           numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "up2")],
          "Conv with MaxPool, AveragePool, Resize (linear, nearest), GlobalAveragePool and GlobalMaxPool between")
 
+    # style transfer in miniature: reflection Pads, InstanceNormalization, Relu and a residual Add,
+    # which gfxep fuses into the normalizations (ir/fuse_norm_epilogue.c)
+    def pads(name, p):
+        return numpy_helper.from_array(np.array([0, 0, p, p, 0, 0, p, p], np.int64), name)
+    save(out_dir, "norm_pad_net",
+         [helper.make_node("Pad", ["x", "pad1"], ["xp"], name="pad0", mode="reflect"),
+          conv("conv1", "xp", "nw1", "nb1", "c1", kernel_shape=[3, 3]),
+          helper.make_node("InstanceNormalization", ["c1", "ns1", "nbias1"], ["n1"], name="norm1"),
+          helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+          helper.make_node("Pad", ["r1", "pad1"], ["r1p"], name="pad1", mode="reflect"),
+          conv("conv2", "r1p", "nw2", "nb2", "c2", kernel_shape=[3, 3]),
+          helper.make_node("InstanceNormalization", ["c2", "ns2", "nbias2"], ["n2"], name="norm2"),
+          helper.make_node("Add", ["n2", "r1"], ["s"], name="residual"),
+          helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+          helper.make_node("Pad", ["r2", "pad2"], ["r2p"], name="pad2", mode="reflect"),
+          conv("conv3", "r2p", "nw3", "nb3", "y", kernel_shape=[5, 5])],
+         [tensor("x", [1, 3, 20, 24])], [tensor("y", [1, 4, 20, 24])],
+         [pads("pad1", 1), pads("pad2", 2), weight("nw1", [8, 3, 3, 3]), weight("nb1", [8], 0.1),
+          weight("ns1", [8], 0.3), weight("nbias1", [8], 0.1), weight("nw2", [8, 8, 3, 3]), weight("nb2", [8], 0.1),
+          weight("ns2", [8], 0.3), weight("nbias2", [8], 0.1), weight("nw3", [4, 8, 5, 5]), weight("nb3", [4], 0.1)],
+         "reflection Pad, Conv, InstanceNormalization, Relu and a residual Add, as style-transfer nets build them")
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "models")

@@ -524,6 +524,7 @@ gfx_status ir_fuse_for(ir_graph* g, const ir_fuse_target* target) {
    * the chain kernel multiples of 16); ESPCN's first Conv, the one with the Transpose, is 5x5 anyway */
   GFX_TRY(ir_fuse_chains(g, target, &count));
   GFX_TRY(ir_fuse_residual_norm(g, target, &count));
+  GFX_TRY(ir_fuse_norm_epilogue(g, target, &count));
   GFX_TRY(ir_fuse_layout(g, target, &count));
   return ir_graph_validate(g);
 }

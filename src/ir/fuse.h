@@ -59,6 +59,10 @@ typedef struct ir_fuse_target {
  *   residual LayerNormalization (ir/fuse_norm.c): Add(a, b) of one shape -> LayerNormalization of
  *     the sum: one LayerNormalization of a + b (params.norm.residual) that also writes the sum when
  *     another node reads it;
+ *   InstanceNormalization epilogue (ir/fuse_norm_epilogue.c): InstanceNormalization of a 4-D value -> Add of
+ *     a same-shaped value -> Relu -> Pad in reflect mode of H and W only (each optional, in that
+ *     order, each read only by the next): one InstanceNormalization that writes the last of them
+ *     (params.norm.add_after, activation, reflect_pad);
  *   layout (ir/fuse_layout.c): Transpose NHWC -> NCHW -> DepthToSpace: one DepthToSpace that reads
  *     the channels-last tensor (params.space_depth.nhwc_input); Transpose NCHW -> NHWC -> channels-last
  *     Conv (no chain): one Conv that reads the NCHW tensor (params.conv.nchw_input); then a channels-last

@@ -46,6 +46,7 @@ int ir_fuse_accepted(const ir_fuse_target* target, const ir_graph* g, const ir_n
 /* The passes ir_fuse_for runs besides ir_fuse's own; *count gets how many fusions each made. */
 gfx_status ir_fuse_attention(ir_graph* g, const ir_fuse_target* target, int* count);
 gfx_status ir_fuse_residual_norm(ir_graph* g, const ir_fuse_target* target, int* count);
+gfx_status ir_fuse_norm_epilogue(ir_graph* g, const ir_fuse_target* target, int* count);
 gfx_status ir_fuse_layout(ir_graph* g, const ir_fuse_target* target, int* count);
 gfx_status ir_fuse_chains(ir_graph* g, const ir_fuse_target* target, int* count);
 

@@ -304,9 +304,24 @@ typedef struct ir_norm_params {
    * of input 0's shape and type, is added to input 0 and the sum rounded to their type is
    * normalized; output 1, when the node has it, is that sum (no Mean/InvStdDev outputs then). */
   int8_t residual;
+  /* InstanceNormalization of N x C x H x W with the nodes after it fused in (ir/fuse_norm.c; parse
+   * never sets these): y = act(norm(x) + input 3) written with reflect padding around H and W, each
+   * step rounded to the element type as the separate nodes rounded it. add_after: input
+   * IR_NORM_RESIDUAL_INPUT, of X's shape, is added (a following Add); activation: IR_ACT_NONE or
+   * IR_ACT_RELU (a following Relu); reflect_pad: Y is padded by out_pads (top, left, bottom, right;
+   * each below the padded dim, a following Pad in reflect mode). */
+  int8_t add_after;
+  int8_t activation;
+  int8_t reflect_pad;
+  int32_t out_pads[4];
   int32_t num_groups;
   float epsilon;
 } ir_norm_params;
+
+/* Whether a normalization carries any of the fused epilogue above. */
+static inline int ir_norm_has_epilogue(const ir_norm_params* p) {
+  return p->add_after || p->activation != IR_ACT_NONE || p->reflect_pad;
+}
 /* LRN over the channels (dim 1) of N x C x spatial: y = x / (bias + alpha / size * sum of x^2 over
  * the channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2) inside the input)^beta. */
 typedef struct ir_lrn_params {

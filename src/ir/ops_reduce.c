@@ -761,6 +761,23 @@ gfx_status ir_infer_norm(const ir_node* node, const gfx_shape* in, gfx_shape* ou
   if (node->n_inputs >= 3 && in[2].rank >= 0 && !gfx_shape_equal(&in[1], &in[2]))
     return gfx_error(GFX_ERR_INVALID_ARGUMENT, "bias %s and scale %s differ", SHAPE_STR(&in[2]), SHAPE_STR(&in[1]));
   out[0] = in[0];
+  const ir_norm_params* p = &node->params.norm;
+  if (ir_norm_has_epilogue(p)) {
+    if (p->kind != IR_NORM_INSTANCE || in[0].rank != 4 || node->n_outputs != 1 ||
+        (p->add_after && (node->n_inputs <= IR_NORM_RESIDUAL_INPUT || !gfx_shape_equal(&in[IR_NORM_RESIDUAL_INPUT], &in[0]))))
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "an InstanceNormalization epilogue needs X of rank 4 (got %s), one "
+                       "output and an added input %d of X's shape", SHAPE_STR(&in[0]), IR_NORM_RESIDUAL_INPUT);
+    if (p->reflect_pad) {
+      /* reflect padding mirrors without the edge: a pad must stay below its dim */
+      for (int i = 0; i < 4; i++)
+        if (p->out_pads[i] < 0 || (in[0].dims[2 + i % 2] >= 0 && p->out_pads[i] >= in[0].dims[2 + i % 2]))
+          return gfx_error(GFX_ERR_INVALID_ARGUMENT, "reflect pad %d of dim %d of %s: 0 up to the dim less 1 is handled",
+                           p->out_pads[i], 2 + i % 2, SHAPE_STR(&in[0]));
+      for (int d = 2; d < 4; d++)
+        if (out[0].dims[d] >= 0) out[0].dims[d] += p->out_pads[d - 2] + p->out_pads[d];
+    }
+    return NULL;
+  }
   if (node->params.norm.residual) {
     /* a residual Add fused in: its other operand has X's shape, and output 1 is the sum */
     if (node->params.norm.kind != IR_NORM_LAYER || node->n_inputs <= IR_NORM_RESIDUAL_INPUT ||

@@ -419,6 +419,54 @@ __global__ void norm_apply_kernel(const T* x, const T* scale, const T* bias, T* 
   }
 }
 
+/* InstanceNormalization's fused epilogue (cuda_norm_epilogue_args), after norm_stats_kernel: a
+ * grid-stride pass over each padded output plane, every element reading its mirrored source. The
+ * normalized value and the sum are rounded to T where the separate nodes stored them. */
+template <typename T>
+__device__ __forceinline__ float rounded(float v) {
+  T t;
+  store(&t, 0, v);
+  return load(&t, 0);
+}
+
+template <typename T>
+__global__ void norm_epilogue_kernel(const T* x, const T* scale, const T* bias, T* y, cuda_norm_epilogue_args e) {
+  const cuda_norm_args& a = e.norm;
+  const T* addend = static_cast<const T*>(e.addend);
+  const int64_t plane = e.out_h * e.out_w;
+  for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
+    const float2 st = row_stats(a, row);
+    const int64_t k = row % a.affine_mod * a.affine_mul;
+    const float sc = load(scale, k), bi = bias ? load(bias, k) : 0.0f;
+    const T* in = x + row * a.count;
+    T* out = y + row * plane;
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < plane; j += (int64_t)gridDim.x * blockDim.x) {
+      int64_t iy = j / e.out_w - e.pad_top, ix = j % e.out_w - e.pad_left;
+      iy = iy < 0 ? -iy : iy >= e.h ? 2 * (e.h - 1) - iy : iy;
+      ix = ix < 0 ? -ix : ix >= e.w ? 2 * (e.w - 1) - ix : ix;
+      const int64_t src = iy * e.w + ix;
+      float r = (load(in, src) - st.x) * st.y * sc;
+      if (bias) r += bi;
+      r = rounded<T>(r);
+      if (addend) r = rounded<T>(r + load(addend + row * a.count, src));
+      if (e.relu && r < 0.0f) r = 0.0f;
+      store(out, j, r);
+    }
+  }
+}
+
+template <typename T>
+void launch_norm_epilogue(const void* x, const void* scale, const void* bias, void* y, const cuda_norm_epilogue_args& e,
+                          cudaStream_t stream) {
+  const cuda_norm_args& a = e.norm;
+  if (a.rows <= 0 || a.count <= 0) return;
+  const T* in = static_cast<const T*>(x);
+  const dim3 grid((unsigned)a.chunks, (unsigned)(a.rows < 65535 ? a.rows : 65535));
+  norm_stats_kernel<T><<<grid, kBlockSize, 0, stream>>>(in, a);
+  norm_epilogue_kernel<T><<<grid, kBlockSize, 0, stream>>>(in, static_cast<const T*>(scale), static_cast<const T*>(bias),
+                                                           static_cast<T*>(y), e);
+}
+
 /* One block per output element. */
 template <typename T, int Kind>
 __global__ void reduce_rows_kernel(const T* x, T* y, cuda_reduce_args a) {
@@ -912,6 +960,7 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, norm_warp_kernel<T, 32>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_stats_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, norm_apply_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, norm_epilogue_kernel<T>)) != cudaSuccess) return e;
   return cudaFuncGetAttributes(&attr, norm_kernel<T>);
 }
 
@@ -1048,6 +1097,18 @@ extern "C" cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale
     case GFX_DTYPE_F32: launch_norm<float>(x, scale, bias, y, args, stream); break;
     case GFX_DTYPE_F16: launch_norm<__half>(x, scale, bias, y, args, stream); break;
     case GFX_DTYPE_BF16: launch_norm<__nv_bfloat16>(x, scale, bias, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_norm_epilogue_run(int dtype, const void* x, const void* scale, const void* bias, void* y,
+                                              cuda_norm_epilogue_args args, cudaStream_t stream) {
+  if (args.norm.chunks < 1 || !args.norm.scratch) return cudaErrorInvalidValue;
+  switch (dtype) {
+    case GFX_DTYPE_F32: launch_norm_epilogue<float>(x, scale, bias, y, args, stream); break;
+    case GFX_DTYPE_F16: launch_norm_epilogue<__half>(x, scale, bias, y, args, stream); break;
+    case GFX_DTYPE_BF16: launch_norm_epilogue<__nv_bfloat16>(x, scale, bias, y, args, stream); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -129,6 +129,20 @@ cudaError_t cuda_softmax_run(int dtype, const void* x, void* y, cuda_softmax_arg
 cudaError_t cuda_norm_run(int dtype, const void* x, const void* scale, const void* bias, void* y, cuda_norm_args args,
                           cudaStream_t stream);
 
+/* InstanceNormalization with its fused epilogue (ir_norm_params): each of the rows (N x C planes of
+ * h x w = count elements) normalized, rounded to the element type, addend (NULL: none; X's shape)
+ * added and rounded, negatives set to 0 where relu, and written as an out_h x out_w plane whose
+ * element (oy, ox) is that of source (oy - pad_top, ox - pad_left) mirrored into the plane (reflect
+ * padding). The statistics go through args.scratch (rows * chunks float2, chunks >= 1). */
+typedef struct cuda_norm_epilogue_args {
+  cuda_norm_args norm;
+  const void* addend;
+  int relu;
+  int64_t h, w, out_h, out_w, pad_top, pad_left;
+} cuda_norm_epilogue_args;
+cudaError_t cuda_norm_epilogue_run(int dtype, const void* x, const void* scale, const void* bias, void* y,
+                                   cuda_norm_epilogue_args args, cudaStream_t stream);
+
 /* LayerNormalization of x + r (a residual Add fused in): rows contiguous rows of count elements,
  * scale and bias (NULL: none) of one row's shape; sum, when not NULL, receives x + r as rounded to
  * the element type, which is also what is normalized (cuda_add_norm.cu). */

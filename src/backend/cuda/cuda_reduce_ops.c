@@ -86,6 +86,13 @@ static size_t norm_split_bytes(const ir_norm_geom* g, int64_t* chunks, int64_t* 
   return *chunks > 1 ? (size_t)(g->rows * *chunks) * 2 * sizeof(float) : 0;
 }
 
+/* An InstanceNormalization with a fused epilogue always computes its statistics first, into scratch
+ * (one chunk per row at least). */
+static size_t norm_epilogue_bytes(const ir_norm_geom* g, int64_t* chunks, int64_t* chunk_len) {
+  cuda_row_split(g->rows, g->count, chunks, chunk_len);
+  return (size_t)(g->rows * *chunks) * 2 * sizeof(float);
+}
+
 gfx_status cuda_prepare_reduce(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                                cuda_node_state** state, size_t* scratch_bytes) {
   (void)device, (void)out, (void)state;
@@ -111,7 +118,8 @@ gfx_status cuda_prepare_norm(int device, const ir_node* node, const gfx_shape* i
     return NULL;
   }
   int64_t chunks, chunk_len;
-  *scratch_bytes = norm_split_bytes(&g, &chunks, &chunk_len);
+  *scratch_bytes = ir_norm_has_epilogue(&node->params.norm) ? norm_epilogue_bytes(&g, &chunks, &chunk_len)
+                                                           : norm_split_bytes(&g, &chunks, &chunk_len);
   return NULL;
 }
 
@@ -313,9 +321,55 @@ static gfx_status run_add_layer_norm(const gfx_exec_ctx* ctx, const ir_node* nod
                                                node->n_outputs > 1 ? out[1].data : NULL, a, (cudaStream_t)ctx->stream));
 }
 
+/* InstanceNormalization with its fused Add, Relu and reflect Pad (ir/fuse_norm_epilogue.c). */
+static gfx_status run_norm_epilogue(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
+                                    gfx_tensor* out) {
+  const ir_norm_params* p = &node->params.norm;
+  if (p->kind != IR_NORM_INSTANCE || (p->activation != IR_ACT_NONE && p->activation != IR_ACT_RELU) ||
+      node->n_outputs != 1 || node->n_inputs < 2 || node->n_inputs > IR_NORM_RESIDUAL_INPUT + 1 ||
+      (p->add_after && node->n_inputs != IR_NORM_RESIDUAL_INPUT + 1))
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "an InstanceNormalization epilogue of %d inputs, %d "
+                                      "outputs, activation %d", node->n_inputs, node->n_outputs, p->activation));
+  const int dtype = in[0].dtype;
+  gfx_shape shapes[IR_NORM_RESIDUAL_INPUT + 1], want;
+  for (int i = 0; i < node->n_inputs; i++) {
+    shapes[i] = in[i].shape;
+    if (in[i].data && in[i].dtype != dtype)
+      return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "input %d is %s, input 0 %s", i,
+                                        gfx_dtype_name(in[i].dtype), gfx_dtype_name(dtype)));
+  }
+  gfx_status s = ir_infer_norm(node, shapes, &want);
+  if (s) return node_error(node, s);
+  GFX_TRY(check_shape(node, "output 0", &out[0].shape, &want));
+  ir_norm_geom g;
+  s = ir_norm_geometry(p, &in[0].shape, &in[1].shape, &g);
+  if (s) return node_error(node, s);
+  const void* bias = node->n_inputs >= 3 ? in[2].data : NULL;
+  if (bias) GFX_TRY(check_shape(node, "input 2 (bias)", &in[2].shape, &in[1].shape));
+  cuda_norm_epilogue_args a = {
+      .norm = {.rows = g.rows, .count = g.count, .affine_mod = g.affine_mod, .affine_mul = g.affine_mul,
+               .affine_div = g.affine_div, .affine_wrap = g.affine_wrap, .epsilon = p->epsilon},
+      .addend = p->add_after ? in[IR_NORM_RESIDUAL_INPUT].data : NULL,
+      .relu = p->activation == IR_ACT_RELU,
+      .h = in[0].shape.dims[2], .w = in[0].shape.dims[3], .out_h = want.dims[2], .out_w = want.dims[3],
+      .pad_top = p->reflect_pad ? p->out_pads[0] : 0, .pad_left = p->reflect_pad ? p->out_pads[1] : 0};
+  const size_t need = norm_epilogue_bytes(&g, &a.norm.chunks, &a.norm.chunk_len);
+  if (!ctx->scratch || ctx->scratch_bytes < need)
+    return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "%zu bytes of scratch for the statistics, %zu given",
+                                      need, ctx->scratch ? ctx->scratch_bytes : 0));
+  a.norm.scratch = ctx->scratch;
+  GFX_TRY(cuda_use_device(ctx->dev->index));
+  return launched(ctx, node, cuda_norm_epilogue_run(dtype, in[0].data, in[1].data, bias, out[0].data, a,
+                                                    (cudaStream_t)ctx->stream));
+}
+
 gfx_status cuda_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                          cuda_node_state* state) {
   (void)state;
+  if (ir_norm_has_epilogue(&node->params.norm)) {
+    if (!in || !out) return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given"));
+    return run_norm_epilogue(ctx, node, in, out);
+  }
   if (node->params.norm.residual) {
     if (!in || !out) return node_error(node, gfx_error(GFX_ERR_INVALID_ARGUMENT, "no tensors given"));
     return run_add_layer_norm(ctx, node, in, out);

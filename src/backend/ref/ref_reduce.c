@@ -386,8 +386,68 @@ static gfx_status run_add_layer_norm(const ir_node* node, const gfx_tensor* in, 
   return NULL;
 }
 
+/* A value rounded to the element type, as a node storing it would leave it. */
+static double rounded(int dtype, double v) {
+  unsigned char b[8] = {0};
+  ref_store(b, dtype, 0, v);
+  return ref_load(b, dtype, 0);
+}
+
+/* Mirror index of i in [0, n) (reflect padding: no edge repeat; |pad| < n, checked at shape time). */
+static int64_t reflected(int64_t i, int64_t n) { return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i; }
+
+/* InstanceNormalization with its fused epilogue (ir_norm_params): act(norm(x) [+ input 3]), each
+ * step rounded as the separate nodes stored it, written with reflect padding when it has it. */
+static gfx_status run_norm_epilogue(const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
+  const ir_norm_params* p = &node->params.norm;
+  if (node->n_inputs < 2 || node->n_inputs > IR_NORM_RESIDUAL_INPUT + 1 || node->n_outputs != 1 ||
+      (p->add_after && node->n_inputs != IR_NORM_RESIDUAL_INPUT + 1))
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs for an InstanceNormalization epilogue",
+                     node->n_inputs, node->n_outputs);
+  gfx_shape shapes[IR_NORM_RESIDUAL_INPUT + 1], want;
+  for (int i = 0; i < node->n_inputs; i++) shapes[i] = in[i].shape;
+  GFX_TRY(ir_infer_norm(node, shapes, &want));
+  GFX_TRY(ref_check_shape_is("output 0", &out[0].shape, &want));
+  ir_norm_geom g;
+  GFX_TRY(ir_norm_geometry(p, &in[0].shape, &in[1].shape, &g));
+  const int has_bias = node->n_inputs >= 3 && in[2].data;
+  const int dtype = in[0].dtype;
+  const int64_t h = in[0].shape.dims[2], w = in[0].shape.dims[3], oh = want.dims[2], ow = want.dims[3];
+  const int top = p->reflect_pad ? p->out_pads[0] : 0, left = p->reflect_pad ? p->out_pads[1] : 0;
+  for (int64_t r = 0; r < g.rows; r++) {
+    const int64_t base = r * g.count;
+    double mean = 0.0, var = 0.0;
+    for (int64_t j = 0; j < g.count; j++) mean += ref_load(in[0].data, dtype, base + j);
+    mean /= (double)g.count;
+    for (int64_t j = 0; j < g.count; j++) {
+      const double d = ref_load(in[0].data, dtype, base + j) - mean;
+      var += d * d;
+    }
+    const double inv_std = 1.0 / sqrt(var / (double)g.count + p->epsilon);
+    const int64_t a = r % g.affine_mod * g.affine_mul; /* the channel's scale and bias */
+    for (int64_t oy = 0; oy < oh; oy++)
+      for (int64_t ox = 0; ox < ow; ox++) {
+        const int64_t src = base + reflected(oy - top, h) * w + reflected(ox - left, w);
+        double y = (ref_load(in[0].data, dtype, src) - mean) * inv_std * ref_load(in[1].data, dtype, a);
+        if (has_bias) y += ref_load(in[2].data, dtype, a);
+        y = rounded(dtype, y);
+        if (p->add_after) y = rounded(dtype, y + ref_load(in[IR_NORM_RESIDUAL_INPUT].data, dtype, src));
+        if (p->activation == IR_ACT_RELU && y < 0.0) y = 0.0;
+        ref_store(out[0].data, dtype, (r * oh + oy) * ow + ox, y);
+      }
+  }
+  return NULL;
+}
+
 gfx_status ref_run_norm(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out) {
   (void)ctx;
+  if (ir_norm_has_epilogue(&node->params.norm)) {
+    if (node->params.norm.kind != IR_NORM_INSTANCE)
+      return gfx_error(GFX_ERR_INVALID_ARGUMENT, "an epilogue on a normalization other than InstanceNormalization");
+    if (node->params.norm.activation != IR_ACT_NONE && node->params.norm.activation != IR_ACT_RELU)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "an InstanceNormalization epilogue activation other than Relu");
+    return run_norm_epilogue(node, in, out);
+  }
   if (node->params.norm.residual) {
     if (node->params.norm.kind != IR_NORM_LAYER)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "a residual input on a normalization other than LayerNormalization");

@@ -176,6 +176,9 @@ gfx_status vk_supports_reduce(vk_device* d, const gfx_node_query* q) {
    * asks, and leaves the Add and the normalization apart */
   if (q->op == GFX_OP_LAYER_NORMALIZATION && q->params && q->params->norm.residual)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: LayerNormalization with a residual Add fused in");
+  /* nor InstanceNormalization's fused epilogue (ir/fuse_norm_epilogue.c): the nodes stay apart */
+  if (q->op == GFX_OP_INSTANCE_NORMALIZATION && q->params && ir_norm_has_epilogue(&q->params->norm))
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "vulkan backend: InstanceNormalization with an Add, Relu or Pad fused in");
   /* the layout transformer hands channels-last pooling over only where gfxep asks for NHWC, which it
    * does not on this backend (no channels-last Conv either) */
   if (pooling && q->params && q->params->pool.channels_last)
