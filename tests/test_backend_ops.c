@@ -2047,6 +2047,50 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              (long long)last_layers[k][1]);
     run_case(gpu, stream, &c);
   }
+  /* few output channels (1 to 4: an image net's RGB output; the CUDA backend's own kernel for them):
+   * windows 3x3 to 9x9, strides and dilations up to 2, pads on some sides only, with and without a
+   * bias, a ReLU and a residual, every float type, maps both smaller and larger than one tile */
+  for (int k = 0; k < 18; k++) {
+    const int dtype = float_types[k % 3];
+    ew_case c = case_of(GFX_OP_CONV, dtype, k % 4 == 3 ? 2 : 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->group = 1, q->dtype = dtype;
+    const int64_t cin = (int64_t[]){32, 8, 17}[k % 3], cout = 1 + k % 4, kernel = (int64_t[]){3, 9, 5, 3, 7}[k % 5];
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = k % 5 == 3 ? 2 : 1;
+      q->dilations[i] = k % 7 == 4 ? 2 : 1;
+      q->pads[i] = k % 3 == 1 ? 0 : kernel / 2;
+      q->pads[2 + i] = k % 6 == 2 ? 0 : kernel / 2;
+    }
+    q->activation = k % 2 ? IR_ACT_RELU : IR_ACT_NONE;
+    const int64_t n = k % 8 == 5 ? 2 : 1, h = k % 2 ? rand_int(40, 70) : rand_int(9, 20), w = rand_int(20, 80);
+    c.in[0] = SHAPE(n, cin, h, w);
+    c.in[1] = SHAPE(cout, cin, kernel, kernel);
+    /* weights of a trained layer's size (1 / sqrt(fan-in)): the output stays O(1), so float32's
+     * tolerance measures the kernel, not the cancellation of 2592 unit-sized terms */
+    c.in_scale[1] = 1.0 / sqrt((double)(cin * kernel * kernel));
+    if (c.n_in == 3) c.in[2] = SHAPE(cout);
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (s) {
+      gfx_status_free(s);
+      continue;
+    }
+    if (k % 4 == 1) { /* a residual added before the activation */
+      q->residual = IR_RES_ADD_THEN_ACT;
+      c.n_in = IR_CONV_RESIDUAL_INPUT + 1;
+      c.in[2] = SHAPE(cout);
+      c.in_dtype[IR_CONV_RESIDUAL_INPUT] = dtype;
+      c.in[IR_CONV_RESIDUAL_INPUT] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+    }
+    snprintf(c.label, sizeof c.label, "Conv few outputs %s %lldx%lldx%lldx%lld -> %lld, %lldx%lld s%d d%d pads %d,%d,%d,%d%s%s%s",
+             gfx_dtype_name(dtype), (long long)n, (long long)cin, (long long)h, (long long)w, (long long)cout,
+             (long long)kernel, (long long)kernel, (int)q->strides[0], (int)q->dilations[0], (int)q->pads[0],
+             (int)q->pads[1], (int)q->pads[2], (int)q->pads[3], c.n_in == 2 ? " no bias" : "",
+             q->activation == IR_ACT_RELU ? " +ReLU" : "", q->residual ? " +residual" : "");
+    run_case(gpu, stream, &c);
+  }
   /* bias with ReLU or no activation, and a residual added before it: what the CUDA backend hands to
    * cuDNN's fused call (bias + activation inside the convolution) in both layouts and every float
    * type; tensor-core channel counts (multiples of 8) and the few odd ones beside them */

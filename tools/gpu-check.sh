@@ -48,6 +48,10 @@ step backend_ops_cuda_fused_everywhere 300 env GFXEP_CUDA_CONV_FUSED=1 "$pack/bi
 step backend_ops_cuda_conv_chain 300 env GFXEP_CUDA_CONV_CHAIN=1 "$pack/bin/test_backend_ops" -b cuda -o ConvChain
 # every few-channel 16-bit convolution on cuDNN (by default the project's tensor-core kernel takes them)
 step backend_ops_cuda_no_narrow 300 env GFXEP_CUDA_CONV_NARROW=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
+# few-output-channel convolutions on the project's kernel in every float type (by default float32
+# only), and all of them on cuDNN
+step backend_ops_cuda_thin_everywhere 300 env GFXEP_CUDA_CONV_THIN=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
+step backend_ops_cuda_no_thin 300 env GFXEP_CUDA_CONV_THIN=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # the tensor-core Attention kernel with each block's keys split over its warps, and without, for every
 # case (by default the split is taken where 64-query blocks would be few)
 step backend_ops_cuda_attention_split 300 env GFXEP_CUDA_ATTENTION_SPLIT=1 "$pack/bin/test_backend_ops" -b cuda -o Attention

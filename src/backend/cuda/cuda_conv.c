@@ -45,6 +45,7 @@
 #include <threads.h>
 
 #include "backend/cuda/cuda_conv_narrow.h"
+#include "backend/cuda/cuda_conv_thin.h"
 #include "backend/cuda/cuda_conv_pointwise.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_nn_types.h"
@@ -82,6 +83,9 @@ typedef struct conv_state {
   /* few input channels, 16-bit: the tensor-core kernel with the epilogue inside (cuda_conv_narrow.h) */
   int narrow;
   cuda_conv_narrow narrow_conv;
+  /* few output channels, NCHW: the project's own kernel with the epilogue inside (cuda_conv_thin.h) */
+  int thin;
+  cuda_conv_thin thin_conv;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
   /* bias, activation and residual inside cuDNN's fused call (fused_epilogue_applies) */
@@ -625,6 +629,22 @@ static gfx_status plan_narrow(const ir_node* node, const conv_dims* d, conv_stat
   return NULL;
 }
 
+/* The few-output-channel kernel takes every pad itself, as the few-channel one does. 0 when its input
+ * window does not fit (cuDNN then). */
+static int plan_thin(const conv_dims* d, conv_state* st) {
+  cuda_conv_thin* p = &st->thin_conv;
+  *p = (cuda_conv_thin){.dtype = st->dtype, .n = d->n, .c_in = d->c_in, .in_h = (int)st->in_h, .in_w = (int)st->in_w,
+                        .c_out = d->c_out, .out_h = d->out[0], .out_w = d->out[1], .kernel_h = d->kernel[0],
+                        .kernel_w = d->kernel[1], .stride_h = d->stride[0], .stride_w = d->stride[1],
+                        .dilation_h = d->dilation[0], .dilation_w = d->dilation[1],
+                        .pad_top = d->pad[0] + (int)st->pad_top, .pad_left = d->pad[1] + (int)st->pad_left,
+                        .epilogue = st->epilogue};
+  if (cuda_conv_thin_plan(p) != cudaSuccess) return 0;
+  st->pads_input = 0;
+  st->workspace_bytes = 0;
+  return 1;
+}
+
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   if (node->params.conv.chain) return cuda_prepare_conv_chain(device, node, in, out, state, scratch_bytes);
@@ -659,7 +679,11 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
       st->narrow = 0;
     }
   }
-  if (!s && st->narrow) {
+  st->thin = !s && !st->nothing_to_do && !st->pointwise && !st->narrow && !node->params.conv.weights_channels_last &&
+             !node->params.conv.nchw_input && node->params.conv.spatial == 2 &&
+             cuda_conv_thin_applies(st->dtype, d.spatial, d.group, d.nhwc, d.c_in, d.c_out, d.kernel) &&
+             plan_thin(&d, st);
+  if (!s && (st->narrow || st->thin)) {
     /* planned above */
   } else if (!s && st->pointwise) {
     const cuda_pointwise_fusion fusion =
@@ -784,6 +808,13 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
                                            st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
                                            (cudaStream_t)ctx->stream),
                       "few-channel Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
+  }
+  if (st->thin) {
+    GFX_TRY(cuda_use_device(ctx->dev->index));
+    return cuda_check(cuda_conv_thin_run(&st->thin_conv, in[0].data, in[1].data, st->has_bias ? in[2].data : NULL,
+                                         st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
+                                         (cudaStream_t)ctx->stream),
+                      "few-output-channel Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
   }
   if (st->pointwise) {
     GFX_TRY(cuda_use_device(ctx->dev->index));
