@@ -723,6 +723,41 @@ __global__ void pool_nhwc_kernel(const T* x, T* y, I count, cuda_pool_args a) {
   }
 }
 
+/* NCHW 2-D pooling with index arithmetic in I (the general kernel above spends its time on 64-bit
+ * divisions and its depth loop): one thread per output, the column fastest. */
+template <typename T, typename I>
+__global__ void pool2d_kernel(const T* x, T* y, I count, cuda_pool_args a) {
+  const I h = (I)a.in_size[1], w = (I)a.in_size[2], oh = (I)a.out_size[1], ow = (I)a.out_size[2];
+  const I kh = (I)a.kernel[1], kw = (I)a.kernel[2], sh = (I)a.strides[1], sw = (I)a.strides[2];
+  const I dh = (I)a.dilations[1], dw = (I)a.dilations[2], ph = (I)a.pad_begin[1], pw = (I)a.pad_begin[2];
+  for (I e = blockIdx.x * (I)blockDim.x + threadIdx.x; e < count; e += (I)blockDim.x * gridDim.x) {
+    const I ox = e % ow;
+    I rest = e / ow;
+    const I oy = rest % oh, plane = rest / oh;
+    const T* src = x + plane * h * w;
+    const I ys = oy * sh - ph, xs = ox * sw - pw;
+    float acc = a.kind == 0 ? -INFINITY : 0.0f;
+    I taps = 0;
+    for (I ky = 0; ky < kh; ky++) {
+      const I iy = ys + ky * dh;
+      if (iy < 0 || iy >= h) continue;
+      for (I kx = 0; kx < kw; kx++) {
+        const I ix = xs + kx * dw;
+        if (ix < 0 || ix >= w) continue;
+        const float v = load(src, iy * w + ix);
+        acc = a.kind == 0 ? max_op()(acc, v) : acc + v;
+        taps++;
+      }
+    }
+    if (a.kind != 0) {
+      if (a.count_include_pad)
+        taps = (min(ys + kh, h + (I)a.pad_end[1]) - ys) * (min(xs + kw, w + (I)a.pad_end[2]) - xs);
+      acc = taps > 0 ? acc / (float)taps : NAN;
+    }
+    store(y, e, acc);
+  }
+}
+
 template <typename T, int V>
 void launch_pool_nhwc_of(const T* x, T* y, const cuda_pool_args& a, int64_t count, cudaStream_t stream) {
   if (count < INT32_MAX && a.volumes * a.in_size[1] * a.in_size[2] * a.channels < INT32_MAX)
@@ -871,6 +906,11 @@ void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t s
       launch_pool_nhwc_of<T, 1>(in, out, a, count, stream);
     return;
   }
+  if (a.channels == 1 && a.in_size[0] == 1 && count < INT32_MAX &&
+      a.volumes * a.in_size[1] * a.in_size[2] < INT32_MAX) { /* NCHW 2-D */
+    pool2d_kernel<T, int32_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(in, out, (int32_t)count, a);
+    return;
+  }
   pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
                                                                         count, a);
 }
@@ -944,6 +984,7 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
+  if ((e = cudaFuncGetAttributes(&attr, pool2d_kernel<T, int32_t>)) != cudaSuccess) return e;
   const void* nhwc[] = {(const void*)pool_nhwc_kernel<T, 1, int32_t>, (const void*)pool_nhwc_kernel<T, 1, int64_t>,
                         (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int32_t>,
                         (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int64_t>};
