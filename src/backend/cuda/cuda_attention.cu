@@ -125,6 +125,114 @@ cudaError_t launch(const void* q, const void* k, const void* v, const void* mask
   return cudaGetLastError();
 }
 
+/* ---- one warp per query row (CUDA_ATTENTION_WARP) ---- */
+
+const int kWarpRowsPerBlock = 4;
+const int kWarpKeysPerLane = CUDA_ATTENTION_WARP_KEYS / 32;
+const int kWarpVRows = 8; /* rows of V loaded before they are summed: loads in flight, not one at a time */
+
+/* HeadPerLane: head elements of V each lane owns (2 up to 64, 4 up to 128), which sizes the registers */
+template <typename T, int HeadPerLane>
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
+    attention_warp_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                          T* __restrict__ y, cuda_attention_args a) {
+  __shared__ float query[kWarpRowsPerBlock][CUDA_ATTENTION_TILED_MAX_HEAD];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t rows = a.batch * a.q_heads * a.q_seq;
+  const int head = (int)a.head_size, v_head = (int)a.v_head_size, keys = (int)a.kv_seq;
+  for (int64_t row = (int64_t)blockIdx.x * kWarpRowsPerBlock + warp; row < rows;
+       row += (int64_t)gridDim.x * kWarpRowsPerBlock) {
+    const int64_t i = row % a.q_seq, h = row / a.q_seq % a.q_heads, b = row / (a.q_seq * a.q_heads);
+    const T* qr = q + b * a.q_stride[0] + h * a.q_stride[1] + i * a.q_stride[2];
+    __syncwarp(); /* the previous row's query is read */
+    for (int d = lane; d < head; d += 32) query[warp][d] = to_float(qr[d]);
+    __syncwarp();
+    /* scores: lane owns keys lane, lane + 32, ...; -inf marks a key that is not there or hidden */
+    const T* kb = k + b * a.k_stride[0] + (h / a.group) * a.k_stride[1];
+    float s[kWarpKeysPerLane];
+    float max = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < kWarpKeysPerLane; t++) {
+      const int j = lane + 32 * t;
+      s[t] = -INFINITY;
+      if (j >= keys || (a.is_causal && j > i)) continue;
+      const T* kr = kb + j * a.k_stride[2];
+      float dot = 0.0f;
+      if (sizeof(T) == 4 && a.vector_loads) { /* the key's row 16 bytes at a time */
+        const float4* k4 = reinterpret_cast<const float4*>(kr);
+#pragma unroll 4
+        for (int d = 0; d < head / 4; d++) {
+          const float4 kv = k4[d];
+          const float* qd = &query[warp][4 * d];
+          dot += qd[0] * kv.x;
+          dot += qd[1] * kv.y;
+          dot += qd[2] * kv.z;
+          dot += qd[3] * kv.w;
+        }
+      } else {
+        for (int d = 0; d < head; d++) dot += query[warp][d] * to_float(kr[d]);
+      }
+      s[t] = dot * a.scale;
+      max = fmaxf(max, s[t]);
+    }
+    for (int off = 16; off > 0; off >>= 1) max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, off));
+    float sum = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kWarpKeysPerLane; t++) {
+      s[t] = s[t] == -INFINITY || max == -INFINITY ? 0.0f : expf(s[t] - max);
+      sum += s[t];
+    }
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    /* the weighted sum of V: lane owns head elements lane, lane + 32, ...; key j's weight comes from
+     * the lane that scored it (0 past the last key, whose row index is clamped to a real one) */
+    const T* vb = v + b * a.v_stride[0] + (h / a.group) * a.v_stride[1];
+    float acc[HeadPerLane] = {};
+#pragma unroll
+    for (int t = 0; t < kWarpKeysPerLane; t++) {
+      if (32 * t >= keys) break;
+#pragma unroll 1
+      for (int src0 = 0; src0 < 32; src0 += kWarpVRows) {
+        float rows_v[kWarpVRows][HeadPerLane];
+#pragma unroll
+        for (int r = 0; r < kWarpVRows; r++) {
+          const int j = min(32 * t + src0 + r, keys - 1);
+          const T* vr = vb + j * a.v_stride[2];
+#pragma unroll
+          for (int u = 0; u < HeadPerLane; u++)
+            rows_v[r][u] = lane + 32 * u < v_head ? to_float(vr[lane + 32 * u]) : 0.0f;
+        }
+#pragma unroll
+        for (int r = 0; r < kWarpVRows; r++) {
+          const float p = __shfl_sync(0xffffffffu, s[t], src0 + r);
+#pragma unroll
+          for (int u = 0; u < HeadPerLane; u++) acc[u] += p * rows_v[r][u];
+        }
+      }
+    }
+    T* yr = y + b * a.y_stride[0] + h * a.y_stride[1] + i * a.y_stride[2];
+    const int none = max == -INFINITY;
+#pragma unroll
+    for (int u = 0; u < HeadPerLane; u++)
+      if (lane + 32 * u < v_head) yr[(lane + 32 * u) * a.y_stride[3]] = from_float<T>(none ? 0.0f : acc[u] / sum);
+  }
+}
+
+template <typename T>
+cudaError_t launch_warp(const void* q, const void* k, const void* v, void* y, const cuda_attention_args& a,
+                        cudaStream_t stream) {
+  const int64_t rows = a.batch * a.q_heads * a.q_seq;
+  if (rows <= 0) return cudaSuccess;
+  int64_t blocks = (rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock;
+  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+  if (a.v_head_size <= 64)
+    attention_warp_kernel<T, 2><<<(unsigned int)blocks, 32 * kWarpRowsPerBlock, 0, stream>>>((const T*)q, (const T*)k,
+                                                                                           (const T*)v, (T*)y, a);
+  else
+    attention_warp_kernel<T, 4><<<(unsigned int)blocks, 32 * kWarpRowsPerBlock, 0, stream>>>((const T*)q, (const T*)k,
+                                                                                           (const T*)v, (T*)y, a);
+  return cudaGetLastError();
+}
+
 /* Whether p is 16-byte aligned and each stride moves it by whole 16-byte pieces. */
 int aligned16(const void* p, const int64_t* stride, int n, size_t es) {
   if ((uintptr_t)p % 16) return 0;
@@ -146,6 +254,10 @@ cuda_attention_path cuda_attention_choose(int dtype, const cuda_attention_args* 
       a->q_stride[3] != 1 || a->k_stride[3] != 1 || a->v_stride[3] != 1)
     return CUDA_ATTENTION_ROWS;
   if ((dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && cc_major >= 8) return CUDA_ATTENTION_MMA;
+  /* float32 rows of few keys and no mask: a warp per row */
+  if (dtype == GFX_DTYPE_F32 && !simt_asked() && a->kv_seq <= CUDA_ATTENTION_WARP_KEYS && a->mask_kind == 0 &&
+      !a->has_mask2)
+    return CUDA_ATTENTION_WARP;
   /* the tiled float32 kernel measured slower than cuBLASLt's products on ViT-tiny (the fused float32
    * node is declined for that reason, cuda_backend.c); a plain float32 Attention keeps the row kernel
    * it had before the tiled kernels, unless asked for by GFXEP_CUDA_ATTENTION=simt */
@@ -165,6 +277,13 @@ size_t cuda_attention_scratch(const cuda_attention_args* a, cuda_attention_path 
 cudaError_t cuda_attention(int dtype, cuda_attention_path path, const void* q, const void* k, const void* v,
                            const void* mask, const void* mask2, void* y, cuda_attention_args a, void* scratch,
                            cudaStream_t stream) {
+  if (path == CUDA_ATTENTION_WARP) {
+    if (dtype != GFX_DTYPE_F32 || a.mask_kind || a.has_mask2 || a.kv_seq > CUDA_ATTENTION_WARP_KEYS ||
+        a.head_size > CUDA_ATTENTION_TILED_MAX_HEAD || a.v_head_size > CUDA_ATTENTION_TILED_MAX_HEAD ||
+        a.q_stride[3] != 1 || a.k_stride[3] != 1 || a.v_stride[3] != 1)
+      return cudaErrorInvalidValue;
+    return launch_warp<float>(q, k, v, y, a, stream);
+  }
   if (path != CUDA_ATTENTION_ROWS) return cuda_attention_tiled(dtype, path, q, k, v, mask, mask2, y, &a, stream);
   switch (dtype) {
     case GFX_DTYPE_F32: return launch<float>(q, k, v, mask, mask2, y, a, scratch, stream);
@@ -176,7 +295,8 @@ cudaError_t cuda_attention(int dtype, cuda_attention_path path, const void* q, c
 
 extern "C" cudaError_t cuda_attention_preload(void) {
   const void* kernels[] = {(const void*)attention_kernel<float>, (const void*)attention_kernel<__half>,
-                           (const void*)attention_kernel<__nv_bfloat16>};
+                           (const void*)attention_kernel<__nv_bfloat16>, (const void*)attention_warp_kernel<float, 2>,
+                           (const void*)attention_warp_kernel<float, 4>};
   const cudaError_t e = CUDA_LOAD_KERNELS(kernels);
   return e != cudaSuccess ? e : cuda_attention_tiled_preload();
 }

@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_interop.h"
 #include "backend/cuda/cuda_hold.h"
+#include "backend/cuda/cuda_attention.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/log.h"
 
@@ -272,9 +273,16 @@ static gfx_status cuda_supports_node(gfx_dev* dev, const gfx_node_query* q) {
     GFX_TRY(cuda_conv_supports_weights_channels_last(dev->index, q));
   /* float32 attention fused by ir_fuse: on the H200 ViT-tiny's twelve fused attentions took 1102 us of
    * node time on the tiled float32 kernel, against 282 us for the MatMuls and Softmaxes they replace
-   * (cuBLASLt products), so in float32 the fusion is declined and the products stay */
-  if (q->op == GFX_OP_ATTENTION && q->params->attention.fused && q->desc && q->desc->input_dtypes[0] == GFX_DTYPE_F32)
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: fused float32 attention (the unfused products are faster)");
+   * (cuBLASLt products); the warp-per-row kernel takes rows of few keys without a mask, and only
+   * those are fused in float32 (GFXEP_CUDA_ATTENTION_F32_FUSED=0 declines them all) */
+  if (q->op == GFX_OP_ATTENTION && q->params->attention.fused && q->desc && q->desc->input_dtypes[0] == GFX_DTYPE_F32) {
+    const char* e = getenv("GFXEP_CUDA_ATTENTION_F32_FUSED");
+    const ir_attention_params* p = &q->params->attention;
+    if ((e && e[0] == '0') || p->has_mask || p->has_mask2 || p->kv_seq < 1 || p->kv_seq > CUDA_ATTENTION_WARP_KEYS ||
+        p->head_size > CUDA_ATTENTION_TILED_MAX_HEAD || p->v_head_size > CUDA_ATTENTION_TILED_MAX_HEAD)
+      return gfx_error(GFX_ERR_NOT_SUPPORTED, "cuda backend: fused float32 attention with a mask or more than %d keys "
+                       "(the unfused products are faster)", CUDA_ATTENTION_WARP_KEYS);
+  }
   /* a channels-last DepthToSpace holds one run of pixels' channels in 48 KiB of shared memory */
   if (q->op == GFX_OP_DEPTH_TO_SPACE && q->params->space_depth.nhwc_input) {
     const gfx_shape* x = q->desc ? &q->desc->input_shapes[0] : NULL;
