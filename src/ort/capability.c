@@ -66,6 +66,17 @@ static int wide_concat_supported(const gfx_ep* ep, const OrtNode* node, size_t n
   return taken(ep, s);
 }
 
+/* A 2-D Conv of a 1x1 window (from the attribute or the weight's declared shape), stride 1, no pads. */
+static int conv_is_pointwise(const ir_conv_params* p, const ir_node_desc* desc) {
+  if (p->spatial != 2 || p->auto_pad != IR_PAD_NOTSET) return 0;
+  const gfx_shape* w = desc->n_inputs > 1 ? &desc->input_shapes[1] : NULL;
+  for (int i = 0; i < 2; i++) {
+    const int64_t k = p->kernel[i] ? p->kernel[i] : w && w->rank == 4 ? w->dims[2 + i] : -1;
+    if (k != 1 || p->strides[i] != 1 || p->pads[i] != 0 || p->pads[2 + i] != 0) return 0;
+  }
+  return 1;
+}
+
 /* Whether the backend also runs this node channels-last, as ORT's layout transformer would hand it
  * over (ir_params_channels_last says which nodes the IR takes so). */
 static int channels_last_movable(const gfx_ep* ep, gfx_op op, const ir_params* params, const ir_node_desc* desc) {
@@ -114,7 +125,8 @@ static int node_supported(const gfx_ep* ep, const OrtNode* node, gfx_layout_cens
                                    : gfx_backend_supports_node(ep->device->dev, &qn);
     }
     if (!s && ep->options.layout != GFX_LAYOUT_NCHW)
-      gfx_layout_census_add(census, op, &params, channels_last_movable(ep, op, &params, &desc));
+      gfx_layout_census_add(census, op, &params, channels_last_movable(ep, op, &params, &desc),
+                            op == GFX_OP_CONV && conv_is_pointwise(&params.conv, &desc));
     if (s) s = gfx_status_wrap(s, "node '%s' (%s)", desc.name ? desc.name : "", desc.op_type);
   }
   /* a node whose output shape the data decides makes its partition read values back during the Run

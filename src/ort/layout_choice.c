@@ -43,7 +43,7 @@ static int layout_bound(gfx_op op) {
   }
 }
 
-void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable) {
+void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable, int pointwise) {
   const unsigned bit = gfx_layout_nhwc_bit(op);
   if (bit) {
     c->nhwc_taken |= bit;
@@ -58,6 +58,7 @@ void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* par
   c->convs_movable += movable;
   c->convs_grouped += p->group > 1;
   c->convs_16bit += p->dtype == GFX_DTYPE_F16 || p->dtype == GFX_DTYPE_BF16;
+  c->convs_pointwise += pointwise;
   c->channels_last += p->channels_last;
 }
 
@@ -80,8 +81,10 @@ int gfx_layout_prefers_nhwc(const gfx_layout_census* c, int precision_16bit, cha
     snprintf(why, why_size, "%d of %d Convs have no channels-last kernel", c->convs - c->convs_movable, c->convs);
     return 0;
   }
-  if (sixteen < c->convs) {
-    snprintf(why, why_size, "%d of %d Convs compute in float32", c->convs - sixteen, c->convs);
+  /* float32: only where most Convs are 1x1 products (cuDNN's float32 NHWC windows are slow) */
+  if (sixteen < c->convs && 2 * c->convs_pointwise < c->convs) {
+    snprintf(why, why_size, "%d of %d Convs compute in float32, %d of them 1x1", c->convs - sixteen, c->convs,
+             c->convs_pointwise);
     return 0;
   }
   if (4 * c->convs_grouped > c->convs) {
@@ -93,7 +96,7 @@ int gfx_layout_prefers_nhwc(const gfx_layout_census* c, int precision_16bit, cha
              c->convs);
     return 0;
   }
-  snprintf(why, why_size, "%d 16-bit Convs, %d grouped, %d pooling, normalization or resampling nodes", c->convs,
-           c->convs_grouped, c->layout_bound);
+  snprintf(why, why_size, "%d %s Convs, %d grouped, %d 1x1, %d pooling, normalization or resampling nodes", c->convs,
+           sixteen < c->convs ? "float32" : "16-bit", c->convs_grouped, c->convs_pointwise, c->layout_bound);
   return 1;
 }

@@ -7,7 +7,9 @@
  * NCHW, ResNet-18 0.88x, UNet 0.89x, ESPCN 0.95x in float16) and lost where cuDNN's NHWC float32 or
  * depthwise kernels are slow (MobileNetV2 float16 1.46x, float32 nets up to 1.68x) or where ops that
  * stay NCHW sit between the convolutions, each wrapped in Transposes (style transfer's Pads and
- * InstanceNormalizations: 1.04x in float16).
+ * InstanceNormalizations: 1.04x in float16). In float32 it paid only for nets whose Convs are mostly
+ * 1x1 (run channels-last as one cuBLASLt product each): ResNet-50 0.88x of NCHW on an H100, against
+ * 1.4x to 2.6x for the 3x3 nets (ESPCN, UNet, style transfer).
  */
 #ifndef GFXEP_ORT_LAYOUT_CHOICE_H
 #define GFXEP_ORT_LAYOUT_CHOICE_H
@@ -21,6 +23,7 @@ typedef struct gfx_layout_census {
   int convs_movable;  /* of them, 2-D ones the backend runs channels-last too */
   int convs_grouped;  /* of them, with group > 1 (depthwise ones among them) */
   int convs_16bit;    /* of them, in float16 or bfloat16 */
+  int convs_pointwise; /* of them, 1x1 of stride 1 with no pads (a product over the pixels channels-last) */
   int layout_bound;   /* other nodes gfxep takes that read the channel axis and stay NCHW (pooling,
                        * normalization, resampling, ConvTranspose): ORT wraps each in Transposes */
   int channels_last;  /* nodes already channels-last: ORT's second call, after it chose NHWC */
@@ -46,7 +49,7 @@ unsigned gfx_layout_nhwc_bit_of_type(const char* op_type);
  * backend also runs. A movable pooling or Resize node does not count as layout-bound: ORT converts it
  * with the Convs (unless another node of its op type cannot go: a slight undercount then), and the
  * Transposes around it cancel. */
-void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable);
+void gfx_layout_census_add(gfx_layout_census* c, gfx_op op, const ir_params* params, int movable, int pointwise);
 
 /* The op types besides Conv ORT's layout transformer may convert for this graph: every node of the type
  * gfxep takes runs channels-last (ORT converts per op type, and a converted node gfxep then could
