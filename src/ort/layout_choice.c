@@ -81,8 +81,9 @@ int gfx_layout_prefers_nhwc(const gfx_layout_census* c, int precision_16bit, cha
     snprintf(why, why_size, "%d of %d Convs have no channels-last kernel", c->convs - c->convs_movable, c->convs);
     return 0;
   }
-  /* float32: only where most Convs are 1x1 products (cuDNN's float32 NHWC windows are slow) */
-  if (sixteen < c->convs && 2 * c->convs_pointwise < c->convs) {
+  /* float32: only deep nets whose Convs are mostly 1x1 products (cuDNN's float32 NHWC windows are
+   * slow, and a few Convs do not pay for the Transposes at the graph's edges) */
+  if (sixteen < c->convs && (2 * c->convs_pointwise < c->convs || c->convs < 8)) {
     snprintf(why, why_size, "%d of %d Convs compute in float32, %d of them 1x1", c->convs - sixteen, c->convs,
              c->convs_pointwise);
     return 0;
