@@ -484,6 +484,28 @@ static void test_layout_pooling(void** state) {
   ortkit_tensors_free(in, n_in);
   ortkit_tensors_free(want, n_want);
   k.api->ReleaseSession(cpu);
+  /* pool_mixed: its 3-D MaxPool has no channels-last form, so ORT (which converts per op type) must
+   * hand over neither MaxPool channels-last: the session still builds, both stay on gfxep, the 2-D
+   * one between Transposes (the input's and output's, and two around it: 4 at least), and the
+   * outputs agree */
+  OrtSession *mixed_cpu = NULL, *mixed = NULL;
+  expect_ok(ortkit_session(&k, model_path("pool_mixed"), NULL, NULL, NULL, 0, &mixed_cpu), "pool_mixed cpu");
+  expect_ok(ortkit_random_inputs(&k, mixed_cpu, 31, 0, &in, &n_in), "inputs");
+  expect_ok(ortkit_run(&k, mixed_cpu, NULL, in, n_in, &want, &n_want), "pool_mixed cpu run");
+  const char* nhwc_fp32[] = {"nhwc", "fp32"};
+  expect_ok(ortkit_session(&k, model_path("pool_mixed"), the_device(), keys, nhwc_fp32, 2, &mixed), "pool_mixed");
+  size_t nodes = 0, other = 0, pools = 0, transposes = 0;
+  expect_ok(ortkit_placement(&k, mixed, &nodes, &other, 0), "placement");
+  expect_ok(ortkit_count_on_gfxep(&k, mixed, "MaxPool", &pools), "MaxPools");
+  expect_ok(ortkit_count_on_gfxep(&k, mixed, "Transpose", &transposes), "Transposes");
+  assert_int_equal(other, 0);
+  assert_int_equal(pools, 2);
+  if (transposes < 4) fail_msg("pool_mixed layout=nhwc: %zu Transposes; the 2-D MaxPool should stay NCHW", transposes);
+  expect_layout_agrees(mixed, in, n_in, want, n_want, 0, "pool_mixed layout=nhwc");
+  ortkit_tensors_free(in, n_in);
+  ortkit_tensors_free(want, n_want);
+  k.api->ReleaseSession(mixed);
+  k.api->ReleaseSession(mixed_cpu);
 }
 
 /* Non-finite elements of the outputs. */

@@ -255,5 +255,17 @@ def main(out_dir):
           weight("ns2", [8], 0.3), weight("nbias2", [8], 0.1), weight("nw3", [4, 8, 5, 5]), weight("nb3", [4], 0.1)],
          "reflection Pad, Conv, InstanceNormalization, Relu and a residual Add, as style-transfer nets build them")
 
+    # a 2-D MaxPool between Convs beside a 3-D one, which has no channels-last form: ORT converts per
+    # op type, so with channels-last Convs neither MaxPool may be handed over channels-last
+    save(out_dir, "pool_mixed",
+         [conv("conv1", "x", "mw1", "mb1", "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("MaxPool", ["c1"], ["p1"], name="maxpool2d", kernel_shape=[2, 2], strides=[2, 2]),
+          conv("conv2", "p1", "mw2", "mb2", "y", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+          helper.make_node("MaxPool", ["v"], ["z"], name="maxpool3d", kernel_shape=[2, 2, 2], strides=[2, 2, 2])],
+         [tensor("x", [1, 3, 16, 16]), tensor("v", [1, 2, 4, 8, 8])],
+         [tensor("y", [1, 4, 8, 8]), tensor("z", [1, 2, 2, 4, 4])],
+         [weight("mw1", [8, 3, 3, 3]), weight("mb1", [8], 0.1), weight("mw2", [4, 8, 3, 3]), weight("mb2", [4], 0.1)],
+         "Convs with a 2-D MaxPool between them, and a 3-D MaxPool beside")
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "models")
