@@ -129,14 +129,16 @@ cudaError_t launch(const void* q, const void* k, const void* v, const void* mask
 
 const int kWarpRowsPerBlock = 4;
 const int kWarpKeysPerLane = CUDA_ATTENTION_WARP_KEYS / 32;
-const int kWarpVRows = 8; /* rows of V loaded before they are summed: loads in flight, not one at a time */
+/* rows of V loaded before they are summed: a ViT's few rows (591 for ViT-tiny) leave few warps per SM
+ * to hide load latency, so each warp keeps a whole group of 32 rows in flight */
+const int kWarpVRows = 32;
 
 /* HeadPerLane: head elements of V each lane owns (2 up to 64, 4 up to 128), which sizes the registers */
 template <typename T, int HeadPerLane>
 __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
     attention_warp_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                           T* __restrict__ y, cuda_attention_args a) {
-  __shared__ float query[kWarpRowsPerBlock][CUDA_ATTENTION_TILED_MAX_HEAD];
+  __shared__ __align__(16) float query[kWarpRowsPerBlock][CUDA_ATTENTION_TILED_MAX_HEAD];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t rows = a.batch * a.q_heads * a.q_seq;
   const int head = (int)a.head_size, v_head = (int)a.v_head_size, keys = (int)a.kv_seq;
@@ -163,11 +165,11 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
 #pragma unroll 4
         for (int d = 0; d < head / 4; d++) {
           const float4 kv = k4[d];
-          const float* qd = &query[warp][4 * d];
-          dot += qd[0] * kv.x;
-          dot += qd[1] * kv.y;
-          dot += qd[2] * kv.z;
-          dot += qd[3] * kv.w;
+          const float4 qd = reinterpret_cast<const float4*>(query[warp])[d];
+          dot += qd.x * kv.x;
+          dot += qd.y * kv.y;
+          dot += qd.z * kv.z;
+          dot += qd.w * kv.w;
         }
       } else {
         for (int d = 0; d < head; d++) dot += query[warp][d] * to_float(kr[d]);

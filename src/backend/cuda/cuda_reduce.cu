@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "backend/cuda/cuda_reduce.h"
+#include "backend/cuda/cuda_vec16.cuh"
 
 namespace {
 
@@ -87,13 +88,7 @@ struct alignas(16) pack16 {
   T v[16 / sizeof(T)];
 };
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+/* to_float / from_float: cuda_vec16.cuh */
 
 /* Calls f(j, x[j]) for every j in [begin, end), spread over `threads` threads numbered `tid`:
  * scalar up to the first 16-byte boundary, then 16-byte loads (8 halves or 4 floats: fewer, wider
@@ -673,17 +668,13 @@ __global__ void pool_kernel(const T* x, T* y, int64_t count, cuda_pool_args a) {
   }
 }
 
-/* Channels-last 2-D pooling: one thread per output pixel and run of V channels (V of them in one
- * 16-byte load per tap where C allows), index arithmetic in I (32-bit where the tensors allow: the
- * 64-bit divisions of the general kernel above cost more than its loads). Taps, the NaN rule and the
- * divisor are the general kernel's. */
-template <typename T, int V>
-struct alignas(sizeof(T) * V) pool_pack {
-  T v[V];
-};
-
+/* 2-D pooling, channels-last or NCHW (each of the N x C planes an image of one channel): one thread
+ * per output pixel and run of V channels (V of them in one 16-byte load per tap where C allows),
+ * index arithmetic in I (32-bit where the tensors allow: the 64-bit divisions and the depth loop of
+ * the general kernel above cost more than its loads). Taps, the NaN rule and the divisor are the
+ * general kernel's. */
 template <typename T, int V, typename I>
-__global__ void pool_nhwc_kernel(const T* x, T* y, I count, cuda_pool_args a) {
+__global__ void pool2d_kernel(const T* x, T* y, I count, cuda_pool_args a) {
   const I c = (I)a.channels, runs = c / V, h = (I)a.in_size[1], w = (I)a.in_size[2];
   const I oh = (I)a.out_size[1], ow = (I)a.out_size[2];
   const I kh = (I)a.kernel[1], kw = (I)a.kernel[2], sh = (I)a.strides[1], sw = (I)a.strides[2];
@@ -704,9 +695,9 @@ __global__ void pool_nhwc_kernel(const T* x, T* y, I count, cuda_pool_args a) {
       for (I kx = 0; kx < kw; kx++) {
         const I ix = xs + kx * dw;
         if (ix < 0 || ix >= w) continue;
-        const pool_pack<T, V> p = *reinterpret_cast<const pool_pack<T, V>*>(x + ((b * h + iy) * w + ix) * c + run * V);
+        const elems<T, V> p = *reinterpret_cast<const elems<T, V>*>(x + ((b * h + iy) * w + ix) * c + run * V);
         for (int j = 0; j < V; j++) {
-          const float v = load(p.v, j);
+          const float v = load(p.e, j);
           acc[j] = a.kind == 0 ? max_op()(acc[j], v) : acc[j] + v;
         }
         taps++;
@@ -717,53 +708,18 @@ __global__ void pool_nhwc_kernel(const T* x, T* y, I count, cuda_pool_args a) {
         taps = (min(ys + kh, h + (I)a.pad_end[1]) - ys) * (min(xs + kw, w + (I)a.pad_end[2]) - xs);
       for (int j = 0; j < V; j++) acc[j] = taps > 0 ? acc[j] / (float)taps : NAN;
     }
-    pool_pack<T, V> out;
-    for (int j = 0; j < V; j++) store(out.v, j, acc[j]);
-    *reinterpret_cast<pool_pack<T, V>*>(y + e * V) = out;
-  }
-}
-
-/* NCHW 2-D pooling with index arithmetic in I (the general kernel above spends its time on 64-bit
- * divisions and its depth loop): one thread per output, the column fastest. */
-template <typename T, typename I>
-__global__ void pool2d_kernel(const T* x, T* y, I count, cuda_pool_args a) {
-  const I h = (I)a.in_size[1], w = (I)a.in_size[2], oh = (I)a.out_size[1], ow = (I)a.out_size[2];
-  const I kh = (I)a.kernel[1], kw = (I)a.kernel[2], sh = (I)a.strides[1], sw = (I)a.strides[2];
-  const I dh = (I)a.dilations[1], dw = (I)a.dilations[2], ph = (I)a.pad_begin[1], pw = (I)a.pad_begin[2];
-  for (I e = blockIdx.x * (I)blockDim.x + threadIdx.x; e < count; e += (I)blockDim.x * gridDim.x) {
-    const I ox = e % ow;
-    I rest = e / ow;
-    const I oy = rest % oh, plane = rest / oh;
-    const T* src = x + plane * h * w;
-    const I ys = oy * sh - ph, xs = ox * sw - pw;
-    float acc = a.kind == 0 ? -INFINITY : 0.0f;
-    I taps = 0;
-    for (I ky = 0; ky < kh; ky++) {
-      const I iy = ys + ky * dh;
-      if (iy < 0 || iy >= h) continue;
-      for (I kx = 0; kx < kw; kx++) {
-        const I ix = xs + kx * dw;
-        if (ix < 0 || ix >= w) continue;
-        const float v = load(src, iy * w + ix);
-        acc = a.kind == 0 ? max_op()(acc, v) : acc + v;
-        taps++;
-      }
-    }
-    if (a.kind != 0) {
-      if (a.count_include_pad)
-        taps = (min(ys + kh, h + (I)a.pad_end[1]) - ys) * (min(xs + kw, w + (I)a.pad_end[2]) - xs);
-      acc = taps > 0 ? acc / (float)taps : NAN;
-    }
-    store(y, e, acc);
+    elems<T, V> out;
+    for (int j = 0; j < V; j++) store(out.e, j, acc[j]);
+    *reinterpret_cast<elems<T, V>*>(y + e * V) = out;
   }
 }
 
 template <typename T, int V>
-void launch_pool_nhwc_of(const T* x, T* y, const cuda_pool_args& a, int64_t count, cudaStream_t stream) {
+void launch_pool2d_of(const T* x, T* y, const cuda_pool_args& a, int64_t count, cudaStream_t stream) {
   if (count < INT32_MAX && a.volumes * a.in_size[1] * a.in_size[2] * a.channels < INT32_MAX)
-    pool_nhwc_kernel<T, V, int32_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, (int32_t)count, a);
+    pool2d_kernel<T, V, int32_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, (int32_t)count, a);
   else
-    pool_nhwc_kernel<T, V, int64_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, count, a);
+    pool2d_kernel<T, V, int64_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(x, y, count, a);
 }
 
 /* ---- softmax ---- */
@@ -898,17 +854,12 @@ void launch_pool(const void* x, void* y, const cuda_pool_args& a, cudaStream_t s
   if (count <= 0) return;
   const T* in = static_cast<const T*>(x);
   T* out = static_cast<T*>(y);
-  if (a.channels > 1 && a.in_size[0] == 1) { /* channels-last 2-D */
+  if (a.in_size[0] == 1) { /* 2-D: channels-last, or NCHW as images of one channel (a.channels 1) */
     const int v = 16 / sizeof(T);
     if (a.channels % v == 0 && ((uintptr_t)x | (uintptr_t)y) % 16 == 0)
-      launch_pool_nhwc_of<T, 16 / sizeof(T)>(in, out, a, count / v, stream);
+      launch_pool2d_of<T, 16 / sizeof(T)>(in, out, a, count / v, stream);
     else
-      launch_pool_nhwc_of<T, 1>(in, out, a, count, stream);
-    return;
-  }
-  if (a.channels == 1 && a.in_size[0] == 1 && count < INT32_MAX &&
-      a.volumes * a.in_size[1] * a.in_size[2] < INT32_MAX) { /* NCHW 2-D */
-    pool2d_kernel<T, int32_t><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(in, out, (int32_t)count, a);
+      launch_pool2d_of<T, 1>(in, out, a, count, stream);
     return;
   }
   pool_kernel<T><<<grid_for(count, kBlockSize), kBlockSize, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
@@ -984,11 +935,10 @@ cudaError_t preload_type() {
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, true>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, arg_kernel<T, false>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, pool_kernel<T>)) != cudaSuccess) return e;
-  if ((e = cudaFuncGetAttributes(&attr, pool2d_kernel<T, int32_t>)) != cudaSuccess) return e;
-  const void* nhwc[] = {(const void*)pool_nhwc_kernel<T, 1, int32_t>, (const void*)pool_nhwc_kernel<T, 1, int64_t>,
-                        (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int32_t>,
-                        (const void*)pool_nhwc_kernel<T, 16 / sizeof(T), int64_t>};
-  for (const void* k : nhwc)
+  const void* pools[] = {(const void*)pool2d_kernel<T, 1, int32_t>, (const void*)pool2d_kernel<T, 1, int64_t>,
+                         (const void*)pool2d_kernel<T, 16 / sizeof(T), int32_t>,
+                         (const void*)pool2d_kernel<T, 16 / sizeof(T), int64_t>};
+  for (const void* k : pools)
     if ((e = cudaFuncGetAttributes(&attr, k)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_rows_kernel<T>)) != cudaSuccess) return e;
   if ((e = cudaFuncGetAttributes(&attr, softmax_columns_kernel<T>)) != cudaSuccess) return e;

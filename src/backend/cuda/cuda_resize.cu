@@ -420,11 +420,6 @@ __device__ __forceinline__ int nhwc_axis_taps(ir_resize_axis ax, int coord, int 
   return 2;
 }
 
-template <typename T, int V>
-struct alignas(sizeof(T) * V) resize_pack {
-  T v[V];
-};
-
 template <typename T, int V, int Mode, typename I>
 __global__ void resize_nhwc_kernel(const T* x, T* y, nhwc_resize_args a, I count) {
   const I runs = (I)a.c / V, c = (I)a.c, h = (I)a.h.in, w = (I)a.w.in, oh = (I)a.h.out, ow = (I)a.w.out;
@@ -443,13 +438,13 @@ __global__ void resize_nhwc_kernel(const T* x, T* y, nhwc_resize_args a, I count
     for (int i = 0; i < ny; i++)
       for (int j = 0; j < nx; j++) {
         const float weight = wy[i] * wx[j];
-        const resize_pack<T, V> p =
-            *reinterpret_cast<const resize_pack<T, V>*>(x + ((b * h + (I)iy[i]) * w + (I)ix[j]) * c + run * V);
-        for (int k = 0; k < V; k++) acc[k] += weight * load_f(p.v, k);
+        const elems<T, V> p =
+            *reinterpret_cast<const elems<T, V>*>(x + ((b * h + (I)iy[i]) * w + (I)ix[j]) * c + run * V);
+        for (int k = 0; k < V; k++) acc[k] += weight * load_f(p.e, k);
       }
-    resize_pack<T, V> out;
-    for (int k = 0; k < V; k++) store_f(out.v, k, acc[k]);
-    *reinterpret_cast<resize_pack<T, V>*>(y + e * V) = out;
+    elems<T, V> out;
+    for (int k = 0; k < V; k++) store_f(out.e, k, acc[k]);
+    *reinterpret_cast<elems<T, V>*>(y + e * V) = out;
   }
 }
 
