@@ -463,6 +463,55 @@ static void test_op_table(void** unused) {
   assert_int_equal(ir_op_min_opset(GFX_OP_NONE), 0);
 }
 
+/* The channels-last forms ORT's layout transformer may hand over (ir_params_channels_last, and the
+ * NHWC domain's parse): what each becomes, and what has none. */
+static void test_channels_last_forms(void** unused) {
+  (void)unused;
+  gfx_op op;
+  ir_params p, nhwc;
+  /* a 2-D MaxPool: channels_last, and parsed in the NHWC domain its output is N, H, W, C */
+  attr_table pool2 = ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", 2, 2));
+  gfx_shape s[1] = {SHAPE(1, 3, 8, 10)};
+  ir_node_desc d = make_desc("MaxPool", &pool2, 1, s);
+  expect_ok(ir_op_parse(&d, &op, &p));
+  expect_ok(ir_params_channels_last(op, &d, &p, &nhwc));
+  assert_true(nhwc.pool.channels_last && !p.pool.channels_last);
+  d.domain = IR_NHWC_DOMAIN;
+  d.input_shapes[0] = SHAPE(1, 8, 10, 3);
+  expect_ok(ir_op_parse(&d, &op, &p));
+  assert_true(p.pool.channels_last);
+  ir_node n = {.op = op, .params = p, .n_inputs = 1, .n_outputs = 1};
+  gfx_shape y;
+  expect_ok(ir_infer_pool(&n, &d.input_shapes[0], &y));
+  const gfx_shape want = SHAPE(1, 4, 5, 3);
+  assert_true(gfx_shape_equal(&y, &want));
+  /* a 3-D MaxPool has no channels-last form, either way */
+  attr_table pool3 = ATTRS(A_INTS("kernel_shape", 2, 2, 2));
+  gfx_shape s3[1] = {SHAPE(1, 2, 4, 8, 8)};
+  d = make_desc("MaxPool", &pool3, 1, s3);
+  expect_ok(ir_op_parse(&d, &op, &p));
+  expect_error(ir_params_channels_last(op, &d, &p, &nhwc), GFX_ERR_NOT_SUPPORTED, NODE_NAME, NULL);
+  d.domain = IR_NHWC_DOMAIN;
+  expect_error(ir_op_parse(&d, &op, &p), GFX_ERR_NOT_SUPPORTED, "channels-last pooling over 3", NULL);
+  /* a global pool: a mean over axes 1 and 2 of a rank-4 input; a rank not known is declined */
+  attr_table none = NO_ATTRS;
+  gfx_shape g4[1] = {SHAPE(2, 7, 7, 64)};
+  d = make_desc("GlobalAveragePool", &none, 1, g4);
+  d.domain = IR_NHWC_DOMAIN;
+  expect_ok(ir_op_parse(&d, &op, &p));
+  assert_true(op == GFX_OP_GLOBAL_AVERAGE_POOL && !p.reduce.global_pool && p.reduce.n_axes == 2 &&
+              p.reduce.axes[0] == 1 && p.reduce.axes[1] == 2 && p.reduce.keepdims);
+  d.input_shapes[0].rank = -1;
+  expect_error(ir_op_parse(&d, &op, &p), GFX_ERR_NOT_SUPPORTED, "rank is not known", NULL);
+  d.input_shapes[0] = SHAPE(2, 7, 64);
+  expect_error(ir_op_parse(&d, &op, &p), GFX_ERR_NOT_SUPPORTED, "rank-3", NULL);
+  /* an op with no channels-last form in the NHWC domain is named */
+  gfx_shape r[1] = {SHAPE(1, 8, 8, 3)};
+  d = make_desc("Relu", &none, 1, r);
+  d.domain = IR_NHWC_DOMAIN;
+  expect_error(ir_op_parse(&d, &op, &p), GFX_ERR_NOT_SUPPORTED, "Relu", "only Conv, pooling and Resize", NULL);
+}
+
 static void test_parse_accepts(void** unused) {
   (void)unused;
   attr_table none = NO_ATTRS;
@@ -1558,6 +1607,7 @@ int main(void) {
       cmocka_unit_test(test_mixed_precision),
       cmocka_unit_test(test_op_table),
       cmocka_unit_test(test_parse_accepts),
+      cmocka_unit_test(test_channels_last_forms),
       cmocka_unit_test(test_parse_refuses),
       cmocka_unit_test(test_broadcast_shapes),
       cmocka_unit_test(test_conv_geometry),

@@ -309,7 +309,7 @@ gfx_status ir_op_parse(const ir_node_desc* d, gfx_op* op, ir_params* params) {
    * the EP asked for it (layout=nhwc) */
   const int nhwc = d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0;
   if (nhwc && !ir_op_channels_last_capable(d->op_type))
-    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': only Conv and pooling are handled channels-last (domain '%s')",
+    return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': only Conv, pooling and Resize are handled channels-last (domain '%s')",
                      d->op_type, d->name, d->domain);
   if (d->domain && d->domain[0] && strcmp(d->domain, "ai.onnx") != 0 && !nhwc)
     return gfx_error(GFX_ERR_NOT_SUPPORTED, "%s '%s': domain '%s' is not handled", d->op_type, d->name, d->domain);

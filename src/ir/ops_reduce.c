@@ -148,6 +148,8 @@ static gfx_status parse_global_pool(const ir_node_desc* d, ir_params* p, ir_redu
   if (d->domain && strcmp(d->domain, IR_NHWC_DOMAIN) == 0) {
     /* channels-last (ONNX Runtime's layout transformer): N, H, W, C reduced over H and W, kept as
      * N, 1, 1, C; the rank must be known to name those axes */
+    if (d->input_shapes[0].rank < 0)
+      return IR_UNSUPPORTED(d, "a channels-last global pool of an input whose rank is not known; rank 4 is handled");
     if (d->input_shapes[0].rank != 4)
       return IR_UNSUPPORTED(d, "a channels-last global pool of a rank-%d input; rank 4 is handled",
                             d->input_shapes[0].rank);
