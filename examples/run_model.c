@@ -2,11 +2,14 @@
  * seeded random inputs, then prints where each node ran, how close the outputs are, and timings.
  *
  *   gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S]
- *             [--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--detections] model.onnx
- *             [model.onnx...]
+ *             [--oracle other.onnx] [--json FILE] [--inputs FILE.f32] [--graph-opt disable|basic|extended|all]
+ *             [--quiet] [--detections] model.onnx [model.onnx...]
  *
  * --runs N timed runs after a warm-up (0: the warm-up alone, nothing timed; on the reference backend,
  * which records nothing to replay, not even that).
+ * --inputs feeds the values of a file instead (raw float32, every input's elements in input order):
+ * a network meant for frames is checked on frames, e.g. frame interpolation, whose warps turn a small
+ * error in the flow into a large one on noise and a small one on a picture.
  * --backend picks the gfxep device (default: the first GPU device gfxep offers, else reference).
  * --oracle runs ORT's CPU EP on other.onnx instead of model.onnx: a float16 model is checked against
  * its float32 twin (the same weights rounded to float16). Inputs are generated once; a float16 input
@@ -38,7 +41,7 @@
 static void usage(void) {
   fprintf(stderr,
           "usage: gfxep-run [--backend cuda|vulkan|reference] [--runs N] [--dyn D] [--atol A] [--rtol R] [--tol-scale S] "
-          "[--oracle other.onnx] [--json FILE] [--graph-opt disable|basic|extended|all] [--quiet] [--detections] [--models LIST] model.onnx [model.onnx...]\n");
+          "[--oracle other.onnx] [--json FILE] [--inputs FILE.f32] [--graph-opt disable|basic|extended|all] [--quiet] [--detections] [--models LIST] model.onnx [model.onnx...]\n");
 }
 
 /* The first error of the run, kept for --json. */
@@ -402,6 +405,7 @@ static void print_detections(const detection_match* m, int bad) {
 typedef struct run_config {
   const char* oracle;
   const char* json;
+  const char* inputs; /* --inputs FILE: raw float32 values instead of the seeded random ones */
   int runs, quiet, detections;
   long dyn;
   double abs_tol, rel_tol, tol_scale;
@@ -426,6 +430,7 @@ static int check_model(ortkit* k, const OrtEpDevice* dev, const run_config* c, c
       failed(k, has_half_io(k, ep_session, &ep_half), "model inputs and outputs") ||
       failed(k, has_half_io(k, cpu_session, &cpu_half), "oracle inputs and outputs") ||
       failed(k, ortkit_random_inputs(k, ep_session, 42, c->dyn, &in, &n_in), "inputs") ||
+      (c->inputs && failed(k, ortkit_read_inputs(k, c->inputs, in, n_in), "inputs")) ||
       failed(k, round_half_inputs(k, ep_session, in, n_in), "inputs"))
     goto done;
   size_t on_gfxep = 0, on_other = 0;
@@ -586,6 +591,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) c.tol_scale = atof(argv[++i]);
     else if (!strcmp(argv[i], "--oracle") && i + 1 < argc) c.oracle = argv[++i];
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) c.json = argv[++i];
+    else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) c.inputs = argv[++i];
     else if (!strcmp(argv[i], "--graph-opt") && i + 1 < argc) ortkit_setenv("GFXEP_ORT_GRAPH_OPT", argv[++i]); /* ortkit reads it */
     else if (!strcmp(argv[i], "--quiet")) c.quiet = 1;
     else if (!strcmp(argv[i], "--detections")) c.detections = 1;
@@ -596,8 +602,9 @@ int main(int argc, char** argv) {
       return 2;
     } else models[n_models++] = argv[i];
   }
-  /* --oracle and --json describe one model */
-  if (n_models == 0 || c.runs < 0 || c.dyn < 1 || c.tol_scale < 0 || (n_models > 1 && (c.oracle || c.json))) {
+  /* --oracle, --json and --inputs describe one model */
+  if (n_models == 0 || c.runs < 0 || c.dyn < 1 || c.tol_scale < 0 ||
+      (n_models > 1 && (c.oracle || c.json || c.inputs))) {
     usage();
     free(models);
     free(list);

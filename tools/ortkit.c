@@ -380,6 +380,26 @@ OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* sess, uint64_t seed, int6
   return NULL;
 }
 
+OrtStatus* ortkit_read_inputs(ortkit* k, const char* path, ortkit_tensor* in, size_t n) {
+  char msg[640];
+  size_t want = 0;
+  for (size_t i = 0; i < n; i++) want += in[i].count * sizeof(float);
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    snprintf(msg, sizeof msg, "cannot open the input file %s", path);
+    return k->api->CreateStatus(ORT_INVALID_ARGUMENT, msg);
+  }
+  long have = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  int ok = have >= 0 && (size_t)have == want && fseek(f, 0, SEEK_SET) == 0;
+  for (size_t i = 0; ok && i < n; i++) ok = fread(in[i].data, sizeof(float), in[i].count, f) == in[i].count;
+  fclose(f);
+  if (ok) return NULL;
+  snprintf(msg, sizeof msg,
+           "the input file %s has %ld bytes; the model's %zu input(s) take %zu (float32, in input order)", path,
+           have, n, want);
+  return k->api->CreateStatus(ORT_INVALID_ARGUMENT, msg);
+}
+
 OrtStatus* ortkit_to_float(const OrtApi* api, ONNXTensorElementDataType type, const void* src, float* dst, size_t n) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: memcpy(dst, src, sizeof(float) * n); return NULL;

@@ -67,6 +67,9 @@ void ortkit_tensors_free(ortkit_tensor* t, size_t n);
 /* Random inputs in [-1, 1) for every float input of the session; dynamic dims take dyn_dim. */
 OrtStatus* ortkit_random_inputs(ortkit* k, OrtSession* s, uint64_t seed, int64_t dyn_dim, ortkit_tensor** out,
                                 size_t* n);
+/* Replaces the inputs' values with a file's: raw little-endian float32, every input's elements in the
+ * session's input order, nothing else (a file of another size is refused, naming both sizes). */
+OrtStatus* ortkit_read_inputs(ortkit* k, const char* path, ortkit_tensor* in, size_t n);
 /* Runs with host inputs and returns host float outputs. run_options may be NULL. */
 OrtStatus* ortkit_run(ortkit* k, OrtSession* s, OrtRunOptions* run_options, const ortkit_tensor* in, size_t n_in,
                       ortkit_tensor** out, size_t* n_out);
