@@ -1178,7 +1178,8 @@ typedef struct plan_check {
 /* Checks a plan against what is worked out here from the graph's node lists alone (not from the
  * values' producer fields): each workspace value's lifetime runs from its producer's index to its
  * last consumer's index, inclusive, and values alive at the same time must not share bytes. */
-static plan_check check_plan(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const ir_plan* plan) {
+static plan_check check_plan_scratch(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const ir_plan* plan,
+                                     const size_t* scratch) {
   const int nv = g->n_values;
   if (alignment == 0) alignment = 256;
   int* prod = malloc(sizeof(int) * (size_t)nv);
@@ -1233,6 +1234,28 @@ static plan_check check_plan(const ir_graph* g, const gfx_shape* shapes, size_t 
     assert_true(plan->offsets[v] < plan->workspace_bytes); /* even an empty value gets a real offset */
     sum += round_up(bytes[v] ? bytes[v] : 1, alignment);
   }
+  /* each node's scratch: aligned, inside the workspace, clear of every value alive at that node */
+  assert_int_equal(plan->n_nodes, g->n_nodes);
+  for (int n = 0; n < g->n_nodes; n++) {
+    const size_t need = scratch ? scratch[n] : 0;
+    if (!need) {
+      assert_true(plan->scratch_offsets[n] == IR_PLAN_NO_OFFSET);
+      continue;
+    }
+    const size_t so = plan->scratch_offsets[n];
+    assert_true(so != IR_PLAN_NO_OFFSET);
+    assert_int_equal(so % alignment, 0);
+    assert_true(so + need <= plan->workspace_bytes);
+    sum += round_up(need, alignment);
+    for (int v = 0; v < nv; v++) {
+      if (!ws[v] || bytes[v] == 0 || prod[v] > n || n > last[v]) continue;
+      int disjoint = so + need <= plan->offsets[v] || plan->offsets[v] + bytes[v] <= so;
+      if (!disjoint)
+        print_error("node %d's scratch [%zu,+%zu) overlaps '%s' [%zu,+%zu), alive %d..%d\n", n, so, need,
+                    g->values[v].name, plan->offsets[v], bytes[v], prod[v], last[v]);
+      assert_true(disjoint);
+    }
+  }
   assert_int_equal(plan->sum_bytes, sum);
   assert_true(plan->workspace_bytes <= plan->sum_bytes);
 
@@ -1269,6 +1292,10 @@ static plan_check check_plan(const ir_graph* g, const gfx_shape* shapes, size_t 
   free(ws);
   free(bytes);
   return pc;
+}
+
+static plan_check check_plan(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const ir_plan* plan) {
+  return check_plan_scratch(g, shapes, alignment, plan, NULL);
 }
 
 static gfx_shape* infer_all(const ir_graph* g, const gfx_shape* inputs) {
@@ -1427,6 +1454,94 @@ static void test_plan_edge_cases(void** unused) {
   ir_graph_free(g);
 }
 
+/* Where placing in running order leaves a hole too small for what comes next, largest first does not:
+ *   n0: a = Relu(x1)        [64]      lives n0..n1
+ *   n1: b = Add(x2, a)      [2, 64]   lives n1..n3
+ *   n2: c = Add(x3, x1)     [3, 64]   lives n2..n4
+ *   n3: y1 = Mul(b, x2), n4: y2 = Mul(c, x3)   (graph outputs)
+ * In running order c finds only a's freed 256 bytes and goes above b: 1536 bytes. Largest first puts
+ * c at 0, b above it and a under b, where c is not yet alive: 1280 bytes, the live bound (b and c). */
+static void test_plan_largest_first(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  int x1 = add_value(g, "x1", SHAPE(64)), x2 = add_value(g, "x2", SHAPE(2, 64)), x3 = add_value(g, "x3", SHAPE(3, 64));
+  int a = add_value(g, "a", SHAPE(64)), b = add_value(g, "b", SHAPE(2, 64)), c = add_value(g, "c", SHAPE(3, 64));
+  int y1 = add_value(g, "y1", SHAPE(2, 64)), y2 = add_value(g, "y2", SHAPE(3, 64));
+  expect_ok(ir_graph_add_input(g, x1));
+  expect_ok(ir_graph_add_input(g, x2));
+  expect_ok(ir_graph_add_input(g, x3));
+  add_node1(g, GFX_OP_RELU, "n0", &x1, 1, a);
+  int n1[2] = {x2, a}, n2[2] = {x3, x1}, n3[2] = {b, x2}, n4[2] = {c, x3};
+  add_node1(g, GFX_OP_ADD, "n1", n1, 2, b);
+  add_node1(g, GFX_OP_ADD, "n2", n2, 2, c);
+  add_node1(g, GFX_OP_MUL, "n3", n3, 2, y1);
+  add_node1(g, GFX_OP_MUL, "n4", n4, 2, y2);
+  expect_ok(ir_graph_add_output(g, y1));
+  expect_ok(ir_graph_add_output(g, y2));
+  expect_ok(ir_graph_validate(g));
+  gfx_shape in[3] = {SHAPE(64), SHAPE(2, 64), SHAPE(3, 64)};
+  gfx_shape* shapes = infer_all(g, in);
+  ir_plan plan;
+  expect_ok(ir_plan_memory(g, shapes, 256, &plan));
+  plan_check pc = check_plan(g, shapes, 256, &plan);
+  assert_int_equal(pc.live_peak, 1280);
+  assert_int_equal(plan.live_peak_bytes, 1280);
+  assert_int_equal(plan.workspace_bytes, 1280);
+  assert_int_equal(plan.offsets[c], 0);
+  assert_int_equal(plan.offsets[b], 768);
+  assert_int_equal(plan.offsets[a], 0);
+  ir_plan_free(&plan);
+  free(shapes);
+  ir_graph_free(g);
+}
+
+/* Node scratch lands in a gap the intermediates leave at that node, and grows the workspace only by
+ * what does not fit. The diamond of test_plan_diamond (a, b, c, d of 1024 bytes; 3072 without scratch):
+ * at n0 only a is alive, so 2048 bytes of scratch fit beside it; at n2 a, b and c are, so 1024 bytes
+ * of scratch there take a fourth slot. */
+static void test_plan_scratch(void** unused) {
+  (void)unused;
+  ir_graph* g = ir_graph_new();
+  int x = add_value(g, "x", SHAPE(8, 32));
+  int a = add_value(g, "a", SHAPE(8, 32)), b = add_value(g, "b", SHAPE(8, 32)), c = add_value(g, "c", SHAPE(8, 32));
+  int d = add_value(g, "d", SHAPE(8, 32)), y = add_value(g, "y", SHAPE(8, 32));
+  expect_ok(ir_graph_add_input(g, x));
+  add_node1(g, GFX_OP_RELU, "n0", &x, 1, a);
+  add_node1(g, GFX_OP_RELU, "n1", &a, 1, b);
+  add_node1(g, GFX_OP_RELU, "n2", &a, 1, c);
+  int bc[2] = {b, c};
+  add_node1(g, GFX_OP_ADD, "n3", bc, 2, d);
+  add_node1(g, GFX_OP_RELU, "n4", &d, 1, y);
+  expect_ok(ir_graph_add_output(g, y));
+  expect_ok(ir_graph_validate(g));
+  gfx_shape in = SHAPE(8, 32);
+  gfx_shape* shapes = infer_all(g, &in);
+  const int order[5] = {0, 1, 2, 3, 4};
+  ir_plan plan;
+
+  size_t fits[5] = {2048, 0, 0, 0, 100};
+  expect_ok(ir_plan_memory_nodes(g, shapes, 256, order, 5, NULL, fits, &plan));
+  check_plan_scratch(g, shapes, 256, &plan, fits);
+  assert_int_equal(plan.workspace_bytes, 3072);
+  assert_int_equal(plan.live_peak_bytes, 3072); /* scratch is not part of the live bound */
+  assert_true(plan.scratch_offsets[1] == IR_PLAN_NO_OFFSET);
+  ir_plan_free(&plan);
+
+  size_t grows[5] = {0, 0, 1000, 0, 0};
+  expect_ok(ir_plan_memory_nodes(g, shapes, 256, order, 5, NULL, grows, &plan));
+  check_plan_scratch(g, shapes, 256, &plan, grows);
+  assert_int_equal(plan.workspace_bytes, 4096);
+  ir_plan_free(&plan);
+
+  /* scratch beyond what can be planned is refused, naming the node */
+  size_t huge[5] = {0, 0, 0, SIZE_MAX / 2, 0};
+  expect_error(ir_plan_memory_nodes(g, shapes, 256, order, 5, NULL, huge, &plan), GFX_ERR_OUT_OF_MEMORY, "'n3'",
+               NULL);
+  assert_null(plan.scratch_offsets);
+  free(shapes);
+  ir_graph_free(g);
+}
+
 /* ---- random DAGs ---- */
 
 static uint32_t rnd(uint64_t* s) {
@@ -1535,6 +1650,20 @@ static random_result random_graph_case(uint64_t seed) {
   check_plan(g, shapes, alignment, &plan);
   random_result r = {.shared = plan.workspace_bytes < plan.sum_bytes, .nodes = n_nodes};
   ir_plan_free(&plan);
+  /* again with scratch on some nodes (a library's workspace): it must stay clear of the values alive
+   * while its node runs */
+  int* order = malloc(sizeof(int) * (size_t)n_nodes);
+  size_t* scratch = calloc((size_t)n_nodes, sizeof(size_t));
+  assert_true(order && scratch);
+  for (int n = 0; n < n_nodes; n++) {
+    order[n] = n;
+    if (rnd(&s) % 3 == 0) scratch[n] = 1 + rnd(&s) % 3000;
+  }
+  expect_ok(ir_plan_memory_nodes(g, shapes, alignment, order, n_nodes, NULL, scratch, &plan));
+  check_plan_scratch(g, shapes, alignment, &plan, scratch);
+  ir_plan_free(&plan);
+  free(order);
+  free(scratch);
   free(shapes);
   ir_graph_free(g);
   return r;
@@ -1616,6 +1745,8 @@ int main(void) {
       cmocka_unit_test(test_plan_chain),
       cmocka_unit_test(test_plan_diamond),
       cmocka_unit_test(test_plan_edge_cases),
+      cmocka_unit_test(test_plan_largest_first),
+      cmocka_unit_test(test_plan_scratch),
       cmocka_unit_test(test_plan_random_dags),
       cmocka_unit_test(test_graph_refuses_node_writing_graph_input),
       cmocka_unit_test(test_unknown_rank_is_not_known),

@@ -48,8 +48,8 @@ typedef struct instance {
   ir_plan plan;            /* the values this stage's nodes produce */
   void** node_state;       /* per node of the stage */
   size_t* node_scratch;
-  size_t scratch_offset;   /* node scratch lives after the planned intermediates */
-  size_t workspace_bytes;  /* intermediates + the largest node scratch */
+  size_t scratch_peak;     /* the largest node scratch (planned among the intermediates: plan.scratch_offsets) */
+  size_t workspace_bytes;  /* intermediates and node scratch */
   graph_entry graphs[MAX_GRAPHS_PER_INSTANCE]; /* stage 0 only */
   int n_graphs;
   struct instance* next;   /* siblings */
@@ -513,9 +513,7 @@ static gfx_status stage_build(const gfx_model* m, instance* in, const ir_value_d
     }
     GFX_TRY(ir_infer_node(g, in->nodes[k], in->shapes));
   }
-  size_t a = gfx_backend_alignment(m->dev);
-  GFX_TRY(ir_plan_memory_nodes(g, in->shapes, a, si->nodes, n, m->escapes, &in->plan));
-  size_t scratch = 0;
+  /* the nodes' scratch first: the plan puts it among the intermediates */
   for (int k = 0; k < n; k++) {
     const ir_node* node = in->nodes[k];
     gfx_shape is[IR_MAX_IO], os[IR_MAX_IO];
@@ -524,10 +522,11 @@ static gfx_status stage_build(const gfx_model* m, instance* in, const ir_value_d
     for (int o = 0; o < node->n_outputs; o++) os[o] = in->shapes[node->outputs[o]];
     gfx_status s = gfx_backend_node_prepare(m->dev, node, is, os, &in->node_state[k], &in->node_scratch[k]);
     if (s) return gfx_status_wrap(s, "preparing node '%s' (%s)", node->name, ir_op_name(node->op));
-    if (in->node_scratch[k] > scratch) scratch = in->node_scratch[k];
+    if (in->node_scratch[k] > in->scratch_peak) in->scratch_peak = in->node_scratch[k];
   }
-  in->scratch_offset = in->plan.workspace_bytes;
-  in->workspace_bytes = in->plan.workspace_bytes + align_up(scratch, a);
+  GFX_TRY(ir_plan_memory_nodes(g, in->shapes, gfx_backend_alignment(m->dev), si->nodes, n, m->escapes,
+                               in->node_scratch, &in->plan));
+  in->workspace_bytes = in->plan.workspace_bytes;
   return NULL;
 }
 
@@ -757,7 +756,7 @@ static gfx_status run_node(gfx_model* m, const instance* in, void* const* ptrs, 
   gfx_exec_ctx ctx = {
       .dev = m->dev,
       .stream = stream,
-      .scratch = in->node_scratch[k] ? (char*)base + in->scratch_offset : NULL,
+      .scratch = in->node_scratch[k] ? (char*)base + in->plan.scratch_offsets[k] : NULL,
       .scratch_bytes = in->node_scratch[k],
   };
   gfx_status s = gfx_backend_node_run(&ctx, node, ti, to, in->node_state[k]);
@@ -1226,8 +1225,7 @@ void gfx_model_get_stats(gfx_model* m, gfx_model_stats* out) {
   out->live_bound_bytes = out->scratch_bytes = 0;
   for (instance* in = m->instances; in; in = in->next) {
     if (in->plan.live_peak_bytes > out->live_bound_bytes) out->live_bound_bytes = in->plan.live_peak_bytes;
-    const size_t scratch = in->workspace_bytes - in->scratch_offset;
-    if (scratch > out->scratch_bytes) out->scratch_bytes = scratch;
+    if (in->scratch_peak > out->scratch_bytes) out->scratch_bytes = in->scratch_peak;
   }
   for (workspace* w = m->pool; w; w = w->next) out->workspace_bytes += w->bytes;
   out->stages = m->n_stages;

@@ -7,6 +7,16 @@
  *
  * The output of a view op (ir_op_is_view) that is not a graph output shares its input's memory:
  * it gets no bytes of its own, and its input's lifetime stretches to cover the view's readers.
+ *
+ * A node's scratch (a library's workspace, per-node temporaries) is planned the same way, as bytes
+ * alive only while that node runs: it lands in a gap the intermediates leave at that node where one is
+ * large enough, so a partition holds its intermediates and its scratch together, not one after the
+ * other.
+ *
+ * Two placements are tried and the smaller kept: in running order, each value into the best-fitting
+ * free range when its producer runs (what an allocator would do), and largest first, each value into
+ * the best-fitting gap among the already placed values that are alive at the same time (which leaves
+ * fewer gaps too small for what comes later).
  */
 #ifndef GFXEP_IR_PLAN_H
 #define GFXEP_IR_PLAN_H
@@ -28,10 +38,12 @@ typedef struct ir_plan {
   size_t* offsets;        /* per value: byte offset in the workspace, or IR_PLAN_NO_OFFSET */
   size_t* sizes;          /* per value: bytes (0 for empty tensors) */
   size_t workspace_bytes; /* total, a multiple of the alignment */
-  size_t sum_bytes;       /* what the intermediates would take without sharing, for reports */
-  size_t live_peak_bytes; /* the most bytes of intermediates alive at once in this node order, unaligned:
-                           * the lower bound any plan of this order needs (workspace_bytes is what this
-                           * plan takes) */
+  size_t sum_bytes;       /* what the intermediates and the scratch would take without sharing, for reports */
+  size_t live_peak_bytes; /* the most bytes of intermediates alive at once in this node order, unaligned,
+                           * scratch not counted: the lower bound any plan of this order needs for the
+                           * intermediates (workspace_bytes is what this plan takes, scratch included) */
+  int n_nodes;            /* entries of scratch_offsets: the planned nodes, in the order they run */
+  size_t* scratch_offsets; /* per planned node: byte offset of its scratch, or IR_PLAN_NO_OFFSET if none */
 } ir_plan;
 
 gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t alignment, ir_plan* plan);
@@ -39,9 +51,10 @@ gfx_status ir_plan_memory(const ir_graph* g, const gfx_shape* shapes, size_t ali
  * indices, in the order they run), in a workspace of their own. Values other nodes produce get no
  * offset and need no shape; a value with escapes[v] set (read after the listed nodes, by a later stage
  * or read back to the host) is never released. A view may alias a value of an earlier stage.
- * ir_plan_memory is this over every node, with nothing escaping. */
+ * scratch (NULL: none) gives per listed node the bytes of scratch it needs while it runs.
+ * ir_plan_memory is this over every node, with nothing escaping and no scratch. */
 gfx_status ir_plan_memory_nodes(const ir_graph* g, const gfx_shape* shapes, size_t alignment, const int* nodes,
-                                int n_list, const char* escapes, ir_plan* plan);
+                                int n_list, const char* escapes, const size_t* scratch, ir_plan* plan);
 void ir_plan_free(ir_plan* plan);
 
 #endif
