@@ -103,4 +103,17 @@ m = onnx.load("if_branch_on_ort.onnx")
 m.graph.initializer.append(nh.from_array(np.array([2, 3, 3], np.int64), "sq"))
 onnx.save(m, "if_branch_on_ort.onnx")
 
+# Convs before and inside the branches' inputs: under layout=nhwc (ctest control_flow_models_reference_nhwc)
+# ORT transforms the layout and asks gfxep again, and the If claimed the first time must be claimed
+# again (it carries gfxep's name by then)
+w = nh.from_array(np.random.default_rng(3).standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.2, "w")
+then_g = graph("then", [N("Relu", ["c"], ["r"]), N("Mul", ["r", "two"], ["y_then"])], ["y_then"])
+else_g = graph("else", [N("Neg", ["c"], ["y_else"])], ["y_else"])
+save("if_after_conv", [N("Conv", ["X", "w"], ["c"], pads=[1, 1, 1, 1])] + condition(True) +
+     [N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+      N("Conv", ["y", "w"], ["Z"], pads=[1, 1, 1, 1])], [1, 4, 6, 6])
+m = onnx.load("if_after_conv.onnx")
+m.graph.initializer.append(w)
+onnx.save(m, "if_after_conv.onnx")
+
 open("must_claim.txt", "w").write("\n".join(claims) + "\n")

@@ -151,7 +151,9 @@ static int if_taken(const gfx_ep* ep, const OrtNode* node, OrtEpGraphSupportInfo
     gfx_ort->ReleaseStatus(os);
     return 0;
   }
-  if (ep_name && ep_name[0]) return 0; /* already placed on another EP */
+  /* already placed on another EP; an If this EP claimed before ORT's layout transformation still carries
+   * its name when ORT asks again, and is claimed again (else ORT hands it to its CPU EP) */
+  if (ep_name && ep_name[0] && strcmp(ep_name, GFXEP_EP_NAME) != 0) return 0;
   if (ep->options.graphs == GFX_GRAPHS_ORT)
     return taken(ep, gfx_error(GFX_ERR_NOT_SUPPORTED, "node '%s' (If): its condition is read on the host, which "
                                                      "graphs=ort cannot do (ORT replays its recording)",
