@@ -2130,6 +2130,53 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     run_case(gpu, stream, &c);
     if (nhwc) run_case_weights_channels_last(gpu, stream, &c);
   }
+  /* float32 NCHW 3x3 convolutions of stride 1 with 8 or more channels each way (the CUDA backend's
+   * three-TF32-product kernel, cuda_conv_tf32x3.h): channel counts that are and are not whole passes
+   * of 16 inputs and groups of 16/32/64 outputs, more than one output group, maps that are no
+   * multiple of the 8x32 tile, batches, pads of 1, 0, 2 and asymmetric ones, with and without a bias,
+   * each activation kind, a residual before or after it. Weights of a trained layer's size keep the
+   * output O(1): float32's tolerance then measures the products, which a single TF32 product (11
+   * significant bits) misses by far. */
+  for (int k = 0; k < 16; k++) {
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F32, k % 5 == 3 ? 2 : 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->group = 1, q->dtype = GFX_DTYPE_F32;
+    const int64_t cin = (int64_t[]){8, 24, 64, 40, 16, 128, 33, 32}[k % 8];
+    const int64_t cout = (int64_t[]){12, 32, 64, 8, 72, 130, 40}[k % 7];
+    static const int64_t pads[][4] = {{1, 1, 1, 1}, {0, 0, 0, 0}, {2, 2, 2, 2}, {0, 1, 1, 0}};
+    const int64_t* pad = pads[k % 4 == 1 ? 1 + (k / 4) % 3 : 0];
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = q->dilations[i] = 1;
+      q->pads[i] = pad[i];
+      q->pads[2 + i] = pad[2 + i];
+    }
+    q->activation = (int[]){IR_ACT_RELU, IR_ACT_NONE, IR_ACT_LEAKY_RELU, IR_ACT_RELU}[k % 4];
+    q->act_alpha = 0.1f;
+    const int64_t n = k % 6 == 5 ? 2 : 1, h = k % 3 ? rand_int(9, 40) : rand_int(1, 8), w = rand_int(20, 100);
+    c.in[0] = SHAPE(n, cin, h, w);
+    c.in[1] = SHAPE(cout, cin, 3, 3);
+    c.in_scale[1] = 1.0 / sqrt((double)(cin * 9));
+    c.in[2] = SHAPE(cout);
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (s) { /* a 1-row map with no pads has no output rows: not a case */
+      gfx_status_free(s);
+      continue;
+    }
+    if (k % 4 == 2) {
+      q->residual = k % 8 == 2 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = IR_CONV_RESIDUAL_INPUT + 1;
+      c.in[2] = SHAPE(cout);
+      c.in_dtype[IR_CONV_RESIDUAL_INPUT] = GFX_DTYPE_F32;
+      c.in[IR_CONV_RESIDUAL_INPUT] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+    }
+    snprintf(c.label, sizeof c.label, "Conv fp32 3x3 %lldx%lldx%lldx%lld -> %lld pads %d,%d,%d,%d act=%d res=%d%s",
+             (long long)n, (long long)cin, (long long)h, (long long)w, (long long)cout, (int)q->pads[0],
+             (int)q->pads[1], (int)q->pads[2], (int)q->pads[3], q->activation, q->residual,
+             c.n_in == 2 ? " no bias" : "");
+    run_case(gpu, stream, &c);
+  }
   /* channels-last 2-D convolutions (layout=nhwc: X, Y and the residual N, H, W, C; W as ONNX has it):
    * groups, depthwise, strides, dilations, symmetric pads, bias, the fused epilogue; float32, float16
    * and bfloat16. Backends without them (Vulkan) decline every one. */
