@@ -2257,7 +2257,9 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              q->residual);
     run_case(gpu, stream, &c);
   }
-  /* 16-bit first layers in both layouts (on CUDA the few-channel tensor-core kernel): output channels
+  /* first layers in both layouts (on CUDA the few-channel tensor-core kernel), 16-bit and then
+   * float32 (three TF32 products per product there, weights of a trained layer's size so that
+   * float32's tolerance measures the products, not the cancellation of 256 unit terms): output channels
    * below one 8-channel piece, between pieces and over one 64-channel group; taps up to 256; odd and
    * even widths; images smaller than a tile; asymmetric pads, strides, dilations, batches, and every
    * part of the epilogue */
@@ -2285,13 +2287,15 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
   const uint64_t rng_saved = rng_state;
   rng_state = 20261204;
   /* layout 0: NCHW; 1: channels-last; 2: channels-last of an NCHW input (params.conv.nchw_input) */
+  for (int f32 = 0; f32 < 2; f32++)
   for (int k = 0; k < (int)(sizeof narrow / sizeof narrow[0]); k++)
     for (int layout = 0; layout < 3; layout++) {
       const int symmetric = narrow[k].pad_begin == narrow[k].pad_end, channels_last = layout > 0;
       if (channels_last && !symmetric) continue; /* not a shape the layout transformer hands over */
-      const int dtype = (k + layout) % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16;
+      const int dtype = f32 ? GFX_DTYPE_F32 : (k + layout) % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16;
       ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
       c.scale = 1.0;
+      if (f32) c.in_scale[1] = 1.0 / sqrt((double)(narrow[k].cin * narrow[k].kh * narrow[k].kw));
       ir_conv_params* q = &c.node.params.conv;
       q->spatial = 2, q->dtype = dtype, q->group = 1, q->channels_last = channels_last, q->nchw_input = layout == 2;
       for (int i = 0; i < 2; i++) {

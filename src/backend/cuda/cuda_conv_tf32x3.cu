@@ -17,11 +17,8 @@
 
 #include "backend/cuda/cuda_conv_epilogue.cuh"
 #include "backend/cuda/cuda_conv_tf32x3.h"
+#include "backend/cuda/cuda_tf32x3.cuh"
 #include "ir/tensor.h"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define GFX_TF32_MMA 1
-#endif
 
 namespace {
 
@@ -52,44 +49,6 @@ __device__ __forceinline__ void load_matrices(uint32_t* r, uint32_t address) {
   r[0] = r[1] = r[2] = r[3] = 0u;
   (void)address;
 #endif
-}
-
-__device__ __forceinline__ uint32_t to_tf32(float f) {
-#ifdef GFX_TF32_MMA
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
-  return r;
-#else
-  return __float_as_uint(f);
-#endif
-}
-
-/* v = head + tail, both TF32: the head v rounded, the tail what that rounding left, rounded. */
-__device__ __forceinline__ void split(uint32_t v, uint32_t& head, uint32_t& tail) {
-  const float f = __uint_as_float(v);
-  head = to_tf32(f);
-  tail = to_tf32(f - __uint_as_float(head));
-}
-
-/* c += a b: a 16x8 (row), b 8x8 (col), TF32 operands, float32 sums. */
-__device__ __forceinline__ void mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#ifdef GFX_TF32_MMA
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  (void)c, (void)a, (void)b0, (void)b1;
-#endif
-}
-
-/* c += a b in float32's accuracy: the small cross terms first, so that they are added while the sum
- * is still small, then the heads' product. */
-__device__ __forceinline__ void mma3(float* c, const uint32_t* a_head, const uint32_t* a_tail, uint32_t b_head0,
-                                     uint32_t b_head1, uint32_t b_tail0, uint32_t b_tail1) {
-  mma(c, a_tail, b_head0, b_head1);
-  mma(c, a_head, b_tail0, b_tail1);
-  mma(c, a_head, b_head0, b_head1);
 }
 
 /* One pass: the tile's input window for channels [c0, c0 + 16) as [pixel][channel], and the group's
@@ -159,18 +118,18 @@ __global__ void __launch_bounds__(kThreads, 2)
           uint32_t raw[4];
           load_matrices(raw, a_address[i] + a_off);
 #pragma unroll
-          for (int k = 0; k < 4; k++) split(raw[k], a_head[i][k], a_tail[i][k]);
+          for (int k = 0; k < 4; k++) cuda_tf32_split(__uint_as_float(raw[k]), a_head[i][k], a_tail[i][k]);
         }
 #pragma unroll
         for (int j = 0; j < PIECES; j += 2) {
           uint32_t raw[4], b_head[4], b_tail[4];
           load_matrices(raw, b_address + b_off + (uint32_t)(j * 8 * kWeightPitch * 4));
 #pragma unroll
-          for (int k = 0; k < 4; k++) split(raw[k], b_head[k], b_tail[k]);
+          for (int k = 0; k < 4; k++) cuda_tf32_split(__uint_as_float(raw[k]), b_head[k], b_tail[k]);
 #pragma unroll
           for (int i = 0; i < 2; i++) {
-            mma3(acc[i][j], a_head[i], a_tail[i], b_head[0], b_head[1], b_tail[0], b_tail[1]);
-            mma3(acc[i][j + 1], a_head[i], a_tail[i], b_head[2], b_head[3], b_tail[2], b_tail[3]);
+            cuda_mma_tf32x3(acc[i][j], a_head[i], a_tail[i], b_head[0], b_head[1], b_tail[0], b_tail[1]);
+            cuda_mma_tf32x3(acc[i][j + 1], a_head[i], a_tail[i], b_head[2], b_head[3], b_tail[2], b_tail[3]);
           }
         }
       }
