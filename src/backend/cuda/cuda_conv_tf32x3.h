@@ -49,7 +49,8 @@ int cuda_conv_tf32x3_applies(int dtype, int reduced_precision, int spatial, int 
                              int c_out, const int* kernel, const int* stride, const int* dilation, int cc_major);
 
 /* Fills the launch fields; cudaErrorInvalidValue for dims it cannot take (empty, negative pads, more
- * tiles or channel groups than a grid holds). */
+ * tiles or channel groups than a grid holds) or should not: an output width that fills less than 3/4
+ * of its 32-wide tiles (cuDNN then). */
 cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p);
 
 /* y = epilogue(conv(x, w) + bias) on stream; bias and residual may be NULL (residual not y). */
