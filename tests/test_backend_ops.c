@@ -2288,47 +2288,47 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
   rng_state = 20261204;
   /* layout 0: NCHW; 1: channels-last; 2: channels-last of an NCHW input (params.conv.nchw_input) */
   for (int f32 = 0; f32 < 2; f32++)
-  for (int k = 0; k < (int)(sizeof narrow / sizeof narrow[0]); k++)
-    for (int layout = 0; layout < 3; layout++) {
-      const int symmetric = narrow[k].pad_begin == narrow[k].pad_end, channels_last = layout > 0;
-      if (channels_last && !symmetric) continue; /* not a shape the layout transformer hands over */
-      const int dtype = f32 ? GFX_DTYPE_F32 : (k + layout) % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16;
-      ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
-      c.scale = 1.0;
-      if (f32) c.in_scale[1] = 1.0 / sqrt((double)(narrow[k].cin * narrow[k].kh * narrow[k].kw));
-      ir_conv_params* q = &c.node.params.conv;
-      q->spatial = 2, q->dtype = dtype, q->group = 1, q->channels_last = channels_last, q->nchw_input = layout == 2;
-      for (int i = 0; i < 2; i++) {
-        q->strides[i] = narrow[k].stride;
-        q->dilations[i] = narrow[k].dilation;
-        q->pads[i] = narrow[k].pad_begin;
-        q->pads[i + 2] = narrow[k].pad_end;
+    for (int k = 0; k < (int)(sizeof narrow / sizeof narrow[0]); k++)
+      for (int layout = 0; layout < 3; layout++) {
+        const int symmetric = narrow[k].pad_begin == narrow[k].pad_end, channels_last = layout > 0;
+        if (channels_last && !symmetric) continue; /* not a shape the layout transformer hands over */
+        const int dtype = f32 ? GFX_DTYPE_F32 : (k + layout) % 2 ? GFX_DTYPE_BF16 : GFX_DTYPE_F16;
+        ew_case c = case_of(GFX_OP_CONV, dtype, 3, NULL);
+        c.scale = 1.0;
+        if (f32) c.in_scale[1] = 1.0 / sqrt((double)(narrow[k].cin * narrow[k].kh * narrow[k].kw));
+        ir_conv_params* q = &c.node.params.conv;
+        q->spatial = 2, q->dtype = dtype, q->group = 1, q->channels_last = channels_last, q->nchw_input = layout == 2;
+        for (int i = 0; i < 2; i++) {
+          q->strides[i] = narrow[k].stride;
+          q->dilations[i] = narrow[k].dilation;
+          q->pads[i] = narrow[k].pad_begin;
+          q->pads[i + 2] = narrow[k].pad_end;
+        }
+        q->activation = narrow[k].act;
+        q->act_alpha = 0.1f;
+        q->act_beta = 0.0f;
+        const int64_t n = narrow[k].batch, cin = narrow[k].cin, h = narrow[k].h, w = narrow[k].w;
+        c.in[0] = layout == 1 ? SHAPE(n, h, w, cin) : SHAPE(n, cin, h, w);
+        c.in[1] = SHAPE(narrow[k].cout, cin, narrow[k].kh, narrow[k].kw);
+        c.in[2] = SHAPE(narrow[k].cout);
+        c.n_in = k % 4 == 3 ? 2 : 3;
+        ir_conv_geom g;
+        gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+        if (!s && narrow[k].res) {
+          q->residual = narrow[k].res;
+          c.n_in = 4;
+          c.in_dtype[3] = dtype;
+          c.in[3] = channels_last ? SHAPE(g.n, g.out[0], g.out[1], g.c_out) : SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+        }
+        gfx_status_free(s);
+        snprintf(c.label, sizeof c.label,
+                 "Conv few-channel %s %s x[%lld,%lld,%lld,%lld] w[%d,%d,%d,%d] s=%d d=%d pads %d,%d act=%d res=%d",
+                 layout == 2 ? "NCHW->NHWC" : channels_last ? "NHWC" : "NCHW", gfx_dtype_name(dtype), (long long)c.in[0].dims[0],
+                 (long long)c.in[0].dims[1], (long long)c.in[0].dims[2], (long long)c.in[0].dims[3], narrow[k].cout,
+                 narrow[k].cin, narrow[k].kh, narrow[k].kw, narrow[k].stride, narrow[k].dilation, narrow[k].pad_begin,
+                 narrow[k].pad_end, narrow[k].act, narrow[k].res);
+        run_case(gpu, stream, &c);
       }
-      q->activation = narrow[k].act;
-      q->act_alpha = 0.1f;
-      q->act_beta = 0.0f;
-      const int64_t n = narrow[k].batch, cin = narrow[k].cin, h = narrow[k].h, w = narrow[k].w;
-      c.in[0] = layout == 1 ? SHAPE(n, h, w, cin) : SHAPE(n, cin, h, w);
-      c.in[1] = SHAPE(narrow[k].cout, cin, narrow[k].kh, narrow[k].kw);
-      c.in[2] = SHAPE(narrow[k].cout);
-      c.n_in = k % 4 == 3 ? 2 : 3;
-      ir_conv_geom g;
-      gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
-      if (!s && narrow[k].res) {
-        q->residual = narrow[k].res;
-        c.n_in = 4;
-        c.in_dtype[3] = dtype;
-        c.in[3] = channels_last ? SHAPE(g.n, g.out[0], g.out[1], g.c_out) : SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
-      }
-      gfx_status_free(s);
-      snprintf(c.label, sizeof c.label,
-               "Conv few-channel %s %s x[%lld,%lld,%lld,%lld] w[%d,%d,%d,%d] s=%d d=%d pads %d,%d act=%d res=%d",
-               layout == 2 ? "NCHW->NHWC" : channels_last ? "NHWC" : "NCHW", gfx_dtype_name(dtype), (long long)c.in[0].dims[0],
-               (long long)c.in[0].dims[1], (long long)c.in[0].dims[2], (long long)c.in[0].dims[3], narrow[k].cout,
-               narrow[k].cin, narrow[k].kh, narrow[k].kw, narrow[k].stride, narrow[k].dilation, narrow[k].pad_begin,
-               narrow[k].pad_end, narrow[k].act, narrow[k].res);
-      run_case(gpu, stream, &c);
-    }
   rng_state = rng_saved;
   /* channels-last 1x1 convolutions (on CUDA one matrix product over the pixels): odd and even channel
    * counts (rows of 3 or 33 16-bit values are not 16-byte aligned), batches, with and without bias,
