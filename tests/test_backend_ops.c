@@ -2130,13 +2130,12 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     run_case(gpu, stream, &c);
     if (nhwc) run_case_weights_channels_last(gpu, stream, &c);
   }
-  /* float32 NCHW 3x3 convolutions of stride 1 with 8 or more channels each way (the CUDA backend's
-   * three-TF32-product kernel, cuda_conv_tf32x3.h): channel counts that are and are not whole passes
-   * of 16 inputs and groups of 16/32/64 outputs, more than one output group, maps that are no
-   * multiple of the 8x32 tile, batches, pads of 1, 0, 2 and asymmetric ones, with and without a bias,
-   * each activation kind, a residual before or after it. Weights of a trained layer's size keep the
-   * output O(1): float32's tolerance then measures the products, which a single TF32 product (11
-   * significant bits) misses by far. */
+  /* float32 NCHW 3x3 convolutions of stride 1 as SR and denoiser nets have them: channel counts off
+   * multiples of 16 and over 64 and 128, maps that are no multiple of a kernel's tiles, batches, pads
+   * of 1, 0, 2 and asymmetric ones (a padded copy on CUDA), with and without a bias, each activation
+   * kind, a residual before or after it. Weights of a trained layer's size keep the output O(1):
+   * float32's tolerance then measures the products, which a TF32 product (11 significant bits)
+   * misses by far. */
   for (int k = 0; k < 16; k++) {
     ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F32, k % 5 == 3 ? 2 : 3, NULL);
     c.scale = 1.0;
@@ -2258,8 +2257,8 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     run_case(gpu, stream, &c);
   }
   /* first layers in both layouts (on CUDA the few-channel tensor-core kernel), 16-bit and then
-   * float32 (three TF32 products per product there, weights of a trained layer's size so that
-   * float32's tolerance measures the products, not the cancellation of 256 unit terms): output channels
+   * float32 (cuDNN on CUDA; weights of a trained layer's size so that float32's tolerance measures
+   * the products, not the cancellation of 256 unit terms): output channels
    * below one 8-channel piece, between pieces and over one 64-channel group; taps up to 256; odd and
    * even widths; images smaller than a tile; asymmetric pads, strides, dilations, batches, and every
    * part of the epilogue */

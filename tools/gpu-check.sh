@@ -52,9 +52,6 @@ step backend_ops_cuda_no_narrow 300 env GFXEP_CUDA_CONV_NARROW=0 "$pack/bin/test
 # only), and all of them on cuDNN
 step backend_ops_cuda_thin_everywhere 300 env GFXEP_CUDA_CONV_THIN=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 step backend_ops_cuda_no_thin 300 env GFXEP_CUDA_CONV_THIN=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
-# float32 3x3 and few-channel convolutions on the tensor cores as three TF32 products per product
-# (cuda_conv_tf32x3.cu, cuda_conv_narrow.cu; opt-in until measured), against the reference
-step backend_ops_cuda_tf32x3 300 env GFXEP_CUDA_CONV_TF32X3=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # the tensor-core Attention kernel with each block's keys split over its warps, and without, for every
 # case (by default the split is taken where 64-query blocks would be few)
 step backend_ops_cuda_attention_split 300 env GFXEP_CUDA_ATTENTION_SPLIT=1 "$pack/bin/test_backend_ops" -b cuda -o Attention

@@ -23,14 +23,9 @@
 #include "backend/cuda/cuda_conv_epilogue.cuh"
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_mma.cuh"
-#include "backend/cuda/cuda_tf32x3.cuh"
 
 #include <limits.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <type_traits>
 
 #include "ir/tensor.h"
 
@@ -41,19 +36,13 @@ const int kThreads = kWarps * 32;
 const int kTileW = 32; /* output columns per tile: one warp's row, two 16-pixel A operands */
 const int kTileH = kWarps;
 
-__device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-/* What the window and the weights are kept as in shared memory: the 16-bit types' bits, or floats.
- * float32 runs three TF32 products per product (cuda_tf32x3.cuh), k-steps of 8 instead of 16. */
-template <typename T> struct element { typedef uint16_t type; };
-template <> struct element<float> { typedef float type; };
-template <typename T> __host__ __device__ constexpr bool is_f32() { return std::is_same<T, float>::value; }
+template <typename T> __device__ __forceinline__ uint16_t bits_of(T v) { return *reinterpret_cast<uint16_t*>(&v); }
 
 struct narrow_args {
   int n, c_in, in_h, in_w, c_out, out_h, out_w;
@@ -93,16 +82,6 @@ __device__ __forceinline__ void store8(T* dst, const float* v) {
 #pragma unroll
   for (int i = 0; i < 4; i++) w[i] = cuda_mma_traits<T>::pack(v[2 * i], v[2 * i + 1]);
   *reinterpret_cast<uint4*>(dst) = out;
-}
-
-__device__ __forceinline__ void store8(float* dst, const float* v) {
-  reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
-  reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
-}
-
-__device__ __forceinline__ void load8(const float* src, float* v) {
-  const float4 a = reinterpret_cast<const float4*>(src)[0], b = reinterpret_cast<const float4*>(src)[1];
-  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
 }
 
 /* Eight 16-bit values of a residual, as float32. */
@@ -179,17 +158,16 @@ __host__ __device__ inline int zero_run(const narrow_args& a) {
 }
 
 /* The shared memory layout, in bytes from the start: B fragments, tap offsets, bias, window and its
- * run of zeros, staging. A 16-bit B fragment is a lane's two registers of one 16-deep k-step (uint2);
- * a float32 one covers the two 8-deep k-steps of the same K, each as heads and tails (2 x uint4). */
+ * run of zeros, staging. */
 struct shared_layout {
   size_t offsets, bias, window, stage, total;
 };
-__host__ __device__ inline shared_layout layout_of(const narrow_args& a, int nt, bool f32) {
+__host__ __device__ inline shared_layout layout_of(const narrow_args& a, int nt) {
   shared_layout l;
-  l.offsets = (size_t)a.k_steps * nt * 32 * (f32 ? 2 * sizeof(uint4) : sizeof(uint2));
+  l.offsets = (size_t)a.k_steps * nt * 32 * sizeof(uint2);
   l.bias = l.offsets + round_up8((size_t)a.k_steps * 16 * sizeof(int));
   l.window = l.bias + (size_t)nt * 8 * sizeof(float);
-  l.stage = l.window + round_up8(((size_t)a.c_in * a.window_h * a.window_w + zero_run(a)) * (f32 ? 4 : 2));
+  l.stage = l.window + round_up8(((size_t)a.c_in * a.window_h * a.window_w + zero_run(a)) * sizeof(uint16_t));
   l.total = l.stage + (size_t)kWarps * stage_elements(nt) * sizeof(float);
   return l;
 }
@@ -197,29 +175,29 @@ __host__ __device__ inline shared_layout layout_of(const narrow_args& a, int nt,
 /* The input window of a tile into shared memory as [c][row][column], zeros outside the image: a warp
  * per window row, its lanes along the row, so that reads follow memory (for channels-last a row is
  * the pixels' channels, interleaved) and no element needs a division. */
-template <bool CL, typename E>
-__device__ __forceinline__ void load_window(const E* __restrict__ xb, const narrow_args& a, int img, int iy0,
-                                            int ix0, E* window) {
+template <bool CL>
+__device__ __forceinline__ void load_window(const uint16_t* __restrict__ xb, const narrow_args& a, int img, int iy0,
+                                            int ix0, uint16_t* window) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int rows = CL ? a.window_h : a.c_in * a.window_h;
   for (int r = warp; r < rows; r += kWarps) {
     const int c = CL ? 0 : r / a.window_h, wy = CL ? r : r - c * a.window_h, iy = iy0 + wy;
     const bool inside = iy >= 0 && iy < a.in_h;
     if (CL) {
-      const E* src = xb + ((int64_t)img * a.in_h + iy) * a.in_w * a.c_in;
+      const uint16_t* src = xb + ((int64_t)img * a.in_h + iy) * a.in_w * a.c_in;
 #pragma unroll 4
       for (int e = lane; e < a.window_w * a.c_in; e += 32) {
         const int wx = e / a.c_in, ch = e - wx * a.c_in, ix = ix0 + wx;
         window[(ch * a.window_h + wy) * a.window_w + wx] =
-            inside && ix >= 0 && ix < a.in_w ? src[(int64_t)ix * a.c_in + ch] : (E)0;
+            inside && ix >= 0 && ix < a.in_w ? src[(int64_t)ix * a.c_in + ch] : (uint16_t)0;
       }
     } else {
-      const E* src = xb + (((int64_t)img * a.c_in + c) * a.in_h + iy) * a.in_w;
-      E* dst = window + r * a.window_w;
+      const uint16_t* src = xb + (((int64_t)img * a.c_in + c) * a.in_h + iy) * a.in_w;
+      uint16_t* dst = window + r * a.window_w;
 #pragma unroll 4
       for (int wx = lane; wx < a.window_w; wx += 32) {
         const int ix = ix0 + wx;
-        dst[wx] = inside && ix >= 0 && ix < a.in_w ? src[ix] : (E)0;
+        dst[wx] = inside && ix >= 0 && ix < a.in_w ? src[ix] : (uint16_t)0;
       }
     }
   }
@@ -231,54 +209,37 @@ enum { kNCHW = 0, kNHWC = 1, kNCHWtoNHWC = 2, kLayouts = 3 };
 __host__ __device__ constexpr bool input_cl(int layout) { return layout == kNHWC; }
 __host__ __device__ constexpr bool output_cl(int layout) { return layout != kNCHW; }
 
-/* float32's split weights and staging leave shared memory for one block per multiprocessor */
 template <typename T, int NT, int LAYOUT>
-__global__ void __launch_bounds__(kThreads, is_f32<T>() ? 1 : 2)
+__global__ void __launch_bounds__(kThreads, 2)
     narrow_conv_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                        const T* __restrict__ residual, T* __restrict__ y, narrow_args a) {
 #ifdef GFX_CUDA_MMA
-  typedef typename element<T>::type E;
+  typedef cuda_mma_traits<T> mt;
   extern __shared__ __align__(16) unsigned char smem[];
-  const shared_layout l = layout_of(a, NT, is_f32<T>());
+  const shared_layout l = layout_of(a, NT);
+  uint2* b_frag = reinterpret_cast<uint2*>(smem);
   int* tap_offset = reinterpret_cast<int*>(smem + l.offsets);
   float* bias_of = reinterpret_cast<float*>(smem + l.bias); /* this block's channels' bias, 0 for none */
-  E* window = reinterpret_cast<E*>(smem + l.window);
+  uint16_t* window = reinterpret_cast<uint16_t*>(smem + l.window);
   const int window_size = a.c_in * a.window_h * a.window_w;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   float* stage = reinterpret_cast<float*>(smem + l.stage) + warp * stage_elements(NT);
   const int ch0 = blockIdx.y * NT * 8;
-  const E* xb = reinterpret_cast<const E*>(x);
-  const E* wb = reinterpret_cast<const E*>(w);
+  const uint16_t* xb = reinterpret_cast<const uint16_t*>(x);
+  const uint16_t* wb = reinterpret_cast<const uint16_t*>(w);
 
   /* once per block: the weights in B order (zeros past K and past the channels), the tap offsets */
-  if constexpr (is_f32<T>()) {
-    /* lane (g, t) of 8-deep k-step s holds B[t][g] and B[t + 4][g], split into heads and tails */
-    uint4* b_frag = reinterpret_cast<uint4*>(smem);
 #pragma unroll 4
-    for (int i = threadIdx.x; i < 2 * a.k_steps * NT * 32; i += kThreads) {
-      const int fl = i & 31, nt = (i >> 5) % NT, ks = (i >> 5) / NT;
-      const int ch = ch0 + nt * 8 + (fl >> 2), k = ks * 8 + (fl & 3);
-      const float b0 = ch < a.c_out && k < a.taps ? wb[(int64_t)ch * a.taps + k] : 0.0f;
-      const float b1 = ch < a.c_out && k + 4 < a.taps ? wb[(int64_t)ch * a.taps + k + 4] : 0.0f;
-      uint4 f;
-      cuda_tf32_split(b0, f.x, f.z);
-      cuda_tf32_split(b1, f.y, f.w);
-      b_frag[i] = f;
-    }
-  } else {
-    uint2* b_frag = reinterpret_cast<uint2*>(smem);
-#pragma unroll 4
-    for (int i = threadIdx.x; i < a.k_steps * NT * 32; i += kThreads) {
-      const int fl = i & 31, nt = (i >> 5) % NT, ks = (i >> 5) / NT;
-      const int ch = ch0 + nt * 8 + (fl >> 2), k = ks * 16 + (fl & 3) * 2;
-      uint16_t v[4];
+  for (int i = threadIdx.x; i < a.k_steps * NT * 32; i += kThreads) {
+    const int fl = i & 31, nt = (i >> 5) % NT, ks = (i >> 5) / NT;
+    const int ch = ch0 + nt * 8 + (fl >> 2), k = ks * 16 + (fl & 3) * 2;
+    uint16_t v[4];
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
-        const int kj = k + (j & 1) + (j >> 1) * 8;
-        v[j] = ch < a.c_out && kj < a.taps ? wb[(int64_t)ch * a.taps + kj] : (uint16_t)0;
-      }
-      b_frag[i] = make_uint2((uint32_t)v[0] | ((uint32_t)v[1] << 16), (uint32_t)v[2] | ((uint32_t)v[3] << 16));
+    for (int j = 0; j < 4; j++) {
+      const int kj = k + (j & 1) + (j >> 1) * 8;
+      v[j] = ch < a.c_out && kj < a.taps ? wb[(int64_t)ch * a.taps + kj] : (uint16_t)0;
     }
+    b_frag[i] = make_uint2((uint32_t)v[0] | ((uint32_t)v[1] << 16), (uint32_t)v[2] | ((uint32_t)v[3] << 16));
   }
   const int kernel_area = a.kernel_h * a.kernel_w;
   for (int k = threadIdx.x; k < a.k_steps * 16; k += kThreads) {
@@ -316,51 +277,25 @@ __global__ void __launch_bounds__(kThreads, is_f32<T>() ? 1 : 2)
     for (int m = 0; m < 2; m++)
 #pragma unroll
       for (int h = 0; h < 2; h++) base[m][h] = warp * a.stride_h * a.window_w + (m * 16 + g + h * 8) * a.stride_w;
-    if constexpr (is_f32<T>()) {
-      const uint4* b_frag = reinterpret_cast<const uint4*>(smem);
 #pragma unroll 2
-      for (int ks = 0; ks < 2 * a.k_steps; ks++) {
-        const int o0 = tap_offset[ks * 8 + t], o4 = tap_offset[ks * 8 + t + 4];
-        uint32_t head[2][4], tail[2][4];
+    for (int ks = 0; ks < a.k_steps; ks++) {
+      const int k0 = ks * 16 + 2 * t;
+      const int o0 = tap_offset[k0], o1 = tap_offset[k0 + 1], o8 = tap_offset[k0 + 8], o9 = tap_offset[k0 + 9];
+      uint32_t af[2][4];
 #pragma unroll
-        for (int m = 0; m < 2; m++) {
-          const float* lo = window + base[m][0];
-          const float* hi = window + base[m][1];
-          cuda_tf32_split(lo[o0], head[m][0], tail[m][0]);
-          cuda_tf32_split(hi[o0], head[m][1], tail[m][1]);
-          cuda_tf32_split(lo[o4], head[m][2], tail[m][2]);
-          cuda_tf32_split(hi[o4], head[m][3], tail[m][3]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-          const uint4 b = b_frag[(ks * NT + nt) * 32 + lane];
-          cuda_mma_tf32x3(acc[0][nt], head[0], tail[0], b.x, b.y, b.z, b.w);
-          cuda_mma_tf32x3(acc[1][nt], head[1], tail[1], b.x, b.y, b.z, b.w);
-        }
+      for (int m = 0; m < 2; m++) {
+        const uint16_t* lo = window + base[m][0];
+        const uint16_t* hi = window + base[m][1];
+        af[m][0] = (uint32_t)lo[o0] | ((uint32_t)lo[o1] << 16);
+        af[m][1] = (uint32_t)hi[o0] | ((uint32_t)hi[o1] << 16);
+        af[m][2] = (uint32_t)lo[o8] | ((uint32_t)lo[o9] << 16);
+        af[m][3] = (uint32_t)hi[o8] | ((uint32_t)hi[o9] << 16);
       }
-    } else {
-      typedef cuda_mma_traits<T> mt;
-      const uint2* b_frag = reinterpret_cast<const uint2*>(smem);
-#pragma unroll 2
-      for (int ks = 0; ks < a.k_steps; ks++) {
-        const int k0 = ks * 16 + 2 * t;
-        const int o0 = tap_offset[k0], o1 = tap_offset[k0 + 1], o8 = tap_offset[k0 + 8], o9 = tap_offset[k0 + 9];
-        uint32_t af[2][4];
 #pragma unroll
-        for (int m = 0; m < 2; m++) {
-          const uint16_t* lo = window + base[m][0];
-          const uint16_t* hi = window + base[m][1];
-          af[m][0] = (uint32_t)lo[o0] | ((uint32_t)lo[o1] << 16);
-          af[m][1] = (uint32_t)hi[o0] | ((uint32_t)hi[o1] << 16);
-          af[m][2] = (uint32_t)lo[o8] | ((uint32_t)lo[o9] << 16);
-          af[m][3] = (uint32_t)hi[o8] | ((uint32_t)hi[o9] << 16);
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-          const uint2 b = b_frag[(ks * NT + nt) * 32 + lane];
-          mt::mma(acc[0][nt], af[0], b.x, b.y);
-          mt::mma(acc[1][nt], af[1], b.x, b.y);
-        }
+      for (int nt = 0; nt < NT; nt++) {
+        const uint2 b = b_frag[(ks * NT + nt) * 32 + lane];
+        mt::mma(acc[0][nt], af[0], b.x, b.y);
+        mt::mma(acc[1][nt], af[1], b.x, b.y);
       }
     }
 
@@ -418,7 +353,6 @@ const void* kernel_for_layout(int nt, int layout) {
 const void* kernel_for(int dtype, int nt, int layout) {
   if (dtype == GFX_DTYPE_F16) return kernel_for_layout<__half>(nt, layout);
   if (dtype == GFX_DTYPE_BF16) return kernel_for_layout<__nv_bfloat16>(nt, layout);
-  if (dtype == GFX_DTYPE_F32) return kernel_for_layout<float>(nt, layout);
   return nullptr;
 }
 
@@ -459,8 +393,8 @@ cudaError_t allow_shared(int* limit) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  static const int dtypes[3] = {GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_F32};
-  for (int d = 0; d < 3 && err == cudaSuccess; d++)
+  static const int dtypes[2] = {GFX_DTYPE_F16, GFX_DTYPE_BF16};
+  for (int d = 0; d < 2 && err == cudaSuccess; d++)
     for (int nt = 1; nt <= 8 && err == cudaSuccess; nt *= 2)
       for (int layout = 0; layout < kLayouts && err == cudaSuccess; layout++)
         err = cudaFuncSetAttribute(kernel_for(dtypes[d], nt, layout), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -494,11 +428,7 @@ void launch(int nt, int layout, dim3 grid, size_t shared, cudaStream_t stream, c
 }  // namespace
 
 extern "C" int cuda_conv_narrow_applies(int dtype, int spatial, int group, int c_in, const int* kernel, int cc_major) {
-  /* float32 through three TF32 products per product: only where asked for until measured on a device */
-  const char* f32 = getenv("GFXEP_CUDA_CONV_TF32X3");
-  const int f32_allowed = f32 && strcmp(f32, "1") == 0;
-  return (dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16 || (dtype == GFX_DTYPE_F32 && f32_allowed)) &&
-         spatial == 2 && group == 1 && c_in >= 1 &&
+  return (dtype == GFX_DTYPE_F16 || dtype == GFX_DTYPE_BF16) && spatial == 2 && group == 1 && c_in >= 1 &&
          c_in <= CUDA_CONV_NARROW_MAX_CHANNELS && kernel[0] >= 1 && kernel[1] >= 1 &&
          (int64_t)c_in * kernel[0] * kernel[1] <= CUDA_CONV_NARROW_MAX_TAPS && cc_major >= 8;
 }
@@ -514,7 +444,7 @@ extern "C" cudaError_t cuda_conv_narrow_plan(cuda_conv_narrow* p) {
   const int64_t tiles = (int64_t)a.n * a.tiles_y * a.tiles_x;
   const int64_t channel_tiles = (p->c_out + nt * 8 - 1) / (nt * 8);
   if (tiles > INT_MAX || channel_tiles > 65535) return cudaErrorInvalidValue;
-  p->shared_bytes = layout_of(a, nt, p->dtype == GFX_DTYPE_F32).total;
+  p->shared_bytes = layout_of(a, nt).total;
   int limit = 0, device = 0, sms = 0, per_sm = 0;
   cudaError_t err = allow_shared(&limit);
   if (err != cudaSuccess) return err;
@@ -547,8 +477,6 @@ extern "C" cudaError_t cuda_conv_narrow_run(const cuda_conv_narrow* p, const voi
     launch<__half>(nt, layout, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
   else if (p->dtype == GFX_DTYPE_BF16)
     launch<__nv_bfloat16>(nt, layout, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-  else if (p->dtype == GFX_DTYPE_F32)
-    launch<float>(nt, layout, grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
   else
     return cudaErrorInvalidValue;
   return cudaGetLastError();
@@ -557,8 +485,8 @@ extern "C" cudaError_t cuda_conv_narrow_run(const cuda_conv_narrow* p, const voi
 extern "C" cudaError_t cuda_conv_narrow_preload(void) {
   int limit = 0;
   cudaError_t err = allow_shared(&limit);
-  static const int dtypes[3] = {GFX_DTYPE_F16, GFX_DTYPE_BF16, GFX_DTYPE_F32};
-  for (int d = 0; d < 3 && err == cudaSuccess; d++)
+  static const int dtypes[2] = {GFX_DTYPE_F16, GFX_DTYPE_BF16};
+  for (int d = 0; d < 2 && err == cudaSuccess; d++)
     for (int nt = 1; nt <= 8 && err == cudaSuccess; nt *= 2)
       for (int layout = 0; layout < kLayouts && err == cudaSuccess; layout++) {
         cudaFuncAttributes attr;

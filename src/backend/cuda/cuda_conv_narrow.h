@@ -1,7 +1,5 @@
 /* gfxep CUDA backend — convolutions with few input channels (an image net's first layer: RGB through
- * a 3x3 to 9x9 window) as one tensor-core kernel, float16 and bfloat16, and float32 as three TF32
- * products per product of split operands (cuda_tf32x3.cuh; only with GFXEP_CUDA_CONV_TF32X3=1 until
- * measured on a device).
+ * a 3x3 to 9x9 window) as one tensor-core kernel, float16 and bfloat16.
  *
  * Such a layer is a matrix product of the pixels by K = C·kH·kW taps (75 for RGB 5x5) and M output
  * channels: too thin for cuDNN's tiles (on the H200 it spent 283 us of ESPCN's 627 in float16 on
@@ -40,7 +38,7 @@ extern "C" {
 #define CUDA_CONV_NARROW_MAX_TAPS 256
 
 typedef struct cuda_conv_narrow {
-  int dtype; /* GFX_DTYPE_F16, GFX_DTYPE_BF16 or GFX_DTYPE_F32 */
+  int dtype; /* GFX_DTYPE_F16 or GFX_DTYPE_BF16 */
   int channels_last; /* y (and the residual) N, H, W, C; x too unless nchw_input */
   int nchw_input;
   int n, c_in, in_h, in_w;
@@ -54,7 +52,7 @@ typedef struct cuda_conv_narrow {
   size_t shared_bytes;
 } cuda_conv_narrow;
 
-/* Whether a 2-D convolution of these dims can run here: 16-bit (or float32 where allowed), one group, at most
+/* Whether a 2-D convolution of these dims can run here: 16-bit, one group, at most
  * CUDA_CONV_NARROW_MAX_CHANNELS input channels and CUDA_CONV_NARROW_MAX_TAPS taps, compute
  * capability 8.0 or later. */
 int cuda_conv_narrow_applies(int dtype, int spatial, int group, int c_in, const int* kernel, int cc_major);
