@@ -1347,7 +1347,8 @@ static void test_plan_chain(void** unused) {
   ir_graph_free(g);
 }
 
-/*        x
+/* The diamond the plan tests share, every value [8, 32] float32 (1024 bytes):
+ *        x
  *        |
  *   a = Relu(x)
  *    /        \
@@ -1355,30 +1356,47 @@ static void test_plan_chain(void** unused) {
  *    \        /
  *   d = Add(b, c)
  *        |
- *   y = Add(d, k)      (k constant, y the graph output; d also a second output "d_out"-less)
- */
-static void test_plan_diamond(void** unused) {
-  (void)unused;
+ *   y = Add(d, k)      (k a constant [32]; with_const 0: y = Relu(d), no k)
+ * y the graph output. Returns the validated graph, its value ids in v and the inferred shapes in
+ * *shapes (the caller frees both). */
+typedef struct diamond {
+  int x, k, a, b, c, d, y;
+} diamond;
+
+static ir_graph* build_diamond(int with_const, diamond* v, gfx_shape** shapes) {
   ir_graph* g = ir_graph_new();
-  int x = add_value(g, "x", SHAPE(8, 32));
-  int k = add_const(g, "k", SHAPE(32));
-  int a = add_value(g, "a", SHAPE(8, 32));
-  int b = add_value(g, "b", SHAPE(8, 32));
-  int c = add_value(g, "c", SHAPE(8, 32));
-  int d = add_value(g, "d", SHAPE(8, 32));
-  int y = add_value(g, "y", SHAPE(8, 32));
-  expect_ok(ir_graph_add_input(g, x));
-  add_node1(g, GFX_OP_RELU, "n0", &x, 1, a);
-  add_node1(g, GFX_OP_RELU, "n1", &a, 1, b);
-  add_node1(g, GFX_OP_RELU, "n2", &a, 1, c);
-  int bc[2] = {b, c};
-  add_node1(g, GFX_OP_ADD, "n3", bc, 2, d);
-  int dk[2] = {d, k};
-  add_node1(g, GFX_OP_ADD, "n4", dk, 2, y);
-  expect_ok(ir_graph_add_output(g, y));
+  v->x = add_value(g, "x", SHAPE(8, 32));
+  v->k = with_const ? add_const(g, "k", SHAPE(32)) : -1;
+  v->a = add_value(g, "a", SHAPE(8, 32));
+  v->b = add_value(g, "b", SHAPE(8, 32));
+  v->c = add_value(g, "c", SHAPE(8, 32));
+  v->d = add_value(g, "d", SHAPE(8, 32));
+  v->y = add_value(g, "y", SHAPE(8, 32));
+  expect_ok(ir_graph_add_input(g, v->x));
+  add_node1(g, GFX_OP_RELU, "n0", &v->x, 1, v->a);
+  add_node1(g, GFX_OP_RELU, "n1", &v->a, 1, v->b);
+  add_node1(g, GFX_OP_RELU, "n2", &v->a, 1, v->c);
+  int bc[2] = {v->b, v->c};
+  add_node1(g, GFX_OP_ADD, "n3", bc, 2, v->d);
+  if (with_const) {
+    int dk[2] = {v->d, v->k};
+    add_node1(g, GFX_OP_ADD, "n4", dk, 2, v->y);
+  } else {
+    add_node1(g, GFX_OP_RELU, "n4", &v->d, 1, v->y);
+  }
+  expect_ok(ir_graph_add_output(g, v->y));
   expect_ok(ir_graph_validate(g));
   gfx_shape in = SHAPE(8, 32);
-  gfx_shape* shapes = infer_all(g, &in);
+  *shapes = infer_all(g, &in);
+  return g;
+}
+
+static void test_plan_diamond(void** unused) {
+  (void)unused;
+  diamond v;
+  gfx_shape* shapes = NULL;
+  ir_graph* g = build_diamond(1, &v, &shapes);
+  const int x = v.x, k = v.k, a = v.a, b = v.b, c = v.c, d = v.d, y = v.y;
 
   ir_plan plan;
   expect_ok(ir_plan_memory(g, shapes, 256, &plan));
@@ -1501,21 +1519,9 @@ static void test_plan_largest_first(void** unused) {
  * of scratch there take a fourth slot. */
 static void test_plan_scratch(void** unused) {
   (void)unused;
-  ir_graph* g = ir_graph_new();
-  int x = add_value(g, "x", SHAPE(8, 32));
-  int a = add_value(g, "a", SHAPE(8, 32)), b = add_value(g, "b", SHAPE(8, 32)), c = add_value(g, "c", SHAPE(8, 32));
-  int d = add_value(g, "d", SHAPE(8, 32)), y = add_value(g, "y", SHAPE(8, 32));
-  expect_ok(ir_graph_add_input(g, x));
-  add_node1(g, GFX_OP_RELU, "n0", &x, 1, a);
-  add_node1(g, GFX_OP_RELU, "n1", &a, 1, b);
-  add_node1(g, GFX_OP_RELU, "n2", &a, 1, c);
-  int bc[2] = {b, c};
-  add_node1(g, GFX_OP_ADD, "n3", bc, 2, d);
-  add_node1(g, GFX_OP_RELU, "n4", &d, 1, y);
-  expect_ok(ir_graph_add_output(g, y));
-  expect_ok(ir_graph_validate(g));
-  gfx_shape in = SHAPE(8, 32);
-  gfx_shape* shapes = infer_all(g, &in);
+  diamond v;
+  gfx_shape* shapes = NULL;
+  ir_graph* g = build_diamond(0, &v, &shapes);
   const int order[5] = {0, 1, 2, 3, 4};
   ir_plan plan;
 
