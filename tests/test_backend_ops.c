@@ -2165,8 +2165,7 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     }
     if (k % 4 == 2) {
       q->residual = k % 8 == 2 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
-      c.n_in = IR_CONV_RESIDUAL_INPUT + 1;
-      c.in[2] = SHAPE(cout);
+      c.n_in = IR_CONV_RESIDUAL_INPUT + 1; /* the bias stays in[2] */
       c.in_dtype[IR_CONV_RESIDUAL_INPUT] = GFX_DTYPE_F32;
       c.in[IR_CONV_RESIDUAL_INPUT] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
     }
