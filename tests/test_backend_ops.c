@@ -2130,32 +2130,35 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
     run_case(gpu, stream, &c);
     if (nhwc) run_case_weights_channels_last(gpu, stream, &c);
   }
-  /* float32 NCHW 3x3 convolutions of stride 1 as SR and denoiser nets have them: channel counts off
-   * multiples of 16 and over 64 and 128, maps that are no multiple of a kernel's tiles, batches, pads
-   * of 1, 0, 2 and asymmetric ones (a padded copy on CUDA), with and without a bias, each activation
-   * kind, a residual before or after it. Weights of a trained layer's size keep the output O(1):
-   * float32's tolerance then measures the products, which a TF32 product (11 significant bits)
-   * misses by far. */
-  for (int k = 0; k < 16; k++) {
-    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F32, k % 5 == 3 ? 2 : 3, NULL);
+  /* float32 NCHW 3x3 and 5x5 convolutions of stride 1 as SR and denoiser nets have them: channel
+   * counts off multiples of 8 and 16 and over 64 and 128 (3 for a first layer), maps that are no
+   * multiple of a kernel's tiles (narrower and wider than the register-blocked kernel's 64 columns),
+   * batches, pads of 1, 0, 2 and asymmetric ones (a padded copy on CUDA's cuDNN path), with and
+   * without a bias, each activation kind, a residual before or after it. Weights of a trained
+   * layer's size keep the output O(1): float32's tolerance then measures the products, which a TF32
+   * product (11 significant bits) misses by far. */
+  for (int k = 0; k < 24; k++) {
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F32, k % 5 == 3 && k % 4 != 2 ? 2 : 3, NULL); /* a residual needs the bias slot */
     c.scale = 1.0;
     ir_conv_params* q = &c.node.params.conv;
     q->spatial = 2, q->group = 1, q->dtype = GFX_DTYPE_F32;
-    const int64_t cin = (int64_t[]){8, 24, 64, 40, 16, 128, 33, 32}[k % 8];
-    const int64_t cout = (int64_t[]){12, 32, 64, 8, 72, 130, 40}[k % 7];
+    const int64_t cin = (int64_t[]){8, 24, 64, 40, 16, 128, 33, 32, 3}[k % 9];
+    const int64_t cout = (int64_t[]){12, 32, 64, 8, 72, 130, 40, 5, 20}[k % 9 == 8 ? 8 : k % 7];
+    const int64_t kernel = k % 6 == 4 ? 5 : 3;
     static const int64_t pads[][4] = {{1, 1, 1, 1}, {0, 0, 0, 0}, {2, 2, 2, 2}, {0, 1, 1, 0}};
-    const int64_t* pad = pads[k % 4 == 1 ? 1 + (k / 4) % 3 : 0];
+    const int64_t* pad = pads[kernel == 5 && k % 12 == 4 ? 2 : k % 4 == 1 ? 1 + (k / 4) % 3 : 0];
     for (int i = 0; i < 2; i++) {
       q->strides[i] = q->dilations[i] = 1;
       q->pads[i] = pad[i];
       q->pads[2 + i] = pad[2 + i];
     }
-    q->activation = (int[]){IR_ACT_RELU, IR_ACT_NONE, IR_ACT_LEAKY_RELU, IR_ACT_RELU}[k % 4];
+    q->activation = (int[]){IR_ACT_RELU, IR_ACT_NONE, IR_ACT_LEAKY_RELU, IR_ACT_RELU, IR_ACT_TANH}[k % 5];
     q->act_alpha = 0.1f;
-    const int64_t n = k % 6 == 5 ? 2 : 1, h = k % 3 ? rand_int(9, 40) : rand_int(1, 8), w = rand_int(20, 100);
+    const int64_t n = k % 6 == 5 ? 2 : 1, h = k % 3 ? rand_int(9, 40) : rand_int(1, 8),
+                  w = k % 2 || k % 12 == 4 ? rand_int(64, 200) : rand_int(20, 100);
     c.in[0] = SHAPE(n, cin, h, w);
-    c.in[1] = SHAPE(cout, cin, 3, 3);
-    c.in_scale[1] = 1.0 / sqrt((double)(cin * 9));
+    c.in[1] = SHAPE(cout, cin, kernel, kernel);
+    c.in_scale[1] = 1.0 / sqrt((double)(cin * kernel * kernel));
     c.in[2] = SHAPE(cout);
     ir_conv_geom g;
     gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
@@ -2169,8 +2172,8 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
       c.in_dtype[IR_CONV_RESIDUAL_INPUT] = GFX_DTYPE_F32;
       c.in[IR_CONV_RESIDUAL_INPUT] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
     }
-    snprintf(c.label, sizeof c.label, "Conv fp32 3x3 %lldx%lldx%lldx%lld -> %lld pads %d,%d,%d,%d act=%d res=%d%s",
-             (long long)n, (long long)cin, (long long)h, (long long)w, (long long)cout, (int)q->pads[0],
+    snprintf(c.label, sizeof c.label, "Conv fp32 %lldx%lld %lldx%lldx%lldx%lld -> %lld pads %d,%d,%d,%d act=%d res=%d%s",
+             (long long)kernel, (long long)kernel, (long long)n, (long long)cin, (long long)h, (long long)w, (long long)cout, (int)q->pads[0],
              (int)q->pads[1], (int)q->pads[2], (int)q->pads[3], q->activation, q->residual,
              c.n_in == 2 ? " no bias" : "");
     run_case(gpu, stream, &c);
