@@ -11,8 +11,10 @@
  * reads the 8 + k - 1 window values of its column once and uses each for up to k rows of taps, with
  * the weights of 8 channels as two broadcast 16-byte reads: 10 + 6 shared reads per 192 FMAs for
  * 3x3. The warp's 32 threads read 32 consecutive words, so the reads are free of bank conflicts.
- * Every sum is a float32 FMA, as cuDNN's are; bias, residual and activation
- * (cuda_conv_epilogue.cuh) are applied before the store.
+ * From compute capability 8.0 the chunks go through two stages of shared memory filled by cp.async, so
+ * the next chunk arrives while the block sums this one (GFXEP_CUDA_CONV_BLOCKED_PIPELINE=0: one
+ * stage, filled and then summed). Every sum is a float32 FMA, as cuDNN's are; bias, residual and
+ * activation (cuda_conv_epilogue.cuh) are applied before the store.
  */
 #ifndef GFXEP_CUDA_CONV_BLOCKED_H
 #define GFXEP_CUDA_CONV_BLOCKED_H
