@@ -44,7 +44,6 @@
 #include <string.h>
 #include <threads.h>
 
-#include "backend/cuda/cuda_conv_blocked.h"
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_conv_thin.h"
 #include "backend/cuda/cuda_conv_pointwise.h"
@@ -87,9 +86,6 @@ typedef struct conv_state {
   /* few output channels, NCHW: the project's own kernel with the epilogue inside (cuda_conv_thin.h) */
   int thin;
   cuda_conv_thin thin_conv;
-  /* float32 3x3/5x5, stride 1, NCHW: the register-blocked kernel with the epilogue inside (cuda_conv_blocked.h) */
-  int blocked;
-  cuda_conv_blocked blocked_conv;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
   /* bias, activation and residual inside cuDNN's fused call (fused_epilogue_applies) */
@@ -649,20 +645,6 @@ static int plan_thin(const conv_dims* d, conv_state* st) {
   return 1;
 }
 
-/* The register-blocked kernel takes every pad itself too. 0 when the grid cannot cover the dims
- * (cuDNN then). */
-static int plan_blocked(const conv_dims* d, conv_state* st) {
-  cuda_conv_blocked* p = &st->blocked_conv;
-  *p = (cuda_conv_blocked){.n = d->n, .c_in = d->c_in, .in_h = (int)st->in_h, .in_w = (int)st->in_w,
-                           .c_out = d->c_out, .out_h = d->out[0], .out_w = d->out[1], .kernel = d->kernel[0],
-                           .pad_top = d->pad[0] + (int)st->pad_top, .pad_left = d->pad[1] + (int)st->pad_left,
-                           .epilogue = st->epilogue};
-  if (cuda_conv_blocked_plan(p) != cudaSuccess) return 0;
-  st->pads_input = 0;
-  st->workspace_bytes = 0;
-  return 1;
-}
-
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   if (node->params.conv.chain) return cuda_prepare_conv_chain(device, node, in, out, state, scratch_bytes);
@@ -701,13 +683,7 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
              !node->params.conv.nchw_input && node->params.conv.spatial == 2 &&
              cuda_conv_thin_applies(st->dtype, d.spatial, d.group, d.nhwc, d.c_in, d.c_out, d.kernel) &&
              plan_thin(&d, st);
-  st->blocked = !s && !st->nothing_to_do && !st->pointwise && !st->narrow && !st->thin &&
-                !node->params.conv.weights_channels_last && !node->params.conv.nchw_input &&
-                node->params.conv.spatial == 2 &&
-                cuda_conv_blocked_applies(st->dtype, node->math_mode == IR_MATH_REDUCED_F32, d.spatial, d.group, d.nhwc,
-                                          d.c_out, d.out[1], d.kernel, d.stride, d.dilation) &&
-                plan_blocked(&d, st);
-  if (!s && (st->narrow || st->thin || st->blocked)) {
+  if (!s && (st->narrow || st->thin)) {
     /* planned above */
   } else if (!s && st->pointwise) {
     const cuda_pointwise_fusion fusion =
@@ -839,14 +815,6 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
                                          st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
                                          (cudaStream_t)ctx->stream),
                       "few-output-channel Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
-  }
-  if (st->blocked) {
-    GFX_TRY(cuda_use_device(ctx->dev->index));
-    return cuda_check(cuda_conv_blocked_run(&st->blocked_conv, in[0].data, in[1].data,
-                                            st->has_bias ? in[2].data : NULL,
-                                            st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
-                                            (cudaStream_t)ctx->stream),
-                      "register-blocked float32 Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
   }
   if (st->pointwise) {
     GFX_TRY(cuda_use_device(ctx->dev->index));
