@@ -5,6 +5,10 @@
  * capture fail, which the executor notices and answers by running node by node. */
 #include "backend/cuda/cuda_graph.h"
 
+#include <stdlib.h>
+
+#include "core/log.h"
+
 static _Thread_local int capturing;
 
 int cuda_thread_is_capturing(void) { return capturing; }
@@ -19,6 +23,29 @@ gfx_status cuda_capture_begin(gfx_dev* dev, void* stream) {
   return NULL;
 }
 
+/* What a captured graph holds, in ORT's log at INFO: a replay's host cost (cudaGraphLaunch) grows with
+ * the graph's nodes, so this says where a partition's enqueue time goes. */
+static void log_graph_contents(int device, cudaGraph_t g) {
+  size_t n = 0;
+  if (cudaGraphGetNodes(g, NULL, &n) != cudaSuccess) return;
+  cudaGraphNode_t* nodes = n ? malloc(n * sizeof *nodes) : NULL;
+  size_t kernels = 0, copies = 0, sets = 0, others = 0;
+  if (nodes && cudaGraphGetNodes(g, nodes, &n) == cudaSuccess) {
+    for (size_t i = 0; i < n; i++) {
+      enum cudaGraphNodeType type;
+      if (cudaGraphNodeGetType(nodes[i], &type) != cudaSuccess) continue;
+      if (type == cudaGraphNodeTypeKernel) kernels++;
+      else if (type == cudaGraphNodeTypeMemcpy) copies++;
+      else if (type == cudaGraphNodeTypeMemset) sets++;
+      else others++;
+    }
+  }
+  free(nodes);
+  (void)cudaGetLastError();
+  gfx_log(GFX_LOG_INFO, "cuda backend: captured a graph on device %d: %zu nodes (%zu kernels, %zu copies, %zu memsets, "
+          "%zu others)", device, n, kernels, copies, sets, others);
+}
+
 gfx_status cuda_capture_end(gfx_dev* dev, void* stream, void** graph) {
   const int device = dev->index;
   capturing = 0;
@@ -26,6 +53,7 @@ gfx_status cuda_capture_end(gfx_dev* dev, void* stream, void** graph) {
   cudaGraph_t g = NULL;
   gfx_status s = cuda_check(cudaStreamEndCapture((cudaStream_t)stream, &g), "cudaStreamEndCapture on device %d", device);
   if (!s && graph) {
+    log_graph_contents(device, g);
     cudaGraphExec_t exec = NULL;
     s = cuda_check(cudaGraphInstantiate(&exec, g, 0), "cudaGraphInstantiate on device %d", device);
     if (!s) *graph = exec;
