@@ -2774,8 +2774,9 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
         move_label(&c, what);
         run_case(gpu, stream, &c);
       }
-      /* Transpose: NCHW to NHWC and back (tile kernel, packed words where aligned), 64 channels and
-       * fewer, 3 channels (the element kernels), a reversal, rows of 1, 3, 8, 17 */
+      /* Transpose: NCHW to NHWC and back (tile kernels, packed words where aligned), 64 channels and
+       * fewer, 3 channels (the element kernels), a reversal, rows of 1, 3, 8, 17, tiles cut at both
+       * edges, the other dims around the two that swap */
       static const struct {
         int rank;
         int64_t dims[4];
@@ -2784,7 +2785,8 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
           {4, {1, 64, 6, 20}, {0, 2, 3, 1}}, {4, {2, 40, 5, 7}, {0, 2, 3, 1}}, {4, {1, 3, 9, 33}, {0, 2, 3, 1}},
           {4, {1, 6, 20, 64}, {0, 3, 1, 2}}, {4, {2, 17, 9, 8}, {3, 1, 2, 0}}, {2, {70, 33}, {1, 0}},
           {3, {5, 17, 8}, {2, 0, 1}},        {3, {5, 8, 1}, {1, 0, 2}},        {3, {4, 3, 40}, {2, 1, 0}},
-          {4, {2, 3, 40, 17}, {1, 0, 3, 2}},
+          {4, {2, 3, 40, 17}, {1, 0, 3, 2}}, {4, {1, 48, 37, 45}, {0, 2, 3, 1}}, {4, {2, 37, 70, 1}, {0, 2, 1, 3}},
+          {4, {3, 2, 33, 16}, {3, 1, 0, 2}},
       };
       for (size_t k = 0; k < sizeof transposes / sizeof transposes[0]; k++) {
         const gfx_shape x = shape(transposes[k].rank, transposes[k].dims);

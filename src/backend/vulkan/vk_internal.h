@@ -310,6 +310,10 @@ typedef enum vk_shader_id {
   VK_SHADER_PLAN_4,
   VK_SHADER_PLAN_8,
   VK_SHADER_PLAN_16, /* groups of a contiguous last dim (ir_copy_plan_simplify) */
+  VK_SHADER_TRANSPOSE_1, /* transpose.comp by element size: plans that transpose (vk_layout.c) */
+  VK_SHADER_TRANSPOSE_2,
+  VK_SHADER_TRANSPOSE_4,
+  VK_SHADER_TRANSPOSE_8,
   VK_SHADER_CONV_F32,
   VK_SHADER_CONV_F16,
   VK_SHADER_GEMM_F32,

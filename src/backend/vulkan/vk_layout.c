@@ -3,7 +3,10 @@
  * ConstantOfShape's value written by a buffer fill (zeros) or a copy plan that reads nothing.
  *
  * node_prepare computes every plan of the node for its shapes once (ir_layout_plan) into one small
- * host-visible buffer the shader reads by address; node_run records one dispatch per plan.
+ * host-visible buffer the shader reads by address; node_run records one dispatch per plan. A plan that
+ * transposes (the destination's innermost dim strided in the source, another dim contiguous there:
+ * NCHW <-> NHWC) runs shaders/transpose.comp instead, 32 x 32 tiles through shared memory
+ * (GFXEP_VULKAN_NO_TILED_TRANSPOSE=1 keeps copy_plan.comp for it, to compare).
  * Elements move as bits of their size (1, 2, 4 or 8 bytes), so every element type is exact; the
  * 64-bit index arithmetic needs shaderInt64, and 1- and 2-byte elements 8- and 16-bit storage.
  * Gather runs shaders/gather.comp over the IR's [outer, n_indices, inner] view (ir_gather_geometry),
@@ -40,6 +43,14 @@ typedef struct plan_push {
   uint64_t src, dst, plan;
 } plan_push;
 
+/* transpose.comp's push constants */
+typedef struct transpose_push {
+  uint64_t src, dst, plan;
+  uint32_t j_dim, others;
+} transpose_push;
+
+#define TRANSPOSE_TILE 32
+
 typedef struct layout_state {
   vk_family family; /* first: node_release dispatches on it */
   ir_layout_kind kind;
@@ -49,6 +60,9 @@ typedef struct layout_state {
   int64_t counts[IR_MAX_IO][2]; /* elements each plan writes */
   vk_pipe* pipes[IR_MAX_IO][2]; /* copy_plan.comp of each plan's element size */
   uint32_t wide[IR_MAX_IO];
+  /* plans that transpose: transpose.comp on their element-size plan ([0]), groups per dispatch */
+  vk_pipe* transpose_pipes[IR_MAX_IO]; /* NULL: copy_plan.comp */
+  uint32_t transpose_j[IR_MAX_IO], transpose_others[IR_MAX_IO], transpose_groups[IR_MAX_IO][3];
   vk_buffer plans;           /* 2 x n_plans gpu_plan blocks */
   vk_pipe* pipe;             /* copy_plan.comp of the element size (ConstantOfShape's fill) */
   vk_buffer shape_values;    /* Shape: the int64 dims, host-visible, copied by address at run time */
@@ -159,6 +173,39 @@ static gpu_plan gpu_plan_of(const ir_copy_plan* plan) {
   return g;
 }
 
+/* Whether transpose.comp takes a simplified plan: every coordinate inside the source, the
+ * destination's innermost dim contiguous there and strided (ascending) in the source, another dim
+ * J contiguous in the source, both at least half a tile long (shorter ones leave tiles mostly empty:
+ * copy_plan.comp then), elements of at most 8 bytes. Fills the dispatch: tiles along the innermost
+ * dim and J, and the other dims' slices (a grid stride past the device's limit). */
+static int plan_transposes(const vk_device* d, const ir_copy_plan* p, uint32_t* j_dim, uint32_t* others,
+                           uint32_t groups[3]) {
+  const char* env = getenv("GFXEP_VULKAN_NO_TILED_TRANSPOSE");
+  if ((env && env[0] == '1') || p->rank < 2 || p->elem_size > 8 || p->count <= 0 || p->count > UINT32_MAX) return 0;
+  const int last = p->rank - 1;
+  for (int k = 0; k < p->rank; k++)
+    if (p->src_start[k] != 0 || p->src_step[k] != 1 || p->src_extent[k] != p->dims[k]) return 0;
+  if (p->dst_strides[last] != 1 || p->src_strides[last] <= 1) return 0;
+  int j = -1;
+  for (int k = 0; k < last && j < 0; k++)
+    if (p->src_strides[k] == 1) j = k;
+  const int64_t half = TRANSPOSE_TILE / 2;
+  if (j < 0 || p->dims[j] < half || p->dims[last] < half) return 0;
+  int64_t slices = 1;
+  for (int k = 0; k < last; k++)
+    if (k != j) slices *= p->dims[k];
+  const int64_t gx = (p->dims[last] + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+  const int64_t gy = (p->dims[j] + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+  const uint32_t* limit = d->props.limits.maxComputeWorkGroupCount;
+  if (gx > limit[0] || gy > limit[1]) return 0;
+  *j_dim = (uint32_t)j;
+  *others = (uint32_t)slices;
+  groups[0] = (uint32_t)gx;
+  groups[1] = (uint32_t)gy;
+  groups[2] = (uint32_t)(slices < (int64_t)limit[2] ? slices : limit[2]);
+  return 1;
+}
+
 gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
   const char* op = ir_op_name(q->op);
   switch (ir_layout_kind_of(q->op)) {
@@ -256,6 +303,13 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
         s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
         if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipes[k][v]);
         if (s) break;
+        if (!v && plan_transposes(d, &simple, &st->transpose_j[k], &st->transpose_others[k],
+                                  st->transpose_groups[k])) {
+          static const vk_shader_id by_size[9] = {[1] = VK_SHADER_TRANSPOSE_1, [2] = VK_SHADER_TRANSPOSE_2,
+                                                  [4] = VK_SHADER_TRANSPOSE_4, [8] = VK_SHADER_TRANSPOSE_8};
+          s = vk_pipeline_get(d, by_size[simple.elem_size], NULL, 0, &st->transpose_pipes[k]);
+          if (s) break;
+        }
         const gpu_plan g = gpu_plan_of(&simple);
         memcpy((char*)st->plans.mapped + sizeof g * (size_t)(2 * k + v), &g, sizeof g);
         st->counts[k][v] = simple.count;
@@ -295,6 +349,17 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
       status = gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): plan %d has no %s memory",
                          node_label(node), ir_op_name(node->op), k, src->data ? "output" : "input");
       break;
+    }
+    if (st->transpose_pipes[k]) { /* its element-size plan, [0] */
+      transpose_push tp = {.src = (uint64_t)(uintptr_t)src->data,
+                           .dst = (uint64_t)(uintptr_t)dst->data,
+                           .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)(2 * k),
+                           .j_dim = st->transpose_j[k],
+                           .others = st->transpose_others[k]};
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->transpose_pipes[k]->pipeline);
+      vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof tp, &tp);
+      vkCmdDispatch(cb, st->transpose_groups[k][0], st->transpose_groups[k][1], st->transpose_groups[k][2]);
+      continue;
     }
     /* the wide plan where both addresses allow its elements (they do unless a tensor starts inside
      * an allocation at an odd offset): the same addresses choose the same plan at a replay */

@@ -468,6 +468,18 @@ static const uint32_t gather_2[] =
 static const uint32_t gather_4[] =
 #include "gather_4.spv.inc"
     ;
+static const uint32_t transpose_1[] =
+#include "transpose_1.spv.inc"
+    ;
+static const uint32_t transpose_2[] =
+#include "transpose_2.spv.inc"
+    ;
+static const uint32_t transpose_4[] =
+#include "transpose_4.spv.inc"
+    ;
+static const uint32_t transpose_8[] =
+#include "transpose_8.spv.inc"
+    ;
 static const uint32_t gather_8[] =
 #include "gather_8.spv.inc"
     ;
@@ -488,6 +500,10 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_PLAN_4, "copy_plan.comp (4-byte elements)", plan_4),
     BLOB(VK_SHADER_PLAN_8, "copy_plan.comp (8-byte elements)", plan_8),
     BLOB(VK_SHADER_PLAN_16, "copy_plan.comp (16-byte groups)", plan_16),
+    BLOB(VK_SHADER_TRANSPOSE_1, "transpose.comp (1-byte elements)", transpose_1),
+    BLOB(VK_SHADER_TRANSPOSE_2, "transpose.comp (2-byte elements)", transpose_2),
+    BLOB(VK_SHADER_TRANSPOSE_4, "transpose.comp (4-byte elements)", transpose_4),
+    BLOB(VK_SHADER_TRANSPOSE_8, "transpose.comp (8-byte elements)", transpose_8),
     BLOB(VK_SHADER_CONV_F32, "conv.comp (float32)", conv_f32),
     BLOB(VK_SHADER_CONV_F16, "conv.comp (float16)", conv_f16),
     BLOB(VK_SHADER_GEMM_F32, "gemm.comp (float32)", gemm_f32),
