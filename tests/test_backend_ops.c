@@ -2694,7 +2694,7 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
     for (int t = 0; t < 5; t++) {
       const int dtype = move_types[t];
       /* Pad: a reflection border of one around a feature map (the benchmark's, smaller), wider pads,
-       * crops, rows of 1, 3, 8 and 17 */
+       * crops, rows of 1, 3, 8 and 17 and of 530 to 2100 */
       static const struct {
         int64_t dims[4];
         int64_t pads[8];
@@ -2707,6 +2707,10 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
            * its source run, and a channel pad (whole z outside the source) */
           {{1, 2, 4, 21}, {0, 0, 0, 37, 0, 1, 1, 40}}, {{1, 2, 6, 40}, {0, 0, 0, 10, 0, 0, 0, 9}},
           {{1, 3, 5, 12}, {0, 0, 1, 1, 0, 0, 1, 1}},  {{1, 3, 9, 20}, {0, 0, 0, 3, 0, 0, 0, 2}},
+          /* rows long enough for the Vulkan backend's rows of 8 x 256 (over two spans, borders wider
+           * than a span's share, whole rows outside) */
+          {{1, 2, 5, 700}, {0, 0, 1, 3, 0, 0, 2, 4}}, {{2, 1, 3, 2100}, {0, 0, 0, 600, 0, 0, 1, 9}},
+          {{1, 2, 2, 530}, {0, 1, 0, 0, 0, 1, 0, 0}},
       };
       for (size_t k = 0; k < sizeof pads / sizeof pads[0]; k++)
         for (int mode = IR_PADMODE_CONSTANT; mode <= IR_PADMODE_WRAP; mode++) {
@@ -2744,7 +2748,7 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
         run_case(gpu, stream, &c);
       }
       /* Slice: a crop (the benchmark's, smaller), a start of 1 along rows (misaligned against the
-       * destination), step 2, a negative step, rows of 1, 3, 8, 17 */
+       * destination), step 2, a negative step, rows of 1, 3, 8, 17, and long rows stepped both ways */
       static const struct {
         int64_t dims[4];
         int n_axes;
@@ -2754,7 +2758,8 @@ static void layout_cases(gfx_dev* gpu, void* stream) {
           {{2, 3, 5, 67}, 1, {3}, {3}, {60}, {1}},                {{1, 4, 6, 50}, 1, {3}, {0}, {50}, {2}},
           {{1, 4, 6, 50}, 1, {3}, {48}, {-1000}, {-1}},          {{3, 5, 7, 1}, 2, {1, 2}, {1, 2}, {4, 7}, {1, 1}},
           {{3, 5, 7, 3}, 1, {3}, {1}, {3}, {1}},                  {{3, 5, 7, 8}, 2, {0, 3}, {1, 0}, {3, 8}, {1, 1}},
-          {{3, 5, 7, 17}, 1, {2}, {2}, {7}, {1}},                 {{4, 9, 33, 16}, 1, {1}, {1}, {9}, {1}},
+          {{3, 5, 7, 17}, 1, {2}, {2}, {7}, {1}},                 {{4, 9, 33, 16}, 1, {1}, {1}, {9}, {1}},               {{1, 2, 3, 1200}, 1, {3}, {1100}, {-1000}, {-1}},
+          {{1, 2, 3, 1300}, 1, {3}, {1}, {1300}, {2}},
       };
       for (size_t k = 0; k < sizeof slices / sizeof slices[0]; k++) {
         const gfx_shape x = shape(4, slices[k].dims);

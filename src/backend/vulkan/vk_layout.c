@@ -60,6 +60,8 @@ typedef struct layout_state {
   int64_t counts[IR_MAX_IO][2]; /* elements each plan writes */
   vk_pipe* pipes[IR_MAX_IO][2]; /* copy_plan.comp of each plan's element size */
   uint32_t wide[IR_MAX_IO];
+  /* plans run in rows (copy_plan.comp's ROWS): the workgroups they need, else 0 */
+  int64_t row_items[IR_MAX_IO][2];
   /* plans that transpose: transpose.comp on their element-size plan ([0]), groups per dispatch */
   vk_pipe* transpose_pipes[IR_MAX_IO]; /* NULL: copy_plan.comp */
   uint32_t transpose_j[IR_MAX_IO], transpose_others[IR_MAX_IO], transpose_groups[IR_MAX_IO][3];
@@ -171,6 +173,18 @@ static gpu_plan gpu_plan_of(const ir_copy_plan* plan) {
   }
   memcpy(&g.value, plan->value, sizeof g.value);
   return g;
+}
+
+/* copy_plan.comp in rows where a plan's rows are long enough to fill most of a workgroup's span of
+ * PLAN_RUN x 256 elements (at least 512 elements; GFXEP_VULKAN_PLAN_ROWS=0 keeps one element per
+ * invocation, to compare): the workgroups it needs, else 0. */
+#define PLAN_RUN 8
+static int64_t plan_row_items(const ir_copy_plan* p) {
+  const char* env = getenv("GFXEP_VULKAN_PLAN_ROWS");
+  if ((env && env[0] == '0') || p->rank < 1 || p->count <= 0) return 0;
+  const int64_t row = p->dims[p->rank - 1], span = (int64_t)PLAN_RUN * PLAN_GROUP_SIZE;
+  if (row < 512) return 0;
+  return p->count / row * ((row + span - 1) / span);
 }
 
 /* Whether transpose.comp takes a simplified plan: every coordinate inside the source, the
@@ -301,7 +315,8 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
           simple = plan;
         }
         s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
-        if (!s) s = vk_pipeline_get(d, shader, NULL, 0, &st->pipes[k][v]);
+        st->row_items[k][v] = plan_row_items(&simple);
+        if (!s) s = vk_pipeline_get(d, shader, (const int32_t[]){st->row_items[k][v] > 0}, 1, &st->pipes[k][v]);
         if (s) break;
         if (!v && plan_transposes(d, &simple, &st->transpose_j[k], &st->transpose_others[k],
                                   st->transpose_groups[k])) {
@@ -368,7 +383,7 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
     plan_push pc = {.src = (uint64_t)(uintptr_t)src->data,
                     .dst = (uint64_t)(uintptr_t)dst->data,
                     .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)(2 * k + v)};
-    int64_t groups = (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
+    int64_t groups = st->row_items[k][v] ? st->row_items[k][v] : (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
     if (groups > (int64_t)max_groups) groups = max_groups;
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipes[k][v]->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);

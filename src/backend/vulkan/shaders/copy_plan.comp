@@ -6,13 +6,18 @@
 // (ir_copy_plan_simplify), which never write the constant. The plan (box dims, destination strides, source start /
 // step / extent / strides, the out-of-range mode and the constant) is read by device address once
 // per invocation; each invocation walks the box with a grid stride and 32-bit index arithmetic
-// (tensors below 2^32 elements).
+// (tensors below 2^32 elements). A box whose rows (its last dim) are long runs in rows (ROWS = 1,
+// vk_layout.c chooses): a workgroup takes a span of RUN x 256 elements of one row, so the other dims'
+// coordinates are resolved once per RUN elements, and invocation t copies elements t, t + 256, ... of
+// the span, so that every store of a subgroup stays contiguous.
 #version 460
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "copy_plan.glsl"
 
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const int ROWS = 0;
+#define RUN 8u
 
 layout(push_constant) uniform Push {
   uvec2 src_addr;
@@ -73,6 +78,38 @@ void main() {
     div_shift[k] = used ? p.div_shift[k] : 0u;
   }
   const uint dst_offset = uint(p.dst_offset), src_offset = uint(p.src_offset);
+  if (ROWS != 0) {
+    const int last = rank - 1;
+    // the last dim's plan read once, by a uniform index (the arrays above are indexed by constants only)
+    const uint row_len = uint(p.dims[last]), dst_step = uint(p.dst_strides[last]);
+    const uint src_stride = uint(p.src_strides[last]);
+    const int start = int(p.src_start[last]), step_last = int(p.src_step[last]), extent = int(p.src_extent[last]);
+    const uint span = RUN * gl_WorkGroupSize.x;
+    const uint chunks = (row_len + span - 1u) / span, items = uint(count / int64_t(row_len)) * chunks;
+    for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
+      const uint row = item / chunks;
+      uint rest = row, s = src_offset, d = dst_offset;
+      bool outside = false;
+      [[unroll]] for (int k = MAX_RANK - 1; k >= 0; k--) {
+        if (k >= last) continue;
+        const uint q = fast_div(rest, dims[k], div_mul[k], div_shift[k]);
+        const uint i = rest - q * dims[k];
+        rest = q;
+        d += i * dst_strides[k];
+        const int c = resolve(src_start[k] + int(i) * src_step[k], src_extent[k], mode);
+        if (c < 0) outside = true;
+        else s += uint(c) * src_strides[k];
+      }
+      const uint first = (item - row * chunks) * span + gl_LocalInvocationID.x;
+      [[unroll]] for (uint e = 0u; e < RUN; e++) {
+        const uint i = first + e * gl_WorkGroupSize.x;
+        if (i >= row_len) break;
+        const int c = outside ? -1 : resolve(start + int(i) * step_last, extent, mode);
+        dst.v[d + i * dst_step] = c < 0 ? constant : src.v[s + uint(c) * src_stride];
+      }
+    }
+    return;
+  }
   const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
   for (int64_t linear = int64_t(gl_GlobalInvocationID.x); linear < count; linear += step) {
     uint rest = uint(linear), s = src_offset, d = dst_offset;
