@@ -2,9 +2,10 @@
 //
 // gfxep replays each partition as a CUDA graph, and the host time of a replayed Run differs between
 // models far more than their node counts do. This probe captures graphs of K small kernels with M
-// memsets spread among them (as the library calls of the float16 UNet leave in its capture: 7 memsets
-// among 27 kernels, none of them issued by gfxep's own code) and with the memsets done by a kernel instead, and times cudaGraphLaunch on the host (p50 and p99 of 2000 launches, each
-// followed by an untimed synchronize). One JSON line per graph.
+// memsets spread among them (as the library calls of the float16 UNet leave in its capture: 7
+// memsets among 27 kernels, none of them issued by gfxep's own code) and with the memsets done by a
+// kernel instead, and times cudaGraphLaunch on the host (p50 and p99 of 2000 launches, each followed
+// by an untimed synchronize). One JSON line per graph.
 //
 //   build/gfxep-graph-launch-cost   (built with the CUDA backend)
 #include <cuda_runtime.h>
