@@ -59,6 +59,8 @@ step backend_ops_cuda_attention_whole 300 env GFXEP_CUDA_ATTENTION_SPLIT=0 "$pac
 step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_cuda 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_ort"
 [ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
+# what a CUDA graph's memset nodes cost cudaGraphLaunch on the host beside kernel nodes (JSON lines)
+step graph_launch_cost 90 "$pack/bin/gfxep-graph-launch-cost"
 step user_stream_cuda 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_user_stream_cuda"
 step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
 [ -n "$ort130" ] && step interop_api_cuda_ort130 120 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
@@ -159,6 +161,9 @@ step vulkan_backend 120 "$pack/bin/test_vulkan_backend"
 step cig_info 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-info' | grep -E 'CUDA-in-Graphics|gfxep\.features'"
 step vulkan_features 30 env GFXEP_ORT_LIB="$ort129" bash -c "'$pack/bin/gfxep-info' | grep -E 'gfxep\.(backend|device_name|features) '"
 step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
+# the layout ops' copy plans one element per invocation, as before the tiled transpose and the rows
+step backend_ops_vulkan_plain_plans 300 env GFXEP_VULKAN_NO_TILED_TRANSPOSE=1 GFXEP_VULKAN_PLAN_ROWS=0 \
+  "$pack/bin/test_backend_ops" -b vulkan -o Transpose,Slice,Concat,Split,Pad,Tile,Expand,DepthToSpace,SpaceToDepth
 # float16 convolutions on the tensor-core kernel too (by default they take the tiled one)
 step backend_ops_vulkan_coop_conv 300 env GFXEP_VULKAN_COOP_CONV=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
 # the products again on the portable kernels, where the device has cooperative matrices
