@@ -38,7 +38,7 @@ bool measure(cudaStream_t s, float* buf, float* big, int kernels, int fills, siz
     touch<<<1, 32, 0, s>>>(buf);
     while (placed < fills && (long)placed * kernels <= (long)k * fills) {
       if (fill_by_kernel) zero<<<64, 256, 0, s>>>(big, bytes / sizeof(float));
-      else cudaMemsetAsync(big, 0, bytes, s);
+      else if (!check(cudaMemsetAsync(big, 0, bytes, s), "memset in capture")) return false;
       placed++;
     }
   }
@@ -47,9 +47,9 @@ bool measure(cudaStream_t s, float* buf, float* big, int kernels, int fills, siz
   std::vector<double> us;
   for (int i = 0; i < 2200; i++) {
     const auto t0 = std::chrono::steady_clock::now();
-    cudaGraphLaunch(exec, s);
+    const cudaError_t launched = cudaGraphLaunch(exec, s);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!check(cudaStreamSynchronize(s), "synchronize")) return false;
+    if (!check(launched, "launch") || !check(cudaStreamSynchronize(s), "synchronize")) return false;
     if (i >= 200) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   std::sort(us.begin(), us.end());
