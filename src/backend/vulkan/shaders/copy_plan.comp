@@ -101,11 +101,17 @@ void main() {
         else s += uint(c) * src_strides[k];
       }
       const uint first = (item - row * chunks) * span + gl_LocalInvocationID.x;
+      // every load before the first store: the two buffers may alias as far as the compiler knows,
+      // so a load after a store would wait for it, and the RUN loads would go one latency at a time
+      ELEM v[RUN];
       [[unroll]] for (uint e = 0u; e < RUN; e++) {
         const uint i = first + e * gl_WorkGroupSize.x;
-        if (i >= row_len) break;
-        const int c = outside ? -1 : resolve(start + int(i) * step_last, extent, mode);
-        dst.v[d + i * dst_step] = c < 0 ? constant : src.v[s + uint(c) * src_stride];
+        const int c = outside || i >= row_len ? -1 : resolve(start + int(i) * step_last, extent, mode);
+        v[e] = c < 0 ? constant : src.v[s + uint(c) * src_stride];
+      }
+      [[unroll]] for (uint e = 0u; e < RUN; e++) {
+        const uint i = first + e * gl_WorkGroupSize.x;
+        if (i < row_len) dst.v[d + i * dst_step] = v[e];
       }
     }
     return;
