@@ -362,14 +362,18 @@ typedef enum vk_shader_id {
   VK_SHADER_SOFTMAX_F16_SG,
   VK_SHADER_NORM_F32_SG,
   VK_SHADER_NORM_F16_SG,
-  VK_SHADER_CONV_COOP_F16, /* mm_coop.comp (vk_nn.c): where has_coopmat */
+  VK_SHADER_CONV_COOP_F16, /* mm_coop.comp (vk_nn.c): where has_coopmat, 128x128 blocks */
   VK_SHADER_GEMM_COOP_F16,
-  VK_SHADER_CONV_COOP_NARROW_F16, /* the same with 32x128 blocks, for products of at most 32 rows */
-  VK_SHADER_GEMM_COOP_NARROW_F16,
-  VK_SHADER_CONV_COOP_EMU_F16, /* the four above with the matrix operations emulated (coop_ops.glsl) */
+  VK_SHADER_CONV_COOP_MID_F16, /* the same with 64x128 blocks, for products of at most 64 rows */
+  VK_SHADER_GEMM_COOP_MID_F16,
+  VK_SHADER_CONV_COOP_SMALL_F16, /* and 32x128, for at most 32 rows */
+  VK_SHADER_GEMM_COOP_SMALL_F16,
+  VK_SHADER_CONV_COOP_EMU_F16, /* the six above with the matrix operations emulated (coop_ops.glsl) */
   VK_SHADER_GEMM_COOP_EMU_F16,
-  VK_SHADER_CONV_COOP_NARROW_EMU_F16,
-  VK_SHADER_GEMM_COOP_NARROW_EMU_F16,
+  VK_SHADER_CONV_COOP_MID_EMU_F16,
+  VK_SHADER_GEMM_COOP_MID_EMU_F16,
+  VK_SHADER_CONV_COOP_SMALL_EMU_F16,
+  VK_SHADER_GEMM_COOP_SMALL_EMU_F16,
   VK_SHADER_CONV_TILED_F32, /* mm_tiled.comp (vk_nn.c): the portable register-blocked products */
   VK_SHADER_CONV_TILED_F16,
   VK_SHADER_GEMM_TILED_F32,

@@ -12,9 +12,9 @@
  * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
  * a block go to one of two block kernels that share their operand loads, split K and epilogue
  * (mm_common.glsl, mm_load.glsl):
- *  - float16 MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
- *    tensor-core tiles with float32 accumulation (shaders/mm_coop.comp, 64x64 output blocks, 32x128
- *    for at most 32 rows; use_coop); Conv too with GFXEP_VULKAN_COOP_CONV=1;
+ *  - float16 Conv, MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
+ *    tensor-core tiles with float32 accumulation (shaders/mm_coop.comp, 128x128 output blocks, 64x128
+ *    and 32x128 for few rows; use_coop); GFXEP_VULKAN_COOP_CONV=0 keeps Conv on the tiled kernel;
  *  - everywhere else, float32 and float16: a register-blocked tiled product (shaders/mm_tiled.comp,
  *    64x64 blocks, 4x4 outputs per invocation; use_tiled).
  * Products of few blocks and a long K (ResNet's last stages) split K over more workgroups on GPUs and
@@ -34,10 +34,13 @@
 
 #define CONV_GROUP_SIZE 256
 #define GEMM_TILE 16
-/* mm_coop.comp's blocks: 64x64, or 32x128 (NARROW) for products of at most 32 rows */
-#define COOP_BLOCK 64
-#define COOP_NARROW_ROWS 32
-#define COOP_NARROW_COLS 128
+/* mm_coop.comp's blocks: 128 columns, and 128, 64 (SHAPE_MID) or 32 (SHAPE_SMALL) rows */
+#define COOP_COLS 128
+#define COOP_MIN_ROWS 32
+/* mm_coop.comp's pc.flags: which operands move as 16-byte vectors (mm_coop.comp's VEC_*) */
+#define COOP_VEC_A 1u
+#define COOP_VEC_B_N 2u
+#define COOP_VEC_B_K 4u
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
@@ -144,7 +147,7 @@ typedef struct gemm_push {
 /* mm_common.glsl's SPLIT_PUSH, after the product's own push constants */
 typedef struct split_push {
   uint64_t scratch;
-  uint32_t splits, k_chunk, n_z, pad;
+  uint32_t splits, k_chunk, n_z, flags; /* flags: mm_coop.comp's vector loads (COOP_VEC_*) */
 } split_push;
 
 typedef struct nn_state {
@@ -157,6 +160,7 @@ typedef struct nn_state {
   uint32_t splits, k_chunk, n_z; /* its split K (splits 1: none) over n_z products (groups or batch) */
   vk_pipe* reduce;            /* mm_reduce.comp, where splits > 1 */
   int64_t reduce_count;       /* the elements it finishes */
+  uint32_t coop_flags;        /* mm_coop.comp: the vector loads the shapes allow (the run checks alignment) */
 } nn_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -215,12 +219,9 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
 /* Whether a float16 product of m x n x k (in `batch` independent products) goes to mm_coop.comp: the
  * device has cooperative matrices, the product fills at least an eighth of a 16-row tile and one
  * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits.
- * Convolutions stay on mm_tiled.comp unless GFXEP_VULKAN_COOP_CONV=1: on the H200 the tiled kernel ran
- * the float16 convolution nets faster than mm_coop.comp's gathered tiles (docs/performance.md), while
- * MatMul and Gemm ran faster on the tensor cores. Larger tensor-core blocks did not change that: with
- * 64x128 and 128x128 blocks of 8 subgroups (half the operand loads per output) ESPCN x2 took 4.7 ms
- * against 2.1 ms tiled, the UNet 5.5 against 3.4, style transfer 12.5 against 8.5 (float16, H200,
- * 2026-12-03), so they were not kept. */
+ * GFXEP_VULKAN_COOP_CONV=0 keeps convolutions on mm_tiled.comp, to compare: with the earlier 64x64
+ * blocks of four subgroups, which loaded their operands one element at a time, the tiled kernel ran the
+ * float16 convolution nets faster (ESPCN x2 4.7 ms against 2.1, H200, 2026-12-03). */
 /* mm_coop.comp on this device: on the tensor cores where it has cooperative matrices; emulated
  * (coop_ops.glsl: the same kernel around plain arithmetic) where GFXEP_VULKAN_COOPMAT_EMULATE=1 asks
  * for it on a device without them but with float16, so that a test device (lavapipe) runs everything
@@ -233,12 +234,28 @@ static coop_kind coop_of(const vk_device* d) {
 
 static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (coop_of(d) == COOP_NONE || dtype != GFX_DTYPE_F16) return 0;
-  if (conv && !getenv("GFXEP_VULKAN_COOP_CONV")) return 0;
+  const char* conv_env = getenv("GFXEP_VULKAN_COOP_CONV");
+  if (conv && conv_env && conv_env[0] == '0') return 0;
   if (m < 8 || n < 8 || k < 16) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
-  /* the narrowest blocks make the most columns of blocks, the widest the most rows */
-  return (n + COOP_BLOCK - 1) / COOP_BLOCK <= (int64_t)max[0] && (m + COOP_NARROW_ROWS - 1) / COOP_NARROW_ROWS <= (int64_t)max[1] &&
+  return (n + COOP_COLS - 1) / COOP_COLS <= (int64_t)max[0] && (m + COOP_MIN_ROWS - 1) / COOP_MIN_ROWS <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
+}
+
+/* mm_coop.comp's block rows for m x n in `batch` products: the fewest of 32, 64 and 128 that hold m,
+ * except that 128 gives way to 64 where 128-row blocks would not put one workgroup on each
+ * multiprocessor of a large GPU (COOP_TARGET_GROUPS / 2); GFXEP_VULKAN_COOP_ROWS=32|64|128 forces one
+ * (where it holds at least one row of the product), to compare. */
+static int coop_rows_for(int64_t m, int64_t n, int64_t batch) {
+  const char* forced = getenv("GFXEP_VULKAN_COOP_ROWS");
+  if (forced) {
+    const int rows = atoi(forced);
+    if (rows == 32 || rows == 64 || rows == 128) return rows;
+  }
+  if (m <= 32) return 32;
+  if (m <= 64) return 64;
+  const int64_t blocks = (m + 127) / 128 * ((n + COOP_COLS - 1) / COOP_COLS) * batch;
+  return blocks >= COOP_TARGET_GROUPS / 2 ? 128 : 64;
 }
 
 /* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
@@ -297,19 +314,21 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
  * `batch` products) of dtype, its dispatch and its split K. */
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
-  const int narrow = coop && m <= COOP_NARROW_ROWS, f32 = dtype == GFX_DTYPE_F32;
+  const int f32 = dtype == GFX_DTYPE_F32;
   const tiled_shape* shape = tiled_shape_for(m, n, batch);
+  const int coop_rows = coop ? coop_rows_for(m, n, batch) : 0;
   vk_shader_id shader;
-  if (coop && coop_of(d) == COOP_EMULATED)
-    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_EMU_F16 : VK_SHADER_CONV_COOP_EMU_F16)
-                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_EMU_F16 : VK_SHADER_GEMM_COOP_EMU_F16);
-  else if (coop)
-    shader = conv ? (narrow ? VK_SHADER_CONV_COOP_NARROW_F16 : VK_SHADER_CONV_COOP_F16)
-                  : (narrow ? VK_SHADER_GEMM_COOP_NARROW_F16 : VK_SHADER_GEMM_COOP_F16);
-  else
+  if (coop) {
+    static const vk_shader_id by_rows[2][2][3] = { /* [emulated][conv][32, 64, 128 rows] */
+        {{VK_SHADER_GEMM_COOP_SMALL_F16, VK_SHADER_GEMM_COOP_MID_F16, VK_SHADER_GEMM_COOP_F16},
+         {VK_SHADER_CONV_COOP_SMALL_F16, VK_SHADER_CONV_COOP_MID_F16, VK_SHADER_CONV_COOP_F16}},
+        {{VK_SHADER_GEMM_COOP_SMALL_EMU_F16, VK_SHADER_GEMM_COOP_MID_EMU_F16, VK_SHADER_GEMM_COOP_EMU_F16},
+         {VK_SHADER_CONV_COOP_SMALL_EMU_F16, VK_SHADER_CONV_COOP_MID_EMU_F16, VK_SHADER_CONV_COOP_EMU_F16}}};
+    shader = by_rows[coop_of(d) == COOP_EMULATED][conv][coop_rows == 32 ? 0 : coop_rows == 64 ? 1 : 2];
+  } else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
-  const int64_t rows = !coop ? shape->rows : narrow ? COOP_NARROW_ROWS : COOP_BLOCK;
-  const int64_t cols = !coop ? shape->cols : narrow ? COOP_NARROW_COLS : COOP_BLOCK;
+  const int64_t rows = coop ? coop_rows : shape->rows;
+  const int64_t cols = coop ? COOP_COLS : shape->cols;
   GFX_TRY(vk_pipeline_get(d, shader, NULL, 0, &st->pipe));
   st->block = 1;
   st->groups[0] = (uint32_t)((n + cols - 1) / cols);
@@ -429,6 +448,8 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
   cg.pointwise = g->kernel[0] == 1 && g->kernel[1] == 1 && cl->k_d == 1 && !g->pad_begin[0] && !g->pad_begin[1] &&
                  !g->pad_end[0] && !g->pad_end[1] && !cl->pad_front && !cl->pad_back;
   GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g->group, scratch_bytes, st));
+  /* the weights (A) move as vectors where each group's rows are whole vectors; B is gathered */
+  if (coop && k % 8 == 0) st->coop_flags = COOP_VEC_A;
   st->count = count;
   GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, &cg, sizeof cg);
@@ -612,6 +633,13 @@ static gfx_status prepare_gemm(vk_device* d, const ir_node* node, const gfx_shap
   const int coop = use_coop(d, 0, dtype, gg.m, gg.n, gg.k, batch);
   if (coop || use_tiled(d, 0, dtype, gg.m, gg.n, gg.k, batch))
     GFX_TRY(block_pipe(d, node, coop, 0, dtype, gg.m, gg.n, gg.k, batch, scratch_bytes, st));
+  /* 16-byte vectors along a contiguous dim that is a multiple of 8 (so is every batch offset, a
+   * multiple of m x k or k x n): A along K; B along N, or along K where it is transposed */
+  if (coop) {
+    if (gg.a_col == 1 && gg.a_row % 8 == 0) st->coop_flags |= COOP_VEC_A;
+    if (gg.b_col == 1 && gg.b_row % 8 == 0 && gg.n % 8 == 0) st->coop_flags |= COOP_VEC_B_N;
+    else if (gg.b_row == 1 && gg.b_col % 8 == 0) st->coop_flags |= COOP_VEC_B_K;
+  }
   return NULL;
 }
 
@@ -696,8 +724,13 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: node '%s' (%s): its split K needs %zu bytes of scratch, "
                        "the run gave %zu", label(node), ir_op_name(node->op),
                        (size_t)st->reduce_count * st->splits * sizeof(float), ctx->scratch ? ctx->scratch_bytes : 0);
+    /* a vector load needs its operand 16-byte aligned: tensors usually are, a view into one may not be */
+    uint32_t flags = st->coop_flags;
+    const int a_in = node->op == GFX_OP_CONV ? 1 : 0;
+    if ((uintptr_t)in[a_in].data % 16) flags &= ~COOP_VEC_A;
+    if (node->op != GFX_OP_CONV && (uintptr_t)in[1].data % 16) flags &= ~(COOP_VEC_B_N | COOP_VEC_B_K);
     split_push sp = {.scratch = (uint64_t)(uintptr_t)ctx->scratch, .splits = st->splits, .k_chunk = st->k_chunk,
-                     .n_z = st->n_z};
+                     .n_z = st->n_z, .flags = flags};
     memcpy(push + push_bytes, &sp, sizeof sp);
     push_bytes += sizeof sp;
   }

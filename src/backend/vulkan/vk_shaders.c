@@ -63,11 +63,17 @@ static const uint32_t conv_coop_f16[] =
 static const uint32_t gemm_coop_f16[] =
 #include "gemm_coop_f16.spv.inc"
     ;
-static const uint32_t conv_coop_narrow_f16[] =
-#include "conv_coop_narrow_f16.spv.inc"
+static const uint32_t conv_coop_mid_f16[] =
+#include "conv_coop_mid_f16.spv.inc"
     ;
-static const uint32_t gemm_coop_narrow_f16[] =
-#include "gemm_coop_narrow_f16.spv.inc"
+static const uint32_t gemm_coop_mid_f16[] =
+#include "gemm_coop_mid_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_small_f16[] =
+#include "conv_coop_small_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_small_f16[] =
+#include "gemm_coop_small_f16.spv.inc"
     ;
 static const uint32_t conv_coop_emu_f16[] =
 #include "conv_coop_emu_f16.spv.inc"
@@ -75,11 +81,18 @@ static const uint32_t conv_coop_emu_f16[] =
 static const uint32_t gemm_coop_emu_f16[] =
 #include "gemm_coop_emu_f16.spv.inc"
     ;
-static const uint32_t conv_coop_narrow_emu_f16[] =
-#include "conv_coop_narrow_emu_f16.spv.inc"
+static const uint32_t conv_coop_mid_emu_f16[] =
+#include "conv_coop_mid_emu_f16.spv.inc"
     ;
-static const uint32_t gemm_coop_narrow_emu_f16[] =
-#include "gemm_coop_narrow_emu_f16.spv.inc"
+static const uint32_t gemm_coop_mid_emu_f16[] =
+#include "gemm_coop_mid_emu_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_small_emu_f16[] =
+#include "conv_coop_small_emu_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_small_emu_f16[] =
+#include "gemm_coop_small_emu_f16.spv.inc"
+    ;
     ;
 static const uint32_t conv_tiled_f32[] =
 #include "conv_tiled_f32.spv.inc"
@@ -552,19 +565,30 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_SOFTMAX_F16_SG, "reduce.comp (Softmax, float16, subgroups)", softmax_f16_sg),
     BLOB(VK_SHADER_NORM_F32_SG, "reduce.comp (normalization, float32, subgroups)", norm_f32_sg),
     BLOB(VK_SHADER_NORM_F16_SG, "reduce.comp (normalization, float16, subgroups)", norm_f16_sg),
-    BLOB(VK_SHADER_CONV_COOP_F16, "mm_coop.comp (Conv, float16, cooperative matrices)", conv_coop_f16),
-    BLOB(VK_SHADER_GEMM_COOP_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices)", gemm_coop_f16),
-    BLOB(VK_SHADER_CONV_COOP_NARROW_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 32x128 blocks)",
-         conv_coop_narrow_f16),
-    BLOB(VK_SHADER_GEMM_COOP_NARROW_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 32x128 blocks)",
-         gemm_coop_narrow_f16),
-    BLOB(VK_SHADER_CONV_COOP_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices)", conv_coop_emu_f16),
-    BLOB(VK_SHADER_GEMM_COOP_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices)",
+    BLOB(VK_SHADER_CONV_COOP_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 128x128 blocks)",
+         conv_coop_f16),
+    BLOB(VK_SHADER_GEMM_COOP_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 128x128 blocks)",
+         gemm_coop_f16),
+    BLOB(VK_SHADER_CONV_COOP_MID_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 64x128 blocks)",
+         conv_coop_mid_f16),
+    BLOB(VK_SHADER_GEMM_COOP_MID_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 64x128 blocks)",
+         gemm_coop_mid_f16),
+    BLOB(VK_SHADER_CONV_COOP_SMALL_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 32x128 blocks)",
+         conv_coop_small_f16),
+    BLOB(VK_SHADER_GEMM_COOP_SMALL_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 32x128 blocks)",
+         gemm_coop_small_f16),
+    BLOB(VK_SHADER_CONV_COOP_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 128x128 blocks)",
+         conv_coop_emu_f16),
+    BLOB(VK_SHADER_GEMM_COOP_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 128x128 blocks)",
          gemm_coop_emu_f16),
-    BLOB(VK_SHADER_CONV_COOP_NARROW_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 32x128 blocks)",
-         conv_coop_narrow_emu_f16),
-    BLOB(VK_SHADER_GEMM_COOP_NARROW_EMU_F16,
-         "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 32x128 blocks)", gemm_coop_narrow_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_MID_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 64x128 blocks)",
+         conv_coop_mid_emu_f16),
+    BLOB(VK_SHADER_GEMM_COOP_MID_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 64x128 blocks)",
+         gemm_coop_mid_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_SMALL_EMU_F16, "mm_coop.comp (Conv, float16, emulated cooperative matrices, 32x128 blocks)",
+         conv_coop_small_emu_f16),
+    BLOB(VK_SHADER_GEMM_COOP_SMALL_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 32x128 blocks)",
+         gemm_coop_small_emu_f16),
     BLOB(VK_SHADER_CONV_TILED_F32, "mm_tiled.comp (Conv, float32)", conv_tiled_f32),
     BLOB(VK_SHADER_CONV_TILED_F16, "mm_tiled.comp (Conv, float16)", conv_tiled_f16),
     BLOB(VK_SHADER_GEMM_TILED_F32, "mm_tiled.comp (MatMul/Gemm, float32)", gemm_tiled_f32),

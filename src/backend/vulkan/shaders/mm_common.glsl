@@ -17,7 +17,8 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Partial { fl
 // Split-K (vk_nn.c's coop_push): with splits > 1, workgroup z = product * splits + slice, slice s
 // sums K from s * k_chunk, and writes its float32 block to scratch[((s * n_z + product) * m + row) *
 // n + col]; mm_reduce.comp then adds the slices and finishes. n_z: the products (groups or batch).
-#define SPLIT_PUSH uvec2 scratch_addr; uint splits, k_chunk, n_z, pad;
+// flags: mm_coop.comp's vector loads (VEC_A, VEC_B_N, VEC_B_K), which the other kernels ignore.
+#define SPLIT_PUSH uvec2 scratch_addr; uint splits, k_chunk, n_z, flags;
 
 #if defined(CONV)
 layout(push_constant) uniform Push {

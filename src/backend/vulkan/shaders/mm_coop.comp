@@ -3,17 +3,27 @@
 // (-DCONV):
 //   GEMM: y[b][i][j] = alpha * sum_q A[a_off(b) + i*a_row + q*a_col] * B[b_off(b) + q*b_row + j*b_col]
 //                      + beta * C[i*c_row + j*c_col]
-//   CONV: per group, A = the weights (c_out_g x c_in_g*k_h*k_w, row-major), B = the input gathered as
-//         columns (im2col, never stored: q = (ci, ky, kx), j = (n, oy, ox)), then Conv's epilogue
-//         y = act(acc + bias [+ r]) [+ r]. Row q of B comes from a table made once per shape (vk_nn.c):
-//         its input offset and its (ky*dil_h, kx*dil_w), so the gather divides nothing.
-// A workgroup of four subgroups of 32 computes a BM x BN block of y (64x64, or 32x128 with -DNARROW
-// for products of few rows, such as convolutions with few output channels), each subgroup 32x32
-// (2x2 tiles).
-// Per step of 32 along K the operands go global -> registers -> shared memory (float16, rows padded
-// to keep the cooperative loads 16-byte aligned and off shared-memory bank conflicts); the next
-// step's global loads are issued before this step's products, so their latency hides behind them.
-// The accumulators leave through shared memory, so the epilogue and the bounds are per element.
+//   CONV: per group, A = the weights (c_out_g x c_in_g*k_d*k_h*k_w, row-major), B = the input gathered
+//         as columns (im2col, never stored: q = (ci, kz, ky, kx), j = (n, oz, oy, ox)), then Conv's
+//         epilogue y = act(acc + bias [+ r]) [+ r]. Row q of B comes from a table made once per shape
+//         (vk_nn.c): its input offset and its (dz, dy, dx), so the gather divides nothing.
+//
+// A workgroup of eight subgroups of 32 computes a BM x 128 block of y: 128x128 (each subgroup 64x32,
+// 4x2 tiles), -DSHAPE_MID 64x128 (32x32 each) or -DSHAPE_SMALL 32x128 (32x16 each) for products of few
+// rows (convolutions with few output channels). Eight accumulators per subgroup against six tile
+// loads per 16-deep step keep the tensor cores fed from shared memory.
+//
+// Per step of 32 along K the operands go global -> registers -> shared memory, in two stages: the
+// next step's global loads are issued before this step's products and land in the other stage after
+// them, so one barrier per step suffices and the loads' latency hides behind the products. Shared
+// memory is one array of 32-bit words (two float16 each) that the cooperative loads read directly;
+// rows are padded by 16 bytes, which keeps every tile row 16-byte aligned and off bank conflicts.
+// Operands move as 16-byte vectors where the run allows (pc.flags, set by vk_nn.c from the shapes and
+// the tensors' addresses): A along K (row-major, K a multiple of 8), B along N (row-major) or along K
+// (B transposed, as a Gemm's weights usually are). Otherwise each invocation fetches element pairs:
+// the Conv gather, a transposed A, odd sizes.
+// The accumulators leave through shared memory one 16-row strip at a time per subgroup, so the
+// epilogue and the bounds are per element and the stores run along y's rows.
 // The matrix operations are coop_ops.glsl's (-DCOOP_EMULATE: the same kernel without tensor cores).
 // Every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets.
 #version 460
@@ -32,94 +42,109 @@
 
 #include "float_math.glsl"
 
-#if defined(NARROW)
-#define BM 32
-#define BN 128
+#if defined(SHAPE_SMALL)
+#define WG_M 1 // subgroups along the block's rows
+#define TM 2   // 16x16 tiles per subgroup along the rows
+#define TN 1   // and along the columns
+#elif defined(SHAPE_MID)
+#define WG_M 2
+#define TM 2
+#define TN 2
 #else
-#define BM 64
-#define BN 64
+#define WG_M 2
+#define TM 4
+#define TN 2
 #endif
-#define WARPS_N (BN / 32) // subgroups along a row of the block
+#define WG_N (8 / WG_M)
+#define BM (16 * TM * WG_M)
+#define BN (16 * TN * WG_N) // 128 for every shape
 #define BK 32
-#define A_STRIDE (BK + 8) // float16 elements per row of tile_a (80 bytes)
-#define B_STRIDE (BN + 8) // float16 elements per row of tile_b (144 bytes)
-#define C_STRIDE (BN + 4) // float32 elements per row of tile_c (272 bytes)
-#define THREADS 128
-#define A_LOADS (BM * BK / THREADS) // A elements each invocation loads per step
-#define B_LOADS (BK * BN / THREADS) // B elements
+#define THREADS 256
+
+// shared memory, in 32-bit words
+#define K_ROW (BK / 2 + 4)        // a row of 32 float16 along K, padded: 80 bytes
+#define N_ROW (BN / 2 + 4)        // a row of 128 float16 along N, padded: 272 bytes
+#define A_TILE (BM * K_ROW)       // A: BM rows along K
+#define B_TILE (BN * K_ROW)       // B: BK rows along N (BK * N_ROW words) or, transposed, BN rows along K
+#define STAGE (A_TILE + B_TILE)
+#define EPI_ROW (16 * TN + 4)     // a subgroup's 16-row strip of float32 accumulators, padded
+#define EPI_WARP (16 * EPI_ROW)
+#define SMEM (2 * STAGE)
+
+// pc.flags (vk_nn.c's COOP_VEC_*)
+#define VEC_A 1u   // A row-major, K a multiple of 8, 16-byte aligned: 16-byte loads along K
+#define VEC_B_N 2u // B row-major, N a multiple of 8, 16-byte aligned: 16-byte loads along N
+#define VEC_B_K 4u // B transposed (its columns contiguous), K a multiple of 8, aligned: loads along K
+
+#define A_VLOADS ((BM * BK / 8 + THREADS - 1) / THREADS) // 16-byte loads of A per invocation and step
+#define A_REGS (4 * A_VLOADS)                             // words (>= BM / 16, the pairs of the pair path)
+#define B_REGS 8                                          // words: 2 vector loads or 8 pairs
 
 layout(local_size_x = THREADS) in;
 
 #include "mm_common.glsl"
 
-shared float16_t tile_a[BM * A_STRIDE];
-shared float16_t tile_b[BK * B_STRIDE];
-shared float tile_c[BM * C_STRIDE];
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer InVec { uvec4 v[]; };
+
+shared uint smem[SMEM];
 
 #include "coop_ops.glsl"
 
-#include "mm_load.glsl"
+#include "mm_coop_load.glsl"
 
 void main() {
   Geom g = Geom(pc.geom_addr);
   setup(g);
-  FRAG_ACC acc[2][2];
-  [[unroll]] for (int i = 0; i < 2; i++)
-    [[unroll]] for (int j = 0; j < 2; j++) acc[i][j] = ACC_ZERO;
+  FRAG_ACC acc[TM][TN];
+  [[unroll]] for (int i = 0; i < TM; i++)
+    [[unroll]] for (int j = 0; j < TN; j++) acc[i][j] = ACC_ZERO;
   const uint warp = WARP_ID;
-  const uint wm = (warp / WARPS_N) * 32, wn = (warp % WARPS_N) * 32;
+  const uint wm = (warp / WG_N) * (16 * TM), wn = (warp % WG_N) * (16 * TN);
+  const bool b_kmajor = (pc.flags & VEC_B_K) != 0u;
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
   q_end = min(k, q_begin + pc.k_chunk);
   load_step(q_begin);
-  for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
-    [[unroll]] for (uint r = 0; r < A_LOADS; r++) tile_a[(ai0 + r * (THREADS / BK)) * A_STRIDE + aq] = ra[r];
-    [[unroll]] for (uint r = 0; r < B_LOADS; r++) tile_b[(bq0 + r * (THREADS / BN)) * B_STRIDE + bj] = rb[r];
-    barrier();
-    if (q0 + BK < q_end) load_step(q0 + BK);
-    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-      FRAG_A fa[2];
-      FRAG_B fb[2];
-      [[unroll]] for (int i = 0; i < 2; i++) LOAD_A(fa[i], (wm + 16 * i) * A_STRIDE + kk);
-      [[unroll]] for (int j = 0; j < 2; j++) LOAD_B(fb[j], kk * B_STRIDE + wn + 16 * j);
-      [[unroll]] for (int i = 0; i < 2; i++)
-        [[unroll]] for (int j = 0; j < 2; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
-    }
-    barrier();
-  }
-  [[unroll]] for (int i = 0; i < 2; i++)
-    [[unroll]] for (int j = 0; j < 2; j++)
-      STORE_C(acc[i][j], (wm + 16 * i) * C_STRIDE + wn + 16 * j);
+  store_step(0u);
   barrier();
-
-  // ---- the epilogue: thread t writes column bj of rows bq0 + 2r (consecutive threads, consecutive
-  // columns: coalesced stores along y's rows); a slice of a split K stores its float32 sums instead
-  if (!col_ok) return;
-  const uint rows = BM / (THREADS / BN);
-  if (pc.splits > 1) {
-    const uint z = gl_WorkGroupID.z / pc.splits;
-    Partial part = Partial(pc.scratch_addr);
-    for (uint r = 0; r < rows; r++) {
-      const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
-      if (row >= m) break;
-      part.v[((slice * pc.n_z + z) * m + row) * n + col] = tile_c[i * C_STRIDE + bj];
+  uint stage = 0u;
+  for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
+    const bool more = q0 + BK < q_end;
+    if (more) load_step(q0 + BK);
+    const uint a_at = stage * STAGE, b_at = a_at + A_TILE;
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      FRAG_A fa[TM];
+      FRAG_B fb[TN];
+      [[unroll]] for (int i = 0; i < TM; i++) LOAD_A(fa[i], a_at + (wm + 16 * i) * K_ROW + kk / 2, K_ROW);
+      if (b_kmajor) {
+        [[unroll]] for (int j = 0; j < TN; j++) LOAD_B_T(fb[j], b_at + (wn + 16 * j) * K_ROW + kk / 2, K_ROW);
+      } else {
+        [[unroll]] for (int j = 0; j < TN; j++) LOAD_B(fb[j], b_at + kk * N_ROW + (wn + 16 * j) / 2, N_ROW);
+      }
+      [[unroll]] for (int i = 0; i < TM; i++)
+        [[unroll]] for (int j = 0; j < TN; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
     }
-    return;
+    stage ^= 1u;
+    if (more) store_step(stage * STAGE);
+    barrier();
   }
-#if defined(CONV)
-  const uint out_plane = conv_out_plane(g);
-  const uint y_col = (col / out_plane) * uint(g.c_out) * out_plane + col % out_plane;
-  for (uint r = 0; r < rows; r++) {
-    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
-    if (row >= m) break;
-    const uint co = grp * m + row, e = y_col + co * out_plane;
-    Out(pc.y_addr).v[e] = conv_finish(g, co, e, tile_c[i * C_STRIDE + bj]);
+
+  // ---- the epilogue, one 16-row strip of the subgroup's tiles at a time through its own corner of
+  // shared memory (the stages are free after the loop's last barrier). Lane l takes column l % (16 TN)
+  // of the strip's rows: consecutive lanes, consecutive columns of y.
+  const uint lane = LANE_ID, epi = warp * EPI_WARP;
+  const uint c_local = lane % (16u * TN), r_first = lane / (16u * TN), r_step = 32u / (16u * TN);
+  const uint col = n0 + wn + c_local; // a lane past n still joins the strips' stores and barriers
+  epilogue_setup(col);
+  [[unroll]] for (int i = 0; i < TM; i++) {
+    [[unroll]] for (int j = 0; j < TN; j++) STORE_C(acc[i][j], epi + 16 * j, EPI_ROW);
+    STRIP_SYNC();
+    if (col < n)
+      for (uint r = r_first; r < 16u; r += r_step) {
+        const uint row = m0 + wm + 16 * i + r;
+        if (row >= m) break;
+        finish(row, col, uintBitsToFloat(smem[epi + r * EPI_ROW + c_local]));
+      }
+    STRIP_SYNC(); // the strip is read before the next one overwrites it
   }
-#else
-  for (uint r = 0; r < rows; r++) {
-    const uint i = bq0 + r * (THREADS / BN), row = m0 + i;
-    if (row >= m) break;
-    Out(pc.y_addr).v[batch * m * n + row * n + col] = gemm_finish(g, row, col, tile_c[i * C_STRIDE + bj]);
-  }
-#endif
 }
