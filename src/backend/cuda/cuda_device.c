@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_attention.h"
 #include "backend/cuda/cuda_conv_chain.h"
+#include "backend/cuda/cuda_fill.h"
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_conv_thin.h"
 #include "backend/cuda/cuda_elementwise.h"
@@ -82,6 +83,7 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_elementwise_preload(), "loading the elementwise kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_pad_preload(), "loading the padding kernel on device %d", device));
   GFX_TRY(cuda_check(cuda_conv_narrow_preload(), "loading the few-channel convolution kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_fill_preload(), "loading the graph fill kernel on device %d", device));
   GFX_TRY(cuda_check(cuda_conv_thin_preload(), "loading the few-output-channel convolution kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_conv_chain_preload(), "loading the convolution chain kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_reduce_preload(), "loading the reduction kernels on device %d", device));

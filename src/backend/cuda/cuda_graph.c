@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "backend/cuda/cuda_fill.h"
 #include "core/log.h"
 
 static _Thread_local int capturing;
@@ -48,12 +49,50 @@ static void log_graph_contents(int device, cudaGraph_t g) {
           "%zu others)", device, n, kernels, copies, sets, others);
 }
 
+/* Whether memset nodes become kernel nodes (cuda_fill.h): GFXEP_CUDA_GRAPH_FILL_KERNELS=1 on, =0 off. */
+static int fill_kernels_wanted(void) {
+  const char* env = getenv("GFXEP_CUDA_GRAPH_FILL_KERNELS");
+  return env && env[0] == '1';
+}
+
+/* Every memset node of g swapped for a kernel node with the same dependencies and dependents. */
+static cudaError_t memsets_to_kernels(cudaGraph_t g) {
+  size_t n = 0;
+  cudaError_t e = cudaGraphGetNodes(g, NULL, &n);
+  cudaGraphNode_t* nodes = e == cudaSuccess && n ? malloc(n * sizeof *nodes) : NULL;
+  if (e == cudaSuccess && n && !nodes) return cudaErrorMemoryAllocation;
+  if (e == cudaSuccess && n) e = cudaGraphGetNodes(g, nodes, &n);
+  for (size_t i = 0; e == cudaSuccess && i < n; i++) {
+    enum cudaGraphNodeType type;
+    e = cudaGraphNodeGetType(nodes[i], &type);
+    if (e != cudaSuccess || type != cudaGraphNodeTypeMemset) continue;
+    struct cudaMemsetParams m;
+    size_t n_deps = 0, n_next = 0;
+    e = cudaGraphMemsetNodeGetParams(nodes[i], &m);
+    if (e == cudaSuccess) e = cudaGraphNodeGetDependencies(nodes[i], NULL, NULL, &n_deps);
+    if (e == cudaSuccess) e = cudaGraphNodeGetDependentNodes(nodes[i], NULL, NULL, &n_next);
+    cudaGraphNode_t* around = e == cudaSuccess ? malloc((n_deps + n_next + 1) * sizeof *around) : NULL;
+    if (e == cudaSuccess && !around) e = cudaErrorMemoryAllocation;
+    if (e == cudaSuccess && n_deps) e = cudaGraphNodeGetDependencies(nodes[i], around, NULL, &n_deps);
+    if (e == cudaSuccess && n_next) e = cudaGraphNodeGetDependentNodes(nodes[i], around + n_deps, NULL, &n_next);
+    cudaGraphNode_t fill = NULL;
+    if (e == cudaSuccess) e = cuda_fill_add_node(g, around, n_deps, &m, &fill);
+    for (size_t k = 0; e == cudaSuccess && k < n_next; k++) e = cudaGraphAddDependencies(g, &fill, &around[n_deps + k], NULL, 1);
+    if (e == cudaSuccess) e = cudaGraphDestroyNode(nodes[i]);
+    free(around);
+  }
+  free(nodes);
+  return e;
+}
+
 gfx_status cuda_capture_end(gfx_dev* dev, void* stream, void** graph) {
   const int device = dev->index;
   capturing = 0;
   GFX_TRY(cuda_use_device(device));
   cudaGraph_t g = NULL;
   gfx_status s = cuda_check(cudaStreamEndCapture((cudaStream_t)stream, &g), "cudaStreamEndCapture on device %d", device);
+  if (!s && graph && fill_kernels_wanted())
+    s = cuda_check(memsets_to_kernels(g), "turning the captured graph's memsets into kernels on device %d", device);
   if (!s && graph) {
     log_graph_contents(device, g);
     cudaGraphExec_t exec = NULL;
