@@ -41,6 +41,7 @@
 #define COOP_VEC_A 1u
 #define COOP_VEC_B_N 2u
 #define COOP_VEC_B_K 4u
+#define COOP_TAP_MASK 8u /* Conv: per-column masks of the window's taps inside the input (mm_coop_load.glsl) */
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
@@ -448,8 +449,13 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
   cg.pointwise = g->kernel[0] == 1 && g->kernel[1] == 1 && cl->k_d == 1 && !g->pad_begin[0] && !g->pad_begin[1] &&
                  !g->pad_end[0] && !g->pad_end[1] && !cl->pad_front && !cl->pad_back;
   GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g->group, scratch_bytes, st));
-  /* the weights (A) move as vectors where each group's rows are whole vectors; B is gathered */
+  /* the weights (A) move as vectors where each group's rows are whole vectors; B is gathered, testing
+   * one bit of a per-column mask per tap where the window is 2-D and has at most 32 taps
+   * (GFXEP_VULKAN_COOP_TAP_MASK=0: the three bounds instead, to compare) */
   if (coop && k % 8 == 0) st->coop_flags = COOP_VEC_A;
+  const char* mask_env = getenv("GFXEP_VULKAN_COOP_TAP_MASK");
+  const int tap_mask = coop && cl->k_d == 1 && g->kernel[0] * g->kernel[1] <= 32 && !(mask_env && mask_env[0] == '0');
+  if (tap_mask) st->coop_flags |= COOP_TAP_MASK;
   st->count = count;
   GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, &cg, sizeof cg);
@@ -463,7 +469,7 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
     const int64_t dz = tap / plane * cl->dil_d, dy = tap % plane / g->kernel[1] * g->dilations[0],
                   dx = tap % g->kernel[1] * g->dilations[1];
     taps[2 * q] = (uint32_t)(ci * cl->in_d * in_hw + dz * in_hw + dy * g->in[1] + dx);
-    taps[2 * q + 1] = (uint32_t)(dz << 24 | dy << 12 | dx);
+    taps[2 * q + 1] = (uint32_t)((tap_mask ? tap : dz) << 24 | dy << 12 | dx);
   }
   return NULL;
 }

@@ -42,6 +42,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
   int in_d, out_d, stride_d, pad_front; // a 3-D convolution's depth (2-D: 1, 1, 1, 0)
   // per row q of B, tap (kz, ky, kx) of channel ci: its offset from the column's tap (0, 0, 0) of
   // channel 0, and (dz << 24 | dy << 12 | dx) for the bounds test, with dz = kz * dil_d and so on
+  // (mm_coop.comp with TAP_MASK, a 2-D window of at most 32 taps: dz is 0, and the top byte holds the
+  // tap's index in the window instead)
   uvec2 taps[];
 };
 

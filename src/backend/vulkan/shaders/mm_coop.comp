@@ -75,6 +75,7 @@
 #define VEC_A 1u   // A row-major, K a multiple of 8, 16-byte aligned: 16-byte loads along K
 #define VEC_B_N 2u // B row-major, N a multiple of 8, 16-byte aligned: 16-byte loads along N
 #define VEC_B_K 4u // B transposed (its columns contiguous), K a multiple of 8, aligned: loads along K
+#define TAP_MASK 8u // Conv: a 2-D window of at most 32 taps, whose table's top byte is the tap's index
 
 #define A_VLOADS ((BM * BK / 8 + THREADS - 1) / THREADS) // 16-byte loads of A per invocation and step
 #define A_REGS (4 * A_VLOADS)                             // words (>= BM / 16, the pairs of the pair path)

@@ -17,6 +17,9 @@ bool pointwise; // Geom's pointwise: every tap inside the input, no table needed
 bool c_ok[2];
 uint x_pixel[2];
 int iz0[2], iy0[2], ix0[2];
+// with TAP_MASK (a 2-D window of at most 32 taps): bit w set where tap w of the window (ky * k_w + kx)
+// lands inside the input for the column, so the gather tests one bit instead of three bounds
+uint tap_mask[2];
 uint y_col; // the epilogue's column: its output offset without the channel
 #else
 uint batch, b_base, a_row, a_col, b_row, b_col;
@@ -44,6 +47,14 @@ void setup(Geom g) {
     // unsigned arithmetic wraps: a negative tap position in the padding still adds up to in-bounds taps
     x_pixel[c] = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_d * in_h * in_w +
                  (uint(iz0[c]) * in_h + uint(iy0[c])) * in_w + uint(ix0[c]);
+    tap_mask[c] = 0u;
+    if ((pc.flags & TAP_MASK) != 0u && c_ok[c]) {
+      uint x_ok = 0u; // bit kx: column kx of the window inside the input
+      for (int kx = 0; kx < g.k_w; kx++)
+        if (uint(ix0[c] + kx * g.dil_w) < in_w) x_ok |= 1u << kx;
+      for (int ky = 0; ky < g.k_h; ky++)
+        if (uint(iy0[c] + ky * g.dil_h) < in_h) tap_mask[c] |= x_ok << (ky * g.k_w);
+    }
   }
 #else
   a = In(pc.a_addr);
@@ -61,6 +72,8 @@ float16_t b_value(uint q, uint c) {
   if (!c_ok[c] || q >= q_end) return float16_t(0.0);
   if (pointwise) return b.v[x_pixel[c] + q * in_d * in_h * in_w]; // a uniform branch: no table, no bounds
   const uvec2 tap = geom.taps[q]; // the same q for 64 invocations: a broadcast load
+  if ((pc.flags & TAP_MASK) != 0u) // a uniform branch; the table's top byte holds the tap's index w
+    return ((tap_mask[c] >> (tap.y >> 24)) & 1u) != 0u ? b.v[x_pixel[c] + tap.x] : float16_t(0.0);
   const int iz = iz0[c] + int(tap.y >> 24), iy = iy0[c] + int((tap.y >> 12) & 0xfffu), ix = ix0[c] + int(tap.y & 0xfffu);
   if (uint(iy) >= in_h || uint(ix) >= in_w || uint(iz) >= in_d) return float16_t(0.0); // negative wraps to large
   return b.v[x_pixel[c] + tap.x];
