@@ -175,15 +175,21 @@ static gpu_plan gpu_plan_of(const ir_copy_plan* plan) {
   return g;
 }
 
-/* copy_plan.comp in rows where a plan's rows are long enough to fill most of a workgroup's span of
- * PLAN_RUN x 256 elements (at least 512 elements; GFXEP_VULKAN_PLAN_ROWS=0 keeps one element per
- * invocation, to compare): the workgroups it needs, else 0. */
-#define PLAN_RUN 8
-static int64_t plan_row_items(const ir_copy_plan* p) {
+/* copy_plan.comp in rows where a plan's rows have more than 256 elements (GFXEP_VULKAN_PLAN_ROWS=0
+ * keeps one element per invocation, to compare): each workgroup takes a span of run x 256 elements of
+ * a row, run = the row's 256-element pieces up to PLAN_MAX_RUN, so that a span is mostly used (a
+ * Slice's rows of 480 take spans of 512). Sets *run (0: per element) and returns the workgroups it
+ * needs. */
+#define PLAN_MAX_RUN 8
+static int64_t plan_row_items(const ir_copy_plan* p, int32_t* run) {
+  *run = 0;
   const char* env = getenv("GFXEP_VULKAN_PLAN_ROWS");
   if ((env && env[0] == '0') || p->rank < 1 || p->count <= 0) return 0;
-  const int64_t row = p->dims[p->rank - 1], span = (int64_t)PLAN_RUN * PLAN_GROUP_SIZE;
-  if (row < 512) return 0;
+  const int64_t row = p->dims[p->rank - 1];
+  if (row <= PLAN_GROUP_SIZE) return 0;
+  const int64_t pieces = (row + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
+  *run = (int32_t)(pieces < PLAN_MAX_RUN ? pieces : PLAN_MAX_RUN);
+  const int64_t span = (int64_t)*run * PLAN_GROUP_SIZE;
   return p->count / row * ((row + span - 1) / span);
 }
 
@@ -315,8 +321,9 @@ gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape*
           simple = plan;
         }
         s = plan_shader(d, ir_op_name(node->op), (size_t)simple.elem_size, &shader);
-        st->row_items[k][v] = plan_row_items(&simple);
-        if (!s) s = vk_pipeline_get(d, shader, (const int32_t[]){st->row_items[k][v] > 0}, 1, &st->pipes[k][v]);
+        int32_t run;
+        st->row_items[k][v] = plan_row_items(&simple, &run);
+        if (!s) s = vk_pipeline_get(d, shader, &run, 1, &st->pipes[k][v]);
         if (s) break;
         if (!v && plan_transposes(d, &simple, &st->transpose_j[k], &st->transpose_others[k],
                                   st->transpose_groups[k])) {

@@ -6,18 +6,19 @@
 // (ir_copy_plan_simplify), which never write the constant. The plan (box dims, destination strides, source start /
 // step / extent / strides, the out-of-range mode and the constant) is read by device address once
 // per invocation; each invocation walks the box with a grid stride and 32-bit index arithmetic
-// (tensors below 2^32 elements). A box whose rows (its last dim) are long runs in rows (ROWS = 1,
-// vk_layout.c chooses): a workgroup takes a span of RUN x 256 elements of one row, so the other dims'
-// coordinates are resolved once per RUN elements, and invocation t copies elements t, t + 256, ... of
-// the span, so that every store of a subgroup stays contiguous.
+// (tensors below 2^32 elements). A box whose rows (its last dim) are long runs in rows (ROWS = RUN,
+// 2 to 8, vk_layout.c chooses; 0 = per element): a workgroup takes a span of RUN x 256 elements of one
+// row, so the other dims' coordinates are resolved once per RUN elements, and invocation t copies
+// elements t, t + 256, ... of the span, so that every store of a subgroup stays contiguous.
 #version 460
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "copy_plan.glsl"
 
 layout(local_size_x = 256) in;
-layout(constant_id = 0) const int ROWS = 0;
-#define RUN 8u
+layout(constant_id = 0) const uint ROWS = 0u;
+#define RUN ROWS
+#define MAX_RUN 8u
 
 layout(push_constant) uniform Push {
   uvec2 src_addr;
@@ -78,7 +79,7 @@ void main() {
     div_shift[k] = used ? p.div_shift[k] : 0u;
   }
   const uint dst_offset = uint(p.dst_offset), src_offset = uint(p.src_offset);
-  if (ROWS != 0) {
+  if (ROWS != 0u) {
     const int last = rank - 1;
     // the last dim's plan read once, by a uniform index (the arrays above are indexed by constants only)
     const uint row_len = uint(p.dims[last]), dst_step = uint(p.dst_strides[last]);
@@ -103,7 +104,8 @@ void main() {
       const uint first = (item - row * chunks) * span + gl_LocalInvocationID.x;
       // every load before the first store: the two buffers may alias as far as the compiler knows,
       // so a load after a store would wait for it, and the RUN loads would go one latency at a time
-      ELEM v[RUN];
+      // (RUN is a specialization constant: the driver unrolls both loops and keeps v in registers)
+      ELEM v[MAX_RUN];
       [[unroll]] for (uint e = 0u; e < RUN; e++) {
         const uint i = first + e * gl_WorkGroupSize.x;
         const int c = outside || i >= row_len ? -1 : resolve(start + int(i) * step_last, extent, mode);
