@@ -164,10 +164,10 @@ step backend_ops_vulkan 300 "$pack/bin/test_backend_ops" -b vulkan
 # the layout ops' copy plans one element per invocation, as before the tiled transpose and the rows
 step backend_ops_vulkan_plain_plans 300 env GFXEP_VULKAN_NO_TILED_TRANSPOSE=1 GFXEP_VULKAN_PLAN_ROWS=0 \
   "$pack/bin/test_backend_ops" -b vulkan -o Transpose,Slice,Concat,Split,Pad,Tile,Expand,DepthToSpace,SpaceToDepth
-# the tensor-core products in 128-row blocks (by default only products of many blocks take them), and
-# float16 convolutions on the tiled kernel (by default they take the tensor-core one)
-step backend_ops_vulkan_coop_128 300 env GFXEP_VULKAN_COOP_ROWS=128 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
-step backend_ops_vulkan_tiled_conv 300 env GFXEP_VULKAN_COOP_CONV=0 "$pack/bin/test_backend_ops" -b vulkan -o Conv
+# every float16 convolution on the tensor-core kernel (by default only very large ones), then the
+# products in 128-row blocks (by default only products of many blocks take them)
+step backend_ops_vulkan_coop_conv 300 env GFXEP_VULKAN_COOP_CONV=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
+step backend_ops_vulkan_coop_128 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_ROWS=128 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
 # the products again on the portable kernels, where the device has cooperative matrices
 step backend_ops_vulkan_fused_attention 300 env GFXEP_VULKAN_FUSED_ATTENTION=1 "$pack/bin/test_backend_ops" -b vulkan -o Attention
 # reductions of few outputs with their rows split into slices, forced for every case (a GPU splits
@@ -197,7 +197,7 @@ step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/t
 cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 # the backends side by side on the full-size zoo, device-resident, in one run: CUDA, Vulkan (with its
 # cooperative-matrix kernels where the device has them), Vulkan without them (the tiled kernels) and
-# Vulkan with its convolutions on the tiled kernel (GFXEP_BENCH_ARGS: more arguments, e.g. --no-profile --only espcn_x2)
+# Vulkan with every float16 convolution on the tensor-core kernel (GFXEP_BENCH_ARGS: more arguments, e.g. --no-profile --only espcn_x2)
 step backend_bench 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench --size full \
   >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench --runs 50 \
   --json '$logs/backend_bench.json' ${GFXEP_BENCH_ARGS:-}"

