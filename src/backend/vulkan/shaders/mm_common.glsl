@@ -49,6 +49,25 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Geo
 
 // the output elements of one (batch, channel) plane
 uint conv_out_plane(Geom g) { return uint(g.out_d) * uint(g.out_h) * uint(g.out_w); }
+
+// Column col of group grp's gathered input (an output pixel, col < n): the position of its tap
+// (0, 0, 0) in the input (negative in the padding) and that tap's offset for channel 0. Unsigned
+// arithmetic wraps, so a negative position still adds up to in-bounds taps.
+struct ConvColumn {
+  int iz0, iy0, ix0;
+  uint x_pixel;
+};
+ConvColumn conv_column(Geom g, uint grp, uint col) {
+  const uint out_hw = uint(g.out_h) * uint(g.out_w), out_plane = uint(g.out_d) * out_hw;
+  const uint nb = col / out_plane, pix = col % out_plane, pix_hw = pix % out_hw;
+  ConvColumn c;
+  c.iz0 = int(pix / out_hw) * g.stride_d - g.pad_front;
+  c.iy0 = int(pix_hw / uint(g.out_w)) * g.stride_h - g.pad_top;
+  c.ix0 = int(pix_hw % uint(g.out_w)) * g.stride_w - g.pad_left;
+  c.x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * uint(g.in_d) * uint(g.in_h) * uint(g.in_w) +
+              (uint(c.iz0) * uint(g.in_h) + uint(c.iy0)) * uint(g.in_w) + uint(c.ix0);
+  return c;
+}
 #else
 layout(push_constant) uniform Push {
   uvec2 a_addr, b_addr, c_addr, y_addr, geom_addr;

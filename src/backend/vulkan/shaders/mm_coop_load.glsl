@@ -36,17 +36,11 @@ void setup(Geom g) {
   geom = g;
   in_d = uint(g.in_d), in_h = uint(g.in_h), in_w = uint(g.in_w);
   pointwise = g.pointwise != 0;
-  const uint out_hw = uint(g.out_h) * uint(g.out_w), out_plane = uint(g.out_d) * out_hw;
   [[unroll]] for (uint c = 0; c < 2u; c++) {
     const uint col = n0 + 2u * (gl_LocalInvocationID.x % 64u) + c;
     c_ok[c] = col < n;
-    const uint nb = c_ok[c] ? col / out_plane : 0, pix = c_ok[c] ? col % out_plane : 0, pix_hw = pix % out_hw;
-    iz0[c] = int(pix / out_hw) * g.stride_d - g.pad_front;
-    iy0[c] = int(pix_hw / uint(g.out_w)) * g.stride_h - g.pad_top;
-    ix0[c] = int(pix_hw % uint(g.out_w)) * g.stride_w - g.pad_left;
-    // unsigned arithmetic wraps: a negative tap position in the padding still adds up to in-bounds taps
-    x_pixel[c] = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_d * in_h * in_w +
-                 (uint(iz0[c]) * in_h + uint(iy0[c])) * in_w + uint(ix0[c]);
+    const ConvColumn cc = conv_column(g, grp, c_ok[c] ? col : 0u);
+    iz0[c] = cc.iz0, iy0[c] = cc.iy0, ix0[c] = cc.ix0, x_pixel[c] = cc.x_pixel;
     tap_mask[c] = 0u;
     if ((pc.flags & TAP_MASK) != 0u && c_ok[c]) {
       uint x_ok = 0u; // bit kx: column kx of the window inside the input
@@ -108,20 +102,13 @@ void load_step(uint q0) {
     }
   }
 #if !defined(CONV)
-  if ((pc.flags & VEC_B_N) != 0u) {
-    // vector idx: K row q0 + idx / 16, columns from n0 + 8 (idx % 16)
+  if ((pc.flags & (VEC_B_N | VEC_B_K)) != 0u) {
+    // vector idx: along N, K row q0 + idx / 16 and columns from n0 + 8 (idx % 16); along K (B
+    // transposed), column n0 + idx / 4 and K from q0 + 8 (idx % 4)
+    const bool along_k = (pc.flags & VEC_B_K) != 0u;
     [[unroll]] for (uint r = 0; r < 2u; r++) {
-      const uint idx = t + r * THREADS, q = q0 + idx / 16u, col = n0 + (idx % 16u) * 8u;
-      uvec4 v = uvec4(0);
-      if (col < n && q < q_end) v = InVec(b).v[b_index(q, col) / 8u];
-      rb[4 * r] = v.x, rb[4 * r + 1] = v.y, rb[4 * r + 2] = v.z, rb[4 * r + 3] = v.w;
-    }
-    return;
-  }
-  if ((pc.flags & VEC_B_K) != 0u) {
-    // vector idx: column n0 + idx / 4, K from q0 + 8 (idx % 4)
-    [[unroll]] for (uint r = 0; r < 2u; r++) {
-      const uint idx = t + r * THREADS, col = n0 + idx / 4u, q = q0 + (idx % 4u) * 8u;
+      const uint idx = t + r * THREADS;
+      const uint q = q0 + (along_k ? (idx % 4u) * 8u : idx / 16u), col = n0 + (along_k ? idx / 4u : (idx % 16u) * 8u);
       uvec4 v = uvec4(0);
       if (col < n && q < q_end) v = InVec(b).v[b_index(q, col) / 8u];
       rb[4 * r] = v.x, rb[4 * r + 1] = v.y, rb[4 * r + 2] = v.z, rb[4 * r + 3] = v.w;
@@ -150,16 +137,11 @@ void store_step(uint at) {
   }
   const uint bt = at + A_TILE;
 #if !defined(CONV)
-  if ((pc.flags & VEC_B_N) != 0u) {
+  if ((pc.flags & (VEC_B_N | VEC_B_K)) != 0u) {
+    const bool along_k = (pc.flags & VEC_B_K) != 0u;
     [[unroll]] for (uint r = 0; r < 2u; r++) {
-      const uint idx = t + r * THREADS, w = bt + (idx / 16u) * N_ROW + (idx % 16u) * 4u;
-      [[unroll]] for (uint c = 0; c < 4u; c++) smem[w + c] = rb[4 * r + c];
-    }
-    return;
-  }
-  if ((pc.flags & VEC_B_K) != 0u) {
-    [[unroll]] for (uint r = 0; r < 2u; r++) {
-      const uint idx = t + r * THREADS, w = bt + (idx / 4u) * K_ROW + (idx % 4u) * 4u;
+      const uint idx = t + r * THREADS;
+      const uint w = bt + (along_k ? (idx / 4u) * K_ROW + (idx % 4u) * 4u : (idx / 16u) * N_ROW + (idx % 16u) * 4u);
       [[unroll]] for (uint c = 0; c < 4u; c++) smem[w + c] = rb[4 * r + c];
     }
     return;

@@ -34,15 +34,9 @@ void setup(Geom g) {
   geom = g;
   in_d = uint(g.in_d), in_h = uint(g.in_h), in_w = uint(g.in_w);
   pointwise = g.pointwise != 0;
-  const uint out_hw = uint(g.out_h) * uint(g.out_w), out_plane = uint(g.out_d) * out_hw;
   col_ok = col < n;
-  const uint nb = col_ok ? col / out_plane : 0, pix = col_ok ? col % out_plane : 0, pix_hw = pix % out_hw;
-  iz0 = int(pix / out_hw) * g.stride_d - g.pad_front;
-  iy0 = int(pix_hw / uint(g.out_w)) * g.stride_h - g.pad_top;
-  ix0 = int(pix_hw % uint(g.out_w)) * g.stride_w - g.pad_left;
-  // unsigned arithmetic wraps: a negative (iz0, iy0, ix0) in the padding still adds up to in-bounds taps
-  x_pixel = (nb * uint(g.c_in) + grp * uint(g.c_in_g)) * in_d * in_h * in_w +
-            (uint(iz0) * in_h + uint(iy0)) * in_w + uint(ix0);
+  const ConvColumn cc = conv_column(g, grp, col_ok ? col : 0u);
+  iz0 = cc.iz0, iy0 = cc.iy0, ix0 = cc.ix0, x_pixel = cc.x_pixel;
 #else
   a = In(pc.a_addr);
   b = In(pc.b_addr);
