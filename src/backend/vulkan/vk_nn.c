@@ -10,8 +10,9 @@
  * more are refused at prepare (the shaders index with 32 bits). The direct kernels: a convolution
  * per output element (shaders/conv.comp) and a 16x16-tiled matrix product (shaders/gemm.comp).
  * Products (Conv as an implicit GEMM through a tap table per shape, MatMul, Gemm) big enough to fill
- * a block go to one of two block kernels that share their operand loads, split K and epilogue
- * (mm_common.glsl, mm_load.glsl):
+ * a block go to one of two block kernels that share their push constants, geometry blocks, a
+ * convolution column's tap position, split K and epilogue (mm_common.glsl), each with its own operand
+ * loads (mm_tiled.comp: mm_load.glsl; mm_coop.comp: mm_coop_load.glsl, 16-byte vectors and pairs):
  *  - float16 MatMul and Gemm where the device has cooperative matrices (has_coopmat): 16x16x16
  *    tensor-core tiles with float32 accumulation (shaders/mm_coop.comp, 128x128 output blocks, 64x128
  *    and 32x128 for few rows; use_coop); Conv too where it is a very large product (coop_conv_pays);

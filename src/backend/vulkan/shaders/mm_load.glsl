@@ -1,4 +1,4 @@
-// gfxep Vulkan backend — how mm_coop.comp and mm_tiled.comp fetch their operands: one invocation's
+// gfxep Vulkan backend — how mm_tiled.comp fetches its operands: one invocation's
 // share of each K step of A and B, global -> registers, the Conv's B gathered through its tap table.
 // Include after mm_common.glsl with BM, BN, BK, THREADS, A_LOADS and B_LOADS defined.
 

@@ -1,6 +1,6 @@
 // gfxep Vulkan backend — the portable tiled matrix product, for devices (or element types) without
 // cooperative matrices: MatMul/Gemm (-DGEMM) and Conv as an implicit GEMM (-DCONV) with the same
-// operands, tap table, split K and epilogue as mm_coop.comp (mm_common.glsl, mm_load.glsl), in float32
+// operands, tap table, split K and epilogue as mm_coop.comp (mm_common.glsl; its loads: mm_load.glsl), in float32
 // (-DT_F32) or float16 storage, always float32 arithmetic.
 // A workgroup of 256 invocations computes a BM x BN block of y: 64x64 by default, 64x128 with -DWIDE
 // (products of many columns, a convolution's pixels: more arithmetic per load), 32x128 with
