@@ -201,6 +201,14 @@ cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 step backend_bench 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench --size full \
   >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench --runs 50 \
   --json '$logs/backend_bench.json' ${GFXEP_BENCH_ARGS:-}"
+# the host time of a replayed Run with the libraries' memset nodes turned into fill kernels (the
+# default) and kept (=0), alternating, on the zoo's float16 UNet (its graph holds 7 memsets)
+for rep in 1 2 3; do
+  for v in 1 0; do
+    step "bench_unet_fp16_fill_kernels_${v}_$rep" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_CUDA_GRAPH_FILL_KERNELS=$v \
+      "$pack/bin/gfxep-bench" --runs 1000 /tmp/gfxep-zoo-bench/unet_denoiser.fp16.onnx
+  done
+done
 # where the demo denoiser's device time goes at 1080x1080, node by node, on both backends in float32
 # and float16 (ORT's profile of gfxep-bench's runs)
 step profile_demo 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/bench/profile_model.py" --bench "$pack/bin/gfxep-bench" \
