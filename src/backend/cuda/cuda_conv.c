@@ -46,6 +46,7 @@
 
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_conv_thin.h"
+#include "backend/cuda/cuda_conv_tf32x3.h"
 #include "backend/cuda/cuda_conv_pointwise.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_nn_types.h"
@@ -86,6 +87,9 @@ typedef struct conv_state {
   /* few output channels, NCHW: the project's own kernel with the epilogue inside (cuda_conv_thin.h) */
   int thin;
   cuda_conv_thin thin_conv;
+  /* float32 without TF32, NCHW: three TF32 tensor-core products per product (cuda_conv_tf32x3.h) */
+  int tf32x3;
+  cuda_conv_tf32x3 tf32x3_conv;
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
   /* bias, activation and residual inside cuDNN's fused call (fused_epilogue_applies) */
@@ -645,6 +649,34 @@ static int plan_thin(const conv_dims* d, conv_state* st) {
   return 1;
 }
 
+/* The float32 tensor-core kernel takes every pad itself, as the few-channel one does. 0 when the
+ * device is older than compute capability 8.0 or the chunk's window and weights do not fit (cuDNN then). */
+static int plan_tf32x3(int device, const ir_node* node, const conv_dims* d, conv_state* st) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (!cuda_conv_tf32x3_applies(st->dtype, node->math_mode == IR_MATH_REDUCED_F32, d->spatial, d->group, d->nhwc,
+                                d->c_in, d->c_out, d->kernel, major))
+    return 0;
+  cuda_conv_tf32x3* p = &st->tf32x3_conv;
+  *p = (cuda_conv_tf32x3){.n = d->n, .c_in = d->c_in, .in_h = (int)st->in_h, .in_w = (int)st->in_w,
+                          .c_out = d->c_out, .out_h = d->out[0], .out_w = d->out[1], .kernel_h = d->kernel[0],
+                          .kernel_w = d->kernel[1], .stride_h = d->stride[0], .stride_w = d->stride[1],
+                          .dilation_h = d->dilation[0], .dilation_w = d->dilation[1],
+                          .pad_top = d->pad[0] + (int)st->pad_top, .pad_left = d->pad[1] + (int)st->pad_left,
+                          .epilogue = st->epilogue};
+  gfx_status s = cuda_use_device(device);
+  const int planned = !s && cuda_conv_tf32x3_plan(p) == cudaSuccess;
+  gfx_status_free(s);
+  (void)cudaGetLastError();
+  if (!planned) return 0;
+  st->pads_input = 0;
+  st->workspace_bytes = 0;
+  return 1;
+}
+
 gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* in, const gfx_shape* out,
                              cuda_node_state** state, size_t* scratch_bytes) {
   if (node->params.conv.chain) return cuda_prepare_conv_chain(device, node, in, out, state, scratch_bytes);
@@ -683,7 +715,10 @@ gfx_status cuda_prepare_conv(int device, const ir_node* node, const gfx_shape* i
              !node->params.conv.nchw_input && node->params.conv.spatial == 2 &&
              cuda_conv_thin_applies(st->dtype, d.spatial, d.group, d.nhwc, d.c_in, d.c_out, d.kernel) &&
              plan_thin(&d, st);
-  if (!s && (st->narrow || st->thin)) {
+  st->tf32x3 = !s && !st->nothing_to_do && !st->pointwise && !st->narrow && !st->thin &&
+               !node->params.conv.weights_channels_last && !node->params.conv.nchw_input &&
+               node->params.conv.spatial == 2 && plan_tf32x3(device, node, &d, st);
+  if (!s && (st->narrow || st->thin || st->tf32x3)) {
     /* planned above */
   } else if (!s && st->pointwise) {
     const cuda_pointwise_fusion fusion =
@@ -815,6 +850,13 @@ gfx_status cuda_run_conv(const gfx_exec_ctx* ctx, const ir_node* node, const gfx
                                          st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
                                          (cudaStream_t)ctx->stream),
                       "few-output-channel Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
+  }
+  if (st->tf32x3) {
+    GFX_TRY(cuda_use_device(ctx->dev->index));
+    return cuda_check(cuda_conv_tf32x3_run(&st->tf32x3_conv, in[0].data, in[1].data, st->has_bias ? in[2].data : NULL,
+                                           st->has_residual ? in[IR_CONV_RESIDUAL_INPUT].data : NULL, out[0].data,
+                                           (cudaStream_t)ctx->stream),
+                      "float32 tensor-core Conv node \"%s\" on device %d", cuda_node_name(node), ctx->dev->index);
   }
   if (st->pointwise) {
     GFX_TRY(cuda_use_device(ctx->dev->index));

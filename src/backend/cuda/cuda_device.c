@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_fill.h"
 #include "backend/cuda/cuda_conv_narrow.h"
 #include "backend/cuda/cuda_conv_thin.h"
+#include "backend/cuda/cuda_conv_tf32x3.h"
 #include "backend/cuda/cuda_elementwise.h"
 #include "backend/cuda/cuda_hold.h"
 #include "backend/cuda/cuda_index.h"
@@ -85,6 +86,7 @@ static gfx_status load_kernels(int device) {
   GFX_TRY(cuda_check(cuda_conv_narrow_preload(), "loading the few-channel convolution kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_fill_preload(), "loading the graph fill kernel on device %d", device));
   GFX_TRY(cuda_check(cuda_conv_thin_preload(), "loading the few-output-channel convolution kernels on device %d", device));
+  GFX_TRY(cuda_check(cuda_conv_tf32x3_preload(), "loading the float32 tensor-core convolution kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_conv_chain_preload(), "loading the convolution chain kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_reduce_preload(), "loading the reduction kernels on device %d", device));
   GFX_TRY(cuda_check(cuda_layout_preload(), "loading the layout kernels on device %d", device));
