@@ -376,7 +376,7 @@ cudaError_t allow_shared(int* limit) {
 extern "C" int cuda_conv_tf32x3_applies(int dtype, int allow_tf32, int spatial, int group, int channels_last, int c_in,
                                         int c_out, const int* kernel, int cc_major) {
   const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
-  if (env && env[0] == '0') return 0;
+  if (!env || env[0] != '1') return 0; /* opt-in until measured on a GPU */
   return dtype == GFX_DTYPE_F32 && !allow_tf32 && spatial == 2 && group == 1 && !channels_last && c_in >= 1 &&
          c_out > CUDA_CONV_THIN_MAX_OUT_CHANNELS && kernel[0] >= 1 && kernel[1] >= 1 &&
          (int64_t)kernel[0] * kernel[1] >= 2 && cc_major >= 8;
