@@ -286,10 +286,15 @@ __global__ void __launch_bounds__(kThreads, 2)
         const uint4 b = b_frag[(ks * NT + nt) * 32 + lane];
 #pragma unroll
         for (int m = 0; m < 2; m++) {
-          /* the small terms first */
-          mma_tf32(acc[m][nt], alo[m], b.x, b.y);
-          mma_tf32(acc[m][nt], ahi[m], b.z, b.w);
-          mma_tf32(acc[m][nt], ahi[m], b.x, b.y);
+          /* the step's 8 taps summed on the tensor cores from zero, the small terms first, then added
+           * to the running sums in IEEE float32: the tensor cores' own accumulation truncates each
+           * addition, which over hundreds of taps missed float32's tolerance */
+          float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          mma_tf32(d, alo[m], b.x, b.y);
+          mma_tf32(d, ahi[m], b.z, b.w);
+          mma_tf32(d, ahi[m], b.x, b.y);
+#pragma unroll
+          for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
         }
       }
     }
