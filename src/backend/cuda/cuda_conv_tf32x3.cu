@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir/tensor.h"
 
@@ -381,7 +382,7 @@ cudaError_t allow_shared(int* limit) {
 extern "C" int cuda_conv_tf32x3_applies(int dtype, int allow_tf32, int spatial, int group, int channels_last, int c_in,
                                         int c_out, const int* kernel, int cc_major) {
   const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
-  if (!env || env[0] != '1') return 0; /* opt-in until measured on a GPU */
+  if (!env || (strcmp(env, "1") != 0 && strcmp(env, "auto") != 0)) return 0; /* opt-in until measured on a GPU */
   return dtype == GFX_DTYPE_F32 && !allow_tf32 && spatial == 2 && group == 1 && !channels_last && c_in >= 1 &&
          c_out > CUDA_CONV_THIN_MAX_OUT_CHANNELS && kernel[0] >= 1 && kernel[1] >= 1 &&
          (int64_t)kernel[0] * kernel[1] >= 2 && cc_major >= 8;
@@ -412,7 +413,16 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   int limit = 0;
   cudaError_t err = allow_shared(&limit);
   if (err != cudaSuccess) return err;
-  return p->shared_bytes <= (size_t)limit ? cudaSuccess : cudaErrorInvalidValue;
+  if (p->shared_bytes > (size_t)limit) return cudaErrorInvalidValue;
+  /* "auto": only where the tiles are mostly full and fill the device twice over; on narrow maps and
+   * few tiles cuDNN's smaller tiles and split sums keep more of the device busy */
+  const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
+  if (env && strcmp(env, "1") == 0) return cudaSuccess;
+  int device = 0, sms = 0;
+  err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  return p->out_w >= kTileW * 3 / 4 && tiles * channel_tiles >= 2 * (int64_t)sms ? cudaSuccess : cudaErrorNotSupported;
 }
 
 extern "C" cudaError_t cuda_conv_tf32x3_run(const cuda_conv_tf32x3* p, const float* x, const float* w,
