@@ -78,13 +78,15 @@ __host__ __device__ inline shared_layout layout_of(const tc_args& a, int nt) {
 }
 
 /* x = hi + lo: hi is x with the low 13 mantissa bits cleared (so it never rounds up into Inf), lo the
- * rest rounded to TF32. Inf and NaN go whole into hi (a NaN as one whose high mantissa bits are set:
- * the tensor cores read only TF32's bits). */
+ * rest rounded to TF32. Inf and NaN go whole into lo, hi 0: the three terms then carry them through
+ * lo x hi of the other operand alone (Inf x w stays Inf, a NaN stays NaN), where hi = Inf would meet
+ * the other operand's lo (often 0, or of the other sign) and make Inf x 0 = NaN. Only both operands
+ * non-finite at once (an Inf input times an Inf weight) comes out NaN instead of Inf. */
 __device__ __forceinline__ void split_tf32(float x, uint32_t* hi, uint32_t* lo) {
   const uint32_t bits = __float_as_uint(x);
   if ((bits & 0x7f800000u) == 0x7f800000u) {
-    *hi = (bits & 0x007fffffu) ? 0x7fc00000u : bits;
-    *lo = 0;
+    *hi = 0;
+    *lo = (bits & 0x007fffffu) ? 0x7fc00000u : bits; /* a NaN with TF32's mantissa bits set */
     return;
   }
   *hi = bits & 0xffffe000u;
@@ -414,6 +416,11 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   cudaError_t err = allow_shared(&limit);
   if (err != cudaSuccess) return err;
   if (p->shared_bytes > (size_t)limit) return cudaErrorInvalidValue;
+  /* a build whose only code for this device is PTX of an older architecture has the kernel empty */
+  cudaFuncAttributes attr;
+  err = cudaFuncGetAttributes(&attr, kernel_for(nt));
+  if (err != cudaSuccess) return err;
+  if (attr.ptxVersion < 80) return cudaErrorNotSupported;
   /* "auto": only where the tiles are mostly full and fill the device twice over; on narrow maps and
    * few tiles cuDNN's smaller tiles and split sums keep more of the device busy */
   const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");

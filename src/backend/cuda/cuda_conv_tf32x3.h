@@ -44,7 +44,8 @@ typedef struct cuda_conv_tf32x3 {
 
 /* Whether a convolution is one for this kernel: float32 (TF32 not allowed, else cuDNN's TF32 is
  * faster), 2-D, NCHW, one group, a window of more than one tap, more than CUDA_CONV_THIN's output
- * channels, compute capability 8.0 or later. GFXEP_CUDA_CONV_TF32X3=0 turns it off. */
+ * channels, compute capability 8.0 or later. Opt-in while unmeasured: GFXEP_CUDA_CONV_TF32X3=1 takes it
+ * wherever it applies, =auto only where its tiles are mostly full and fill the device twice. */
 int cuda_conv_tf32x3_applies(int dtype, int allow_tf32, int spatial, int group, int channels_last, int c_in,
                              int c_out, const int* kernel, int cc_major);
 
