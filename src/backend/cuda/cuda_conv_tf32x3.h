@@ -38,6 +38,7 @@ typedef struct cuda_conv_tf32x3 {
   cuda_conv_epilogue epilogue;
   /* set by cuda_conv_tf32x3_plan */
   int chunk;         /* input channels per chunk */
+  int chain;         /* the three products summed on the tensor cores one after the other (else apart) */
   int channel_tiles; /* groups of up to 64 output channels */
   size_t shared_bytes;
 } cuda_conv_tf32x3;
