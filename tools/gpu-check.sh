@@ -199,6 +199,10 @@ done
 step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/tools/zoo.sh" "$pack/bin" --backend vulkan \
   --size full --runs 5 --out /tmp/gfxep-zoo-vulkan ${GFXEP_ZOO_ARGS:-}
 cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
+# the float32 convolution A/B (bench/conv32_ab.py): the SR and denoiser nets' layers and the nets with
+# cuDNN alone, the default and the three-TF32-product kernel everywhere, PyTorch float32 beside them
+[ -n "$py" ] && step conv32_ab 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/bench/conv32_ab.py" --bench "$pack/bin/gfxep-bench" \
+  --plugin "$pack/lib/libgfxep.so" --out "$logs"
 # the backends side by side on the full-size zoo, device-resident, in one run: CUDA, Vulkan (with its
 # cooperative-matrix kernels where the device has them), Vulkan without them (the tiled kernels) and
 # Vulkan with every float16 convolution on the tensor-core kernel (GFXEP_BENCH_ARGS: more arguments, e.g. --no-profile --only espcn_x2)
