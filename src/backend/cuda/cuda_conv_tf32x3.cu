@@ -34,7 +34,6 @@ const int kPitchCF = kTileW + 4; /* the staging tile's [channel][pixel] pitch: 3
 /* taps per chunk are kept near this many (k steps of 8): the chunk's weights, NT x 32 lanes x 16 bytes per
  * step, and its window stay within shared memory at two blocks per multiprocessor */
 const int kChunkTaps = 80;
-const int kChunkTapsFew = 144; /* for blocks of at most 32 output channels, whose weights take half the bytes */
 
 struct tc_args {
   int n, c_in, in_h, in_w, c_out, out_h, out_w;
@@ -218,7 +217,7 @@ __device__ __forceinline__ void store_row(const float* stage, const float* bias_
   }
 }
 
-template <int NT, bool CHAIN>
+template <int NT>
 __global__ void __launch_bounds__(kThreads, 2)
     tf32x3_conv_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                        const float* __restrict__ residual, float* __restrict__ y, tc_args a) {
@@ -293,21 +292,12 @@ __global__ void __launch_bounds__(kThreads, 2)
           /* the step's 8 taps summed on the tensor cores from zero, the small terms first, then added
            * to the running sums in IEEE float32: the tensor cores' own accumulation truncates each
            * addition, which over hundreds of taps missed float32's tolerance */
-          if (CHAIN) { /* the three products one after the other into one sum */
-            float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            mma_tf32(d, alo[m], b.x, b.y);
-            mma_tf32(d, ahi[m], b.z, b.w);
-            mma_tf32(d, ahi[m], b.x, b.y);
+          float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          mma_tf32(d, alo[m], b.x, b.y);
+          mma_tf32(d, ahi[m], b.z, b.w);
+          mma_tf32(d, ahi[m], b.x, b.y);
 #pragma unroll
-            for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
-          } else { /* three independent products, added in float32: no wait on one another */
-            float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            mma_tf32(d0, alo[m], b.x, b.y);
-            mma_tf32(d1, ahi[m], b.z, b.w);
-            mma_tf32(d2, ahi[m], b.x, b.y);
-#pragma unroll
-            for (int j = 0; j < 4; j++) acc[m][nt][j] += (d0[j] + d1[j]) + d2[j];
-          }
+          for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
         }
       }
     }
@@ -336,17 +326,15 @@ __global__ void __launch_bounds__(kThreads, 2)
 /* NT: pieces of 8 output channels per block */
 int pieces_for(int c_out) { return c_out <= 8 ? 1 : c_out <= 16 ? 2 : c_out <= 32 ? 4 : c_out <= 48 ? 6 : 8; }
 
-template <bool CHAIN>
-const void* kernel_of(int nt) {
+const void* kernel_for(int nt) {
   switch (nt) {
-    case 1: return (const void*)tf32x3_conv_kernel<1, CHAIN>;
-    case 2: return (const void*)tf32x3_conv_kernel<2, CHAIN>;
-    case 4: return (const void*)tf32x3_conv_kernel<4, CHAIN>;
-    case 6: return (const void*)tf32x3_conv_kernel<6, CHAIN>;
-    default: return (const void*)tf32x3_conv_kernel<8, CHAIN>;
+    case 1: return (const void*)tf32x3_conv_kernel<1>;
+    case 2: return (const void*)tf32x3_conv_kernel<2>;
+    case 4: return (const void*)tf32x3_conv_kernel<4>;
+    case 6: return (const void*)tf32x3_conv_kernel<6>;
+    default: return (const void*)tf32x3_conv_kernel<8>;
   }
 }
-const void* kernel_for(int nt, bool chain) { return chain ? kernel_of<true>(nt) : kernel_of<false>(nt); }
 const int kPieceCounts[] = {1, 2, 4, 6, 8};
 
 tc_args args_of(const cuda_conv_tf32x3* p) {
@@ -386,21 +374,19 @@ cudaError_t allow_shared(int* limit) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  for (int i = 0; i < 10 && err == cudaSuccess; i++)
-    err = cudaFuncSetAttribute(kernel_for(kPieceCounts[i % 5], i >= 5), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               *limit);
+  for (int i = 0; i < 5 && err == cudaSuccess; i++)
+    err = cudaFuncSetAttribute(kernel_for(kPieceCounts[i]), cudaFuncAttributeMaxDynamicSharedMemorySize, *limit);
   return err;
 }
 
-template <bool CHAIN>
 void launch(int nt, dim3 grid, size_t shared, cudaStream_t stream, const float* x, const float* w, const float* bias,
             const float* residual, float* y, const tc_args& a) {
   switch (nt) {
-    case 1: tf32x3_conv_kernel<1, CHAIN><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
-    case 2: tf32x3_conv_kernel<2, CHAIN><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
-    case 4: tf32x3_conv_kernel<4, CHAIN><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
-    case 6: tf32x3_conv_kernel<6, CHAIN><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
-    default: tf32x3_conv_kernel<8, CHAIN><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
+    case 1: tf32x3_conv_kernel<1><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
+    case 2: tf32x3_conv_kernel<2><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
+    case 4: tf32x3_conv_kernel<4><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
+    case 6: tf32x3_conv_kernel<6><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
+    default: tf32x3_conv_kernel<8><<<grid, kThreads, shared, stream>>>(x, w, bias, residual, y, a); break;
   }
 }
 
@@ -408,8 +394,8 @@ void launch(int nt, dim3 grid, size_t shared, cudaStream_t stream, const float* 
 
 extern "C" int cuda_conv_tf32x3_applies(int dtype, int allow_tf32, int spatial, int group, int channels_last, int c_in,
                                         int c_out, const int* kernel, int cc_major) {
-  const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
-  if (!env || (strcmp(env, "1") != 0 && strcmp(env, "auto") != 0)) return 0; /* opt-in until measured on a GPU */
+  const char* env = getenv("GFXEP_CUDA_CONV_TF32X3"); /* unset or "auto": where measured faster (plan) */
+  if (env && strcmp(env, "0") == 0) return 0;
   return dtype == GFX_DTYPE_F32 && !allow_tf32 && spatial == 2 && group == 1 && !channels_last && c_in >= 1 &&
          c_out > CUDA_CONV_THIN_MAX_OUT_CHANNELS && kernel[0] >= 1 && kernel[1] >= 1 &&
          (int64_t)kernel[0] * kernel[1] >= 2 && cc_major >= 8;
@@ -424,18 +410,15 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   const int area = p->kernel_h * p->kernel_w;
   const int nt = pieces_for(p->c_out);
   /* taps per chunk: more taps mean fewer barriers and loads per tile but more shared memory per block.
-   * H100, ESPCN's 64 -> 32 3x3 at 540x960: 0.855 ms at 40 taps, 0.754 at 80, 0.668 at 144; SR64's
-   * 64 -> 64: 0.311, 0.269, 0.345 (at 144 its 64 channels' weights leave room for one block per
-   * multiprocessor). GFXEP_CUDA_CONV_TF32X3_TAPS sets it, to measure. */
+   * H100, ESPCN's 64 -> 32 3x3 at 540x960: 0.855 ms at 40 taps, 0.754 at 80, 0.668 at 144 (cuDNN
+   * 0.695); SR64's 64 -> 64: 0.311, 0.269, 0.345 (at 144 its 64 channels' weights leave room for one
+   * block per multiprocessor). GFXEP_CUDA_CONV_TF32X3_TAPS sets it, to measure. */
   const char* taps_env = getenv("GFXEP_CUDA_CONV_TF32X3_TAPS");
-  const int chunk_taps = taps_env && atoi(taps_env) > 0 ? atoi(taps_env) : nt <= 4 ? kChunkTapsFew : kChunkTaps;
+  const int chunk_taps = taps_env && atoi(taps_env) > 0 ? atoi(taps_env) : kChunkTaps;
   int chunk = chunk_taps / area;
   if (chunk < 1) chunk = 1;
   if (chunk > p->c_in) chunk = p->c_in;
   p->chunk = chunk;
-  /* GFXEP_CUDA_CONV_TF32X3_CHAIN=0: the three products into three sums added in float32, to measure */
-  const char* chain_env = getenv("GFXEP_CUDA_CONV_TF32X3_CHAIN");
-  p->chain = !(chain_env && strcmp(chain_env, "0") == 0);
   const tc_args a = args_of(p);
   const int64_t tiles = (int64_t)a.n * a.tiles_y * a.tiles_x;
   const int64_t channel_tiles = (p->c_out + nt * 8 - 1) / (nt * 8);
@@ -448,14 +431,16 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   if (p->shared_bytes > (size_t)limit) return cudaErrorInvalidValue;
   /* a build whose only code for this device is PTX of an older architecture has the kernel empty */
   cudaFuncAttributes attr;
-  err = cudaFuncGetAttributes(&attr, kernel_for(nt, p->chain));
+  err = cudaFuncGetAttributes(&attr, kernel_for(nt));
   if (err != cudaSuccess) return err;
   if (attr.ptxVersion < 80) return cudaErrorNotSupported;
-  /* "auto": where it was measured faster than cuDNN (H100): the tiles mostly full and filling the device
-   * twice over (ResNet-18's 14- and 7-wide maps took 4.86 ms on it against cuDNN's 1.10), and either
-   * few output channels (ESPCN's 32 -> 12 0.278 ms against 0.345) or one chunk holding every input
-   * channel (a first layer: ESPCN's 3 -> 64 5x5 0.226 against 0.286); layers of 64 output channels
-   * and more over several chunks stayed slower (SR64's 64 -> 64 0.269 against 0.242) */
+  /* "auto": the kinds of layer it was measured faster than cuDNN on (H100, 80-tap chunks): the tiles
+   * mostly full and filling the device twice over (ResNet-18's 14- and 7-wide maps took 4.86 ms with it
+   * on every Conv against cuDNN's 1.10), and either at most 16 output channels (ESPCN's 32 -> 12 0.278
+   * ms against 0.345) or one chunk holding every input channel (a first layer: ESPCN's 3 -> 64 5x5
+   * 0.226 against 0.286). Layers of 32 output channels and more over several chunks were slower or
+   * within a few percent (64 -> 32 0.754 against 0.695, 0.668 in 144-tap chunks; 64 -> 64 0.269
+   * against 0.242; 128 -> 128 0.171 against 0.133) and stay with cuDNN. */
   const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
   if (env && strcmp(env, "1") == 0) return cudaSuccess;
   int device = 0, sms = 0;
@@ -463,7 +448,7 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   const bool fills = p->out_w >= kTileW * 3 / 4 && tiles * channel_tiles >= 2 * (int64_t)sms;
-  const bool pays = nt <= 4 || chunk == p->c_in;
+  const bool pays = nt <= 2 || chunk == p->c_in;
   return fills && pays ? cudaSuccess : cudaErrorNotSupported;
 }
 
@@ -472,19 +457,16 @@ extern "C" cudaError_t cuda_conv_tf32x3_run(const cuda_conv_tf32x3* p, const flo
   if (p->channel_tiles < 1 || p->chunk < 1) return cudaErrorInvalidValue;
   const tc_args a = args_of(p);
   const dim3 grid((unsigned)(a.n * a.tiles_y * a.tiles_x), (unsigned)p->channel_tiles);
-  if (p->chain)
-    launch<true>(pieces_for(p->c_out), grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
-  else
-    launch<false>(pieces_for(p->c_out), grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
+  launch(pieces_for(p->c_out), grid, p->shared_bytes, stream, x, w, bias, residual, y, a);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t cuda_conv_tf32x3_preload(void) {
   int limit = 0;
   cudaError_t err = allow_shared(&limit);
-  for (int i = 0; i < 10 && err == cudaSuccess; i++) {
+  for (int i = 0; i < 5 && err == cudaSuccess; i++) {
     cudaFuncAttributes attr;
-    err = cudaFuncGetAttributes(&attr, kernel_for(kPieceCounts[i % 5], i >= 5));
+    err = cudaFuncGetAttributes(&attr, kernel_for(kPieceCounts[i]));
   }
   return err;
 }

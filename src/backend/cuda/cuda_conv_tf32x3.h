@@ -38,15 +38,14 @@ typedef struct cuda_conv_tf32x3 {
   cuda_conv_epilogue epilogue;
   /* set by cuda_conv_tf32x3_plan */
   int chunk;         /* input channels per chunk */
-  int chain;         /* the three products summed on the tensor cores one after the other (else apart) */
   int channel_tiles; /* groups of up to 64 output channels */
   size_t shared_bytes;
 } cuda_conv_tf32x3;
 
 /* Whether a convolution is one for this kernel: float32 (TF32 not allowed, else cuDNN's TF32 is
  * faster), 2-D, NCHW, one group, a window of more than one tap, more than CUDA_CONV_THIN's output
- * channels, compute capability 8.0 or later. Opt-in while unmeasured: GFXEP_CUDA_CONV_TF32X3=1 takes it
- * wherever it applies, =auto only where its tiles are mostly full and fill the device twice. */
+ * channels, compute capability 8.0 or later. cuda_conv_tf32x3_plan then keeps it where it was measured
+ * faster than cuDNN (GFXEP_CUDA_CONV_TF32X3 unset or "auto"); =1 takes it wherever it can run, =0 never. */
 int cuda_conv_tf32x3_applies(int dtype, int allow_tf32, int spatial, int group, int channels_last, int c_in,
                              int c_out, const int* kernel, int cc_major);
 
