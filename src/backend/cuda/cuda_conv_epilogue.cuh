@@ -30,4 +30,16 @@ __device__ inline float cuda_conv_finish(const cuda_conv_epilogue& e, float v, f
   return cuda_conv_activate(e, v + r); /* IR_RES_ADD_THEN_ACT, or no residual (r = 0) */
 }
 
+/* ACT for cuda_conv_finish_as: the activation e says, looked up per element */
+const int kCudaAnyActivation = -1;
+
+/* cuda_conv_finish with the activation fixed at compile time (ACT >= 0), so that a kernel's store loop
+ * holds only that activation's code; kCudaAnyActivation looks it up. */
+template <int ACT>
+__device__ __forceinline__ float cuda_conv_finish_as(const cuda_conv_epilogue& e, float v, float r) {
+  cuda_conv_epilogue fixed = e;
+  if (ACT != kCudaAnyActivation) fixed.activation = ACT;
+  return cuda_conv_finish(fixed, v, r);
+}
+
 #endif

@@ -63,17 +63,6 @@ __host__ __device__ constexpr int stage_elements(int nt) {
   return (nt * 8) * kPitchCF > kTileW * pitch_cl(nt) ? (nt * 8) * kPitchCF : kTileW * pitch_cl(nt);
 }
 
-/* ACT for store_tile: the activation e says, looked up per element */
-const int kAnyActivation = -1;
-
-/* bias-added sum v -> residual r, activation, in float32; ACT >= 0 fixes the activation at compile time */
-template <int ACT>
-__device__ __forceinline__ float finish(const cuda_conv_epilogue& e, float v, float r) {
-  cuda_conv_epilogue fixed = e;
-  if (ACT != kAnyActivation) fixed.activation = ACT;
-  return cuda_conv_finish(fixed, v, r);
-}
-
 /* Eight 16-bit values as one 16-byte store, rounded once from float32. */
 template <typename T>
 __device__ __forceinline__ void store8(T* dst, const float* v) {
@@ -112,7 +101,8 @@ __device__ __forceinline__ void store_tile(const float* stage, const float* bias
         float v[8], r[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         if (residual) load8(residual + at, r);
 #pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = finish<ACT>(a.e, stage[px * pitch_cl(NT) + cl + i] + bias_of[cl + i], r[i]);
+        for (int i = 0; i < 8; i++)
+          v[i] = cuda_conv_finish_as<ACT>(a.e, stage[px * pitch_cl(NT) + cl + i] + bias_of[cl + i], r[i]);
         store8(y + at, v);
       }
       return;
@@ -121,7 +111,7 @@ __device__ __forceinline__ void store_tile(const float* stage, const float* bias
       for (int cl = lane; cl < NT * 8 && ch0 + cl < a.c_out; cl += 32) {
         const int64_t at = row + (int64_t)px * a.c_out + cl;
         const float r = residual ? to_float(residual[at]) : 0.0f;
-        y[at] = from_float<T>(finish<ACT>(a.e, stage[px * pitch_cl(NT) + cl] + bias_of[cl], r));
+        y[at] = from_float<T>(cuda_conv_finish_as<ACT>(a.e, stage[px * pitch_cl(NT) + cl] + bias_of[cl], r));
       }
     return;
   }
@@ -135,7 +125,8 @@ __device__ __forceinline__ void store_tile(const float* stage, const float* bias
       float v[8], r[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       if (residual) load8(residual + at, r);
 #pragma unroll
-      for (int i = 0; i < 8; i++) v[i] = finish<ACT>(a.e, stage[cl * kPitchCF + px + i] + bias_of[cl], r[i]);
+      for (int i = 0; i < 8; i++)
+        v[i] = cuda_conv_finish_as<ACT>(a.e, stage[cl * kPitchCF + px + i] + bias_of[cl], r[i]);
       store8(y + at, v);
     }
     return;
@@ -144,7 +135,7 @@ __device__ __forceinline__ void store_tile(const float* stage, const float* bias
     if (ox0 + lane >= a.out_w) continue;
     const int64_t at = row + cl * plane + lane;
     const float r = residual ? to_float(residual[at]) : 0.0f;
-    y[at] = from_float<T>(finish<ACT>(a.e, stage[cl * kPitchCF + lane] + bias_of[cl], r));
+    y[at] = from_float<T>(cuda_conv_finish_as<ACT>(a.e, stage[cl * kPitchCF + lane] + bias_of[cl], r));
   }
 }
 
@@ -320,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         store_tile<T, NT, output_cl(LAYOUT), IR_ACT_RELU>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
         break;
       default:
-        store_tile<T, NT, output_cl(LAYOUT), kAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
+        store_tile<T, NT, output_cl(LAYOUT), kCudaAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0);
         break;
     }
     __syncwarp(); /* the staging tile is free for the next tile */

@@ -12,6 +12,7 @@
 #include "backend/cuda/cuda_conv_epilogue.cuh"
 #include "backend/cuda/cuda_conv_thin.h"
 #include "backend/cuda/cuda_conv_tf32x3.h"
+#include "backend/cuda/cuda_mma.cuh"
 
 #include <limits.h>
 #include <stdint.h>
@@ -19,10 +20,6 @@
 #include <string.h>
 
 #include "ir/tensor.h"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define GFX_CUDA_TF32_MMA 1
-#endif
 
 namespace {
 
@@ -91,22 +88,10 @@ __device__ __forceinline__ void split_tf32(float x, uint32_t* hi, uint32_t* lo) 
   }
   *hi = bits & 0xffffe000u;
   const float rest = x - __uint_as_float(*hi);
-#ifdef GFX_CUDA_TF32_MMA
+#ifdef GFX_CUDA_MMA
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(*lo) : "f"(rest));
 #else
   *lo = __float_as_uint(rest);
-#endif
-}
-
-/* c += a b: a 16x8 (row), b 8x8 (col), TF32 operands, float32 c 16x8 */
-__device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#ifdef GFX_CUDA_TF32_MMA
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  (void)c, (void)a, (void)b0, (void)b1;
 #endif
 }
 
@@ -190,16 +175,6 @@ __device__ __forceinline__ void load_weights(const float* __restrict__ w, const 
   }
 }
 
-/* ACT for store_row: the activation e says, looked up per element */
-const int kAnyActivation = -1;
-
-template <int ACT>
-__device__ __forceinline__ float finish(const cuda_conv_epilogue& e, float v, float r) {
-  cuda_conv_epilogue fixed = e;
-  if (ACT != kAnyActivation) fixed.activation = ACT;
-  return cuda_conv_finish(fixed, v, r);
-}
-
 /* A warp's staged output row (32 pixels x this block's channels) through the epilogue into y: a
  * channel's 32 pixels per store, consecutive words. */
 template <int NT, int ACT>
@@ -213,7 +188,7 @@ __device__ __forceinline__ void store_row(const float* stage, const float* bias_
   for (int cl = 0; cl < channels; cl++) {
     const int64_t at = at0 + cl * plane;
     const float r = residual ? residual[at] : 0.0f;
-    y[at] = finish<ACT>(a.e, stage[cl * kPitchCF + lane] + bias_of[cl], r);
+    y[at] = cuda_conv_finish_as<ACT>(a.e, stage[cl * kPitchCF + lane] + bias_of[cl], r);
   }
 }
 
@@ -221,7 +196,7 @@ template <int NT>
 __global__ void __launch_bounds__(kThreads, 2)
     tf32x3_conv_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                        const float* __restrict__ residual, float* __restrict__ y, tc_args a) {
-#ifdef GFX_CUDA_TF32_MMA
+#ifdef GFX_CUDA_MMA
   extern __shared__ __align__(16) unsigned char smem[];
   const shared_layout l = layout_of(a, NT);
   int* tap_offset = reinterpret_cast<int*>(smem);
@@ -293,9 +268,9 @@ __global__ void __launch_bounds__(kThreads, 2)
            * to the running sums in IEEE float32: the tensor cores' own accumulation truncates each
            * addition, which over hundreds of taps missed float32's tolerance */
           float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-          mma_tf32(d, alo[m], b.x, b.y);
-          mma_tf32(d, ahi[m], b.z, b.w);
-          mma_tf32(d, ahi[m], b.x, b.y);
+          cuda_mma_tf32(d, alo[m], b.x, b.y);
+          cuda_mma_tf32(d, ahi[m], b.z, b.w);
+          cuda_mma_tf32(d, ahi[m], b.x, b.y);
 #pragma unroll
           for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
         }
@@ -311,12 +286,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-      for (int j = 0; j < 4; j++) stage[(nt * 8 + 2 * t + (j & 1)) * kPitchCF + m * 16 + g + (j >> 1) * 8] = acc[m][nt][j];
+      for (int j = 0; j < 4; j++)
+        stage[(nt * 8 + 2 * t + (j & 1)) * kPitchCF + m * 16 + g + (j >> 1) * 8] = acc[m][nt][j];
   __syncwarp();
   switch (a.e.activation) { /* the common activations compiled into the loop, the rest looked up */
     case IR_ACT_NONE: store_row<NT, IR_ACT_NONE>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
     case IR_ACT_RELU: store_row<NT, IR_ACT_RELU>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
-    default: store_row<NT, kAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
+    default: store_row<NT, kCudaAnyActivation>(stage, bias_of, residual, y, a, img, oy, ox0, ch0); break;
   }
 #else
   (void)x, (void)w, (void)bias, (void)residual, (void)y, (void)a;

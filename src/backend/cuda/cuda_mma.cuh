@@ -1,6 +1,7 @@
 /* gfxep CUDA backend — the warp-level tensor-core product the hand-written kernels share
  * (cuda_attention_tiled.cu, cuda_conv_narrow.cu): mma.sync.m16n8k16 on float16 or bfloat16 with
- * float32 accumulators, compute capability 8.0 and later.
+ * float32 accumulators, compute capability 8.0 and later; and m16n8k8 on TF32 (cuda_conv_tf32x3.cu,
+ * at the end).
  *
  * The register layout is PTX's documented one. With lane's group g = lane / 4 and t = lane % 4:
  *   A (16x16, row-major): a[0] = A[g][2t, 2t+1], a[1] = A[g+8][2t, 2t+1], a[2] = A[g][2t+8, 2t+9],
@@ -62,5 +63,20 @@ struct cuda_mma_traits<__nv_bfloat16> {
     return *reinterpret_cast<const uint32_t*>(&h);
   }
 };
+
+/* c += a b on TF32 operands (each register one 32-bit value whose low 13 mantissa bits are ignored):
+ * mma.sync.m16n8k8, a 16x8 (row), b 8x8 (col), c 16x8 float32. The register layout, with g = lane / 4
+ * and t = lane % 4: a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]; b0 = B[t][g],
+ * b1 = B[t+4][g]; c as above (cuda_conv_tf32x3.cu). */
+__device__ __forceinline__ void cuda_mma_tf32(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#ifdef GFX_CUDA_MMA
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  (void)c, (void)a, (void)b0, (void)b1;
+#endif
+}
 
 #endif
