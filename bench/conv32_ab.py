@@ -21,17 +21,21 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_bench as tb  # noqa: E402
 
-# (name, input channels, output channels, window, activation, input shape): the nets' own layers
+# (name, input channels, output channels, window, activation or "residual" (+ the input, which
+# gfxep folds into the Conv), input shape): the nets' own layers
 LAYERS = [
     ("espcn_3_64_5x5", 3, 64, 5, "tanh", (1, 3, 540, 960)),
     ("espcn_64_32", 64, 32, 3, "tanh", (1, 64, 540, 960)),
     ("espcn_32_12", 32, 12, 3, None, (1, 32, 540, 960)),
     ("sr64_64_64", 64, 64, 3, "relu", (1, 64, 270, 480)),
+    ("sr64_64_64_residual", 64, 64, 3, "residual", (1, 64, 270, 480)),  # the second Conv of its blocks
+    ("sr64_64_48", 64, 48, 3, None, (1, 64, 270, 480)),  # its last Conv, before the x4 pixel shuffle
     ("unet_64_32", 64, 32, 3, "relu", (1, 64, 512, 512)),
     ("unet_128_128", 128, 128, 3, "relu", (1, 128, 128, 128)),
 ]
 NETS = ["espcn_x2", "sr64_x4", "unet", "style"]
-CONFIGS = [("cudnn", "0"), ("default", None), ("everywhere", "1")]
+# label -> the environment the run adds: cuDNN alone, the default rule, the kernel on every Conv it can run
+CONFIGS = [("cudnn", {"GFXEP_CUDA_CONV_TF32X3": "0"}), ("default", {}), ("everywhere", {"GFXEP_CUDA_CONV_TF32X3": "1"})]
 
 
 class Layer(nn.Module):
@@ -41,14 +45,14 @@ class Layer(nn.Module):
 
     def forward(self, x):
         y = self.conv(x)
+        if self.act == "residual":
+            return x + y
         return torch.tanh(y) if self.act == "tanh" else torch.relu(y) if self.act == "relu" else y
 
 
-def gfxep(bench, path, tf32x3, env):
-    e = dict(env)
-    e.pop("GFXEP_CUDA_CONV_TF32X3", None)
-    if tf32x3 is not None:
-        e["GFXEP_CUDA_CONV_TF32X3"] = tf32x3
+def gfxep(bench, path, extra, env):
+    e = {k: v for k, v in env.items() if not k.startswith("GFXEP_CUDA_CONV_TF32X3")}
+    e.update(extra)
     try:
         p = subprocess.run([bench, "--runs", "100", path], env=e, capture_output=True, text=True, timeout=60)
         d = json.loads(p.stdout.strip().splitlines()[-1])

@@ -23,7 +23,7 @@ cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 "$out/lib/"
 cp -L /usr/lib/x86_64-linux-gnu/libpng16.so.16 "$out/lib/"
 for t in tests/test_ort tests/test_backend_ops tests/test_user_stream_cuda tests/test_ref_kernels tests/test_interop \
          tests/test_interop_vulkan tests/test_vk_producer gfxep-run gfxep-alloc-bench gfxep-demo gfxep-bench gfxep-info gfxep-minimal \
-         tests/test_soak tests/test_faults tests/test_concurrency tests/test_frames gfxep-graph-launch-cost; do
+         tests/test_soak tests/test_faults tests/test_concurrency tests/test_frames gfxep-graph-launch-cost gfxep-mma-peak; do
   [ -x "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 for t in test_ir test_pool test_op_cases test_vulkan_backend; do [ -x "$build/tests/$t" ] && cp "$build/tests/$t" "$out/bin/"; done

@@ -192,6 +192,80 @@ __device__ __forceinline__ void store_row(const float* stage, const float* bias_
   }
 }
 
+/* A's registers for S k steps (their hi and lo halves) and the loads that fill them from the window. */
+template <int S>
+struct a_regs {
+  uint32_t hi[S][2][4], lo[S][2][4];
+};
+template <int S>
+__device__ __forceinline__ void load_a(a_regs<S>& r, const uint32_t* win_hi, const uint32_t* win_lo,
+                                       const int* tap_offset, const int (&base)[2][2], int ks, int t) {
+#pragma unroll
+  for (int s = 0; s < S; s++) {
+    const int o0 = tap_offset[(ks + s) * 8 + t], o4 = tap_offset[(ks + s) * 8 + t + 4];
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+      const int p0 = base[m][0], p8 = base[m][1];
+      r.hi[s][m][0] = win_hi[p0 + o0], r.lo[s][m][0] = win_lo[p0 + o0];
+      r.hi[s][m][1] = win_hi[p8 + o0], r.lo[s][m][1] = win_lo[p8 + o0];
+      r.hi[s][m][2] = win_hi[p0 + o4], r.lo[s][m][2] = win_lo[p0 + o4];
+      r.hi[s][m][3] = win_hi[p8 + o4], r.lo[s][m][3] = win_lo[p8 + o4];
+    }
+  }
+}
+
+/* S k steps of 8 taps, from ks on: each output's S x 8 taps summed on the tensor cores from zero, the
+ * small terms (lo x hi, hi x lo) first, then added to the running sums in IEEE float32. The tensor
+ * cores' own accumulation truncates each addition, which over hundreds of taps missed float32's
+ * tolerance; over S x 8 taps it stays within float32's rounding of the whole sum. */
+template <int NT, int S>
+__device__ __forceinline__ void mma_steps(float (&acc)[2][NT][4], const a_regs<S>& r, const uint4* b_frag, int ks,
+                                          int lane) {
+#pragma unroll
+  for (int nt = 0; nt < NT; nt++) {
+    uint4 b[S];
+#pragma unroll
+    for (int s = 0; s < S; s++) b[s] = b_frag[((ks + s) * NT + nt) * 32 + lane];
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+      float d[4];
+      cuda_mma_tf32_from_zero(d, r.lo[0][m], b[0].x, b[0].y);
+      cuda_mma_tf32(d, r.hi[0][m], b[0].z, b[0].w);
+#pragma unroll
+      for (int s = 1; s < S; s++) {
+        cuda_mma_tf32(d, r.lo[s][m], b[s].x, b[s].y);
+        cuda_mma_tf32(d, r.hi[s][m], b[s].z, b[s].w);
+      }
+#pragma unroll
+      for (int s = 0; s < S; s++) cuda_mma_tf32(d, r.hi[s][m], b[s].x, b[s].y);
+#pragma unroll
+      for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
+    }
+  }
+}
+
+/* A chunk's k steps, two per float32 addition (an odd last one alone). H100, 2 against 1: ESPCN's 3 -> 64
+ * 5x5 0.219 ms against 0.223, its 64 -> 32 0.733 against 0.743, SR64's 64 -> 64 0.260 against 0.266,
+ * the float32 SR64 net 2.31 against 2.37; loading the next step's A ahead (0.229, 0.768, 0.277) and
+ * filling the next chunk by cp.async while this one is summed (0.238, 0.966, 0.328) were slower. */
+template <int NT>
+__device__ __forceinline__ void chunk_steps(float (&acc)[2][NT][4], const uint32_t* win_hi, const uint32_t* win_lo,
+                                            const uint4* b_frag, const int* tap_offset, const int (&base)[2][2],
+                                            int steps, int lane, int t) {
+  int ks = 0;
+#pragma unroll 1
+  for (; ks + 2 <= steps; ks += 2) {
+    a_regs<2> r;
+    load_a(r, win_hi, win_lo, tap_offset, base, ks, t);
+    mma_steps<NT, 2>(acc, r, b_frag, ks, lane);
+  }
+  if (ks < steps) {
+    a_regs<1> r;
+    load_a(r, win_hi, win_lo, tap_offset, base, ks, t);
+    mma_steps<NT, 1>(acc, r, b_frag, ks, lane);
+  }
+}
+
 template <int NT>
 __global__ void __launch_bounds__(kThreads, 2)
     tf32x3_conv_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
@@ -247,35 +321,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     load_weights<NT>(w, a, ch0, c0, b_words);
     __syncthreads();
     if (oy >= a.out_h) continue;
-#pragma unroll 1
-    for (int ks = 0; ks < a.chunk_steps; ks++) {
-      const int o0 = tap_offset[ks * 8 + t], o4 = tap_offset[ks * 8 + t + 4];
-      uint32_t ahi[2][4], alo[2][4];
-#pragma unroll
-      for (int m = 0; m < 2; m++) {
-        const int p0 = base[m][0], p8 = base[m][1];
-        ahi[m][0] = win_hi[p0 + o0], alo[m][0] = win_lo[p0 + o0];
-        ahi[m][1] = win_hi[p8 + o0], alo[m][1] = win_lo[p8 + o0];
-        ahi[m][2] = win_hi[p0 + o4], alo[m][2] = win_lo[p0 + o4];
-        ahi[m][3] = win_hi[p8 + o4], alo[m][3] = win_lo[p8 + o4];
-      }
-#pragma unroll
-      for (int nt = 0; nt < NT; nt++) {
-        const uint4 b = b_frag[(ks * NT + nt) * 32 + lane];
-#pragma unroll
-        for (int m = 0; m < 2; m++) {
-          /* the step's 8 taps summed on the tensor cores from zero, the small terms first, then added
-           * to the running sums in IEEE float32: the tensor cores' own accumulation truncates each
-           * addition, which over hundreds of taps missed float32's tolerance */
-          float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-          cuda_mma_tf32(d, alo[m], b.x, b.y);
-          cuda_mma_tf32(d, ahi[m], b.z, b.w);
-          cuda_mma_tf32(d, ahi[m], b.x, b.y);
-#pragma unroll
-          for (int j = 0; j < 4; j++) acc[m][nt][j] += d[j];
-        }
-      }
-    }
+    chunk_steps<NT>(acc, win_hi, win_lo, b_frag, tap_offset, base, a.chunk_steps, lane, t);
   }
 
   __syncthreads(); /* the staging tiles reuse the window's and weights' bytes */

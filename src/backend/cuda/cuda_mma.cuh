@@ -79,4 +79,17 @@ __device__ __forceinline__ void cuda_mma_tf32(float* c, const uint32_t* a, uint3
 #endif
 }
 
+/* d = a b, the same product started from zero accumulators (no registers zeroed for it). */
+__device__ __forceinline__ void cuda_mma_tf32_from_zero(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#ifdef GFX_CUDA_MMA
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%10,%10,%10,%10};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+#else
+  d[0] = d[1] = d[2] = d[3] = 0.0f;
+  (void)a, (void)b0, (void)b1;
+#endif
+}
+
 #endif
