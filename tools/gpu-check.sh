@@ -65,6 +65,7 @@ step ort129_cuda 300 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/
 [ -n "$ort130" ] && step ort130_reference 300 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=reference "$pack/bin/test_ort"
 # what a CUDA graph's memset nodes cost cudaGraphLaunch on the host beside kernel nodes (JSON lines)
 step graph_launch_cost 90 "$pack/bin/gfxep-graph-launch-cost"
+step mma_peak 60 "$pack/bin/gfxep-mma-peak"
 step user_stream_cuda 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/test_user_stream_cuda"
 step interop_api_cuda 120 env GFXEP_ORT_LIB="$ort129" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
 [ -n "$ort130" ] && step interop_api_cuda_ort130 120 env GFXEP_ORT_LIB="$ort130" GFXEP_TEST_BACKEND=cuda "$pack/bin/test_interop"
@@ -201,7 +202,7 @@ step zoo_vulkan 420 env GFXEP_PYTHON="$py" GFXEP_ORT_LIB="$ort129" bash "$root/t
 cp /tmp/gfxep-zoo-vulkan/zoo.json "$logs/zoo_vulkan.json" 2>/dev/null || true
 # the float32 convolution A/B (bench/conv32_ab.py): the SR and denoiser nets' layers and the nets with
 # cuDNN alone, the default and the three-TF32-product kernel everywhere, PyTorch float32 beside them
-[ -n "$py" ] && step conv32_ab 300 env GFXEP_ORT_LIB="$ort129" "$py" "$root/bench/conv32_ab.py" --bench "$pack/bin/gfxep-bench" \
+[ -n "$py" ] && step conv32_ab 480 env GFXEP_ORT_LIB="$ort129" "$py" "$root/bench/conv32_ab.py" --bench "$pack/bin/gfxep-bench" \
   --plugin "$pack/lib/libgfxep.so" --out "$logs"
 # the backends side by side on the full-size zoo, device-resident, in one run: CUDA, Vulkan (with its
 # cooperative-matrix kernels where the device has them), Vulkan without them (the tiled kernels) and
@@ -241,6 +242,17 @@ for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pa
          slice_crop concat_channels topk_scores_k1000; do
   step "kernel_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
 done
+# the same on the Vulkan backend (device time from its frame timings) with its grid-stride dispatches
+# capped at fewer workgroups (GFXEP_VULKAN_GRID_GROUPS, vk_grid_groups): longer-lived workgroups pay
+# their set-up (the plan's loads) over more elements; and the layout ops' cases under the smallest cap
+for m in resize_nearest_x2 resize_linear_x2 depth_to_space_x2 pad_reflect slice_crop concat_channels; do
+  for g in 0 8192 2048 1024; do
+    step "vk_grid_${m}_$g" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_GRID_GROUPS=$g "$pack/bin/gfxep-bench" \
+      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+  done
+done
+step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
+  -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
 step run_denoise_small 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 "$pack/models/denoise_small.onnx"
 step run_conv_net 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-run" --backend cuda --runs 200 --dyn 512 "$pack/models/conv_net.onnx"

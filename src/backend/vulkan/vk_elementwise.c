@@ -351,10 +351,7 @@ gfx_status vk_run_elementwise(vk_device* d, const gfx_exec_ctx* ctx, const ir_no
   pc.lo = node->op == GFX_OP_CLIP && p->has_min ? p->min : -INFINITY;
   pc.hi = node->op == GFX_OP_CLIP && p->has_max ? p->max : INFINITY;
 
-  uint32_t groups = (st->count + EW_GROUP_SIZE - 1) / EW_GROUP_SIZE;
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
-  if (groups > max_groups) groups = max_groups;
+  const uint32_t groups = vk_grid_groups(d, ((uint64_t)st->count + EW_GROUP_SIZE - 1) / EW_GROUP_SIZE);
 
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;

@@ -72,6 +72,9 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->phys = phys;
   vkGetPhysicalDeviceProperties(phys, &d->props);
   if (d->props.apiVersion < VK_API_VERSION_1_2) return "Vulkan 1.2";
+  d->grid_groups = d->props.limits.maxComputeWorkGroupCount[0] < 65535 ? d->props.limits.maxComputeWorkGroupCount[0] : 65535;
+  const char* grid_env = getenv("GFXEP_VULKAN_GRID_GROUPS");
+  if (grid_env && atol(grid_env) > 0 && (uint32_t)atol(grid_env) < d->grid_groups) d->grid_groups = (uint32_t)atol(grid_env);
 
   uint32_t n_fam = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &n_fam, NULL);

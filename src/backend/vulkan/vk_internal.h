@@ -102,6 +102,9 @@ typedef struct vk_device {
   VkDeviceSize host_import_align;     /* its minImportedHostPointerAlignment */
   int has_ext_memory_win32, has_ext_semaphore_win32; /* Windows only; 0 elsewhere */
   VkDeviceSize max_alloc; /* maxMemoryAllocationSize */
+  /* the workgroups of a grid-stride dispatch (vk_grid_groups): maxComputeWorkGroupCount[0], at most
+   * 65535, or GFXEP_VULKAN_GRID_GROUPS when set (to measure fewer, longer-lived workgroups) */
+  uint32_t grid_groups;
 
   /* created by device_get */
   pthread_mutex_t init_lock;
@@ -627,6 +630,9 @@ gfx_status vk_run_roi_align(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
  * these push constants over `count` elements in workgroups of 256 (grid-stride, at most 65535
  * groups), then a barrier. */
 gfx_status vk_check_elements_u32(const ir_node* node, const gfx_shape* shapes, int n);
+/* The workgroups to dispatch for `needed` of them in a shader that walks its work with a grid stride:
+ * needed, at most the device's grid_groups. */
+uint32_t vk_grid_groups(const vk_device* d, uint64_t needed);
 gfx_status vk_dispatch_elements(vk_device* d, void* stream, vk_pipe* pipe, const void* push, size_t push_bytes,
                                 uint64_t count);
 /* n dispatches of `pipe` in one recording, groups[i] workgroups each and a barrier after each: before

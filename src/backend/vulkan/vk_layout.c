@@ -357,8 +357,6 @@ void vk_release_layout(vk_device* d, void* state) {
 
 static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in,
                             gfx_tensor* out, layout_state* st) {
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
@@ -390,11 +388,11 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
     plan_push pc = {.src = (uint64_t)(uintptr_t)src->data,
                     .dst = (uint64_t)(uintptr_t)dst->data,
                     .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)(2 * k + v)};
-    int64_t groups = st->row_items[k][v] ? st->row_items[k][v] : (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE;
-    if (groups > (int64_t)max_groups) groups = max_groups;
+    const uint32_t groups = vk_grid_groups(d, (uint64_t)(st->row_items[k][v] ? st->row_items[k][v]
+                                                        : (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipes[k][v]->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+    vkCmdDispatch(cb, groups, 1, 1);
   }
   if (!status) vk_cmd_barrier(cb);
   return vk_stream_release(d, ctx->stream, s, status);

@@ -78,20 +78,21 @@ gfx_status vk_check_elements_u32(const ir_node* node, const gfx_shape* shapes, i
   return NULL;
 }
 
+uint32_t vk_grid_groups(const vk_device* d, uint64_t needed) {
+  return needed > d->grid_groups ? d->grid_groups : (uint32_t)needed;
+}
+
 gfx_status vk_dispatch_elements(vk_device* d, void* stream, vk_pipe* pipe, const void* push, size_t push_bytes,
                                 uint64_t count) {
   if (count == 0) return NULL;
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
-  uint64_t groups = (count + GROUP_SIZE - 1) / GROUP_SIZE;
-  if (groups > max_groups) groups = max_groups;
+  const uint32_t groups = vk_grid_groups(d, (count + GROUP_SIZE - 1) / GROUP_SIZE);
   vk_stream* s = vk_stream_acquire(d, stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
   if (!status) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
-    vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+    vkCmdDispatch(cb, groups, 1, 1);
     vk_cmd_barrier(cb);
   }
   return vk_stream_release(d, stream, s, status);

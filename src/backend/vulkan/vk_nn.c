@@ -385,10 +385,7 @@ static void window_of(const ir_conv_geom* g, int64_t count, conv_window_gpu* w) 
 /* A convolution's dispatch (one invocation per output element, grid-stride) and its Geom block. */
 static gfx_status upload_conv_geom(vk_device* d, nn_state* st, int64_t count, const void* geom, size_t bytes) {
   st->count = count;
-  int64_t groups = (count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
-  uint32_t max_groups = d->props.limits.maxComputeWorkGroupCount[0];
-  if (max_groups > 65535) max_groups = 65535;
-  st->groups[0] = (uint32_t)(groups > (int64_t)max_groups ? max_groups : groups);
+  st->groups[0] = vk_grid_groups(d, (uint64_t)((count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE));
   st->groups[1] = st->groups[2] = 1;
   GFX_TRY(vk_buffer_create(d, bytes, VK_MEM_CONSTANTS, &st->geom));
   memcpy(st->geom.mapped, geom, bytes);
