@@ -574,18 +574,20 @@ static void fast_path_cases(gfx_dev* gpu, void* stream) {
           c.misalign = misalign;
           run_case(gpu, stream, &c);
         }
-  /* unary and Cast over contiguous tensors with a tail, aligned and not */
-  const gfx_shape u[1] = {SHAPE(3, 1001)};
+  /* unary and Cast over contiguous tensors with a tail, aligned and not; and unary over a whole
+   * number of 16-byte groups (the element-wise kernels' grouped path, aligned; misaligned, per element) */
+  const gfx_shape u[1] = {SHAPE(3, 1001)}, whole[1] = {SHAPE(5, 1024)};
   for (int misalign = 0; misalign < 2; misalign++) {
-    for (int t = 0; t < 5; t++) {
-      ew_case c = case_of(t >= 3 ? GFX_OP_NEG : GFX_OP_RELU, all_math_types[t], 1, u);
-      c.misalign = misalign;
-      run_case(gpu, stream, &c);
-      if (t < 3) {
-        c.node.op = GFX_OP_SIGMOID;
+    for (int t = 0; t < 5; t++)
+      for (int w = 0; w < 2; w++) {
+        ew_case c = case_of(t >= 3 ? GFX_OP_NEG : GFX_OP_RELU, all_math_types[t], 1, w ? whole : u);
+        c.misalign = misalign;
         run_case(gpu, stream, &c);
+        if (t < 3) {
+          c.node.op = GFX_OP_SIGMOID;
+          run_case(gpu, stream, &c);
+        }
       }
-    }
     static const int cast_types[] = {GFX_DTYPE_F32, GFX_DTYPE_F16, GFX_DTYPE_BF16,
                                      GFX_DTYPE_I32, GFX_DTYPE_I64, GFX_DTYPE_BOOL};
     for (int a = 0; a < 6; a++)

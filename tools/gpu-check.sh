@@ -251,6 +251,13 @@ for m in resize_nearest_x2 resize_linear_x2 depth_to_space_x2 pad_reflect slice_
       --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
   done
 done
+# the element-wise kernels on Vulkan with 16-byte groups (the default) and one element per step
+for m in relu_fp16 add_fp16; do
+  for e in 1 0; do
+    step "vk_ew_groups_${m}_$e" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_EW_GROUPS=$e "$pack/bin/gfxep-bench" \
+      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+  done
+done
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"

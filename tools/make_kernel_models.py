@@ -2,7 +2,7 @@
 """Writes single-node models of the bandwidth-bound data-movement kernels of graphics nets, at the
 sizes tools/gpu-check.sh times them with gfxep-bench (device time per kernel, float16, a 64-channel
 1080p map): Resize x2 in each mode (decoders), DepthToSpace x2 (sub-pixel SR) and reflection Pad
-(style transfer); and a detector's selection, TopK of the 1000 best among a million float32 scores
+(style transfer), Relu and Add (element-wise); and a detector's selection, TopK of the 1000 best among a million float32 scores
 (one FPN level's anchors x classes). The bytes each moves are in the name's comment below and in kernels.json.
 
 Usage: make_kernel_models.py OUT_DIR
@@ -62,6 +62,13 @@ def main():
     xb = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [1, 32, 1080, 1920])
     save(os.path.join(out, "concat_channels.onnx"), helper.make_node("Concat", ["a", "b"], ["y"], axis=1), [xa, xb], [])
     kernels["concat_channels"] = {"bytes": 2 * c * 1080 * 1920 * half}
+    # element-wise on a 64-channel 1080p map: Relu (read once, write once) and a residual Add (two reads)
+    x64 = helper.make_tensor_value_info("a", TensorProto.FLOAT16, [1, c, 1080, 1920])
+    save(os.path.join(out, "relu_fp16.onnx"), helper.make_node("Relu", ["a"], ["y"]), [x64], [])
+    kernels["relu_fp16"] = {"bytes": 2 * c * 1080 * 1920 * half}
+    y64 = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [1, c, 1080, 1920])
+    save(os.path.join(out, "add_fp16.onnx"), helper.make_node("Add", ["a", "b"], ["y"]), [x64, y64], [])
+    kernels["add_fp16"] = {"bytes": 3 * c * 1080 * 1920 * half}
     scores = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1 << 20])
     k = numpy_helper.from_array(np.array([1000], np.int64), "k")
     g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=-1)], "topk_scores_k1000",

@@ -9,8 +9,13 @@
 // Tensors are reached through device addresses in push constants (GL_EXT_buffer_reference). With
 // STRIDED, a geometry block (also by address) holds the output dims and per input the element
 // stride of each dim, 0 where the input is broadcast; otherwise every input has the output's shape.
-// Each invocation walks the elements with a grid stride.
+// Each invocation walks the elements with a grid stride. With VEC > 1 (inputs of the output's shape
+// and type, every address 16-byte aligned, the count a multiple of VEC: the host checks) it walks
+// 16-byte groups of VEC elements instead: one load per input and one store per group, so that a
+// thread keeps 16 bytes in flight rather than 2 (a float16 element) and the loop's bookkeeping is
+// paid once per group. The group's elements are computed exactly as the scalar path computes them.
 #version 460
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_GOOGLE_include_directive : require
@@ -39,6 +44,7 @@ layout(constant_id = EW_SPEC_N_IN) const int N_IN = 1;
 layout(constant_id = EW_SPEC_EXP_TYPE) const int EXP_TYPE = EW_EXP_SAME;
 layout(constant_id = EW_SPEC_STRIDED) const int STRIDED = 0;
 layout(constant_id = EW_SPEC_GELU_TANH) const int GELU_TANH = 0;
+layout(constant_id = EW_SPEC_VEC) const int VEC = 1;
 
 layout(push_constant) uniform Push {
   uvec2 out_addr;
@@ -243,7 +249,82 @@ T combine(T v[EW_MAX_IN]) {
   return r;
 }
 
+T compute(T v[EW_MAX_IN]) {
+  if (OP < EW_FIRST_NARY) {
+#if defined(FLOAT_MATH)
+    return unary_f(v[0]);
+#else
+    return unary_i(v[0]);
+#endif
+  }
+  return combine(v);
+}
+
+#if (defined(EW_F32) || defined(EW_F16) || defined(EW_BF16) || defined(EW_I32)) && !defined(EW_BOOL_OUT)
+#define HAS_GROUPS 1
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer BufV4 { uvec4 v[]; };
+#if defined(EW_F16)
+#define GROUP 8
+#elif defined(EW_BF16)
+#define GROUP 8
+#else
+#define GROUP 4
+#endif
+
+// element e of a 16-byte group, as the scalar path loads it
+T group_elem(uvec4 w, int e) {
+#if defined(EW_F32)
+  return uintBitsToFloat(w[e]);
+#elif defined(EW_I32)
+  return int(w[e]);
+#elif defined(EW_F16)
+  return float(unpackFloat2x16(w[e >> 1])[e & 1]);
+#else
+  const uint word = w[e >> 1];
+  return bf16_to_f32((e & 1) == 0 ? word & 0xffffu : word >> 16);
+#endif
+}
+
+// the group's results as the scalar path stores them
+uvec4 group_pack(T r[GROUP]) {
+  uvec4 w;
+  [[unroll]] for (int q = 0; q < 4; q++) {
+#if defined(EW_F32)
+    w[q] = floatBitsToUint(r[q]);
+#elif defined(EW_I32)
+    w[q] = uint(r[q]);
+#elif defined(EW_F16)
+    w[q] = packFloat2x16(f16vec2(float16_t(r[2 * q]), float16_t(r[2 * q + 1])));
+#else
+    w[q] = f32_to_bf16_bits(floatBitsToUint(r[2 * q])) | f32_to_bf16_bits(floatBitsToUint(r[2 * q + 1])) << 16;
+#endif
+  }
+  return w;
+}
+
+void run_groups() {
+  const uint stride = gl_NumWorkGroups.x * uint(EW_GROUP_SIZE), groups = pc.count / uint(GROUP);
+  for (uint j = gl_GlobalInvocationID.x; j < groups; j += stride) {
+    uvec4 w[EW_MAX_IN];
+    [[unroll]] for (int k = 0; k < EW_MAX_IN; k++) w[k] = k < N_IN ? BufV4(pc.in_addr[k]).v[j] : uvec4(0u);
+    T r[GROUP];
+    [[unroll]] for (int e = 0; e < GROUP; e++) {
+      T v[EW_MAX_IN];
+      [[unroll]] for (int k = 0; k < EW_MAX_IN; k++) v[k] = k < N_IN ? group_elem(w[k], e) : T(0);
+      r[e] = compute(v);
+    }
+    BufV4(pc.out_addr).v[j] = group_pack(r);
+  }
+}
+#endif
+
 void main() {
+#if defined(HAS_GROUPS)
+  if (VEC > 1) {
+    run_groups();
+    return;
+  }
+#endif
   const uint stride = gl_NumWorkGroups.x * uint(EW_GROUP_SIZE);
   for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) {
     uint off[EW_MAX_IN];
@@ -261,16 +342,6 @@ void main() {
     T v[EW_MAX_IN];
     for (int k = 0; k < EW_MAX_IN; k++) v[k] = T(0);
     for (int k = 0; k < N_IN; k++) v[k] = load_in(k, off[k]);
-    T r;
-    if (OP < EW_FIRST_NARY) {
-#if defined(FLOAT_MATH)
-      r = unary_f(v[0]);
-#else
-      r = unary_i(v[0]);
-#endif
-    } else {
-      r = combine(v);
-    }
-    store_out(i, r);
+    store_out(i, compute(v));
   }
 }

@@ -63,7 +63,8 @@
 #define EW_SPEC_EXP_TYPE 2
 #define EW_SPEC_STRIDED 3
 #define EW_SPEC_GELU_TANH 4
-#define EW_SPEC_COUNT 5
+#define EW_SPEC_VEC 5 /* elements per invocation step: 1, or a 16-byte group's (elementwise.comp) */
+#define EW_SPEC_COUNT 6
 
 /* broadcasting geometry: at most this many dims and inputs */
 #define EW_MAX_RANK 8
