@@ -242,6 +242,19 @@ for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pa
          slice_crop concat_channels topk_scores_k1000; do
   step "kernel_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
 done
+# what the kernels' bandwidth is read against: a device-to-device copy of a 64-channel 1080p float16
+# map (PyTorch copy_, CUDA events, median of 50)
+[ -n "$py" ] && step copy_bandwidth 60 "$py" -c '
+import json, torch
+n = 64 * 1080 * 1920
+x = torch.empty(n, device="cuda", dtype=torch.float16); y = torch.empty_like(x)
+ms = []
+for i in range(60):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record(); y.copy_(x); b.record(); b.synchronize()
+    if i >= 10: ms.append(a.elapsed_time(b))
+ms.sort()
+print(json.dumps({"copy_ms": ms[len(ms) // 2], "copy_gbs": 2 * n * 2 / ms[len(ms) // 2] / 1e6}))'
 # the same on the Vulkan backend (device time from its frame timings) with its grid-stride dispatches
 # capped at fewer workgroups (GFXEP_VULKAN_GRID_GROUPS, vk_grid_groups): longer-lived workgroups pay
 # their set-up (the plan's loads) over more elements; and the layout ops' cases under the smallest cap
