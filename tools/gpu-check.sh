@@ -271,6 +271,7 @@ for m in relu_fp16 add_fp16; do
       --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
   done
 done
+step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv
 step alloc_bench 120 "$pack/bin/gfxep-alloc-bench"
