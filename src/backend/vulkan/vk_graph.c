@@ -204,12 +204,11 @@ gfx_status vk_record_copy_by_address(vk_device* d, VkCommandBuffer cb, VkDeviceA
     uint32_t src[2], dst[2];
     uint32_t count, zero_fill;
   } push = {{(uint32_t)src, (uint32_t)(src >> 32)}, {(uint32_t)dst, (uint32_t)(dst >> 32)}, (uint32_t)units, src == 0};
-  uint64_t groups = (units + 255) / 256;
-  if (groups > 65535) groups = 65535;
+  const uint32_t groups = vk_grid_groups(d, (units + 255) / 256);
   if (groups == 0) return NULL;
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
   vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-  vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+  vkCmdDispatch(cb, groups, 1, 1);
   vk_cmd_barrier(cb);
   return NULL;
 }

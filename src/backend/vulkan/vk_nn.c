@@ -757,11 +757,10 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     vkCmdDispatch(cb, st->groups[0], st->groups[1], st->groups[2]);
     vk_cmd_barrier(cb);
     if (st->reduce) { /* the slices' sums, finished: one invocation per element, grid-stride */
-      int64_t groups = (st->reduce_count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE;
-      if (groups > 65535) groups = 65535;
+      const uint32_t groups = vk_grid_groups(d, (uint64_t)((st->reduce_count + CONV_GROUP_SIZE - 1) / CONV_GROUP_SIZE));
       vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->reduce->pipeline);
       vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);
-      vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+      vkCmdDispatch(cb, groups, 1, 1);
       vk_cmd_barrier(cb);
     }
   }
