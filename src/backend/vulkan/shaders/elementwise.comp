@@ -305,8 +305,11 @@ uvec4 group_pack(T r[GROUP]) {
 void run_groups() {
   const uint stride = gl_NumWorkGroups.x * uint(EW_GROUP_SIZE), groups = pc.count / uint(GROUP);
   for (uint j = gl_GlobalInvocationID.x; j < groups; j += stride) {
+    // the operands' loads in a loop bounded by N_IN, as in the scalar path: a select between a load
+    // and a constant may be compiled to an unconditional load, and the unused addresses are 0
     uvec4 w[EW_MAX_IN];
-    [[unroll]] for (int k = 0; k < EW_MAX_IN; k++) w[k] = k < N_IN ? BufV4(pc.in_addr[k]).v[j] : uvec4(0u);
+    [[unroll]] for (int k = 0; k < EW_MAX_IN; k++) w[k] = uvec4(0u);
+    for (int k = 0; k < N_IN; k++) w[k] = BufV4(pc.in_addr[k]).v[j];
     T r[GROUP];
     [[unroll]] for (int e = 0; e < GROUP; e++) {
       T v[EW_MAX_IN];
