@@ -2,7 +2,8 @@
 """The float32 convolution A/B on a GPU machine: the SR and denoiser nets' float32 Conv layers and the
 nets themselves on gfxep's CUDA backend with cuDNN alone (GFXEP_CUDA_CONV_TF32X3=0), with the default
 (the three-TF32-product kernel where it was measured faster) and with that kernel on every Conv it can
-run (=1), and PyTorch float32 (TF32 off, NCHW, eager and CUDA graph) on the same nets, in one run.
+run (=1), and PyTorch float32 (TF32 off; NCHW and channels-last, each eager and as a CUDA graph, and
+the fastest of the four) on the same nets, in one run.
 Prints one line per measurement and writes conv32_ab.json to --out.
 
     python3 bench/conv32_ab.py --bench .device/bin/gfxep-bench --plugin .device/lib/libgfxep.so [--out DIR]
@@ -90,9 +91,16 @@ def main():
         rec = {label: gfxep(args.bench, path, v, env) for label, v in CONFIGS}
         model = model.cuda()
         x = torch.randn(*shape, device="cuda")
-        for graph in (False, True):
-            st, _ = tb.time_config(model, x, graph, 100)
-            rec["torch_nchw_" + ("graph" if graph else "eager")] = {"device_ms": st["p50"]}
+        # PyTorch's best float32 configuration: NCHW and channels-last, each eager and as a CUDA graph
+        for layout in ("nchw", "cl"):
+            if layout == "cl":
+                model.to(memory_format=torch.channels_last)
+            xin = x.contiguous(memory_format=torch.channels_last) if layout == "cl" else x
+            for graph in (False, True):
+                st, _ = tb.time_config(model, xin, graph, 100)
+                rec[f"torch_{layout}_" + ("graph" if graph else "eager")] = {"device_ms": st["p50"]}
+            model.to(memory_format=torch.contiguous_format)
+        rec["torch_best_ms"] = min(v["device_ms"] for k, v in rec.items() if k.startswith("torch_"))
         results["nets"][name] = rec
         print(name, json.dumps(rec), flush=True)
     with open(os.path.join(args.out, "conv32_ab.json"), "w") as f:
