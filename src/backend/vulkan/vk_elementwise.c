@@ -46,6 +46,7 @@ typedef struct ew_state {
   gfx_op op;
   int n_in;
   int strided;
+  int groups_off; /* GFXEP_VULKAN_EW_GROUPS=0 when prepared: one element per step */
   uint32_t count;
   vk_buffer geom;
   vk_pipe_slot slot; /* the pipeline for the type signature of the last run */
@@ -241,6 +242,8 @@ gfx_status vk_prepare_elementwise(vk_device* d, const ir_node* node, const gfx_s
   st->op = op;
   st->n_in = n_read;
   st->count = (uint32_t)count;
+  const char* groups_env = getenv("GFXEP_VULKAN_EW_GROUPS"); /* read here, not per Run */
+  st->groups_off = groups_env && groups_env[0] == '0';
   vk_pipe_slot_init(&st->slot);
   for (int i = 0; i < n_read; i++)
     if (!gfx_shape_equal(&in[i], &out[0])) st->strided = 1;
@@ -306,8 +309,7 @@ static gfx_status check_tensor(vk_device* d, const ir_node* node, int is_output,
  * multiple of the group. The same addresses choose the same pipeline when a recording is replayed.
  * GFXEP_VULKAN_EW_GROUPS=0 keeps one element per step, to compare. */
 static int group_elements(const ew_state* st, const ew_types* ty, const gfx_tensor* in, const gfx_tensor* out) {
-  const char* env = getenv("GFXEP_VULKAN_EW_GROUPS");
-  if ((env && env[0] == '0') || st->strided || ty->out != ty->t || ty->exp_type != ty->t) return 1;
+  if (st->groups_off || st->strided || ty->out != ty->t || ty->exp_type != ty->t) return 1;
   int vec;
   switch (ty->t) {
     case GFX_DTYPE_F32:
