@@ -271,6 +271,13 @@ for m in relu_fp16 add_fp16; do
       --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
   done
 done
+# the tensor-core products of the kernel-efficiency table (4096^3 MatMul, 3x3 256 -> 256 Conv) on both
+# backends in one run: the Vulkan cooperative-matrix kernels' device time against the CUDA backend's
+for m in matmul_fp16_4096 conv_fp16_256; do
+  step "kernel_cuda_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
+  step "vk_coop_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 \
+    "$logs/kernels/$m.onnx"
+done
 step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv

@@ -2,7 +2,8 @@
 """Writes single-node models of the bandwidth-bound data-movement kernels of graphics nets, at the
 sizes tools/gpu-check.sh times them with gfxep-bench (device time per kernel, float16, a 64-channel
 1080p map): Resize x2 in each mode (decoders), DepthToSpace x2 (sub-pixel SR) and reflection Pad
-(style transfer), Relu and Add (element-wise); and a detector's selection, TopK of the 1000 best among a million float32 scores
+(style transfer), Relu and Add (element-wise); the float16 MatMul and Conv of the kernel-efficiency
+table (FLOPs); and a detector's selection, TopK of the 1000 best among a million float32 scores
 (one FPN level's anchors x classes). The bytes each moves are in the name's comment below and in kernels.json.
 
 Usage: make_kernel_models.py OUT_DIR
@@ -78,6 +79,18 @@ def main():
     m.ir_version = 9
     onnx.save(m, os.path.join(out, "topk_scores_k1000.onnx"))
     kernels["topk_scores_k1000"] = {"bytes": (1 << 20) * 4 + 1000 * 12}  # the scores read once, k pairs written
+    # the tensor-core products of the kernel-efficiency table: a float16 4096^3 MatMul (weights as an
+    # initializer) and a 3x3 256 -> 256 convolution of 8 x 128 x 128 (FLOPs instead of bytes)
+    rng = np.random.default_rng(0)
+    xm = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4096, 4096])
+    wm = numpy_helper.from_array((rng.standard_normal((4096, 4096)) * 0.02).astype(np.float16), "w")
+    save(os.path.join(out, "matmul_fp16_4096.onnx"), helper.make_node("MatMul", ["x", "w"], ["y"]), [xm], [wm])
+    kernels["matmul_fp16_4096"] = {"flops": 2 * 4096 ** 3}
+    xv = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [8, 256, 128, 128])
+    wv = numpy_helper.from_array((rng.standard_normal((256, 256, 3, 3)) * 0.02).astype(np.float16), "w")
+    save(os.path.join(out, "conv_fp16_256.onnx"), helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]),
+         [xv], [wv])
+    kernels["conv_fp16_256"] = {"flops": 2 * 8 * 256 * 256 * 9 * 128 * 128}
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump(kernels, f, indent=1)
 

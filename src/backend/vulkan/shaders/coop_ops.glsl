@@ -5,9 +5,9 @@
 // act as one subgroup) and float32 sums of exact float16 products. The emulation is how CI, on a
 // device without cooperative matrices (lavapipe), runs everything of mm_coop.comp around the matrix
 // operations: the loads and their bounds, the tap gather, split K and the epilogues.
-// Include after `shared uint smem[]` (32-bit words, two float16 each, the lower half first). Offsets
-// and strides count words: a tile row of 16 float16 is 8 words; accumulators are stored one float32
-// per word.
+// Include after `shared uvec4 smem[]` and SMEM_WORD (its 32-bit words, two float16 each, the lower
+// half first). Offsets and strides count words, multiples of 4 (whole vectors): a tile row of 16
+// float16 is 8 words; accumulators are stored one float32 per word.
 #if defined(COOP_EMULATE)
 
 #define WARP_ID (gl_LocalInvocationIndex / 32u)
@@ -29,7 +29,7 @@ struct CoopAcc {
 // element (r, c) of a tile stored by rows (or by columns)
 float coop_at(CoopTile t, uint r, uint c) {
   const uint along = t.col_major ? c : r, across = t.col_major ? r : c;
-  const vec2 pair = unpackHalf2x16(smem[t.off + along * t.stride + across / 2u]);
+  const vec2 pair = unpackHalf2x16(SMEM_WORD(t.off + along * t.stride + across / 2u));
   return (across & 1u) != 0u ? pair.y : pair.x;
 }
 
@@ -52,7 +52,7 @@ CoopAcc coop_mul_add(CoopTile a, CoopTile b, CoopAcc c) {
 void coop_store(CoopAcc c, uint off, uint stride) {
   [[unroll]] for (uint r = 0; r < 8; r++) {
     const uint e = LANE_ID + 32u * r;
-    smem[off + (e / 16u) * stride + e % 16u] = floatBitsToUint(c.v[r]);
+    SMEM_WORD(off + (e / 16u) * stride + e % 16u) = floatBitsToUint(c.v[r]);
   }
 }
 
@@ -74,12 +74,12 @@ void coop_store(CoopAcc c, uint off, uint stride) {
 #define FRAG_B FRAG_A
 #define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #define ACC_ZERO FRAG_ACC(0.0)
-// the loads and stores count elements of smem (words): a row of 16 float16 is 8 words
-#define LOAD_A(f, offset, stride) coopMatLoadNV(f, smem, offset, stride, false)
-#define LOAD_B(f, offset, stride) coopMatLoadNV(f, smem, offset, stride, false)
-#define LOAD_B_T(f, offset, stride) coopMatLoadNV(f, smem, offset, stride, true)
+// the callers count words; the loads and stores count elements of smem (16-byte vectors)
+#define LOAD_A(f, offset, stride) coopMatLoadNV(f, smem, (offset) / 4u, (stride) / 4u, false)
+#define LOAD_B(f, offset, stride) coopMatLoadNV(f, smem, (offset) / 4u, (stride) / 4u, false)
+#define LOAD_B_T(f, offset, stride) coopMatLoadNV(f, smem, (offset) / 4u, (stride) / 4u, true)
 #define MUL_ADD(a, b, c) c = coopMatMulAddNV(a, b, c)
-#define STORE_C(c, offset, stride) coopMatStoreNV(c, smem, offset, stride, false)
+#define STORE_C(c, offset, stride) coopMatStoreNV(c, smem, (offset) / 4u, (stride) / 4u, false)
 #define STRIP_SYNC() \
   subgroupMemoryBarrierShared(); \
   subgroupBarrier()

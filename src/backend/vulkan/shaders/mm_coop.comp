@@ -16,8 +16,11 @@
 // Per step of 32 along K the operands go global -> registers -> shared memory, in two stages: the
 // next step's global loads are issued before this step's products and land in the other stage after
 // them, so one barrier per step suffices and the loads' latency hides behind the products. Shared
-// memory is one array of 32-bit words (two float16 each) that the cooperative loads read directly;
-// rows are padded by 16 bytes, which keeps every tile row 16-byte aligned and off bank conflicts.
+// memory is one array of 16-byte vectors (eight float16 each) that the cooperative loads read
+// directly, with offsets and strides counted in vectors: the compiler then knows every tile row is
+// 16-byte aligned and can fetch each 8x8 piece with one wide shared load per lane (with 32-bit words
+// as the array's element, it could only assume 4-byte alignment). Positions are still computed in
+// 32-bit words (SMEM_WORD below); rows are padded by 16 bytes, which keeps them off bank conflicts.
 // Operands move as 16-byte vectors where the run allows (pc.flags, set by vk_nn.c from the shapes and
 // the tensors' addresses): A along K (row-major, K a multiple of 8), B along N (row-major) or along K
 // (B transposed, as a Gemm's weights usually are). Otherwise each invocation fetches element pairs:
@@ -87,7 +90,9 @@ layout(local_size_x = THREADS) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer InVec { uvec4 v[]; };
 
-shared uint smem[SMEM];
+shared uvec4 smem[SMEM / 4];
+// word w of smem (32 bits: two float16, or one float32 of the epilogue)
+#define SMEM_WORD(w) smem[(w) >> 2][(w) & 3u]
 
 #include "coop_ops.glsl"
 
@@ -144,7 +149,7 @@ void main() {
       for (uint r = r_first; r < 16u; r += r_step) {
         const uint row = m0 + wm + 16 * i + r;
         if (row >= m) break;
-        finish(row, col, uintBitsToFloat(smem[epi + r * EPI_ROW + c_local]));
+        finish(row, col, uintBitsToFloat(SMEM_WORD(epi + r * EPI_ROW + c_local)));
       }
     STRIP_SYNC(); // the strip is read before the next one overwrites it
   }

@@ -123,17 +123,17 @@ void load_step(uint q0) {
   }
 }
 
-// registers -> the stage at word `at` of smem, in the places load_step's mappings give
+// registers -> the stage at word `at` of smem (a multiple of 4), in the places load_step's mappings give;
+// the 16-byte vectors as one store each
 void store_step(uint at) {
   const uint t = gl_LocalInvocationID.x;
   if ((pc.flags & VEC_A) != 0u) {
     [[unroll]] for (uint r = 0; r < A_VLOADS; r++) {
       const uint idx = t + r * THREADS, w = at + (idx / 4u) * K_ROW + (idx % 4u) * 4u;
-      if (idx < BM * BK / 8)
-        [[unroll]] for (uint c = 0; c < 4u; c++) smem[w + c] = ra[4 * r + c];
+      if (idx < BM * BK / 8) smem[w / 4u] = uvec4(ra[4 * r], ra[4 * r + 1], ra[4 * r + 2], ra[4 * r + 3]);
     }
   } else {
-    [[unroll]] for (uint r = 0; r < BM / 16; r++) smem[at + (t / 16u + 16u * r) * K_ROW + t % 16u] = ra[r];
+    [[unroll]] for (uint r = 0; r < BM / 16; r++) SMEM_WORD(at + (t / 16u + 16u * r) * K_ROW + t % 16u) = ra[r];
   }
   const uint bt = at + A_TILE;
 #if !defined(CONV)
@@ -142,12 +142,12 @@ void store_step(uint at) {
     [[unroll]] for (uint r = 0; r < 2u; r++) {
       const uint idx = t + r * THREADS;
       const uint w = bt + (along_k ? (idx / 4u) * K_ROW + (idx % 4u) * 4u : (idx / 16u) * N_ROW + (idx % 16u) * 4u);
-      [[unroll]] for (uint c = 0; c < 4u; c++) smem[w + c] = rb[4 * r + c];
+      smem[w / 4u] = uvec4(rb[4 * r], rb[4 * r + 1], rb[4 * r + 2], rb[4 * r + 3]);
     }
     return;
   }
 #endif
-  [[unroll]] for (uint r = 0; r < 8u; r++) smem[bt + (t / 64u + 4u * r) * N_ROW + t % 64u] = rb[r];
+  [[unroll]] for (uint r = 0; r < 8u; r++) SMEM_WORD(bt + (t / 64u + 4u * r) * N_ROW + t % 64u) = rb[r];
 }
 
 // the epilogue's per-column part, once per invocation
