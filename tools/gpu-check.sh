@@ -236,6 +236,14 @@ for b in cuda vulkan; do
   step "bench_denoise_small_${b}_frame_timings" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend "$b" \
     --dyn 256 --runs 2000 --frame-timings "$pack/models/denoise_small.onnx"
 done
+# where a Run's host time goes below the execution provider (GFXEP_HOST_PROFILE: calls and host time
+# per backend call), beside the whole Run's enqueue time, on both backends
+for m in denoise_small conv_net; do
+  for b in cuda vulkan; do
+    step "host_profile_${m}_$b" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_HOST_PROFILE="$logs/host_profile_${m}_$b.json" \
+      bash -c "'$pack/bin/gfxep-bench' --backend $b --dyn 256 --runs 2000 '$pack/models/$m.onnx' && cat '$logs/host_profile_${m}_$b.json'"
+  done
+done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
 "$py" "$root/tools/make_kernel_models.py" "$logs/kernels" > /dev/null
 for m in resize_nearest_x2 resize_linear_x2 resize_cubic_x2 depth_to_space_x2 pad_reflect pad_edge pad_constant \

@@ -4,11 +4,72 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 
 static const gfx_backend* be(const gfx_dev* dev) { return dev->backend; }
+
+/* ---- host-time profile ----
+ * GFXEP_HOST_PROFILE=FILE: the wrappers of the calls a Run makes (node runs, copies, recorded-partition
+ * launches, events, flushes, semaphore waits and signals) count their calls and the host time spent
+ * inside each, and one JSON line per process goes to FILE when gfxep is unloaded: where the host time
+ * of a Run goes below the execution provider (the rest of a Run's enqueue time is ONNX Runtime's and
+ * the execution provider's own). Off, each wrapper costs one load and branch. */
+typedef enum {
+  HP_NODE_RUN, HP_COPY, HP_MEMSET, HP_GRAPH_LAUNCH, HP_EVENT_RECORD, HP_STREAM_WAIT_EVENT, HP_STREAM_FLUSH,
+  HP_STREAM_SYNC, HP_EVENT_SYNC, HP_WAIT_SEMAPHORE, HP_SIGNAL_SEMAPHORE, HP_REPLAY_STAMP, HP_SLOTS
+} hp_slot;
+static const char* const hp_names[HP_SLOTS] = {"node_run", "copy", "memset_zero", "graph_launch", "event_record",
+                                               "stream_wait_event", "stream_flush", "stream_sync", "event_sync",
+                                               "wait_semaphore", "signal_semaphore", "replay_stamp_record"};
+static _Atomic uint64_t hp_calls[HP_SLOTS], hp_ns[HP_SLOTS];
+static _Atomic(const char*) hp_backend;
+static const char* hp_file; /* NULL: off; read once, when gfxep is loaded */
+
+__attribute__((constructor)) static void hp_init(void) {
+  const char* f = getenv("GFXEP_HOST_PROFILE");
+  hp_file = f && *f ? f : NULL;
+}
+
+static uint64_t hp_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static uint64_t hp_begin(void) { return hp_file ? hp_now() : 0; }
+/* r, the status of a wrapped call that began at t0 (hp_begin), once its time is counted */
+static gfx_status hp_done(const gfx_dev* dev, hp_slot slot, uint64_t t0, gfx_status r) {
+  if (hp_file) {
+    atomic_fetch_add(&hp_ns[slot], hp_now() - t0);
+    atomic_fetch_add(&hp_calls[slot], 1);
+    atomic_store(&hp_backend, be(dev)->name);
+  }
+  return r;
+}
+
+__attribute__((destructor)) static void hp_report(void) {
+  if (!hp_file) return;
+  uint64_t any = 0;
+  for (int i = 0; i < HP_SLOTS; i++) any += atomic_load(&hp_calls[i]);
+  if (!any) return;
+  FILE* f = fopen(hp_file, "a");
+  if (!f) return; /* a diagnostic only: nothing to report to at unload */
+  const char* name = atomic_load(&hp_backend);
+  fprintf(f, "{\"host_profile\": {\"backend\": \"%s\", \"calls\": {", name ? name : "");
+  int first = 1;
+  for (int i = 0; i < HP_SLOTS; i++) {
+    const uint64_t n = atomic_load(&hp_calls[i]), ns = atomic_load(&hp_ns[i]);
+    if (!n) continue;
+    fprintf(f, "%s\"%s\": {\"n\": %llu, \"us_total\": %.1f, \"us_mean\": %.3f}", first ? "" : ", ", hp_names[i],
+            (unsigned long long)n, ns / 1e3, ns / 1e3 / (double)n);
+    first = 0;
+  }
+  fprintf(f, "}}}\n");
+  fclose(f);
+}
 
 static gfx_status missing(const gfx_dev* dev, const char* what) {
   return gfx_error(GFX_ERR_NOT_SUPPORTED, "the %s backend has no %s", be(dev)->name, what);
@@ -182,10 +243,12 @@ void gfx_backend_host_free(gfx_dev* dev, void* ptr) {
   if (!defer(dev, 1, ptr, NULL)) be(dev)->host_free(dev, ptr);
 }
 gfx_status gfx_backend_copy(gfx_dev* dev, void* dst, const void* src, size_t bytes, gfx_copy_kind kind, void* stream) {
-  return seen(dev, be(dev)->copy(dev, dst, src, bytes, kind, stream));
+  const uint64_t t0 = hp_begin();
+  return seen(dev, hp_done(dev, HP_COPY, t0, be(dev)->copy(dev, dst, src, bytes, kind, stream)));
 }
 gfx_status gfx_backend_memset_zero(gfx_dev* dev, void* dst, size_t bytes, void* stream) {
-  return seen(dev, be(dev)->memset_zero(dev, dst, bytes, stream));
+  const uint64_t t0 = hp_begin();
+  return seen(dev, hp_done(dev, HP_MEMSET, t0, be(dev)->memset_zero(dev, dst, bytes, stream)));
 }
 gfx_status gfx_backend_mem_info(gfx_dev* dev, size_t* free_bytes, size_t* total_bytes) {
   return be(dev)->mem_info(dev, free_bytes, total_bytes);
@@ -195,21 +258,30 @@ gfx_status gfx_backend_stream_create(gfx_dev* dev, void** out) { return be(dev)-
 void gfx_backend_stream_destroy(gfx_dev* dev, void* stream) {
   if (!defer(dev, 4, stream, NULL)) be(dev)->stream_destroy(dev, stream);
 }
-gfx_status gfx_backend_stream_sync(gfx_dev* dev, void* stream) { return seen(dev, be(dev)->stream_sync(dev, stream)); }
+gfx_status gfx_backend_stream_sync(gfx_dev* dev, void* stream) {
+  const uint64_t t0 = hp_begin();
+  return seen(dev, hp_done(dev, HP_STREAM_SYNC, t0, be(dev)->stream_sync(dev, stream)));
+}
 gfx_status gfx_backend_stream_flush(gfx_dev* dev, void* stream) {
-  return be(dev)->stream_flush ? seen(dev, be(dev)->stream_flush(dev, stream)) : NULL;
+  const uint64_t t0 = hp_begin();
+  return be(dev)->stream_flush ? seen(dev, hp_done(dev, HP_STREAM_FLUSH, t0, be(dev)->stream_flush(dev, stream))) : NULL;
 }
 gfx_status gfx_backend_event_create(gfx_dev* dev, void** out) { return be(dev)->event_create(dev, out); }
 void gfx_backend_event_destroy(gfx_dev* dev, void* event) {
   if (!defer(dev, 5, event, NULL)) be(dev)->event_destroy(dev, event);
 }
 gfx_status gfx_backend_event_record(gfx_dev* dev, void* event, void* stream) {
-  return seen(dev, be(dev)->event_record(dev, event, stream));
+  const uint64_t t0 = hp_begin();
+  return seen(dev, hp_done(dev, HP_EVENT_RECORD, t0, be(dev)->event_record(dev, event, stream)));
 }
 gfx_status gfx_backend_stream_wait_event(gfx_dev* dev, void* stream, void* event) {
-  return be(dev)->stream_wait_event(dev, stream, event);
+  const uint64_t t0 = hp_begin();
+  return hp_done(dev, HP_STREAM_WAIT_EVENT, t0, be(dev)->stream_wait_event(dev, stream, event));
 }
-gfx_status gfx_backend_event_sync(gfx_dev* dev, void* event) { return seen(dev, be(dev)->event_sync(dev, event)); }
+gfx_status gfx_backend_event_sync(gfx_dev* dev, void* event) {
+  const uint64_t t0 = hp_begin();
+  return seen(dev, hp_done(dev, HP_EVENT_SYNC, t0, be(dev)->event_sync(dev, event)));
+}
 int gfx_backend_event_done(gfx_dev* dev, void* event) { return be(dev)->event_done(dev, event); }
 gfx_status gfx_backend_device_sync(gfx_dev* dev) { return seen(dev, be(dev)->device_sync(dev)); }
 
@@ -274,7 +346,8 @@ void gfx_backend_node_release(gfx_dev* dev, void* state) {
 }
 gfx_status gfx_backend_node_run(const gfx_exec_ctx* ctx, const ir_node* node, const gfx_tensor* in, gfx_tensor* out,
                                 void* state) {
-  return seen(ctx->dev, be(ctx->dev)->node_run(ctx, node, in, out, state));
+  const uint64_t t0 = hp_begin();
+  return seen(ctx->dev, hp_done(ctx->dev, HP_NODE_RUN, t0, be(ctx->dev)->node_run(ctx, node, in, out, state)));
 }
 
 int gfx_backend_can_import_memory(gfx_dev* dev, gfx_ext_memory_kind kind) {
@@ -300,11 +373,15 @@ void gfx_backend_release_semaphore(gfx_dev* dev, void* semaphore) {
   if (be(dev)->release_semaphore && !defer(dev, 3, semaphore, NULL)) be(dev)->release_semaphore(dev, semaphore);
 }
 gfx_status gfx_backend_wait_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
-  return be(dev)->wait_semaphore ? seen(dev, be(dev)->wait_semaphore(dev, semaphore, value, stream))
+  const uint64_t t0 = hp_begin();
+  return be(dev)->wait_semaphore
+             ? seen(dev, hp_done(dev, HP_WAIT_SEMAPHORE, t0, be(dev)->wait_semaphore(dev, semaphore, value, stream)))
                                  : missing(dev, "semaphore wait");
 }
 gfx_status gfx_backend_signal_semaphore(gfx_dev* dev, void* semaphore, uint64_t value, void* stream) {
-  return be(dev)->signal_semaphore ? seen(dev, be(dev)->signal_semaphore(dev, semaphore, value, stream))
+  const uint64_t t0 = hp_begin();
+  return be(dev)->signal_semaphore
+             ? seen(dev, hp_done(dev, HP_SIGNAL_SEMAPHORE, t0, be(dev)->signal_semaphore(dev, semaphore, value, stream)))
                                    : missing(dev, "semaphore signal");
 }
 gfx_status gfx_backend_graphics_interop_init(gfx_dev* dev, const gfx_interop_config* config, char* note,
@@ -338,7 +415,8 @@ gfx_status gfx_backend_capture_end(gfx_dev* dev, void* stream, void** graph) {
   return gfx_backend_can_capture(dev) ? be(dev)->capture_end(dev, stream, graph) : missing(dev, "recorded partitions");
 }
 gfx_status gfx_backend_graph_launch(gfx_dev* dev, void* graph, void* stream) {
-  return gfx_backend_can_capture(dev) ? seen(dev, be(dev)->graph_launch(dev, graph, stream))
+  const uint64_t t0 = hp_begin();
+  return gfx_backend_can_capture(dev) ? seen(dev, hp_done(dev, HP_GRAPH_LAUNCH, t0, be(dev)->graph_launch(dev, graph, stream)))
                                       : missing(dev, "recorded partitions");
 }
 void gfx_backend_graph_destroy(gfx_dev* dev, void* graph) {
@@ -376,7 +454,9 @@ void gfx_backend_replay_stamps_destroy(gfx_dev* dev, void* ring) {
   if (ring && be(dev)->replay_stamps_destroy && !defer(dev, 7, ring, NULL)) be(dev)->replay_stamps_destroy(dev, ring);
 }
 gfx_status gfx_backend_replay_stamp_record(gfx_dev* dev, void* ring, int end, void* stream) {
-  return gfx_backend_has_replay_stamps(dev) ? seen(dev, be(dev)->replay_stamp_record(dev, ring, end, stream))
+  const uint64_t t0 = hp_begin();
+  return gfx_backend_has_replay_stamps(dev)
+             ? seen(dev, hp_done(dev, HP_REPLAY_STAMP, t0, be(dev)->replay_stamp_record(dev, ring, end, stream)))
                                             : missing(dev, "stamps inside recorded partitions");
 }
 gfx_status gfx_backend_replay_stamp_read_ns(gfx_dev* dev, void* ring, uint64_t replay, uint64_t* begin_ns,
