@@ -272,6 +272,14 @@ for m in resize_nearest_x2 resize_linear_x2 depth_to_space_x2 pad_reflect slice_
       --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
   done
 done
+# the copy plans' row kernels (Pad, Slice, Concat) under several caps on their workgroups
+# (GFXEP_VULKAN_PLAN_ROW_GROUPS; 1024 by default, 65535 is one workgroup per row)
+for m in pad_reflect slice_crop concat_channels; do
+  for g in 65535 4096 1024 256; do
+    step "vk_plan_rows_${m}_$g" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PLAN_ROW_GROUPS=$g "$pack/bin/gfxep-bench" \
+      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+  done
+done
 # the element-wise kernels on Vulkan with 16-byte groups (the default) and one element per step
 for m in relu_fp16 add_fp16; do
   for e in 1 0; do

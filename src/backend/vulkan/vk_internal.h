@@ -105,6 +105,7 @@ typedef struct vk_device {
   /* the workgroups of a grid-stride dispatch (vk_grid_groups): maxComputeWorkGroupCount[0], at most
    * 65535, or GFXEP_VULKAN_GRID_GROUPS when set (to measure fewer, longer-lived workgroups) */
   uint32_t grid_groups;
+  uint32_t plan_row_groups; /* the copy plans' row kernels: at most this many workgroups (vk_instance.c) */
 
   /* created by device_get */
   pthread_mutex_t init_lock;

@@ -388,8 +388,11 @@ static gfx_status run_plans(vk_device* d, const gfx_exec_ctx* ctx, const ir_node
     plan_push pc = {.src = (uint64_t)(uintptr_t)src->data,
                     .dst = (uint64_t)(uintptr_t)dst->data,
                     .plan = st->plans.address + sizeof(gpu_plan) * (uint64_t)(2 * k + v)};
-    const uint32_t groups = vk_grid_groups(d, (uint64_t)(st->row_items[k][v] ? st->row_items[k][v]
-                                                        : (st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE));
+    uint32_t groups;
+    if (st->row_items[k][v]) /* rows: fewer, longer-lived workgroups pay the plan's loads over more rows */
+      groups = (uint64_t)st->row_items[k][v] < d->plan_row_groups ? (uint32_t)st->row_items[k][v] : d->plan_row_groups;
+    else
+      groups = vk_grid_groups(d, (uint64_t)((st->counts[k][v] + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipes[k][v]->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     vkCmdDispatch(cb, groups, 1, 1);
