@@ -294,6 +294,12 @@ for m in matmul_fp16_4096 conv_fp16_256; do
   step "vk_coop_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 \
     "$logs/kernels/$m.onnx"
 done
+# the same MatMul with each block shape forced (GFXEP_VULKAN_COOP_ROWS: 32x128, 64x128, 128x128; 2, 4
+# and 8 accumulator tiles per subgroup): how its time scales with the work per operand load
+for r in 32 64 128; do
+  step "vk_coop_rows_${r}_matmul_fp16_4096" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_ROWS=$r "$pack/bin/gfxep-bench" \
+    --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
+done
 step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv
