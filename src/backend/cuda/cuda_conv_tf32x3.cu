@@ -462,7 +462,10 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
    * ms against 0.345) or one chunk holding every input channel (a first layer: ESPCN's 3 -> 64 5x5
    * 0.226 against 0.286). Layers of 32 output channels and more over several chunks were slower or
    * within a few percent (64 -> 32 0.754 against 0.695, 0.668 in 144-tap chunks; 64 -> 64 0.269
-   * against 0.242; 128 -> 128 0.171 against 0.133) and stay with cuDNN. */
+   * against 0.242; 128 -> 128 0.171 against 0.133) and stay with cuDNN, except where the output
+   * channels are fewer than 64 and no multiple of 32: SR64's last layer, 64 -> 48 3x3 at 270x480, took
+   * 0.221 ms against cuDNN's 0.339 (H100, 2026-12-07; the same run: 64 -> 32 0.746 against 0.694,
+   * 64 -> 64 0.260 against 0.242). */
   const char* env = getenv("GFXEP_CUDA_CONV_TF32X3");
   if (env && strcmp(env, "1") == 0) return cudaSuccess;
   int device = 0, sms = 0;
@@ -470,7 +473,7 @@ extern "C" cudaError_t cuda_conv_tf32x3_plan(cuda_conv_tf32x3* p) {
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   const bool fills = p->out_w >= kTileW * 3 / 4 && tiles * channel_tiles >= 2 * (int64_t)sms;
-  const bool pays = nt <= 2 || chunk == p->c_in;
+  const bool pays = nt <= 2 || chunk == p->c_in || (p->c_out < 64 && p->c_out % 32 != 0);
   return fills && pays ? cudaSuccess : cudaErrorNotSupported;
 }
 
