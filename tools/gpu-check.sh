@@ -54,6 +54,7 @@ step backend_ops_cuda_thin_everywhere 300 env GFXEP_CUDA_CONV_THIN=1 "$pack/bin/
 step backend_ops_cuda_no_thin 300 env GFXEP_CUDA_CONV_THIN=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # every float32 2-D NCHW convolution the three-TF32-product kernel can run on it (cuda_conv_tf32x3.h; by
 # default only where it was measured faster), and all of them on cuDNN
+step backend_ops_cuda_conv 300 "$pack/bin/test_backend_ops" -b cuda -o Conv
 step backend_ops_cuda_tf32x3_everywhere 300 env GFXEP_CUDA_CONV_TF32X3=1 "$pack/bin/test_backend_ops" -b cuda -o Conv
 step backend_ops_cuda_no_tf32x3 300 env GFXEP_CUDA_CONV_TF32X3=0 "$pack/bin/test_backend_ops" -b cuda -o Conv
 # the tensor-core Attention kernel with each block's keys split over its warps, and without, for every
