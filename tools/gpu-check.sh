@@ -301,6 +301,11 @@ for r in 32 64 128; do
   step "vk_coop_rows_${r}_matmul_fp16_4096" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_ROWS=$r "$pack/bin/gfxep-bench" \
     --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
 done
+# the compiler's statistics of the pipelines those two products create on the Vulkan backend
+# (GFXEP_VULKAN_PIPELINE_STATS: registers, spills, shared memory as the driver reports them)
+step vk_pipeline_stats 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats.txt" bash -c \
+  "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
+   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats.txt'"
 step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv

@@ -121,6 +121,11 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   d->has_ext_semaphore_fd = has_extension(exts, n_ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
   d->has_ext_memory_host = has_extension(exts, n_ext, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   const int has_coopmat_ext = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const char* stats_file = getenv("GFXEP_VULKAN_PIPELINE_STATS");
+  d->pipeline_stats_file =
+      stats_file && *stats_file && has_extension(exts, n_ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)
+          ? stats_file
+          : NULL;
 #ifdef _WIN32
   d->has_ext_memory_win32 = has_extension(exts, n_ext, "VK_KHR_external_memory_win32" /* vulkan_win32.h */);
   d->has_ext_semaphore_win32 = has_extension(exts, n_ext, "VK_KHR_external_semaphore_win32");
@@ -273,8 +278,9 @@ void vk_device_objects_destroy(vk_device* d) {
 gfx_status vk_device_create_own(vk_device* d) {
   char label[192];
   vk_device_label(d, label, sizeof label);
-  const char* exts[9];
+  const char* exts[10];
   uint32_t n_exts = 0;
+  if (d->pipeline_stats_file) exts[n_exts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
   if (d->has_budget) exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
   if (d->has_ext_memory_fd) exts[n_exts++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
   if (d->has_ext_semaphore_fd) exts[n_exts++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
@@ -298,7 +304,12 @@ gfx_status vk_device_create_own(vk_device* d) {
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = d->has_coopmat ? (void*)&coop : (void*)&f12,
                                           .storageBuffer16BitAccess = d->has_16bit_storage ? VK_TRUE : VK_FALSE};
-  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pNext = &f11,
+      .pipelineExecutableInfo = VK_TRUE};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                  .pNext = d->pipeline_stats_file ? (void*)&pe : (void*)&f11};
   f2.features.shaderInt64 = d->has_int64 ? VK_TRUE : VK_FALSE;
   f2.features.shaderInt16 = d->has_int16 ? VK_TRUE : VK_FALSE;
   const float priority = 1.0f;

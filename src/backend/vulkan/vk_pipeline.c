@@ -50,6 +50,43 @@ static const char* spec_str(const int32_t* spec, int n, char* buf, size_t size) 
   return buf;
 }
 
+/* Appends the compiler's statistics of pipeline p (made with them captured) to the stats file, one
+ * line: the shader, its constants, then name=value for each statistic of each executable. A
+ * diagnostic: what it cannot get or write is skipped. */
+static void write_stats(vk_device* d, VkPipeline p, const char* shader, const char* constants) {
+  PFN_vkGetPipelineExecutablePropertiesKHR props_fn =
+      (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(d->device, "vkGetPipelineExecutablePropertiesKHR");
+  PFN_vkGetPipelineExecutableStatisticsKHR stats_fn =
+      (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(d->device, "vkGetPipelineExecutableStatisticsKHR");
+  if (!props_fn || !stats_fn) return;
+  VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = p};
+  uint32_t n_exec = 0;
+  if (props_fn(d->device, &pi, &n_exec, NULL) != VK_SUCCESS || n_exec == 0) return;
+  FILE* f = fopen(d->pipeline_stats_file, "a");
+  if (!f) return;
+  fprintf(f, "%s [%s]:", shader, constants);
+  for (uint32_t e = 0; e < n_exec && e < 4; e++) {
+    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = p,
+                                      .executableIndex = e};
+    VkPipelineExecutableStatisticKHR stats[32];
+    uint32_t n = 32;
+    for (uint32_t i = 0; i < n; i++) stats[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    VkResult r = stats_fn(d->device, &ei, &n, stats);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
+    for (uint32_t i = 0; i < n; i++) {
+      fprintf(f, " %s=", stats[i].name);
+      switch (stats[i].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(f, "%u", (unsigned)stats[i].value.b32); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(f, "%lld", (long long)stats[i].value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(f, "%llu", (unsigned long long)stats[i].value.u64); break;
+        default: fprintf(f, "%g", stats[i].value.f64); break;
+      }
+    }
+  }
+  fprintf(f, "\n");
+  fclose(f);
+}
+
 /* With pipe_lock held. */
 static gfx_status create(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, VkPipeline* out) {
   const vk_shader_blob* blob = &vk_shaders[shader];
@@ -75,10 +112,13 @@ static gfx_status create(vk_device* d, vk_shader_id shader, const int32_t* spec,
                 .pName = "main",
                 .pSpecializationInfo = n_spec ? &si : NULL},
       .layout = d->layout};
+  if (d->pipeline_stats_file) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   char buf[96];
-  return vk_check(vkCreateComputePipelines(d->device, d->cache, 1, &ci, NULL, out),
-                  "vkCreateComputePipelines(%s, constants [%s]) on device %d", blob->name,
-                  spec_str(spec, n_spec, buf, sizeof buf), d->index);
+  gfx_status st = vk_check(vkCreateComputePipelines(d->device, d->cache, 1, &ci, NULL, out),
+                           "vkCreateComputePipelines(%s, constants [%s]) on device %d", blob->name,
+                           spec_str(spec, n_spec, buf, sizeof buf), d->index);
+  if (!st && d->pipeline_stats_file) write_stats(d, *out, blob->name, buf);
+  return st;
 }
 
 gfx_status vk_pipeline_get(vk_device* d, vk_shader_id shader, const int32_t* spec, int n_spec, vk_pipe** out) {
