@@ -282,7 +282,7 @@ for m in pad_reflect slice_crop concat_channels; do
   done
 done
 # the element-wise kernels on Vulkan with 16-byte groups (the default) and one element per step
-for m in relu_fp16 add_fp16; do
+for m in relu_fp16 tanh_fp16 add_fp16; do
   for e in 1 0; do
     step "vk_ew_groups_${m}_$e" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_EW_GROUPS=$e "$pack/bin/gfxep-bench" \
       --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
@@ -305,7 +305,8 @@ done
 # (GFXEP_VULKAN_PIPELINE_STATS: registers, spills, shared memory as the driver reports them)
 step vk_pipeline_stats 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats.txt" bash -c \
   "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
-   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats.txt'"
+   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && \
+   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/tanh_fp16.onnx' && cat '$logs/pipeline_stats.txt'"
 step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv

@@ -2,7 +2,7 @@
 """Writes single-node models of the bandwidth-bound data-movement kernels of graphics nets, at the
 sizes tools/gpu-check.sh times them with gfxep-bench (device time per kernel, float16, a 64-channel
 1080p map): Resize x2 in each mode (decoders), DepthToSpace x2 (sub-pixel SR) and reflection Pad
-(style transfer), Relu and Add (element-wise); the float16 MatMul and Conv of the kernel-efficiency
+(style transfer), Relu, Tanh and Add (element-wise); the float16 MatMul and Conv of the kernel-efficiency
 table (FLOPs); and a detector's selection, TopK of the 1000 best among a million float32 scores
 (one FPN level's anchors x classes). The bytes each moves are in the name's comment below and in kernels.json.
 
@@ -67,6 +67,8 @@ def main():
     x64 = helper.make_tensor_value_info("a", TensorProto.FLOAT16, [1, c, 1080, 1920])
     save(os.path.join(out, "relu_fp16.onnx"), helper.make_node("Relu", ["a"], ["y"]), [x64], [])
     kernels["relu_fp16"] = {"bytes": 2 * c * 1080 * 1920 * half}
+    save(os.path.join(out, "tanh_fp16.onnx"), helper.make_node("Tanh", ["a"], ["y"]), [x64], [])
+    kernels["tanh_fp16"] = kernels["relu_fp16"]
     y64 = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [1, c, 1080, 1920])
     save(os.path.join(out, "add_fp16.onnx"), helper.make_node("Add", ["a", "b"], ["y"]), [x64, y64], [])
     kernels["add_fp16"] = {"bytes": 3 * c * 1080 * 1920 * half}
