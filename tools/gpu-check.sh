@@ -264,30 +264,27 @@ for i in range(60):
     if i >= 10: ms.append(a.elapsed_time(b))
 ms.sort()
 print(json.dumps({"copy_ms": ms[len(ms) // 2], "copy_gbs": 2 * n * 2 / ms[len(ms) // 2] / 1e6}))'
-# the same on the Vulkan backend (device time from its frame timings) with its grid-stride dispatches
-# capped at fewer workgroups (GFXEP_VULKAN_GRID_GROUPS, vk_grid_groups): longer-lived workgroups pay
-# their set-up (the plan's loads) over more elements; and the layout ops' cases under the smallest cap
-for m in resize_nearest_x2 resize_linear_x2 depth_to_space_x2 pad_reflect slice_crop concat_channels; do
-  for g in 0 8192 2048 1024; do
-    step "vk_grid_${m}_$g" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_GRID_GROUPS=$g "$pack/bin/gfxep-bench" \
-      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+# vk_knob_sweep PREFIX VAR "VALUES" MODEL...: each kernel model on the Vulkan backend (device time from its
+# frame timings) with VAR set to each value in turn, as the steps PREFIX_<model>_<value>
+vk_knob_sweep() {
+  local prefix=$1 var=$2 values=$3 m v
+  shift 3
+  for m in "$@"; do
+    for v in $values; do
+      step "${prefix}_${m}_$v" 60 env GFXEP_ORT_LIB="$ort129" "$var=$v" "$pack/bin/gfxep-bench" \
+        --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+    done
   done
-done
+}
+# the same on the Vulkan backend with its grid-stride dispatches capped at fewer workgroups
+# (GFXEP_VULKAN_GRID_GROUPS, vk_grid_groups): longer-lived workgroups pay their set-up over more elements
+vk_knob_sweep vk_grid GFXEP_VULKAN_GRID_GROUPS "0 8192 2048 1024" resize_nearest_x2 resize_linear_x2 depth_to_space_x2 \
+  pad_reflect slice_crop concat_channels
 # the copy plans' row kernels (Pad, Slice, Concat) under several caps on their workgroups
 # (GFXEP_VULKAN_PLAN_ROW_GROUPS; 1024 by default, 65535 is one workgroup per row)
-for m in pad_reflect slice_crop concat_channels; do
-  for g in 65535 4096 1024 256; do
-    step "vk_plan_rows_${m}_$g" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PLAN_ROW_GROUPS=$g "$pack/bin/gfxep-bench" \
-      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
-  done
-done
-# the element-wise kernels on Vulkan with 16-byte groups (the default) and one element per step
-for m in relu_fp16 tanh_fp16 add_fp16; do
-  for e in 1 0; do
-    step "vk_ew_groups_${m}_$e" 60 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_EW_GROUPS=$e "$pack/bin/gfxep-bench" \
-      --backend vulkan --frame-timings --runs 50 "$logs/kernels/$m.onnx"
-  done
-done
+vk_knob_sweep vk_plan_rows GFXEP_VULKAN_PLAN_ROW_GROUPS "65535 4096 1024 256" pad_reflect slice_crop concat_channels
+# the element-wise kernels with 16-byte groups (the default) and one element per step
+vk_knob_sweep vk_ew_groups GFXEP_VULKAN_EW_GROUPS "1 0" relu_fp16 tanh_fp16 add_fp16
 # the tensor-core products of the kernel-efficiency table (4096^3 MatMul, 3x3 256 -> 256 Conv) on both
 # backends in one run: the Vulkan cooperative-matrix kernels' device time against the CUDA backend's
 for m in matmul_fp16_4096 conv_fp16_256; do
