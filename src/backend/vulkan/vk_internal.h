@@ -98,7 +98,8 @@ typedef struct vk_device {
   int has_host_query_reset; /* hostQueryReset (Vulkan 1.2): frame stamps reset their queries on the host */
   /* GFXEP_VULKAN_PIPELINE_STATS=FILE on a device with VK_KHR_pipeline_executable_properties: each
    * pipeline is created with its compiler statistics captured (registers, spills, shared memory as
-   * the driver names them) and they are appended to FILE, one line per pipeline (vk_pipeline.c) */
+   * the driver names them) and they are appended to FILE, one line per pipeline (vk_pipeline.c); on
+   * gfxep's own VkDevice only, which enables the feature */
   const char* pipeline_stats_file;
   int has_budget;         /* VK_EXT_memory_budget */
   int has_ext_memory_fd, has_ext_semaphore_fd;

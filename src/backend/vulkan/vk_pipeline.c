@@ -112,12 +112,15 @@ static gfx_status create(vk_device* d, vk_shader_id shader, const int32_t* spec,
                 .pName = "main",
                 .pSpecializationInfo = n_spec ? &si : NULL},
       .layout = d->layout};
-  if (d->pipeline_stats_file) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+  /* only on gfxep's own VkDevice, which enabled pipelineExecutableInfo for it; an application's device
+   * (graphics interop) may not have it, and the flag needs it */
+  const int stats = d->pipeline_stats_file && !d->app_device;
+  if (stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   char buf[96];
   gfx_status st = vk_check(vkCreateComputePipelines(d->device, d->cache, 1, &ci, NULL, out),
                            "vkCreateComputePipelines(%s, constants [%s]) on device %d", blob->name,
                            spec_str(spec, n_spec, buf, sizeof buf), d->index);
-  if (!st && d->pipeline_stats_file) write_stats(d, *out, blob->name, buf);
+  if (!st && stats) write_stats(d, *out, blob->name, buf);
   return st;
 }
 
