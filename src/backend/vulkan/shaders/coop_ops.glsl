@@ -39,8 +39,10 @@ CoopAcc coop_zero() {
   return c;
 }
 
+// Not unrolled: a software device compiles the kernel at its first dispatch, and with the eight
+// elements unrolled into every product that compile took lavapipe over a minute.
 CoopAcc coop_mul_add(CoopTile a, CoopTile b, CoopAcc c) {
-  [[unroll]] for (uint r = 0; r < 8; r++) {
+  [[dont_unroll]] for (uint r = 0; r < 8; r++) {
     const uint e = LANE_ID + 32u * r, row = e / 16u, col = e % 16u;
     float s = c.v[r];
     for (uint q = 0; q < 16u; q++) s += coop_at(a, row, q) * coop_at(b, q, col);
