@@ -26,8 +26,6 @@ CONFIGS = [  # (name, gfxep-bench backend, extra environment)
     ("vulkan", "vulkan", {}),
     ("vulkan_portable", "vulkan", {"GFXEP_VULKAN_NO_COOPMAT": "1"}),  # the tiled kernels, no tensor cores
     ("vulkan_coop_conv", "vulkan", {"GFXEP_VULKAN_COOP_CONV": "1"}),  # every float16 Conv on the tensor cores
-    # the same with the 128-row blocks fetching two K steps ahead
-    ("vulkan_coop_deep", "vulkan", {"GFXEP_VULKAN_COOP_CONV": "1", "GFXEP_VULKAN_COOP_DEEP": "1"}),
 ]
 
 

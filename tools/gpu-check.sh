@@ -174,9 +174,6 @@ step backend_ops_vulkan_plain_plans 300 env GFXEP_VULKAN_NO_TILED_TRANSPOSE=1 GF
 # products in 128-row blocks (by default only products of many blocks take them)
 step backend_ops_vulkan_coop_conv 300 env GFXEP_VULKAN_COOP_CONV=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
 step backend_ops_vulkan_coop_128 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_ROWS=128 "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
-# and the 128-row blocks fetching their operands two K steps ahead (GFXEP_VULKAN_COOP_DEEP)
-step backend_ops_vulkan_coop_deep 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_ROWS=128 GFXEP_VULKAN_COOP_DEEP=1 \
-  "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
 # the products again on the portable kernels, where the device has cooperative matrices
 step backend_ops_vulkan_fused_attention 300 env GFXEP_VULKAN_FUSED_ATTENTION=1 "$pack/bin/test_backend_ops" -b vulkan -o Attention
 # reductions of few outputs with their rows split into slices, forced for every case (a GPU splits
@@ -253,9 +250,20 @@ done
 for m in espcn_x2 unet_denoiser; do
   for b in cuda vulkan; do
     step "host_profile_zoo_${m}_$b" 180 env GFXEP_ORT_LIB="$ort129" GFXEP_HOST_PROFILE="$logs/host_profile_zoo_${m}_$b.json" \
-      bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-host --size full --only $m >/dev/null && \
+      bash -c "{ [ -f /tmp/gfxep-zoo-host/$m.fp16.onnx ] || '$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-host --size full --only $m >/dev/null; } && \
       '$pack/bin/gfxep-bench' --backend $b --runs 2000 /tmp/gfxep-zoo-host/$m.fp16.onnx && \
       cat '$logs/host_profile_zoo_${m}_$b.json'"
+  done
+done
+# the Vulkan backend's host waits blocking at once (0) and polling for their first 2 ms (the default),
+# alternating: the host time of the next Run and the latency, on the same zoo nets
+for rep in 1 2; do
+  for m in espcn_x2 unet_denoiser; do
+    for v in 0 2000; do
+      step "bench_zoo_wait_spin_${m}_${v}_$rep" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_WAIT_SPIN_US=$v bash -c \
+        "{ [ -f /tmp/gfxep-zoo-host/$m.fp16.onnx ] || '$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-host --size full --only $m >/dev/null; } && \
+        '$pack/bin/gfxep-bench' --backend vulkan --runs 1000 /tmp/gfxep-zoo-host/$m.fp16.onnx"
+    done
   done
 done
 # the data-movement kernels alone (device time from CUDA events; bytes moved in kernels.json)
@@ -304,8 +312,6 @@ for m in matmul_fp16_4096 conv_fp16_256; do
   step "kernel_cuda_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend cuda --runs 50 "$logs/kernels/$m.onnx"
   step "vk_coop_$m" 120 env GFXEP_ORT_LIB="$ort129" "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 \
     "$logs/kernels/$m.onnx"
-  step "vk_coop_deep_$m" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_DEEP=1 "$pack/bin/gfxep-bench" --backend vulkan \
-    --frame-timings --runs 50 "$logs/kernels/$m.onnx"
 done
 # the same MatMul with each block shape forced (GFXEP_VULKAN_COOP_ROWS: 32x128, 64x128, 128x128; 2, 4
 # and 8 accumulator tiles per subgroup): how its time scales with the work per operand load
@@ -319,10 +325,6 @@ step vk_pipeline_stats 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PIPELINE_STA
   "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
    '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && \
    '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/tanh_fp16.onnx' && cat '$logs/pipeline_stats.txt'"
-step vk_pipeline_stats_deep 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_DEEP=1 \
-  GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats_deep.txt" bash -c \
-  "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
-   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats_deep.txt'"
 step backend_ops_vulkan_elementwise 120 "$pack/bin/test_backend_ops" -b vulkan -o Relu,Sigmoid,Neg,Add,Sub,Mul,Div,Max,Pow
 step backend_ops_vulkan_grid_1024 300 env GFXEP_VULKAN_GRID_GROUPS=1024 "$pack/bin/test_backend_ops" -b vulkan \
   -o Concat,Split,Slice,Pad,Transpose,Tile,Expand,DepthToSpace,SpaceToDepth,Resize,Relu,Add,Conv

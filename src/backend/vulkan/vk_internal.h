@@ -111,6 +111,7 @@ typedef struct vk_device {
    * 65535, or GFXEP_VULKAN_GRID_GROUPS when set (to measure fewer, longer-lived workgroups) */
   uint32_t grid_groups;
   uint32_t plan_row_groups; /* the copy plans' row kernels: at most this many workgroups (vk_instance.c) */
+  uint64_t wait_spin_ns;     /* host waits poll this long before blocking (vk_stream.c's wait_value) */
 
   /* created by device_get */
   pthread_mutex_t init_lock;
@@ -383,10 +384,6 @@ typedef enum vk_shader_id {
   VK_SHADER_GEMM_COOP_MID_EMU_F16,
   VK_SHADER_CONV_COOP_SMALL_EMU_F16,
   VK_SHADER_GEMM_COOP_SMALL_EMU_F16,
-  VK_SHADER_CONV_COOP_DEEP_F16, /* 128x128 blocks fetching two K steps ahead (GFXEP_VULKAN_COOP_DEEP) */
-  VK_SHADER_GEMM_COOP_DEEP_F16,
-  VK_SHADER_CONV_COOP_DEEP_EMU_F16,
-  VK_SHADER_GEMM_COOP_DEEP_EMU_F16,
   VK_SHADER_CONV_TILED_F32, /* mm_tiled.comp (vk_nn.c): the portable register-blocked products */
   VK_SHADER_CONV_TILED_F16,
   VK_SHADER_GEMM_TILED_F32,

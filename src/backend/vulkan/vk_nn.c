@@ -270,13 +270,6 @@ static int coop_rows_for(int64_t m, int64_t n, int64_t batch) {
   return blocks >= COOP_TARGET_GROUPS / 2 ? 128 : 64;
 }
 
-/* Whether the 128-row blocks fetch their operands two K steps ahead (mm_coop.comp's DEEP: a second
- * register set for the loads in flight) rather than one: GFXEP_VULKAN_COOP_DEEP=1. */
-static int coop_deep(void) {
-  const char* env = getenv("GFXEP_VULKAN_COOP_DEEP");
-  return env && env[0] == '1';
-}
-
 /* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
  * deep, float32 or float16 (with shaderFloat16), and a dispatch that fits. A MatMul/Gemm of few 64x64
  * blocks and a short K (a transformer's at 197 tokens: 12 to 48 blocks, K up to 768) keeps gemm.comp,
@@ -343,12 +336,7 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
          {VK_SHADER_CONV_COOP_SMALL_F16, VK_SHADER_CONV_COOP_MID_F16, VK_SHADER_CONV_COOP_F16}},
         {{VK_SHADER_GEMM_COOP_SMALL_EMU_F16, VK_SHADER_GEMM_COOP_MID_EMU_F16, VK_SHADER_GEMM_COOP_EMU_F16},
          {VK_SHADER_CONV_COOP_SMALL_EMU_F16, VK_SHADER_CONV_COOP_MID_EMU_F16, VK_SHADER_CONV_COOP_EMU_F16}}};
-    static const vk_shader_id deep[2][2] = {/* [emulated][conv]: 128 rows, two steps ahead */
-                                            {VK_SHADER_GEMM_COOP_DEEP_F16, VK_SHADER_CONV_COOP_DEEP_F16},
-                                            {VK_SHADER_GEMM_COOP_DEEP_EMU_F16, VK_SHADER_CONV_COOP_DEEP_EMU_F16}};
-    const int emulated = coop_of(d) == COOP_EMULATED;
-    shader = by_rows[emulated][conv][coop_rows == 32 ? 0 : coop_rows == 64 ? 1 : 2];
-    if (coop_rows == 128 && coop_deep()) shader = deep[emulated][conv];
+    shader = by_rows[coop_of(d) == COOP_EMULATED][conv][coop_rows == 32 ? 0 : coop_rows == 64 ? 1 : 2];
   } else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
   const int64_t rows = coop ? coop_rows : shape->rows;

@@ -15,9 +15,7 @@
 //
 // Per step of 32 along K the operands go global -> registers -> shared memory, in two stages: the
 // next step's global loads are issued before this step's products and land in the other stage after
-// them, so one barrier per step suffices and the loads' latency hides behind the products (-DDEEP: two
-// register sets, each step's loads issued two steps ahead, for where one step of products is shorter
-// than a global load's latency). Shared
+// them, so one barrier per step suffices and the loads' latency hides behind the products. Shared
 // memory is one array of 16-byte vectors (eight float16 each) that the cooperative loads read
 // directly, with offsets and strides counted in vectors: the compiler then knows every tile row is
 // 16-byte aligned and can fetch each 8x8 piece with one wide shared load per lane (with 32-bit words
@@ -65,11 +63,6 @@
 #define BN (16 * TN * WG_N) // 128 for every shape
 #define BK 32
 #define THREADS 256
-#if defined(DEEP)
-#define SETS 2 // register sets for the operands in flight: -DDEEP fetches two steps ahead
-#else
-#define SETS 1
-#endif
 
 // shared memory, in 32-bit words
 #define K_ROW (BK / 2 + 4)        // a row of 32 float16 along K, padded: 80 bytes
@@ -105,61 +98,42 @@ shared uvec4 smem[SMEM / 4];
 
 #include "mm_coop_load.glsl"
 
-// the subgroup's accumulators and its corner of the block, set by main()
-FRAG_ACC acc[TM][TN];
-uint wm, wn;
-bool b_kmajor;
-
-// Step at q0 of the K loop, whose operands sit in stage `parity` of shared memory: fetch the operands
-// SETS steps ahead into register set parity % SETS, run the products, then store the next step's
-// operands (fetched SETS - 1 steps ago, in set (parity + 1) % SETS) into the other stage. With two
-// sets the loop calls it with parity 0 and 1 in turn, so every index into the sets is a constant
-// (an index the compiler cannot resolve would put the sets in local memory).
-void k_step(uint q0, const uint parity) {
-  if (q0 + SETS * BK < q_end) load_step(q0 + SETS * BK, parity % SETS);
-  const uint a_at = parity * STAGE, b_at = a_at + A_TILE;
-  [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-    FRAG_A fa[TM];
-    FRAG_B fb[TN];
-    [[unroll]] for (int i = 0; i < TM; i++) LOAD_A(fa[i], a_at + (wm + 16 * i) * K_ROW + kk / 2, K_ROW);
-    if (b_kmajor) {
-      [[unroll]] for (int j = 0; j < TN; j++) LOAD_B_T(fb[j], b_at + (wn + 16 * j) * K_ROW + kk / 2, K_ROW);
-    } else {
-      [[unroll]] for (int j = 0; j < TN; j++) LOAD_B(fb[j], b_at + kk * N_ROW + (wn + 16 * j) / 2, N_ROW);
-    }
-    [[unroll]] for (int i = 0; i < TM; i++)
-      [[unroll]] for (int j = 0; j < TN; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
-  }
-  if (q0 + BK < q_end) store_step((parity ^ 1u) * STAGE, (parity + 1u) % SETS);
-  barrier();
-}
-
 void main() {
   Geom g = Geom(pc.geom_addr);
   setup(g);
+  FRAG_ACC acc[TM][TN];
   [[unroll]] for (int i = 0; i < TM; i++)
     [[unroll]] for (int j = 0; j < TN; j++) acc[i][j] = ACC_ZERO;
   const uint warp = WARP_ID;
-  wm = (warp / WG_N) * (16 * TM), wn = (warp % WG_N) * (16 * TN);
-  b_kmajor = (pc.flags & VEC_B_K) != 0u;
+  const uint wm = (warp / WG_N) * (16 * TM), wn = (warp % WG_N) * (16 * TN);
+  const bool b_kmajor = (pc.flags & VEC_B_K) != 0u;
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
   q_end = min(k, q_begin + pc.k_chunk);
-  load_step(q_begin, 0u);
-  store_step(0u, 0u);
+  load_step(q_begin);
+  store_step(0u);
   barrier();
-  [[unroll]] for (uint s = 1u; s < SETS; s++)
-    if (q_begin + s * BK < q_end) load_step(q_begin + s * BK, s);
-#if SETS == 1
-  uint parity = 0u;
-  for (uint q0 = q_begin; q0 < q_end; q0 += BK, parity ^= 1u) k_step(q0, parity);
-#else
-  for (uint q0 = q_begin; q0 < q_end; q0 += 2u * BK) {
-    k_step(q0, 0u);
-    if (q0 + BK >= q_end) break;
-    k_step(q0 + BK, 1u);
+  uint stage = 0u;
+  for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
+    const bool more = q0 + BK < q_end;
+    if (more) load_step(q0 + BK);
+    const uint a_at = stage * STAGE, b_at = a_at + A_TILE;
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      FRAG_A fa[TM];
+      FRAG_B fb[TN];
+      [[unroll]] for (int i = 0; i < TM; i++) LOAD_A(fa[i], a_at + (wm + 16 * i) * K_ROW + kk / 2, K_ROW);
+      if (b_kmajor) {
+        [[unroll]] for (int j = 0; j < TN; j++) LOAD_B_T(fb[j], b_at + (wn + 16 * j) * K_ROW + kk / 2, K_ROW);
+      } else {
+        [[unroll]] for (int j = 0; j < TN; j++) LOAD_B(fb[j], b_at + kk * N_ROW + (wn + 16 * j) / 2, N_ROW);
+      }
+      [[unroll]] for (int i = 0; i < TM; i++)
+        [[unroll]] for (int j = 0; j < TN; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
+    }
+    stage ^= 1u;
+    if (more) store_step(stage * STAGE);
+    barrier();
   }
-#endif
 
   // ---- the epilogue, one 16-row strip of the subgroup's tiles at a time through its own corner of
   // shared memory (the stages are free after the loop's last barrier). Lane l takes column l % (16 TN)

@@ -7,7 +7,7 @@
 // Per invocation (private), set once by setup(): the operands and sizes, and the next step's words.
 In a, b;
 uint m, n, k, q_end, m0, n0, a_base;
-uint ra[SETS][A_REGS], rb[SETS][B_REGS]; // SETS register sets: steps in flight
+uint ra[A_REGS], rb[B_REGS];
 #if defined(CONV)
 Geom geom;
 uint grp, in_d, in_h, in_w;
@@ -83,8 +83,8 @@ float16_t b_value(uint q, uint c) {
 
 float16_t a_value(uint row, uint q) { return row < m && q < q_end ? a.v[a_index(row, q)] : float16_t(0.0); }
 
-// global -> register set `set` for the step at q0
-void load_step(uint q0, const uint set) {
+// global -> registers for the step at q0
+void load_step(uint q0) {
   const uint t = gl_LocalInvocationID.x;
   if ((pc.flags & VEC_A) != 0u) {
     // 16-byte vector idx: row idx / 4, K from q0 + 8 (idx % 4)
@@ -92,13 +92,13 @@ void load_step(uint q0, const uint set) {
       const uint idx = t + r * THREADS, row = m0 + idx / 4u, q = q0 + (idx % 4u) * 8u;
       uvec4 v = uvec4(0);
       if (idx < BM * BK / 8 && row < m && q < q_end) v = InVec(a).v[a_index(row, q) / 8u];
-      ra[set][4 * r] = v.x, ra[set][4 * r + 1] = v.y, ra[set][4 * r + 2] = v.z, ra[set][4 * r + 3] = v.w;
+      ra[4 * r] = v.x, ra[4 * r + 1] = v.y, ra[4 * r + 2] = v.z, ra[4 * r + 3] = v.w;
     }
   } else {
     // pair r: row t / 16 + 16 r, K from q0 + 2 (t % 16)
     [[unroll]] for (uint r = 0; r < BM / 16; r++) {
       const uint row = m0 + t / 16u + 16u * r, q = q0 + (t % 16u) * 2u;
-      ra[set][r] = packFloat2x16(f16vec2(a_value(row, q), a_value(row, q + 1u)));
+      ra[r] = packFloat2x16(f16vec2(a_value(row, q), a_value(row, q + 1u)));
     }
   }
 #if !defined(CONV)
@@ -111,7 +111,7 @@ void load_step(uint q0, const uint set) {
       const uint q = q0 + (along_k ? (idx % 4u) * 8u : idx / 16u), col = n0 + (along_k ? idx / 4u : (idx % 16u) * 8u);
       uvec4 v = uvec4(0);
       if (col < n && q < q_end) v = InVec(b).v[b_index(q, col) / 8u];
-      rb[set][4 * r] = v.x, rb[set][4 * r + 1] = v.y, rb[set][4 * r + 2] = v.z, rb[set][4 * r + 3] = v.w;
+      rb[4 * r] = v.x, rb[4 * r + 1] = v.y, rb[4 * r + 2] = v.z, rb[4 * r + 3] = v.w;
     }
     return;
   }
@@ -119,21 +119,21 @@ void load_step(uint q0, const uint set) {
   // pair r: K row q0 + t / 64 + 4 r, columns 2 (t % 64) and 2 (t % 64) + 1
   [[unroll]] for (uint r = 0; r < 8u; r++) {
     const uint q = q0 + t / 64u + 4u * r;
-    rb[set][r] = packFloat2x16(f16vec2(b_value(q, 0u), b_value(q, 1u)));
+    rb[r] = packFloat2x16(f16vec2(b_value(q, 0u), b_value(q, 1u)));
   }
 }
 
-// register set `set` -> the stage at word `at` of smem (a multiple of 4), in the places load_step's
-// mappings give; the 16-byte vectors as one store each
-void store_step(uint at, const uint set) {
+// registers -> the stage at word `at` of smem (a multiple of 4), in the places load_step's mappings give;
+// the 16-byte vectors as one store each
+void store_step(uint at) {
   const uint t = gl_LocalInvocationID.x;
   if ((pc.flags & VEC_A) != 0u) {
     [[unroll]] for (uint r = 0; r < A_VLOADS; r++) {
       const uint idx = t + r * THREADS, w = at + (idx / 4u) * K_ROW + (idx % 4u) * 4u;
-      if (idx < BM * BK / 8) smem[w / 4u] = uvec4(ra[set][4 * r], ra[set][4 * r + 1], ra[set][4 * r + 2], ra[set][4 * r + 3]);
+      if (idx < BM * BK / 8) smem[w / 4u] = uvec4(ra[4 * r], ra[4 * r + 1], ra[4 * r + 2], ra[4 * r + 3]);
     }
   } else {
-    [[unroll]] for (uint r = 0; r < BM / 16; r++) SMEM_WORD(at + (t / 16u + 16u * r) * K_ROW + t % 16u) = ra[set][r];
+    [[unroll]] for (uint r = 0; r < BM / 16; r++) SMEM_WORD(at + (t / 16u + 16u * r) * K_ROW + t % 16u) = ra[r];
   }
   const uint bt = at + A_TILE;
 #if !defined(CONV)
@@ -142,12 +142,12 @@ void store_step(uint at, const uint set) {
     [[unroll]] for (uint r = 0; r < 2u; r++) {
       const uint idx = t + r * THREADS;
       const uint w = bt + (along_k ? (idx / 4u) * K_ROW + (idx % 4u) * 4u : (idx / 16u) * N_ROW + (idx % 16u) * 4u);
-      smem[w / 4u] = uvec4(rb[set][4 * r], rb[set][4 * r + 1], rb[set][4 * r + 2], rb[set][4 * r + 3]);
+      smem[w / 4u] = uvec4(rb[4 * r], rb[4 * r + 1], rb[4 * r + 2], rb[4 * r + 3]);
     }
     return;
   }
 #endif
-  [[unroll]] for (uint r = 0; r < 8u; r++) SMEM_WORD(bt + (t / 64u + 4u * r) * N_ROW + t % 64u) = rb[set][r];
+  [[unroll]] for (uint r = 0; r < 8u; r++) SMEM_WORD(bt + (t / 64u + 4u * r) * N_ROW + t % 64u) = rb[r];
 }
 
 // the epilogue's per-column part, once per invocation
