@@ -255,7 +255,7 @@ for m in espcn_x2 unet_denoiser; do
       cat '$logs/host_profile_zoo_${m}_$b.json'"
   done
 done
-# the Vulkan backend's host waits blocking at once (0) and polling for their first 2 ms (the default),
+# the Vulkan backend's host waits blocking at once (0, the default) and polling for their first 2 ms,
 # alternating: the host time of the next Run and the latency, on the same zoo nets
 for rep in 1 2; do
   for m in espcn_x2 unet_denoiser; do

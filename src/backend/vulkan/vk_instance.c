@@ -84,11 +84,13 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
   if (rows_env && atol(rows_env) > 0)
     d->plan_row_groups = (uint32_t)atol(rows_env) < d->grid_groups ? (uint32_t)atol(rows_env) : d->grid_groups;
 
-  /* host waits poll for 2 ms before they block, as the CUDA backend's do; none on a CPU device, where
-   * polling takes a core from the device itself; GFXEP_VULKAN_WAIT_SPIN_US=N polls N us (0: block at once) */
-  d->wait_spin_ns = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 2000000;
+  /* host waits block at once by default; GFXEP_VULKAN_WAIT_SPIN_US=N polls the timeline for the first
+   * N us, as the CUDA backend's waits do for 2 ms (vk_stream.c's wait_value); never on a CPU device,
+   * where polling takes a core from the device itself */
+  d->wait_spin_ns = 0;
   const char* spin_env = getenv("GFXEP_VULKAN_WAIT_SPIN_US");
-  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9') d->wait_spin_ns = (uint64_t)strtoull(spin_env, NULL, 10) * 1000;
+  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9' && d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+    d->wait_spin_ns = (uint64_t)strtoull(spin_env, NULL, 10) * 1000;
 
   uint32_t n_fam = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &n_fam, NULL);

@@ -145,10 +145,10 @@ static uint64_t now_ns(void) {
 }
 
 /* Waits on the host for one of gfxep's own timelines (never a foreign one: DEVICE.md). The value is
- * polled for the first d->wait_spin_ns, then vkWaitSemaphores blocks: a blocked thread wakes tens of
- * microseconds after the signal, and its next Run starts on a cold core (on an H200, the host time of
- * a replayed Run of the zoo's ESPCN and UNet was 57-65 us after such a wait against 10 us for a small
- * net whose outputs were ready at once). The CUDA backend's waits spin the same way. */
+ * polled for the first d->wait_spin_ns (GFXEP_VULKAN_WAIT_SPIN_US; none by default), then
+ * vkWaitSemaphores blocks. Why poll: on an H200 the host time of a replayed Run of the zoo's float16
+ * ESPCN and UNet was 57-65 us after such a blocking wait (2 and 3 ms Runs), against 10 us for a small
+ * net, while the CUDA backend's waits poll for their first 2 ms. */
 static gfx_status wait_value(vk_device* d, VkSemaphore sem, uint64_t value, const char* what) {
   if (d->wait_spin_ns) {
     const uint64_t t0 = now_ns();
