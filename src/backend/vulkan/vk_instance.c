@@ -85,12 +85,10 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
     d->plan_row_groups = (uint32_t)atol(rows_env) < d->grid_groups ? (uint32_t)atol(rows_env) : d->grid_groups;
 
   /* host waits block at once by default; GFXEP_VULKAN_WAIT_SPIN_US=N polls the timeline for the first
-   * N us, as the CUDA backend's waits do for 2 ms (vk_stream.c's wait_value); never on a CPU device,
-   * where polling takes a core from the device itself */
+   * N us, as the CUDA backend's waits do for 2 ms (vk_stream.c's wait_value) */
   d->wait_spin_ns = 0;
   const char* spin_env = getenv("GFXEP_VULKAN_WAIT_SPIN_US");
-  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9' && d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
-    d->wait_spin_ns = (uint64_t)strtoull(spin_env, NULL, 10) * 1000;
+  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9') d->wait_spin_ns = (uint64_t)strtoull(spin_env, NULL, 10) * 1000;
 
   uint32_t n_fam = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &n_fam, NULL);
