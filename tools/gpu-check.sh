@@ -319,15 +319,6 @@ for r in 32 64 128; do
   step "vk_coop_rows_${r}_matmul_fp16_4096" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_ROWS=$r "$pack/bin/gfxep-bench" \
     --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
 done
-# where a K step's time goes (GFXEP_VULKAN_COOP_PROBE: results wrong, timing only): the same MatMul
-# without the global loads after the first step, without the products, and without both, at 32 and
-# 128 block rows
-for r in 32 128; do
-  for p in no_global no_mma no_global,no_mma; do
-    step "vk_coop_probe_${r}_${p/,/_}" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_ROWS=$r GFXEP_VULKAN_COOP_PROBE=$p \
-      "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
-  done
-done
 # the compiler's statistics of the pipelines those two products create on the Vulkan backend
 # (GFXEP_VULKAN_PIPELINE_STATS: registers, spills, shared memory as the driver reports them)
 step vk_pipeline_stats 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats.txt" bash -c \

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
-#include "core/log.h"
 #include "ir/ops_nn.h"
 
 #define CONV_GROUP_SIZE 256
@@ -44,8 +43,6 @@
 #define COOP_VEC_B_N 2u
 #define COOP_VEC_B_K 4u
 #define COOP_TAP_MASK 8u /* Conv: per-column masks of the window's taps inside the input (mm_coop_load.glsl) */
-#define COOP_PROBE_NO_GLOBAL 16u /* measuring only, results wrong (mm_coop.comp's PROBE_*, coop_probe) */
-#define COOP_PROBE_NO_MMA 32u
 #define COOP_STEP 32            /* mm_coop.comp's BK (mm_tiled.comp's is 16: slices are multiples of both) */
 #define TILED_BLOCK 64          /* mm_tiled.comp's BM and BN */
 #define TILED_WIDE_COLS 128     /* its BN with -DWIDE */
@@ -271,20 +268,6 @@ static int coop_rows_for(int64_t m, int64_t n, int64_t batch) {
   if (m <= 64) return 64;
   const int64_t blocks = (m + 127) / 128 * ((n + COOP_COLS - 1) / COOP_COLS) * batch;
   return blocks >= COOP_TARGET_GROUPS / 2 ? 128 : 64;
-}
-
-/* GFXEP_VULKAN_COOP_PROBE=no_global,no_mma: mm_coop.comp skips the global loads of its K steps after
- * the first, or its products, to measure where a step's time goes. The results are then wrong: a
- * warning says so once. */
-static uint32_t coop_probe(void) {
-  const char* env = getenv("GFXEP_VULKAN_COOP_PROBE");
-  if (!env || !env[0]) return 0;
-  const uint32_t flags = (strstr(env, "no_global") ? COOP_PROBE_NO_GLOBAL : 0u) | (strstr(env, "no_mma") ? COOP_PROBE_NO_MMA : 0u);
-  static atomic_int warned;
-  if (flags && !atomic_exchange(&warned, 1))
-    gfx_log(GFX_LOG_WARNING, "vulkan backend: GFXEP_VULKAN_COOP_PROBE=%s: the cooperative-matrix products skip part of "
-            "their work and give wrong results (for measuring only)", env);
-  return flags;
 }
 
 /* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
@@ -756,7 +739,7 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
                        "the run gave %zu", label(node), ir_op_name(node->op),
                        (size_t)st->reduce_count * st->splits * sizeof(float), ctx->scratch ? ctx->scratch_bytes : 0);
     /* a vector load needs its operand 16-byte aligned: tensors usually are, a view into one may not be */
-    uint32_t flags = st->coop_flags | coop_probe();
+    uint32_t flags = st->coop_flags;
     const int a_in = node->op == GFX_OP_CONV ? 1 : 0;
     if ((uintptr_t)in[a_in].data % 16) flags &= ~COOP_VEC_A;
     if (node->op != GFX_OP_CONV && (uintptr_t)in[1].data % 16) flags &= ~(COOP_VEC_B_N | COOP_VEC_B_K);

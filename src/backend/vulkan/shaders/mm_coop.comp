@@ -79,11 +79,6 @@
 #define VEC_B_N 2u // B row-major, N a multiple of 8, 16-byte aligned: 16-byte loads along N
 #define VEC_B_K 4u // B transposed (its columns contiguous), K a multiple of 8, aligned: loads along K
 #define TAP_MASK 8u // Conv: a 2-D window of at most 32 taps, whose table's top byte is the tap's index
-// measuring only (GFXEP_VULKAN_COOP_PROBE; the results are then wrong): skip the global loads of each
-// step after the first, or the shared-memory tile loads and the products, to see which part of a K
-// step its time goes to
-#define PROBE_NO_GLOBAL 16u
-#define PROBE_NO_MMA 32u
 
 #define A_VLOADS ((BM * BK / 8 + THREADS - 1) / THREADS) // 16-byte loads of A per invocation and step
 #define A_REGS (4 * A_VLOADS)                             // words (>= BM / 16, the pairs of the pair path)
@@ -121,9 +116,9 @@ void main() {
   uint stage = 0u;
   for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
     const bool more = q0 + BK < q_end;
-    if (more && (pc.flags & PROBE_NO_GLOBAL) == 0u) load_step(q0 + BK);
+    if (more) load_step(q0 + BK);
     const uint a_at = stage * STAGE, b_at = a_at + A_TILE;
-    if ((pc.flags & PROBE_NO_MMA) == 0u) [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       FRAG_A fa[TM];
       FRAG_B fb[TN];
       [[unroll]] for (int i = 0; i < TM; i++) LOAD_A(fa[i], a_at + (wm + 16 * i) * K_ROW + kk / 2, K_ROW);
