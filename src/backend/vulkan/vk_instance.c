@@ -85,10 +85,14 @@ static const char* probe(vk_device* d, VkPhysicalDevice phys) {
     d->plan_row_groups = (uint32_t)atol(rows_env) < d->grid_groups ? (uint32_t)atol(rows_env) : d->grid_groups;
 
   /* host waits block at once by default; GFXEP_VULKAN_WAIT_SPIN_US=N polls the timeline for the first
-   * N us, as the CUDA backend's waits do for 2 ms (vk_stream.c's wait_value) */
+   * N us, as the CUDA backend's waits do for 2 ms (vk_stream.c's wait_value); at most 1 s, so that a
+   * wait stays bounded by about VK_WAIT_TIMEOUT_NS and the product cannot overflow */
   d->wait_spin_ns = 0;
   const char* spin_env = getenv("GFXEP_VULKAN_WAIT_SPIN_US");
-  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9') d->wait_spin_ns = (uint64_t)strtoull(spin_env, NULL, 10) * 1000;
+  if (spin_env && spin_env[0] >= '0' && spin_env[0] <= '9') {
+    const unsigned long long us = strtoull(spin_env, NULL, 10);
+    d->wait_spin_ns = (uint64_t)(us < 1000000ull ? us : 1000000ull) * 1000;
+  }
 
   uint32_t n_fam = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &n_fam, NULL);
