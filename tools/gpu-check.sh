@@ -319,6 +319,24 @@ for r in 32 64 128; do
   step "vk_coop_rows_${r}_matmul_fp16_4096" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_ROWS=$r "$pack/bin/gfxep-bench" \
     --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
 done
+# the 128-row blocks on four subgroups of 64x64 (GFXEP_VULKAN_COOP_W64=1): every float16 product of the
+# op suite on them, then the two products' time and the pipelines' statistics
+step backend_ops_vulkan_coop_w64 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_ROWS=128 GFXEP_VULKAN_COOP_W64=1 \
+  "$pack/bin/test_backend_ops" -b vulkan -o Conv,MatMul,Gemm
+for m in matmul_fp16_4096 conv_fp16_256; do
+  step "vk_coop_w64_$m" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_W64=1 "$pack/bin/gfxep-bench" --backend vulkan \
+    --frame-timings --runs 50 "$logs/kernels/$m.onnx"
+done
+step vk_pipeline_stats_w64 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_W64=1 \
+  GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats_w64.txt" bash -c \
+  "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
+   '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats_w64.txt'"
+# the MatMul's K loop without its global loads, and without its products (GFXEP_VULKAN_COOP_PROBE: timing
+# only, results wrong): what each part of a step costs
+for p in no_global no_mma; do
+  step "vk_coop_probe_${p}_matmul_fp16_4096" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_PROBE=$p \
+    "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 "$logs/kernels/matmul_fp16_4096.onnx"
+done
 # the compiler's statistics of the pipelines those two products create on the Vulkan backend
 # (GFXEP_VULKAN_PIPELINE_STATS: registers, spills, shared memory as the driver reports them)
 step vk_pipeline_stats 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats.txt" bash -c \

@@ -270,6 +270,32 @@ static int coop_rows_for(int64_t m, int64_t n, int64_t batch) {
   return blocks >= COOP_TARGET_GROUPS / 2 ? 128 : 64;
 }
 
+/* mm_coop.comp's variant for a product of `rows`-row blocks (coop_rows_for). GFXEP_VULKAN_COOP_W64=1
+ * runs the 128-row blocks on four subgroups of 64x64 (SHAPE_W64) instead of eight of 64x32.
+ * GFXEP_VULKAN_COOP_PROBE=no_global|no_mma runs a MatMul/Gemm of 128-row blocks on the tensor cores
+ * without its K loop's global loads, or without its products: timing probes whose results are wrong,
+ * announced by a warning, to locate where a K step's time goes. */
+static vk_shader_id coop_shader_for(const vk_device* d, int conv, int rows) {
+  static const vk_shader_id by_rows[2][2][3] = { /* [emulated][conv][32, 64, 128 rows] */
+      {{VK_SHADER_GEMM_COOP_SMALL_F16, VK_SHADER_GEMM_COOP_MID_F16, VK_SHADER_GEMM_COOP_F16},
+       {VK_SHADER_CONV_COOP_SMALL_F16, VK_SHADER_CONV_COOP_MID_F16, VK_SHADER_CONV_COOP_F16}},
+      {{VK_SHADER_GEMM_COOP_SMALL_EMU_F16, VK_SHADER_GEMM_COOP_MID_EMU_F16, VK_SHADER_GEMM_COOP_EMU_F16},
+       {VK_SHADER_CONV_COOP_SMALL_EMU_F16, VK_SHADER_CONV_COOP_MID_EMU_F16, VK_SHADER_CONV_COOP_EMU_F16}}};
+  const int emulated = coop_of(d) == COOP_EMULATED;
+  if (rows != 128) return by_rows[emulated][conv][rows == 32 ? 0 : 1];
+  const char* probe = getenv("GFXEP_VULKAN_COOP_PROBE");
+  if (probe && !conv && !emulated && (!strcmp(probe, "no_global") || !strcmp(probe, "no_mma"))) {
+    gfx_log(GFX_LOG_WARNING, "vulkan backend: GFXEP_VULKAN_COOP_PROBE=%s: a timing probe, MatMul/Gemm results are wrong",
+            probe);
+    return !strcmp(probe, "no_global") ? VK_SHADER_GEMM_COOP_PROBE_NO_GLOBAL_F16 : VK_SHADER_GEMM_COOP_PROBE_NO_MMA_F16;
+  }
+  const char* w64 = getenv("GFXEP_VULKAN_COOP_W64");
+  if (w64 && w64[0] == '1')
+    return emulated ? (conv ? VK_SHADER_CONV_COOP_W64_EMU_F16 : VK_SHADER_GEMM_COOP_W64_EMU_F16)
+                    : (conv ? VK_SHADER_CONV_COOP_W64_F16 : VK_SHADER_GEMM_COOP_W64_F16);
+  return by_rows[emulated][conv][2];
+}
+
 /* Whether a product goes to mm_tiled.comp: at least 16 rows and columns (a quarter of a block) and 8
  * deep, float32 or float16 (with shaderFloat16), and a dispatch that fits. A MatMul/Gemm of few 64x64
  * blocks and a short K (a transformer's at 197 tokens: 12 to 48 blocks, K up to 768) keeps gemm.comp,
@@ -330,14 +356,9 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
   const tiled_shape* shape = tiled_shape_for(m, n, batch);
   const int coop_rows = coop ? coop_rows_for(m, n, batch) : 0;
   vk_shader_id shader;
-  if (coop) {
-    static const vk_shader_id by_rows[2][2][3] = { /* [emulated][conv][32, 64, 128 rows] */
-        {{VK_SHADER_GEMM_COOP_SMALL_F16, VK_SHADER_GEMM_COOP_MID_F16, VK_SHADER_GEMM_COOP_F16},
-         {VK_SHADER_CONV_COOP_SMALL_F16, VK_SHADER_CONV_COOP_MID_F16, VK_SHADER_CONV_COOP_F16}},
-        {{VK_SHADER_GEMM_COOP_SMALL_EMU_F16, VK_SHADER_GEMM_COOP_MID_EMU_F16, VK_SHADER_GEMM_COOP_EMU_F16},
-         {VK_SHADER_CONV_COOP_SMALL_EMU_F16, VK_SHADER_CONV_COOP_MID_EMU_F16, VK_SHADER_CONV_COOP_EMU_F16}}};
-    shader = by_rows[coop_of(d) == COOP_EMULATED][conv][coop_rows == 32 ? 0 : coop_rows == 64 ? 1 : 2];
-  } else
+  if (coop)
+    shader = coop_shader_for(d, conv, coop_rows);
+  else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
   const int64_t rows = coop ? coop_rows : shape->rows;
   const int64_t cols = coop ? COOP_COLS : shape->cols;

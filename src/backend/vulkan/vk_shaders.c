@@ -93,6 +93,24 @@ static const uint32_t conv_coop_small_emu_f16[] =
 static const uint32_t gemm_coop_small_emu_f16[] =
 #include "gemm_coop_small_emu_f16.spv.inc"
     ;
+static const uint32_t conv_coop_w64_f16[] =
+#include "conv_coop_w64_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_w64_f16[] =
+#include "gemm_coop_w64_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_w64_emu_f16[] =
+#include "conv_coop_w64_emu_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_w64_emu_f16[] =
+#include "gemm_coop_w64_emu_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_probe_no_global_f16[] =
+#include "gemm_coop_probe_no_global_f16.spv.inc"
+    ;
+static const uint32_t gemm_coop_probe_no_mma_f16[] =
+#include "gemm_coop_probe_no_mma_f16.spv.inc"
+    ;
     ;
 static const uint32_t conv_tiled_f32[] =
 #include "conv_tiled_f32.spv.inc"
@@ -589,6 +607,19 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
          conv_coop_small_emu_f16),
     BLOB(VK_SHADER_GEMM_COOP_SMALL_EMU_F16, "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 32x128 blocks)",
          gemm_coop_small_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_W64_F16, "mm_coop.comp (Conv, float16, cooperative matrices, 128x128 blocks of four subgroups)",
+         conv_coop_w64_f16),
+    BLOB(VK_SHADER_GEMM_COOP_W64_F16, "mm_coop.comp (MatMul/Gemm, float16, cooperative matrices, 128x128 blocks of four subgroups)",
+         gemm_coop_w64_f16),
+    BLOB(VK_SHADER_CONV_COOP_W64_EMU_F16,
+         "mm_coop.comp (Conv, float16, emulated cooperative matrices, 128x128 blocks of four subgroups)", conv_coop_w64_emu_f16),
+    BLOB(VK_SHADER_GEMM_COOP_W64_EMU_F16,
+         "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 128x128 blocks of four subgroups)",
+         gemm_coop_w64_emu_f16),
+    BLOB(VK_SHADER_GEMM_COOP_PROBE_NO_GLOBAL_F16, "mm_coop.comp (timing probe: MatMul/Gemm without its global loads)",
+         gemm_coop_probe_no_global_f16),
+    BLOB(VK_SHADER_GEMM_COOP_PROBE_NO_MMA_F16, "mm_coop.comp (timing probe: MatMul/Gemm without its products)",
+         gemm_coop_probe_no_mma_f16),
     BLOB(VK_SHADER_CONV_TILED_F32, "mm_tiled.comp (Conv, float32)", conv_tiled_f32),
     BLOB(VK_SHADER_CONV_TILED_F16, "mm_tiled.comp (Conv, float16)", conv_tiled_f16),
     BLOB(VK_SHADER_GEMM_TILED_F32, "mm_tiled.comp (MatMul/Gemm, float32)", gemm_tiled_f32),

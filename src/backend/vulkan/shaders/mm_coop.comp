@@ -28,6 +28,11 @@
 // The accumulators leave through shared memory one 16-row strip at a time per subgroup, so the
 // epilogue and the bounds are per element and the stores run along y's rows.
 // The matrix operations are coop_ops.glsl's (-DCOOP_EMULATE: the same kernel without tensor cores).
+// -DSHAPE_W64: the 128x128 block on four subgroups of 64x64 (sixteen accumulators each against eight
+// tile loads per 16-deep step; 128 invocations, so two workgroups can share a multiprocessor).
+// Timing probes, whose results are wrong (GFXEP_VULKAN_COOP_PROBE, vk_nn.c): -DPROBE_NO_GLOBAL leaves
+// out the K loop's global loads (each step stores the first step's registers again), -DPROBE_NO_MMA
+// its cooperative loads and products; what time remains locates a step's cost.
 // Every tensor has fewer than 2^32 elements (vk_nn.c checks): 32-bit offsets.
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -53,16 +58,24 @@
 #define WG_M 2
 #define TM 2
 #define TN 2
+#elif defined(SHAPE_W64)
+#define SUBGROUPS 4
+#define WG_M 2
+#define TM 4
+#define TN 4
 #else
 #define WG_M 2
 #define TM 4
 #define TN 2
 #endif
-#define WG_N (8 / WG_M)
+#if !defined(SUBGROUPS)
+#define SUBGROUPS 8
+#endif
+#define WG_N (SUBGROUPS / WG_M)
 #define BM (16 * TM * WG_M)
 #define BN (16 * TN * WG_N) // 128 for every shape
 #define BK 32
-#define THREADS 256
+#define THREADS (32 * SUBGROUPS)
 
 // shared memory, in 32-bit words
 #define K_ROW (BK / 2 + 4)        // a row of 32 float16 along K, padded: 80 bytes
@@ -81,8 +94,11 @@
 #define TAP_MASK 8u // Conv: a 2-D window of at most 32 taps, whose table's top byte is the tap's index
 
 #define A_VLOADS ((BM * BK / 8 + THREADS - 1) / THREADS) // 16-byte loads of A per invocation and step
-#define A_REGS (4 * A_VLOADS)                             // words (>= BM / 16, the pairs of the pair path)
-#define B_REGS 8                                          // words: 2 vector loads or 8 pairs
+#define A_PAIR_ROWS (THREADS / 16)                        // rows of A one pass of element pairs covers
+#define A_REGS (4 * A_VLOADS)                             // words (>= BM / A_PAIR_ROWS, the pair path's)
+#define B_VLOADS (BK * BN / 8 / THREADS)                  // 16-byte loads of B per invocation and step
+#define B_PAIR_ROWS (THREADS / 64)                        // K rows of B one pass of pairs covers
+#define B_REGS (4 * B_VLOADS)                             // words: the vector loads, or BK / B_PAIR_ROWS pairs
 
 layout(local_size_x = THREADS) in;
 
@@ -116,8 +132,11 @@ void main() {
   uint stage = 0u;
   for (uint q0 = q_begin; q0 < q_end; q0 += BK) {
     const bool more = q0 + BK < q_end;
+#if !defined(PROBE_NO_GLOBAL)
     if (more) load_step(q0 + BK);
+#endif
     const uint a_at = stage * STAGE, b_at = a_at + A_TILE;
+#if !defined(PROBE_NO_MMA)
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       FRAG_A fa[TM];
       FRAG_B fb[TN];
@@ -130,6 +149,7 @@ void main() {
       [[unroll]] for (int i = 0; i < TM; i++)
         [[unroll]] for (int j = 0; j < TN; j++) MUL_ADD(fa[i], fb[j], acc[i][j]);
     }
+#endif
     stage ^= 1u;
     if (more) store_step(stage * STAGE);
     barrier();
@@ -139,6 +159,25 @@ void main() {
   // shared memory (the stages are free after the loop's last barrier). Lane l takes column l % (16 TN)
   // of the strip's rows: consecutive lanes, consecutive columns of y.
   const uint lane = LANE_ID, epi = warp * EPI_WARP;
+#if 16 * TN > 32
+  // a strip wider than the subgroup (SHAPE_W64: 64 columns): lane l takes columns l, l + 32, ... of
+  // all 16 rows
+  [[unroll]] for (int i = 0; i < TM; i++) {
+    [[unroll]] for (int j = 0; j < TN; j++) STORE_C(acc[i][j], epi + 16 * j, EPI_ROW);
+    STRIP_SYNC();
+    [[unroll]] for (uint h = 0; h < 16u * TN / 32u; h++) {
+      const uint c_local = lane + 32u * h, col = n0 + wn + c_local;
+      epilogue_setup(col);
+      if (col < n)
+        for (uint r = 0; r < 16u; r++) {
+          const uint row = m0 + wm + 16 * i + r;
+          if (row >= m) break;
+          finish(row, col, uintBitsToFloat(SMEM_WORD(epi + r * EPI_ROW + c_local)));
+        }
+    }
+    STRIP_SYNC(); // the strip is read before the next one overwrites it
+  }
+#else
   const uint c_local = lane % (16u * TN), r_first = lane / (16u * TN), r_step = 32u / (16u * TN);
   const uint col = n0 + wn + c_local; // a lane past n still joins the strips' stores and barriers
   epilogue_setup(col);
@@ -153,4 +192,5 @@ void main() {
       }
     STRIP_SYNC(); // the strip is read before the next one overwrites it
   }
+#endif
 }

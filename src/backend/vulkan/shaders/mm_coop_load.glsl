@@ -95,9 +95,9 @@ void load_step(uint q0) {
       ra[4 * r] = v.x, ra[4 * r + 1] = v.y, ra[4 * r + 2] = v.z, ra[4 * r + 3] = v.w;
     }
   } else {
-    // pair r: row t / 16 + 16 r, K from q0 + 2 (t % 16)
-    [[unroll]] for (uint r = 0; r < BM / 16; r++) {
-      const uint row = m0 + t / 16u + 16u * r, q = q0 + (t % 16u) * 2u;
+    // pair r: row t / 16 + A_PAIR_ROWS r, K from q0 + 2 (t % 16)
+    [[unroll]] for (uint r = 0; r < BM / A_PAIR_ROWS; r++) {
+      const uint row = m0 + t / 16u + A_PAIR_ROWS * r, q = q0 + (t % 16u) * 2u;
       ra[r] = packFloat2x16(f16vec2(a_value(row, q), a_value(row, q + 1u)));
     }
   }
@@ -106,7 +106,7 @@ void load_step(uint q0) {
     // vector idx: along N, K row q0 + idx / 16 and columns from n0 + 8 (idx % 16); along K (B
     // transposed), column n0 + idx / 4 and K from q0 + 8 (idx % 4)
     const bool along_k = (pc.flags & VEC_B_K) != 0u;
-    [[unroll]] for (uint r = 0; r < 2u; r++) {
+    [[unroll]] for (uint r = 0; r < B_VLOADS; r++) {
       const uint idx = t + r * THREADS;
       const uint q = q0 + (along_k ? (idx % 4u) * 8u : idx / 16u), col = n0 + (along_k ? idx / 4u : (idx % 16u) * 8u);
       uvec4 v = uvec4(0);
@@ -116,9 +116,9 @@ void load_step(uint q0) {
     return;
   }
 #endif
-  // pair r: K row q0 + t / 64 + 4 r, columns 2 (t % 64) and 2 (t % 64) + 1
-  [[unroll]] for (uint r = 0; r < 8u; r++) {
-    const uint q = q0 + t / 64u + 4u * r;
+  // pair r: K row q0 + t / 64 + B_PAIR_ROWS r, columns 2 (t % 64) and 2 (t % 64) + 1
+  [[unroll]] for (uint r = 0; r < BK / B_PAIR_ROWS; r++) {
+    const uint q = q0 + t / 64u + B_PAIR_ROWS * r;
     rb[r] = packFloat2x16(f16vec2(b_value(q, 0u), b_value(q, 1u)));
   }
 }
@@ -133,13 +133,13 @@ void store_step(uint at) {
       if (idx < BM * BK / 8) smem[w / 4u] = uvec4(ra[4 * r], ra[4 * r + 1], ra[4 * r + 2], ra[4 * r + 3]);
     }
   } else {
-    [[unroll]] for (uint r = 0; r < BM / 16; r++) SMEM_WORD(at + (t / 16u + 16u * r) * K_ROW + t % 16u) = ra[r];
+    [[unroll]] for (uint r = 0; r < BM / A_PAIR_ROWS; r++) SMEM_WORD(at + (t / 16u + A_PAIR_ROWS * r) * K_ROW + t % 16u) = ra[r];
   }
   const uint bt = at + A_TILE;
 #if !defined(CONV)
   if ((pc.flags & (VEC_B_N | VEC_B_K)) != 0u) {
     const bool along_k = (pc.flags & VEC_B_K) != 0u;
-    [[unroll]] for (uint r = 0; r < 2u; r++) {
+    [[unroll]] for (uint r = 0; r < B_VLOADS; r++) {
       const uint idx = t + r * THREADS;
       const uint w = bt + (along_k ? (idx / 4u) * K_ROW + (idx % 4u) * 4u : (idx / 16u) * N_ROW + (idx % 16u) * 4u);
       smem[w / 4u] = uvec4(rb[4 * r], rb[4 * r + 1], rb[4 * r + 2], rb[4 * r + 3]);
@@ -147,7 +147,7 @@ void store_step(uint at) {
     return;
   }
 #endif
-  [[unroll]] for (uint r = 0; r < 8u; r++) SMEM_WORD(bt + (t / 64u + 4u * r) * N_ROW + t % 64u) = rb[r];
+  [[unroll]] for (uint r = 0; r < BK / B_PAIR_ROWS; r++) SMEM_WORD(bt + (t / 64u + B_PAIR_ROWS * r) * N_ROW + t % 64u) = rb[r];
 }
 
 // the epilogue's per-column part, once per invocation
