@@ -2180,6 +2180,53 @@ static void conv_cases(gfx_dev* gpu, void* stream) {
              c.n_in == 2 ? " no bias" : "");
     run_case(gpu, stream, &c);
   }
+  /* float16 NCHW convolutions whose input channels are a multiple of 8, the geometry the Vulkan
+   * backend's channels-last tensor-core path takes (GFXEP_VULKAN_COOP_NHWC): 1x1, 3x3 and 5x5 windows
+   * (25 taps), strides and dilations of 2, asymmetric pads, output channels for each block height (3
+   * and 12 to 130), maps past one 128-column block and batches of 2, with and without a bias, with an
+   * activation and a residual before or after it */
+  for (int k = 0; k < 16; k++) {
+    ew_case c = case_of(GFX_OP_CONV, GFX_DTYPE_F16, k % 7 == 3 ? 2 : 3, NULL);
+    c.scale = 1.0;
+    ir_conv_params* q = &c.node.params.conv;
+    q->spatial = 2, q->group = 1, q->dtype = GFX_DTYPE_F16;
+    const int64_t cin = (int64_t[]){8, 16, 32, 64, 24}[k % 5];
+    const int64_t cout = (int64_t[]){3, 12, 32, 64, 72, 130}[k % 6];
+    const int64_t kernel = (int64_t[]){3, 1, 3, 5}[k % 4];
+    static const int64_t pads[][4] = {{1, 1, 1, 1}, {0, 0, 0, 0}, {2, 2, 2, 2}, {0, 1, 1, 0}};
+    const int64_t* pad = pads[kernel == 1 ? 1 : kernel == 5 ? (k % 8 == 3 ? 2 : 3) : k % 3 == 2 ? 3 : 0];
+    for (int i = 0; i < 2; i++) {
+      q->strides[i] = k % 5 == 2 ? 2 : 1;
+      q->dilations[i] = k % 6 == 4 && kernel > 1 ? 2 : 1;
+      q->pads[i] = pad[i];
+      q->pads[2 + i] = pad[2 + i];
+    }
+    q->activation = (int[]){IR_ACT_RELU, IR_ACT_NONE, IR_ACT_LEAKY_RELU}[k % 3];
+    q->act_alpha = 0.1f;
+    const int64_t n = k % 4 == 2 ? 2 : 1, h = rand_int(9, 30), w = rand_int(9, 30);
+    c.in[0] = SHAPE(n, cin, h, w);
+    c.in[1] = SHAPE(cout, cin, kernel, kernel);
+    c.in_scale[1] = 1.0 / sqrt((double)(cin * kernel * kernel));
+    c.in[2] = SHAPE(cout);
+    ir_conv_geom g;
+    gfx_status s = ir_conv_geometry(q, &c.in[0], &c.in[1], &g);
+    if (s) {
+      gfx_status_free(s);
+      continue;
+    }
+    if (k % 5 == 1 && c.n_in == 3) {
+      q->residual = k % 10 == 1 ? IR_RES_ADD_THEN_ACT : IR_RES_ACT_THEN_ADD;
+      c.n_in = IR_CONV_RESIDUAL_INPUT + 1; /* the bias stays in[2] */
+      c.in_dtype[IR_CONV_RESIDUAL_INPUT] = GFX_DTYPE_F16;
+      c.in[IR_CONV_RESIDUAL_INPUT] = SHAPE(g.n, g.c_out, g.out[0], g.out[1]);
+    }
+    snprintf(c.label, sizeof c.label,
+             "Conv fp16 c_in x8 %lldx%lld %lldx%lldx%lldx%lld -> %lld s%d d%d pads %d,%d,%d,%d act=%d res=%d%s",
+             (long long)kernel, (long long)kernel, (long long)n, (long long)cin, (long long)h, (long long)w,
+             (long long)cout, (int)q->strides[0], (int)q->dilations[0], (int)q->pads[0], (int)q->pads[1],
+             (int)q->pads[2], (int)q->pads[3], q->activation, q->residual, c.n_in == 2 ? " no bias" : "");
+    run_case(gpu, stream, &c);
+  }
   /* channels-last 2-D convolutions (layout=nhwc: X, Y and the residual N, H, W, C; W as ONNX has it):
    * groups, depthwise, strides, dilations, symmetric pads, bias, the fused epilogue; float32, float16
    * and bfloat16. Backends without them (Vulkan) decline every one. */

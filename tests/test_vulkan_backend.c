@@ -864,6 +864,92 @@ static void test_bad_input(void** unused) {
   be->mem_free(dev, d);
 }
 
+/* A float16 convolution on the channels-last tensor-core path (GFXEP_VULKAN_COOP_NHWC, emulated on a
+ * device without cooperative matrices) asks for scratch to hold its input's and weights' copies: a
+ * run without that scratch, or with a byte too little, is refused with the bytes named; with it, the
+ * output matches a host convolution of the same float16 values. */
+static void test_conv_channels_last_scratch(void** unused) {
+  (void)unused;
+  setenv("GFXEP_VULKAN_COOPMAT_EMULATE", "1", 1);
+  setenv("GFXEP_VULKAN_COOP_CONV", "1", 1);
+  setenv("GFXEP_VULKAN_COOP_NHWC", "1", 1);
+  enum { C_IN = 16, C_OUT = 8, H = 12, W = 12, K = 3 };
+  ir_node node = node_of(GFX_OP_CONV, 2);
+  ir_conv_params* p = &node.params.conv;
+  p->spatial = 2, p->group = 1, p->dtype = GFX_DTYPE_F16;
+  for (int i = 0; i < 2; i++) {
+    p->strides[i] = p->dilations[i] = 1;
+    p->pads[i] = p->pads[2 + i] = 1;
+  }
+  gfx_shape shapes[2] = {SHAPE(1, C_IN, H, W), SHAPE(C_OUT, C_IN, K, K)}, out_shape = SHAPE(1, C_OUT, H, W);
+  static double x[C_IN * H * W], w[C_OUT * C_IN * K * K], want[C_OUT * H * W];
+  for (int i = 0; i < C_IN * H * W; i++) x[i] = ((i * 37) % 19 - 9) / 8.0;
+  for (int i = 0; i < C_OUT * C_IN * K * K; i++) w[i] = ((i * 11) % 13 - 6) / 32.0;
+  void* hx = pack(GFX_DTYPE_F16, x, C_IN * H * W);
+  void* hw = pack(GFX_DTYPE_F16, w, C_OUT * C_IN * K * K);
+  for (int co = 0; co < C_OUT; co++)
+    for (int oy = 0; oy < H; oy++)
+      for (int ox = 0; ox < W; ox++) {
+        double sum = 0;
+        for (int ci = 0; ci < C_IN; ci++)
+          for (int ky = 0; ky < K; ky++)
+            for (int kx = 0; kx < K; kx++) {
+              const int iy = oy + ky - 1, ix = ox + kx - 1;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              sum += unpack(GFX_DTYPE_F16, hx, (ci * H + iy) * W + ix) *
+                     unpack(GFX_DTYPE_F16, hw, ((co * C_IN + ci) * K + ky) * K + kx);
+            }
+        want[(co * H + oy) * W + ox] = sum;
+      }
+  void* dx = dev_alloc(sizeof(uint16_t) * C_IN * H * W);
+  void* dw = dev_alloc(sizeof(uint16_t) * C_OUT * C_IN * K * K);
+  void* dy = dev_alloc(sizeof(uint16_t) * C_OUT * H * W);
+  expect_ok(be->copy(dev, dx, hx, sizeof(uint16_t) * C_IN * H * W, GFX_COPY_HOST_TO_DEVICE, NULL));
+  expect_ok(be->copy(dev, dw, hw, sizeof(uint16_t) * C_OUT * C_IN * K * K, GFX_COPY_HOST_TO_DEVICE, NULL));
+  gfx_tensor in[2] = {tensor_of(dx, GFX_DTYPE_F16, shapes[0]), tensor_of(dw, GFX_DTYPE_F16, shapes[1])};
+  gfx_tensor out = tensor_of(dy, GFX_DTYPE_F16, out_shape);
+  void* state = NULL;
+  size_t scratch = 0;
+  expect_ok(be->node_prepare(dev, &node, shapes, &out_shape, &state, &scratch));
+  /* at least the two copies: the input and the weights in float16 */
+  assert_true(scratch >= sizeof(uint16_t) * (C_IN * H * W + C_OUT * C_IN * K * K));
+  void* stream = NULL;
+  expect_ok(be->stream_create(dev, &stream));
+  gfx_exec_ctx ctx = {.dev = dev, .stream = stream};
+  char need[64];
+  snprintf(need, sizeof need, "need %zu bytes of scratch", scratch);
+  expect_error(be->node_run(&ctx, &node, in, &out, state), GFX_ERR_INVALID_ARGUMENT, "channels-last copies", need);
+  void* ds = dev_alloc(scratch);
+  ctx.scratch = ds;
+  ctx.scratch_bytes = scratch - 1;
+  expect_error(be->node_run(&ctx, &node, in, &out, state), GFX_ERR_INVALID_ARGUMENT, need);
+  ctx.scratch_bytes = scratch;
+  expect_ok(be->node_run(&ctx, &node, in, &out, state));
+  expect_ok(be->stream_sync(dev, stream));
+  uint16_t got[C_OUT * H * W];
+  expect_ok(be->copy(dev, got, dy, sizeof got, GFX_COPY_DEVICE_TO_HOST, NULL));
+  int bad = 0;
+  double peak = 0;
+  for (int i = 0; i < C_OUT * H * W; i++) {
+    const double g = unpack(GFX_DTYPE_F16, got, i);
+    if (fabs(want[i]) > peak) peak = fabs(want[i]);
+    if (fabs(g - want[i]) > 2e-3 + 2e-3 * fabs(want[i])) bad++;
+  }
+  assert_true(peak > 0.5); /* a comparison that can fail: the outputs are not near zero */
+  assert_int_equal(bad, 0);
+  be->node_release(dev, state);
+  be->stream_destroy(dev, stream);
+  be->mem_free(dev, ds);
+  be->mem_free(dev, dx);
+  be->mem_free(dev, dw);
+  be->mem_free(dev, dy);
+  free(hx);
+  free(hw);
+  unsetenv("GFXEP_VULKAN_COOPMAT_EMULATE");
+  unsetenv("GFXEP_VULKAN_COOP_CONV");
+  unsetenv("GFXEP_VULKAN_COOP_NHWC");
+}
+
 /* ---- graphics interop: imports and the application's own VkDevice ----
  *
  * The test plays the application: it loads the process's Vulkan loader (the one the module uses) and
@@ -1683,6 +1769,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_import_memory),
       cmocka_unit_test(test_import_host),      cmocka_unit_test(test_import_semaphore),
       cmocka_unit_test(test_graphics_interop), cmocka_unit_test(test_capture_replay),
+      cmocka_unit_test(test_conv_channels_last_scratch),
       cmocka_unit_test(test_summary),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

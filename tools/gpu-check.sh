@@ -331,6 +331,25 @@ step vk_pipeline_stats_w64 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_W64
   GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats_w64.txt" bash -c \
   "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/matmul_fp16_4096.onnx' && \
    '$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats_w64.txt'"
+# float16 Convs from channels-last copies of input and weights (GFXEP_VULKAN_COOP_NHWC=1: B in 16-byte
+# vectors along K): every Conv case on the tensor cores that way (by the shapes' block rows, then 128-row
+# blocks on four subgroups), the 3x3 256 -> 256 Conv's time both ways, and the float16 zoo with every
+# Conv on the tensor cores that way beside the default and the gathered tensor-core path
+step backend_ops_vulkan_coop_nhwc 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_NHWC=1 \
+  "$pack/bin/test_backend_ops" -b vulkan -o Conv
+step backend_ops_vulkan_coop_nhwc_w64 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_NHWC=1 \
+  GFXEP_VULKAN_COOP_ROWS=128 GFXEP_VULKAN_COOP_W64=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
+for v in 0 1; do
+  step "vk_coop_nhwc_w64_${v}_conv_fp16_256" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_NHWC=1 \
+    GFXEP_VULKAN_COOP_W64=$v "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 \
+    "$logs/kernels/conv_fp16_256.onnx"
+done
+step backend_bench_nhwc 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench \
+  --size full >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench \
+  --runs 50 --no-profile --precisions fp16 --configs vulkan,vulkan_coop_conv \
+  --extra vulkan_coop_nhwc:GFXEP_VULKAN_COOP_CONV=1,GFXEP_VULKAN_COOP_NHWC=1 \
+  --extra vulkan_coop_nhwc_w64:GFXEP_VULKAN_COOP_CONV=1,GFXEP_VULKAN_COOP_NHWC=1,GFXEP_VULKAN_COOP_W64=1 \
+  --json '$logs/backend_bench_nhwc.json'"
 # the MatMul's K loop without its global loads, and without its products (GFXEP_VULKAN_COOP_PROBE: timing
 # only, results wrong): what each part of a step costs
 for p in no_global no_mma; do

@@ -226,6 +226,59 @@ static int plan_transposes(const vk_device* d, const ir_copy_plan* p, uint32_t* 
   return 1;
 }
 
+gfx_status vk_transpose_prepare(vk_device* d, int64_t batch, int64_t rows, int64_t cols, int elem_size, vk_transpose* t) {
+  memset(t, 0, sizeof *t);
+  if (batch * rows * cols <= 0 || batch * rows * cols > UINT32_MAX)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: a transpose of %lld x %lld x %lld elements",
+                     (long long)batch, (long long)rows, (long long)cols);
+  ir_copy_plan p;
+  memset(&p, 0, sizeof p);
+  p.rank = 3;
+  p.elem_size = elem_size;
+  p.count = batch * rows * cols;
+  const int64_t dims[3] = {batch, cols, rows}, dst[3] = {cols * rows, rows, 1}, src[3] = {rows * cols, 1, cols};
+  for (int k = 0; k < 3; k++) {
+    p.dims[k] = p.src_extent[k] = dims[k];
+    p.dst_strides[k] = dst[k];
+    p.src_strides[k] = src[k];
+    p.src_step[k] = 1;
+  }
+  vk_shader_id shader;
+  int32_t run = 0; /* copy_plan.comp one element per invocation */
+  t->tiled = plan_transposes(d, &p, &t->j_dim, &t->others, t->groups);
+  if (t->tiled) {
+    static const vk_shader_id by_size[9] = {[1] = VK_SHADER_TRANSPOSE_1, [2] = VK_SHADER_TRANSPOSE_2,
+                                            [4] = VK_SHADER_TRANSPOSE_4, [8] = VK_SHADER_TRANSPOSE_8};
+    shader = by_size[elem_size];
+  } else {
+    GFX_TRY(plan_shader(d, "a transpose", (size_t)elem_size, &shader));
+    t->groups[0] = vk_grid_groups(d, (uint64_t)((p.count + PLAN_GROUP_SIZE - 1) / PLAN_GROUP_SIZE));
+    t->groups[1] = t->groups[2] = 1;
+  }
+  GFX_TRY(vk_pipeline_get(d, shader, t->tiled ? NULL : &run, t->tiled ? 0 : 1, &t->pipe));
+  GFX_TRY(vk_buffer_create(d, sizeof(gpu_plan), VK_MEM_CONSTANTS, &t->plan));
+  const gpu_plan g = gpu_plan_of(&p);
+  memcpy(t->plan.mapped, &g, sizeof g);
+  return NULL;
+}
+
+void vk_transpose_record(vk_device* d, VkCommandBuffer cb, const vk_transpose* t, uint64_t src, uint64_t dst) {
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, t->pipe->pipeline);
+  if (t->tiled) {
+    transpose_push tp = {.src = src, .dst = dst, .plan = t->plan.address, .j_dim = t->j_dim, .others = t->others};
+    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof tp, &tp);
+  } else {
+    plan_push pc = {.src = src, .dst = dst, .plan = t->plan.address};
+    vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+  }
+  vkCmdDispatch(cb, t->groups[0], t->groups[1], t->groups[2]);
+}
+
+void vk_transpose_release(vk_device* d, vk_transpose* t) {
+  if (t->plan.buffer) vk_buffer_destroy(d, &t->plan);
+  memset(t, 0, sizeof *t);
+}
+
 gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q) {
   const char* op = ir_op_name(q->op);
   switch (ir_layout_kind_of(q->op)) {

@@ -163,6 +163,11 @@ typedef struct nn_state {
   vk_pipe* reduce;            /* mm_reduce.comp, where splits > 1 */
   int64_t reduce_count;       /* the elements it finishes */
   uint32_t coop_flags;        /* mm_coop.comp: the vector loads the shapes allow (the run checks alignment) */
+  /* a Conv on mm_coop.comp's CHANNELS_LAST variants: its input and weights transposed into the node's
+   * scratch first, at these byte offsets (after the split K's slices) */
+  int channels_last;
+  vk_transpose x_t, w_t;
+  size_t x_off, w_off, scratch_need;
 } nn_state;
 
 static const char* label(const ir_node* node) { return node->name ? node->name : "?"; }
@@ -275,13 +280,21 @@ static int coop_rows_for(int64_t m, int64_t n, int64_t batch) {
  * GFXEP_VULKAN_COOP_PROBE=no_global|no_mma runs a MatMul/Gemm of 128-row blocks on the tensor cores
  * without its K loop's global loads, or without its products: timing probes whose results are wrong,
  * announced by a warning, to locate where a K step's time goes. */
-static vk_shader_id coop_shader_for(const vk_device* d, int conv, int rows) {
+static vk_shader_id coop_shader_for(const vk_device* d, int conv, int rows, int channels_last) {
   static const vk_shader_id by_rows[2][2][3] = { /* [emulated][conv][32, 64, 128 rows] */
       {{VK_SHADER_GEMM_COOP_SMALL_F16, VK_SHADER_GEMM_COOP_MID_F16, VK_SHADER_GEMM_COOP_F16},
        {VK_SHADER_CONV_COOP_SMALL_F16, VK_SHADER_CONV_COOP_MID_F16, VK_SHADER_CONV_COOP_F16}},
       {{VK_SHADER_GEMM_COOP_SMALL_EMU_F16, VK_SHADER_GEMM_COOP_MID_EMU_F16, VK_SHADER_GEMM_COOP_EMU_F16},
        {VK_SHADER_CONV_COOP_SMALL_EMU_F16, VK_SHADER_CONV_COOP_MID_EMU_F16, VK_SHADER_CONV_COOP_EMU_F16}}};
+  static const vk_shader_id channels_last_by_rows[2][4] = { /* [emulated][32, 64, 128 rows, 128 on four] */
+      {VK_SHADER_CONV_COOP_CL_SMALL_F16, VK_SHADER_CONV_COOP_CL_MID_F16, VK_SHADER_CONV_COOP_CL_F16,
+       VK_SHADER_CONV_COOP_CL_W64_F16},
+      {VK_SHADER_CONV_COOP_CL_SMALL_EMU_F16, VK_SHADER_CONV_COOP_CL_MID_EMU_F16, VK_SHADER_CONV_COOP_CL_EMU_F16,
+       VK_SHADER_CONV_COOP_CL_W64_EMU_F16}};
   const int emulated = coop_of(d) == COOP_EMULATED;
+  const char* w64 = getenv("GFXEP_VULKAN_COOP_W64");
+  const int four = rows == 128 && w64 && w64[0] == '1';
+  if (conv && channels_last) return channels_last_by_rows[emulated][four ? 3 : rows == 32 ? 0 : rows == 64 ? 1 : 2];
   if (rows != 128) return by_rows[emulated][conv][rows == 32 ? 0 : 1];
   const char* probe = getenv("GFXEP_VULKAN_COOP_PROBE");
   if (probe && !conv && !emulated && (!strcmp(probe, "no_global") || !strcmp(probe, "no_mma"))) {
@@ -289,8 +302,7 @@ static vk_shader_id coop_shader_for(const vk_device* d, int conv, int rows) {
             probe);
     return !strcmp(probe, "no_global") ? VK_SHADER_GEMM_COOP_PROBE_NO_GLOBAL_F16 : VK_SHADER_GEMM_COOP_PROBE_NO_MMA_F16;
   }
-  const char* w64 = getenv("GFXEP_VULKAN_COOP_W64");
-  if (w64 && w64[0] == '1')
+  if (four)
     return emulated ? (conv ? VK_SHADER_CONV_COOP_W64_EMU_F16 : VK_SHADER_GEMM_COOP_W64_EMU_F16)
                     : (conv ? VK_SHADER_CONV_COOP_W64_F16 : VK_SHADER_GEMM_COOP_W64_F16);
   return by_rows[emulated][conv][2];
@@ -352,12 +364,13 @@ static void choose_splits(vk_device* d, int64_t blocks, int64_t m, int64_t n, in
  * `batch` products) of dtype, its dispatch and its split K. */
 static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int conv, int dtype, int64_t m, int64_t n,
                              int64_t k, int64_t batch, size_t* scratch_bytes, nn_state* st) {
+  const int channels_last = st->channels_last;
   const int f32 = dtype == GFX_DTYPE_F32;
   const tiled_shape* shape = tiled_shape_for(m, n, batch);
   const int coop_rows = coop ? coop_rows_for(m, n, batch) : 0;
   vk_shader_id shader;
   if (coop)
-    shader = coop_shader_for(d, conv, coop_rows);
+    shader = coop_shader_for(d, conv, coop_rows, channels_last);
   else
     shader = conv ? (f32 ? shape->conv_f32 : shape->conv_f16) : (f32 ? shape->gemm_f32 : shape->gemm_f16);
   const int64_t rows = coop ? coop_rows : shape->rows;
@@ -374,7 +387,11 @@ static gfx_status block_pipe(vk_device* d, const ir_node* node, int coop, int co
                             NULL, 0, &st->reduce));
   gfx_log(GFX_LOG_VERBOSE, "vulkan backend: node '%s' (%s) on %s, %lldx%lld blocks, K in %u slices", label(node),
           ir_op_name(node->op),
-          !coop ? "the tiled kernel" : coop_of(d) == COOP_EMULATED ? "emulated cooperative matrices" : "cooperative matrices", (long long)rows, (long long)cols,
+          !coop                         ? "the tiled kernel"
+          : coop_of(d) == COOP_EMULATED ? (channels_last ? "emulated cooperative matrices, channels-last" : "emulated cooperative matrices")
+          : channels_last               ? "cooperative matrices, channels-last"
+                                        : "cooperative matrices",
+          (long long)rows, (long long)cols,
           st->splits);
   return NULL;
 }
@@ -477,13 +494,32 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
                            .pad_front = (int32_t)cl->pad_front};
   cg.pointwise = g->kernel[0] == 1 && g->kernel[1] == 1 && cl->k_d == 1 && !g->pad_begin[0] && !g->pad_begin[1] &&
                  !g->pad_end[0] && !g->pad_end[1] && !cl->pad_front && !cl->pad_back;
+  /* GFXEP_VULKAN_COOP_NHWC=1: mm_coop.comp's CHANNELS_LAST variants where they apply: one group, a 2-D
+   * window of at most 32 taps, input channels a multiple of 8 (a 16-byte vector holds eight channels of
+   * one tap) and scratch for the copies */
+  const char* nhwc = getenv("GFXEP_VULKAN_COOP_NHWC");
+  const int64_t taps_2d = g->kernel[0] * g->kernel[1], in_hw = g->in[0] * g->in[1];
+  st->channels_last = coop && nhwc && nhwc[0] == '1' && scratch_bytes && g->group == 1 && cl->k_d == 1 &&
+                      cl->in_d == 1 && taps_2d <= 32 && g->c_in % 8 == 0;
   GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g->group, scratch_bytes, st));
+  if (st->channels_last) {
+    /* the input [n][c_in][h w] -> [n][h w][c_in] and the weights [c_out][c_in][taps] -> [c_out][taps][c_in],
+     * float16, after the split K's slices (which start at byte 0); a 1x1 window needs no weight copy */
+    const size_t split = st->splits > 1 ? *scratch_bytes : 0;
+    st->x_off = (split + 255) / 256 * 256;
+    st->w_off = (st->x_off + (size_t)(g->n * g->c_in * in_hw) * 2 + 255) / 256 * 256;
+    st->scratch_need = taps_2d > 1 ? st->w_off + (size_t)(g->c_out * k) * 2 : st->w_off;
+    *scratch_bytes = st->scratch_need;
+    GFX_TRY(vk_transpose_prepare(d, g->n, g->c_in, in_hw, 2, &st->x_t));
+    if (taps_2d > 1) GFX_TRY(vk_transpose_prepare(d, g->c_out, g->c_in, taps_2d, 2, &st->w_t));
+  }
   /* the weights (A) move as vectors where each group's rows are whole vectors; B is gathered, testing
    * one bit of a per-column mask per tap where the window is 2-D and has at most 32 taps
    * (GFXEP_VULKAN_COOP_TAP_MASK=0: the three bounds instead, to compare) */
   if (coop && k % 8 == 0) st->coop_flags = COOP_VEC_A;
   const char* mask_env = getenv("GFXEP_VULKAN_COOP_TAP_MASK");
-  const int tap_mask = coop && cl->k_d == 1 && g->kernel[0] * g->kernel[1] <= 32 && !(mask_env && mask_env[0] == '0');
+  const int tap_mask = coop && !st->channels_last && cl->k_d == 1 && g->kernel[0] * g->kernel[1] <= 32 &&
+                       !(mask_env && mask_env[0] == '0');
   if (tap_mask) st->coop_flags |= COOP_TAP_MASK;
   st->count = count;
   GFX_TRY(vk_buffer_create(d, sizeof cg + sizeof(uint32_t) * 2 * (size_t)k, VK_MEM_CONSTANTS, &st->geom));
@@ -492,8 +528,15 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
    * channel 0, and its (dz, dy, dx) packed for the bounds test (conv_block_fits bounds them) */
   uint32_t* taps = (uint32_t*)(void*)((char*)st->geom.mapped + sizeof cg);
   const int64_t plane = g->kernel[0] * g->kernel[1], window = cl->k_d * plane;
-  const int64_t in_hw = g->in[0] * g->in[1];
-  for (int64_t q = 0; q < k; q++) {
+  for (int64_t q = 0; st->channels_last && q < k; q++) {
+    /* channels-last: row q = (tap, ci) of the copy, its offset from the column's tap (0, 0) of channel 0
+     * and the tap's index in the top byte (the shader's per-column mask) */
+    const int64_t tap = q / g->c_in, ci = q % g->c_in;
+    const int64_t dy = tap / g->kernel[1] * g->dilations[0], dx = tap % g->kernel[1] * g->dilations[1];
+    taps[2 * q] = (uint32_t)((dy * g->in[1] + dx) * g->c_in + ci);
+    taps[2 * q + 1] = (uint32_t)(tap << 24 | dy << 12 | dx);
+  }
+  for (int64_t q = 0; !st->channels_last && q < k; q++) {
     const int64_t ci = q / window, tap = q % window;
     const int64_t dz = tap / plane * cl->dil_d, dy = tap % plane / g->kernel[1] * g->dilations[0],
                   dx = tap % g->kernel[1] * g->dilations[1];
@@ -705,6 +748,8 @@ void vk_release_nn(vk_device* d, void* state) {
   nn_state* st = state;
   if (!st) return;
   if (st->geom.buffer) vk_buffer_destroy(d, &st->geom);
+  vk_transpose_release(d, &st->x_t);
+  vk_transpose_release(d, &st->w_t);
   free(st);
 }
 
@@ -735,6 +780,14 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
                     .geom = st->geom.address};
     if (has_res && !pc.res)
       return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: Conv node '%s': residual input has no data", label(node));
+    if (st->channels_last) { /* the kernel reads the copies that the transposes below write */
+      if (!ctx->scratch || ctx->scratch_bytes < st->scratch_need)
+        return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: Conv node '%s': its channels-last copies need %zu "
+                         "bytes of scratch, the run gave %zu", label(node), st->scratch_need,
+                         ctx->scratch ? ctx->scratch_bytes : 0);
+      pc.x = (uint64_t)(uintptr_t)ctx->scratch + st->x_off;
+      if (st->w_t.pipe) pc.w = (uint64_t)(uintptr_t)ctx->scratch + st->w_off;
+    }
     memcpy(push, &pc, sizeof pc);
     push_bytes = sizeof pc;
   } else if (node->op == GFX_OP_CONV_TRANSPOSE) {
@@ -762,7 +815,7 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
     /* a vector load needs its operand 16-byte aligned: tensors usually are, a view into one may not be */
     uint32_t flags = st->coop_flags;
     const int a_in = node->op == GFX_OP_CONV ? 1 : 0;
-    if ((uintptr_t)in[a_in].data % 16) flags &= ~COOP_VEC_A;
+    if (!st->channels_last && (uintptr_t)in[a_in].data % 16) flags &= ~COOP_VEC_A; /* (the copies are aligned) */
     if (node->op != GFX_OP_CONV && (uintptr_t)in[1].data % 16) flags &= ~(COOP_VEC_B_N | COOP_VEC_B_K);
     split_push sp = {.scratch = (uint64_t)(uintptr_t)ctx->scratch, .splits = st->splits, .k_chunk = st->k_chunk,
                      .n_z = st->n_z, .flags = flags};
@@ -772,6 +825,13 @@ gfx_status vk_run_nn(vk_device* d, const gfx_exec_ctx* ctx, const ir_node* node,
   vk_stream* s = vk_stream_acquire(d, ctx->stream);
   VkCommandBuffer cb;
   gfx_status status = vk_stream_cmd(s, &cb);
+  if (!status && st->channels_last) {
+    conv_push pc;
+    memcpy(&pc, push, sizeof pc);
+    vk_transpose_record(d, cb, &st->x_t, (uint64_t)(uintptr_t)in[0].data, pc.x);
+    if (st->w_t.pipe) vk_transpose_record(d, cb, &st->w_t, (uint64_t)(uintptr_t)in[1].data, pc.w);
+    vk_cmd_barrier(cb);
+  }
   if (!status) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipe->pipeline);
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_bytes, push);

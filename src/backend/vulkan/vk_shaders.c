@@ -105,6 +105,30 @@ static const uint32_t conv_coop_w64_emu_f16[] =
 static const uint32_t gemm_coop_w64_emu_f16[] =
 #include "gemm_coop_w64_emu_f16.spv.inc"
     ;
+static const uint32_t conv_coop_cl_f16[] =
+#include "conv_coop_cl_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_mid_f16[] =
+#include "conv_coop_cl_mid_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_small_f16[] =
+#include "conv_coop_cl_small_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_w64_f16[] =
+#include "conv_coop_cl_w64_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_emu_f16[] =
+#include "conv_coop_cl_emu_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_mid_emu_f16[] =
+#include "conv_coop_cl_mid_emu_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_small_emu_f16[] =
+#include "conv_coop_cl_small_emu_f16.spv.inc"
+    ;
+static const uint32_t conv_coop_cl_w64_emu_f16[] =
+#include "conv_coop_cl_w64_emu_f16.spv.inc"
+    ;
 static const uint32_t gemm_coop_probe_no_global_f16[] =
 #include "gemm_coop_probe_no_global_f16.spv.inc"
     ;
@@ -616,6 +640,22 @@ const vk_shader_blob vk_shaders[VK_SHADER_COUNT] = {
     BLOB(VK_SHADER_GEMM_COOP_W64_EMU_F16,
          "mm_coop.comp (MatMul/Gemm, float16, emulated cooperative matrices, 128x128 blocks of four subgroups)",
          gemm_coop_w64_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, cooperative matrices, 128x128 blocks)", conv_coop_cl_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_MID_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, cooperative matrices, 64x128 blocks)", conv_coop_cl_mid_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_SMALL_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, cooperative matrices, 32x128 blocks)", conv_coop_cl_small_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_W64_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, cooperative matrices, 128x128 blocks of four subgroups)", conv_coop_cl_w64_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_EMU_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, emulated cooperative matrices, 128x128 blocks)", conv_coop_cl_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_MID_EMU_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, emulated cooperative matrices, 64x128 blocks)", conv_coop_cl_mid_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_SMALL_EMU_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, emulated cooperative matrices, 32x128 blocks)", conv_coop_cl_small_emu_f16),
+    BLOB(VK_SHADER_CONV_COOP_CL_W64_EMU_F16,
+         "mm_coop.comp (Conv from a channels-last copy, float16, emulated cooperative matrices, 128x128 blocks of four subgroups)", conv_coop_cl_w64_emu_f16),
     BLOB(VK_SHADER_GEMM_COOP_PROBE_NO_GLOBAL_F16, "mm_coop.comp (timing probe: MatMul/Gemm without its global loads)",
          gemm_coop_probe_no_global_f16),
     BLOB(VK_SHADER_GEMM_COOP_PROBE_NO_MMA_F16, "mm_coop.comp (timing probe: MatMul/Gemm without its products)",

@@ -122,7 +122,11 @@ void main() {
     [[unroll]] for (int j = 0; j < TN; j++) acc[i][j] = ACC_ZERO;
   const uint warp = WARP_ID;
   const uint wm = (warp / WG_N) * (16 * TM), wn = (warp % WG_N) * (16 * TN);
+#if defined(CHANNELS_LAST)
+  const bool b_kmajor = true; // B's vectors run along K (mm_coop_load.glsl)
+#else
   const bool b_kmajor = (pc.flags & VEC_B_K) != 0u;
+#endif
 
   const uint slice = gl_WorkGroupID.z % pc.splits, q_begin = slice * pc.k_chunk;
   q_end = min(k, q_begin + pc.k_chunk);

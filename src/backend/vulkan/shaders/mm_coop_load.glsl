@@ -21,6 +21,14 @@ int iz0[2], iy0[2], ix0[2];
 // lands inside the input for the column, so the gather tests one bit instead of three bounds
 uint tap_mask[2];
 uint y_col; // the epilogue's column: its output offset without the channel
+#if defined(CHANNELS_LAST)
+// -DCHANNELS_LAST (vk_nn.c, GFXEP_VULKAN_COOP_NHWC): b is a channels-last copy of the input and a the
+// weights reordered to (c_out, ky, kx, c_in), so K runs (tap, channel) with the channel fastest, and
+// B moves as 16-byte vectors along K, eight channels of one tap at one pixel (c_in a multiple of 8,
+// one group, a 2-D window of at most 32 taps). Vector r of a step covers column t / 4 + r THREADS / 4
+// of the block: its tap (0, 0) of channel 0 in the copy, and its mask of the taps inside the input.
+uint cl_pixel[B_VLOADS], cl_mask[B_VLOADS];
+#endif
 #else
 uint batch, b_base, a_row, a_col, b_row, b_col;
 #endif
@@ -36,6 +44,21 @@ void setup(Geom g) {
   geom = g;
   in_d = uint(g.in_d), in_h = uint(g.in_h), in_w = uint(g.in_w);
   pointwise = g.pointwise != 0;
+#if defined(CHANNELS_LAST)
+  [[unroll]] for (uint r = 0; r < B_VLOADS; r++) {
+    const uint col = n0 + (gl_LocalInvocationID.x + r * THREADS) / 4u;
+    cl_pixel[r] = 0u, cl_mask[r] = 0u;
+    if (col >= n) continue;
+    const ConvColumn cc = conv_column(g, 0u, col);
+    const uint nb = col / conv_out_plane(g);
+    cl_pixel[r] = ((nb * in_h + uint(cc.iy0)) * in_w + uint(cc.ix0)) * uint(g.c_in);
+    uint x_ok = 0u;
+    for (int kx = 0; kx < g.k_w; kx++)
+      if (uint(cc.ix0 + kx * g.dil_w) < in_w) x_ok |= 1u << kx;
+    for (int ky = 0; ky < g.k_h; ky++)
+      if (uint(cc.iy0 + ky * g.dil_h) < in_h) cl_mask[r] |= x_ok << (ky * g.k_w);
+  }
+#else
   [[unroll]] for (uint c = 0; c < 2u; c++) {
     const uint col = n0 + 2u * (gl_LocalInvocationID.x % 64u) + c;
     c_ok[c] = col < n;
@@ -50,6 +73,7 @@ void setup(Geom g) {
         if (uint(iy0[c] + ky * g.dil_h) < in_h) tap_mask[c] |= x_ok << (ky * g.k_w);
     }
   }
+#endif
 #else
   a = In(pc.a_addr);
   b = In(pc.b_addr);
@@ -116,6 +140,19 @@ void load_step(uint q0) {
     return;
   }
 #endif
+#if defined(CHANNELS_LAST)
+  { // vector r: column t / 4 + r THREADS / 4, K from q0 + 8 (t % 4): eight channels of one tap, or zeros
+    const uint q = q0 + (t % 4u) * 8u;
+    const bool q_ok = q < q_end;
+    const uvec2 tap = q_ok ? geom.taps[q] : uvec2(0u); // (its offset in the copy, its index << 24)
+    [[unroll]] for (uint r = 0; r < B_VLOADS; r++) {
+      uvec4 v = uvec4(0);
+      if (q_ok && ((cl_mask[r] >> (tap.y >> 24)) & 1u) != 0u) v = InVec(b).v[(cl_pixel[r] + tap.x) / 8u];
+      rb[4 * r] = v.x, rb[4 * r + 1] = v.y, rb[4 * r + 2] = v.z, rb[4 * r + 3] = v.w;
+    }
+    return;
+  }
+#endif
   // pair r: K row q0 + t / 64 + B_PAIR_ROWS r, columns 2 (t % 64) and 2 (t % 64) + 1
   [[unroll]] for (uint r = 0; r < BK / B_PAIR_ROWS; r++) {
     const uint q = q0 + t / 64u + B_PAIR_ROWS * r;
@@ -146,6 +183,13 @@ void store_step(uint at) {
     }
     return;
   }
+#endif
+#if defined(CHANNELS_LAST)
+  [[unroll]] for (uint r = 0; r < B_VLOADS; r++) { // K-major, as a transposed B
+    const uint idx = t + r * THREADS, w = bt + (idx / 4u) * K_ROW + (idx % 4u) * 4u;
+    smem[w / 4u] = uvec4(rb[4 * r], rb[4 * r + 1], rb[4 * r + 2], rb[4 * r + 3]);
+  }
+  return;
 #endif
   [[unroll]] for (uint r = 0; r < BK / B_PAIR_ROWS; r++) SMEM_WORD(bt + (t / 64u + B_PAIR_ROWS * r) * N_ROW + t % 64u) = rb[r];
 }
