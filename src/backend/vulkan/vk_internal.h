@@ -565,15 +565,17 @@ gfx_status vk_run_elementwise(vk_device* d, const gfx_exec_ctx* ctx, const ir_no
 gfx_status vk_supports_layout(vk_device* d, const gfx_node_query* q);
 gfx_status vk_prepare_layout(vk_device* d, const ir_node* node, const gfx_shape* in, const gfx_shape* out, void** state);
 /* A batched 2-D transpose that another family records before its own dispatch (vk_nn.c: a
- * convolution's input to channels-last): [batch][rows][cols] -> [batch][cols][rows], elements of
- * elem_size bytes, on transpose.comp's tiles where both sides are long enough, else copy_plan.comp. */
+ * convolution's input to channels-last): [batch][rows][cols] -> [batch][cols][rows_out], the rows past
+ * `rows` zero, elements of elem_size bytes, on transpose.comp's tiles where both sides are long enough
+ * and nothing is padded, else copy_plan.comp. */
 typedef struct vk_transpose {
   vk_buffer plan; /* its gpu_plan */
   vk_pipe* pipe;
   int tiled;      /* transpose.comp (else copy_plan.comp, one element per invocation) */
   uint32_t j_dim, others, groups[3];
 } vk_transpose;
-gfx_status vk_transpose_prepare(vk_device* d, int64_t batch, int64_t rows, int64_t cols, int elem_size, vk_transpose* t);
+gfx_status vk_transpose_prepare(vk_device* d, int64_t batch, int64_t rows, int64_t cols, int64_t rows_out, int elem_size,
+                                vk_transpose* t);
 void vk_transpose_record(vk_device* d, VkCommandBuffer cb, const vk_transpose* t, uint64_t src, uint64_t dst);
 void vk_transpose_release(vk_device* d, vk_transpose* t);
 void vk_release_layout(vk_device* d, void* state);

@@ -226,19 +226,21 @@ static int plan_transposes(const vk_device* d, const ir_copy_plan* p, uint32_t* 
   return 1;
 }
 
-gfx_status vk_transpose_prepare(vk_device* d, int64_t batch, int64_t rows, int64_t cols, int elem_size, vk_transpose* t) {
+gfx_status vk_transpose_prepare(vk_device* d, int64_t batch, int64_t rows, int64_t cols, int64_t rows_out, int elem_size,
+                                vk_transpose* t) {
   memset(t, 0, sizeof *t);
-  if (batch * rows * cols <= 0 || batch * rows * cols > UINT32_MAX)
-    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: a transpose of %lld x %lld x %lld elements",
-                     (long long)batch, (long long)rows, (long long)cols);
+  if (rows_out < rows || batch * rows_out * cols <= 0 || batch * rows_out * cols > UINT32_MAX)
+    return gfx_error(GFX_ERR_INVALID_ARGUMENT, "vulkan backend: a transpose of %lld x %lld x %lld elements into rows of %lld",
+                     (long long)batch, (long long)rows, (long long)cols, (long long)rows_out);
   ir_copy_plan p;
-  memset(&p, 0, sizeof p);
+  memset(&p, 0, sizeof p); /* IR_PADMODE_CONSTANT, value 0: the rows past `rows` */
   p.rank = 3;
   p.elem_size = elem_size;
-  p.count = batch * rows * cols;
-  const int64_t dims[3] = {batch, cols, rows}, dst[3] = {cols * rows, rows, 1}, src[3] = {rows * cols, 1, cols};
+  p.count = batch * rows_out * cols;
+  const int64_t dims[3] = {batch, cols, rows_out}, dst[3] = {cols * rows_out, rows_out, 1}, src[3] = {rows * cols, 1, cols};
   for (int k = 0; k < 3; k++) {
-    p.dims[k] = p.src_extent[k] = dims[k];
+    p.dims[k] = dims[k];
+    p.src_extent[k] = k == 2 ? rows : dims[k];
     p.dst_strides[k] = dst[k];
     p.src_strides[k] = src[k];
     p.src_step[k] = 1;

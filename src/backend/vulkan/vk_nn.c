@@ -495,23 +495,31 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
   cg.pointwise = g->kernel[0] == 1 && g->kernel[1] == 1 && cl->k_d == 1 && !g->pad_begin[0] && !g->pad_begin[1] &&
                  !g->pad_end[0] && !g->pad_end[1] && !cl->pad_front && !cl->pad_back;
   /* GFXEP_VULKAN_COOP_NHWC=1: mm_coop.comp's CHANNELS_LAST variants where they apply: one group, a 2-D
-   * window of at most 32 taps, input channels a multiple of 8 (a 16-byte vector holds eight channels of
-   * one tap) and scratch for the copies */
+   * window of at most 32 taps, and scratch for the copies. Their channels are padded with zeros to a
+   * multiple of 8 (c_in_p; K grows to match), so that a 16-byte vector holds eight channels of one tap. */
   const char* nhwc = getenv("GFXEP_VULKAN_COOP_NHWC");
   const int64_t taps_2d = g->kernel[0] * g->kernel[1], in_hw = g->in[0] * g->in[1];
   st->channels_last = coop && nhwc && nhwc[0] == '1' && scratch_bytes && g->group == 1 && cl->k_d == 1 &&
-                      cl->in_d == 1 && taps_2d <= 32 && g->c_in % 8 == 0;
+                      cl->in_d == 1 && taps_2d <= 32;
+  const int64_t c_in_p = st->channels_last ? (g->c_in + 7) / 8 * 8 : g->c_in;
+  if (st->channels_last) {
+    k = c_in_p * taps_2d;
+    cg.k = (int32_t)k;
+    cg.c_in = cg.c_in_g = (int32_t)c_in_p;
+  }
   GFX_TRY(block_pipe(d, node, coop, 1, dtype, m, n, k, g->group, scratch_bytes, st));
   if (st->channels_last) {
-    /* the input [n][c_in][h w] -> [n][h w][c_in] and the weights [c_out][c_in][taps] -> [c_out][taps][c_in],
-     * float16, after the split K's slices (which start at byte 0); a 1x1 window needs no weight copy */
+    /* the input [n][c_in][h w] -> [n][h w][c_in_p] and the weights [c_out][c_in][taps] ->
+     * [c_out][taps][c_in_p], float16, after the split K's slices (which start at byte 0); a 1x1 window
+     * of whole vectors needs no weight copy */
+    const int weight_copy = taps_2d > 1 || c_in_p != g->c_in;
     const size_t split = st->splits > 1 ? *scratch_bytes : 0;
     st->x_off = (split + 255) / 256 * 256;
-    st->w_off = (st->x_off + (size_t)(g->n * g->c_in * in_hw) * 2 + 255) / 256 * 256;
-    st->scratch_need = taps_2d > 1 ? st->w_off + (size_t)(g->c_out * k) * 2 : st->w_off;
+    st->w_off = (st->x_off + (size_t)(g->n * c_in_p * in_hw) * 2 + 255) / 256 * 256;
+    st->scratch_need = weight_copy ? st->w_off + (size_t)(g->c_out * k) * 2 : st->w_off;
     *scratch_bytes = st->scratch_need;
-    GFX_TRY(vk_transpose_prepare(d, g->n, g->c_in, in_hw, 2, &st->x_t));
-    if (taps_2d > 1) GFX_TRY(vk_transpose_prepare(d, g->c_out, g->c_in, taps_2d, 2, &st->w_t));
+    GFX_TRY(vk_transpose_prepare(d, g->n, g->c_in, in_hw, c_in_p, 2, &st->x_t));
+    if (weight_copy) GFX_TRY(vk_transpose_prepare(d, g->c_out, g->c_in, taps_2d, c_in_p, 2, &st->w_t));
   }
   /* the weights (A) move as vectors where each group's rows are whole vectors; B is gathered, testing
    * one bit of a per-column mask per tap where the window is 2-D and has at most 32 taps
@@ -531,9 +539,9 @@ static gfx_status prepare_conv_block(vk_device* d, const ir_node* node, const co
   for (int64_t q = 0; st->channels_last && q < k; q++) {
     /* channels-last: row q = (tap, ci) of the copy, its offset from the column's tap (0, 0) of channel 0
      * and the tap's index in the top byte (the shader's per-column mask) */
-    const int64_t tap = q / g->c_in, ci = q % g->c_in;
+    const int64_t tap = q / c_in_p, ci = q % c_in_p;
     const int64_t dy = tap / g->kernel[1] * g->dilations[0], dx = tap % g->kernel[1] * g->dilations[1];
-    taps[2 * q] = (uint32_t)((dy * g->in[1] + dx) * g->c_in + ci);
+    taps[2 * q] = (uint32_t)((dy * g->in[1] + dx) * c_in_p + ci);
     taps[2 * q + 1] = (uint32_t)(tap << 24 | dy << 12 | dx);
   }
   for (int64_t q = 0; !st->channels_last && q < k; q++) {
