@@ -334,7 +334,8 @@ step vk_pipeline_stats_w64 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_W64
 # float16 Convs from channels-last copies of input and weights (GFXEP_VULKAN_COOP_NHWC=1: B in 16-byte
 # vectors along K): every Conv case on the tensor cores that way (by the shapes' block rows, then 128-row
 # blocks on four subgroups), the 3x3 256 -> 256 Conv's time both ways, and the float16 zoo with every
-# Conv on the tensor cores that way beside the default and the gathered tensor-core path
+# Conv on the tensor cores that way beside the default, the gathered tensor-core path and the default
+# with the four-subgroup blocks
 step backend_ops_vulkan_coop_nhwc 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_NHWC=1 \
   "$pack/bin/test_backend_ops" -b vulkan -o Conv
 step backend_ops_vulkan_coop_nhwc_w64 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_NHWC=1 \
@@ -347,6 +348,7 @@ done
 step backend_bench_nhwc 540 env GFXEP_ORT_LIB="$ort129" bash -c "'$py' '$root/tools/make_zoo.py' /tmp/gfxep-zoo-bench \
   --size full >/dev/null && '$py' '$root/bench/backend_bench.py' --bench '$pack/bin/gfxep-bench' --zoo /tmp/gfxep-zoo-bench \
   --runs 50 --no-profile --precisions fp16 --configs vulkan,vulkan_coop_conv \
+  --extra vulkan_w64:GFXEP_VULKAN_COOP_W64=1 \
   --extra vulkan_coop_nhwc:GFXEP_VULKAN_COOP_CONV=1,GFXEP_VULKAN_COOP_NHWC=1 \
   --extra vulkan_coop_nhwc_w64:GFXEP_VULKAN_COOP_CONV=1,GFXEP_VULKAN_COOP_NHWC=1,GFXEP_VULKAN_COOP_W64=1 \
   --json '$logs/backend_bench_nhwc.json'"

@@ -24,8 +24,8 @@ uint y_col; // the epilogue's column: its output offset without the channel
 #if defined(CHANNELS_LAST)
 // -DCHANNELS_LAST (vk_nn.c, GFXEP_VULKAN_COOP_NHWC): b is a channels-last copy of the input and a the
 // weights reordered to (c_out, ky, kx, c_in), so K runs (tap, channel) with the channel fastest, and
-// B moves as 16-byte vectors along K, eight channels of one tap at one pixel (c_in a multiple of 8,
-// one group, a 2-D window of at most 32 taps). Vector r of a step covers column t / 4 + r THREADS / 4
+// B moves as 16-byte vectors along K, eight channels of one tap at one pixel (the copies' channels,
+// Geom's c_in, padded with zeros to a multiple of 8; one group, a 2-D window of at most 32 taps). Vector r of a step covers column t / 4 + r THREADS / 4
 // of the block: its tap (0, 0) of channel 0 in the copy, and its mask of the taps inside the input.
 uint cl_pixel[B_VLOADS], cl_mask[B_VLOADS];
 #endif
