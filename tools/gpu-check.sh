@@ -340,6 +340,9 @@ step backend_ops_vulkan_coop_nhwc 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_
   "$pack/bin/test_backend_ops" -b vulkan -o Conv
 step backend_ops_vulkan_coop_nhwc_w64 300 env GFXEP_VULKAN_COOP_CONV=1 GFXEP_VULKAN_COOP_NHWC=1 \
   GFXEP_VULKAN_COOP_ROWS=128 GFXEP_VULKAN_COOP_W64=1 "$pack/bin/test_backend_ops" -b vulkan -o Conv
+step vk_pipeline_stats_nhwc 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_NHWC=1 \
+  GFXEP_VULKAN_PIPELINE_STATS="$logs/pipeline_stats_nhwc.txt" bash -c \
+  "'$pack/bin/gfxep-bench' --backend vulkan --runs 5 '$logs/kernels/conv_fp16_256.onnx' && cat '$logs/pipeline_stats_nhwc.txt'"
 for v in 0 1; do
   step "vk_coop_nhwc_w64_${v}_conv_fp16_256" 120 env GFXEP_ORT_LIB="$ort129" GFXEP_VULKAN_COOP_NHWC=1 \
     GFXEP_VULKAN_COOP_W64=$v "$pack/bin/gfxep-bench" --backend vulkan --frame-timings --runs 50 \
